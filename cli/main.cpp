@@ -1,0 +1,85 @@
+// cardsim: the command line. `cardsim <command> [options]`; `cardsim --help` lists the commands.
+
+#include "cli/command.hpp"
+#include "engine/error.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+
+namespace cardsim::cli {
+
+std::vector<Command>& commands() {
+    static std::vector<Command> all;
+    return all;
+}
+
+namespace po = boost::program_options;
+
+po::variables_map parse(std::string_view command, std::string_view usage, std::span<const std::string> args,
+                        po::options_description options, std::span<const char* const> positional,
+                        bool repeat_last) {
+    options.add_options()("help,h", "print this help");
+    po::positional_options_description pos;
+    for (std::size_t i = 0; i < positional.size(); ++i)
+        pos.add(positional[i], repeat_last && i + 1 == positional.size() ? -1 : 1);
+    po::variables_map vm;
+    try {
+        std::vector<std::string> argv(args.begin(), args.end());
+        po::store(po::command_line_parser(argv).options(options).positional(pos).run(), vm);
+        if (vm.count("help")) {
+            fmt::print("usage: cardsim {} {}\n\n", command, usage);
+            std::ostringstream text;
+            text << options;
+            fmt::print("{}", text.str());
+            throw HelpShown{};
+        }
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw Error(fmt::format("cardsim {}: {} (see `cardsim {} --help`)", command, e.what(), command));
+    }
+    return vm;
+}
+
+/// `cardsim --help`: the commands and their summaries.
+void print_help() {
+    fmt::print("cardsim: a cycle-approximate simulator of an LLM inference card, and its engine.\n\n"
+               "usage: cardsim <command> [options]     (cardsim <command> --help for its options)\n\n"
+               "commands:\n");
+    auto all = commands();
+    std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.name < b.name; });
+    for (auto& c : all) fmt::print("  {:<12} {}\n", c.name, c.summary);
+}
+
+} // namespace cardsim::cli
+
+int main(int argc, char** argv) {
+    using namespace cardsim::cli;
+    // SystemC prints a banner on elaboration unless told not to; set it before anything elaborates.
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        print_help();
+        return args.empty() ? BadInput : Ok;
+    }
+    for (auto& c : commands()) {
+        if (c.name != args[0]) continue;
+        try {
+            return c.run(std::span(args).subspan(1));
+        } catch (const HelpShown&) {
+            return Ok;
+        } catch (const cardsim::Error& e) {
+            fmt::print(stderr, "error: {}\n", e.what());
+            return BadInput;
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "internal error: {}\n", e.what());
+            return 3;
+        }
+    }
+    fmt::print(stderr, "error: unknown command `{}`; `cardsim --help` lists the commands\n", args[0]);
+    return BadInput;
+}
