@@ -52,7 +52,8 @@ void print_help() {
                "commands:\n");
     auto all = commands();
     std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.name < b.name; });
-    for (auto& c : all) fmt::print("  {:<12} {}\n", c.name, c.summary);
+    for (auto& c : all)
+        fmt::print("  {:<12} {}\n", c.name, c.summary);
 }
 
 } // namespace cardsim::cli
