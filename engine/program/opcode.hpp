@@ -1,0 +1,130 @@
+#pragma once
+// The card's units and the opcodes of its command stream, each with the operands, dimensions and
+// parameters a command of it carries: the one table the writer, reader, disassembler, lowering and
+// the simulator's units agree on.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace cardsim::program {
+
+/// A unit of the card, as a card config names it.
+enum class Unit : std::uint8_t {
+    Dma,
+    Matvec,
+    Attention,
+    Conv,
+    Gates,
+    Delta,
+    SigmoidGate,
+    Norm,
+    Rotation,
+    CacheAppend,
+    Add,
+    Embed,
+    ArgMax,
+    SiluMul,
+    L2Norm,
+    GatedNorm,
+    Gelu,
+    GeGlu,
+    LayerNorm,
+    Rope,
+    AttentionWindow,
+    AddType,
+    GatherMarkers,
+    ActFeatures,
+};
+inline constexpr std::size_t unit_count = 24;
+
+/// The config spelling of a unit (`matvec`, `sigmoid_gate`, ...).
+std::string_view name(Unit u);
+/// The unit spelled `s`, if any.
+std::optional<Unit> unit_named(std::string_view s);
+
+/// What a command does.
+enum class Opcode : std::uint16_t {
+    Copy,          ///< DMA `src` to `dst`, the same number of bytes
+    Embed,         ///< `out[r] = table[ids[r]]`
+    RmsNorm,       ///< graph::RmsNorm; flag ZeroCentred; weight optional
+    LayerNorm,     ///< graph::LayerNorm; bias optional
+    Matvec,        ///< graph::Gemm, row by row: `out = epilogue(x wᵀ + b)`
+    Rotate,        ///< graph::Rotate, in place, positions from `positions`
+    Rope,          ///< graph::Rope, in place on fused qkv rows
+    CacheAppend,   ///< graph::CacheAppend into the cache at each row's position
+    Attend,        ///< graph::AttendCache
+    SelfAttention, ///< graph::Attention within each sequence
+    Conv,          ///< graph::Conv, flag FusedSilu adds the SiLU
+    Silu,          ///< graph::Silu
+    L2Norm,        ///< graph::L2Norm
+    Gates,         ///< graph::GdnGates
+    DeltaStep,     ///< graph::DeltaStep
+    GatedNorm,     ///< graph::GatedRmsNorm
+    SigmoidGate,   ///< graph::SigmoidGate
+    SiluMul,       ///< graph::SiluMul
+    Add,           ///< graph::Add
+    ArgMax,        ///< graph::ArgMax
+    Gelu,          ///< graph::Gelu
+    GeGlu,         ///< graph::GeGlu
+    AddType,       ///< graph::AddType
+    GatherMarkers, ///< graph::GatherMarkers
+    ActFeatures,   ///< graph::ActFeatures
+};
+inline constexpr std::size_t opcode_count = 25;
+
+/// How a command touches an operand.
+enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
+
+/// The spelling of an access: `r`, `w`, `rw`.
+std::string_view name(Access a);
+
+/// One operand slot of an opcode: its name, how it is touched, and whether it may be absent.
+struct OperandSpec {
+    std::string_view name;
+    Access access = Access::Read;
+    bool optional = false;
+};
+
+/// What a parameter's 64 bits mean.
+enum class ParamKind : std::uint8_t { F64, U64 };
+
+/// One parameter slot: its name and kind.
+struct ParamSpec {
+    std::string_view name;
+    ParamKind kind = ParamKind::F64;
+};
+
+/// An opcode's signature: the unit that runs it by default and its operand, dimension and
+/// parameter slots, in order. A command of the opcode carries exactly these many of each.
+struct OpcodeSpec {
+    Opcode opcode;
+    std::string_view name;
+    Unit unit;
+    std::span<const OperandSpec> operands;
+    std::span<const std::string_view> dims;
+    std::span<const ParamSpec> params;
+};
+
+/// The signature of `op`.
+const OpcodeSpec& spec(Opcode op);
+/// The opcode whose number is `raw`, if it is one.
+std::optional<Opcode> opcode_from(std::uint16_t raw);
+/// The opcode spelled `s`, if any.
+std::optional<Opcode> opcode_named(std::string_view s);
+/// The spelling of `op` (`Matvec`).
+std::string_view name(Opcode op);
+
+/// Numerics and behaviour flags of a command (bits of `Command::flags`).
+namespace flag {
+inline constexpr std::uint32_t ZeroCentred = 1u << 0;   ///< RmsNorm multiplies by `1 + w`
+inline constexpr std::uint32_t Accumulate = 1u << 1;    ///< Matvec adds into `out`
+inline constexpr std::uint32_t EpilogueGelu = 1u << 2;  ///< Matvec applies GELU
+inline constexpr std::uint32_t EpilogueRelu = 1u << 3;  ///< Matvec applies ReLU
+inline constexpr std::uint32_t FusedSilu = 1u << 4;     ///< Conv applies SiLU to its result
+inline constexpr std::uint32_t Transposed = 1u << 5;    ///< Matvec's weight is stored `[k, n]`
+inline constexpr std::uint32_t Defined = (1u << 6) - 1; ///< every flag bit defined so far
+} // namespace flag
+
+} // namespace cardsim::program

@@ -1,0 +1,313 @@
+#include "engine/program/program.hpp"
+
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+
+#include <fmt/core.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace cardsim::program {
+
+std::string_view name(Region r) {
+    static constexpr std::string_view names[] = {"none",  "weights", "caches", "state",
+                                                 "arena", "io",      "program"};
+    return names[static_cast<std::size_t>(r)];
+}
+
+std::string_view name(Space s) {
+    return s == Space::Ddr ? "ddr" : "sram";
+}
+
+const RegionMap* Program::region(Region r) const {
+    for (auto& m : regions)
+        if (m.kind == r) return &m;
+    return nullptr;
+}
+
+std::uint64_t f64_bits(double v) {
+    return std::bit_cast<std::uint64_t>(v);
+}
+double bits_f64(std::uint64_t bits) {
+    return std::bit_cast<double>(bits);
+}
+
+namespace {
+
+constexpr std::size_t header_bytes = 8 + 4 + 4 + 8 + 8 + 8 + 4 + 4;
+constexpr std::size_t region_bytes = 1 + 1 + 2 + 4 + 8 + 8;
+constexpr std::size_t command_head_bytes = 2 + 1 + 1 + 4 + 2 + 1 + 1 + 1 + 3;
+constexpr std::size_t operand_bytes = 1 + 1 + 2 + 4 + 8 + 8;
+
+/// Little-endian appends to a byte vector.
+class Out {
+public:
+    std::vector<std::byte> bytes;
+    template <class T>
+    void put(T v) {
+        auto u = static_cast<std::make_unsigned_t<T>>(v);
+        for (std::size_t i = 0; i < sizeof(T); ++i)
+            bytes.push_back(std::byte((u >> (8 * i)) & 0xff));
+    }
+    void zeros(std::size_t n) { bytes.insert(bytes.end(), n, std::byte{0}); }
+};
+
+/// Little-endian reads from a byte span that name the file and the place on every failure.
+class In {
+public:
+    In(std::span<const std::byte> b, const std::string& file) : b_(b), file_(file) {}
+
+    /// What is being read, for errors ("header", "command 12").
+    std::string where = "header";
+
+    std::size_t left() const { return b_.size() - at_; }
+    std::size_t at() const { return at_; }
+
+    /// Throws unless `n` more bytes are there.
+    void need(std::size_t n, std::string_view what) {
+        if (left() < n)
+            fail(fmt::format("truncated {}: expected {} more bytes at offset {}, the file has {}", what, n,
+                             at_, left()));
+    }
+    template <class T>
+    T get() {
+        need(sizeof(T), "field");
+        std::make_unsigned_t<T> u = 0;
+        for (std::size_t i = 0; i < sizeof(T); ++i)
+            u |= std::make_unsigned_t<T>(std::to_integer<unsigned>(b_[at_ + i])) << (8 * i);
+        at_ += sizeof(T);
+        return static_cast<T>(u);
+    }
+    /// Reads `n` reserved bytes, which must be zero.
+    void reserved(std::size_t n) {
+        need(n, "reserved field");
+        for (std::size_t i = 0; i < n; ++i)
+            if (b_[at_ + i] != std::byte{0})
+                fail(fmt::format("reserved byte at offset {} is not zero", at_ + i));
+        at_ += n;
+    }
+    std::span<const std::byte> take(std::size_t n) {
+        need(n, "field");
+        auto s = b_.subspan(at_, n);
+        at_ += n;
+        return s;
+    }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw Error(fmt::format("{}: {}: {}", file_, where, what));
+    }
+
+private:
+    std::span<const std::byte> b_;
+    const std::string& file_;
+    std::size_t at_ = 0;
+};
+
+/// `a + b`, or nothing when it overflows 64 bits.
+std::optional<std::uint64_t> add(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t s;
+    if (__builtin_add_overflow(a, b, &s)) return std::nullopt;
+    return s;
+}
+
+/// Checks the memory map: known kinds and spaces, each kind once, no overflow, no overlap in a space.
+void check_regions(In& in, const std::vector<RegionMap>& regions) {
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        auto& r = regions[i];
+        if (r.kind == Region::None) in.fail(fmt::format("region {} has kind none", i));
+        auto end = add(r.base, r.size);
+        if (!end)
+            in.fail(fmt::format("region {} ({}) base {:#x} + size {:#x} overflows", i, name(r.kind), r.base,
+                                r.size));
+        for (std::size_t j = 0; j < i; ++j) {
+            auto& o = regions[j];
+            if (o.kind == r.kind) in.fail(fmt::format("region {} repeats kind {}", i, name(r.kind)));
+            if (o.space == r.space && r.size && o.size && r.base < o.base + o.size && o.base < *end)
+                in.fail(fmt::format("regions {} and {} overlap in {}", name(o.kind), name(r.kind),
+                                    name(r.space)));
+        }
+    }
+}
+
+/// Checks one command against its opcode's table and the memory map.
+void check_command(In& in, const Program& p, const Command& c, std::size_t index) {
+    auto& s = spec(c.opcode);
+    if (c.operands.size() != s.operands.size())
+        in.fail(fmt::format("has {} operands, {} takes {}", c.operands.size(), s.name, s.operands.size()));
+    if (c.dims.size() != s.dims.size())
+        in.fail(fmt::format("has {} dims, {} takes {}", c.dims.size(), s.name, s.dims.size()));
+    if (c.params.size() != s.params.size())
+        in.fail(fmt::format("has {} params, {} takes {}", c.params.size(), s.name, s.params.size()));
+    if (c.flags & ~flag::Defined)
+        in.fail(fmt::format("has undefined flag bits {:#x}", c.flags & ~flag::Defined));
+    for (auto d : c.deps)
+        if (d >= index) in.fail(fmt::format("depends on command {}, which is not earlier", d));
+    for (std::size_t i = 0; i < c.operands.size(); ++i) {
+        auto& o = c.operands[i];
+        auto& os = s.operands[i];
+        auto what = fmt::format("operand {} ({})", i, os.name);
+        if (o.region == Region::None) {
+            if (!os.optional) in.fail(what + " is absent, and " + std::string(s.name) + " needs it");
+            if (o.offset || o.bytes) in.fail(what + " is absent but has an offset or a length");
+            continue;
+        }
+        if (o.access != os.access)
+            in.fail(fmt::format("{} is accessed {}, {} accesses it {}", what, name(o.access), s.name,
+                                name(os.access)));
+        auto* r = p.region(o.region);
+        if (!r) in.fail(fmt::format("{} is in region {}, which the memory map lacks", what, name(o.region)));
+        auto end = add(o.offset, o.bytes);
+        if (!end || *end > r->size)
+            in.fail(fmt::format("{} at {}+{:#x} ({} bytes) lies outside its region of {} bytes", what,
+                                name(o.region), o.offset, o.bytes, r->size));
+    }
+}
+
+} // namespace
+
+std::vector<std::byte> encode(const Program& p) {
+    Out o;
+    for (char c : magic)
+        o.put(static_cast<std::uint8_t>(c));
+    o.put(version);
+    o.put(std::uint32_t{0});
+    o.put(p.config_digest);
+    o.put(p.image_digest);
+    o.put(p.arena_bytes);
+    o.put(static_cast<std::uint32_t>(p.regions.size()));
+    o.put(static_cast<std::uint32_t>(p.commands.size()));
+    for (auto& r : p.regions) {
+        o.put(static_cast<std::uint8_t>(r.kind));
+        o.put(static_cast<std::uint8_t>(r.space));
+        o.zeros(6);
+        o.put(r.base);
+        o.put(r.size);
+    }
+    for (auto& c : p.commands) {
+        o.put(static_cast<std::uint16_t>(c.opcode));
+        o.put(static_cast<std::uint8_t>(c.unit));
+        o.zeros(1);
+        o.put(c.flags);
+        o.put(static_cast<std::uint16_t>(c.deps.size()));
+        o.put(static_cast<std::uint8_t>(c.operands.size()));
+        o.put(static_cast<std::uint8_t>(c.dims.size()));
+        o.put(static_cast<std::uint8_t>(c.params.size()));
+        o.zeros(3);
+        for (auto d : c.deps)
+            o.put(d);
+        for (auto& op : c.operands) {
+            o.put(static_cast<std::uint8_t>(op.region));
+            o.put(static_cast<std::uint8_t>(op.access));
+            o.zeros(6);
+            o.put(op.offset);
+            o.put(op.bytes);
+        }
+        for (auto d : c.dims)
+            o.put(d);
+        for (auto v : c.params)
+            o.put(v);
+    }
+    return std::move(o.bytes);
+}
+
+Program decode(std::span<const std::byte> bytes, const std::string& file) {
+    In in(bytes, file);
+    in.need(header_bytes, "header");
+    auto m = in.take(8);
+    if (std::memcmp(m.data(), magic, 8) != 0) in.fail("wrong magic: this is not a cardsim program");
+    auto v = in.get<std::uint32_t>();
+    if (v != version) in.fail(fmt::format("format version {}, this build reads version {}", v, version));
+    in.reserved(4);
+    Program p;
+    p.config_digest = in.get<std::uint64_t>();
+    p.image_digest = in.get<std::uint64_t>();
+    p.arena_bytes = in.get<std::uint64_t>();
+    auto nregions = in.get<std::uint32_t>();
+    auto ncommands = in.get<std::uint32_t>();
+    if (nregions > region_count)
+        in.fail(fmt::format("{} regions, at most {} kinds exist", nregions, region_count));
+    in.need(std::size_t(nregions) * region_bytes, "memory map");
+    if (std::uint64_t(ncommands) * command_head_bytes > in.left() - std::size_t(nregions) * region_bytes)
+        in.fail(fmt::format("{} commands cannot fit in the {} bytes left", ncommands, in.left()));
+    for (std::uint32_t i = 0; i < nregions; ++i) {
+        in.where = fmt::format("region {}", i);
+        RegionMap r;
+        auto kind = in.get<std::uint8_t>();
+        if (kind >= region_count) in.fail(fmt::format("unknown region kind {}", kind));
+        r.kind = static_cast<Region>(kind);
+        auto space = in.get<std::uint8_t>();
+        if (space > 1) in.fail(fmt::format("unknown memory space {}, expected 0 (ddr) or 1 (sram)", space));
+        r.space = static_cast<Space>(space);
+        in.reserved(6);
+        r.base = in.get<std::uint64_t>();
+        r.size = in.get<std::uint64_t>();
+        p.regions.push_back(r);
+    }
+    in.where = "memory map";
+    check_regions(in, p.regions);
+    p.commands.reserve(ncommands);
+    for (std::uint32_t i = 0; i < ncommands; ++i) {
+        in.where = fmt::format("command {}", i);
+        in.need(command_head_bytes, "command");
+        Command c;
+        auto raw = in.get<std::uint16_t>();
+        auto op = opcode_from(raw);
+        if (!op) in.fail(fmt::format("unknown opcode {}", raw));
+        c.opcode = *op;
+        in.where = fmt::format("command {} ({})", i, name(c.opcode));
+        auto unit = in.get<std::uint8_t>();
+        if (unit >= unit_count) in.fail(fmt::format("unknown unit {}", unit));
+        c.unit = static_cast<Unit>(unit);
+        in.reserved(1);
+        c.flags = in.get<std::uint32_t>();
+        auto ndeps = in.get<std::uint16_t>();
+        auto nops = in.get<std::uint8_t>();
+        auto ndims = in.get<std::uint8_t>();
+        auto nparams = in.get<std::uint8_t>();
+        in.reserved(3);
+        in.need(std::size_t(ndeps) * 4 + std::size_t(nops) * operand_bytes +
+                    (std::size_t(ndims) + nparams) * 8,
+                "command");
+        for (std::uint16_t d = 0; d < ndeps; ++d)
+            c.deps.push_back(in.get<std::uint32_t>());
+        for (std::uint8_t k = 0; k < nops; ++k) {
+            Operand o;
+            auto region = in.get<std::uint8_t>();
+            if (region >= region_count) in.fail(fmt::format("operand {} names unknown region {}", k, region));
+            o.region = static_cast<Region>(region);
+            auto access = in.get<std::uint8_t>();
+            if (access < 1 || access > 3) in.fail(fmt::format("operand {} has unknown access {}", k, access));
+            o.access = static_cast<Access>(access);
+            in.reserved(6);
+            o.offset = in.get<std::uint64_t>();
+            o.bytes = in.get<std::uint64_t>();
+            c.operands.push_back(o);
+        }
+        for (std::uint8_t k = 0; k < ndims; ++k)
+            c.dims.push_back(in.get<std::uint64_t>());
+        for (std::uint8_t k = 0; k < nparams; ++k)
+            c.params.push_back(in.get<std::uint64_t>());
+        check_command(in, p, c, i);
+        p.commands.push_back(std::move(c));
+    }
+    in.where = "end";
+    if (in.left() != 0) in.fail(fmt::format("{} bytes after the last command", in.left()));
+    return p;
+}
+
+void write(const Program& p, const std::filesystem::path& path) {
+    io::write_atomically(path, encode(p));
+}
+
+Program read(const std::filesystem::path& path) {
+    return decode(io::read_file(path), path.string());
+}
+
+std::uint64_t digest(const Program& p) {
+    auto bytes = encode(p);
+    return XXH64(bytes.data(), bytes.size(), 0);
+}
+
+} // namespace cardsim::program

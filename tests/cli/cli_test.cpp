@@ -1,0 +1,72 @@
+// The cardsim executable as a user runs it: help, exit codes, `disasm`, `layout`.
+
+#include "engine/program/program.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/run_cardsim.hpp"
+
+#include <filesystem>
+
+using cardsim::test::contains;
+using cardsim::test::run_cardsim;
+
+TEST_CASE("cardsim --help lists the subcommands and each has its own help") {
+    auto r = run_cardsim("--help");
+    REQUIRE(r.code == 0);
+    for (auto c : {"disasm", "layout", "demo"})
+        REQUIRE(contains(r.out, c));
+    auto d = run_cardsim("disasm --help");
+    REQUIRE(d.code == 0);
+    REQUIRE(contains(d.out, "usage: cardsim disasm"));
+}
+
+TEST_CASE("an unknown command or option is bad input, exit code 2") {
+    REQUIRE(run_cardsim("frobnicate").code == 2);
+    auto r = run_cardsim("layout --bogus");
+    REQUIRE(r.code == 2);
+    REQUIRE(contains(r.out, "bogus"));
+}
+
+TEST_CASE("disasm prints one line per command and refuses a malformed file by name") {
+    using namespace cardsim::program;
+    auto dir = std::filesystem::temp_directory_path() / "cardsim_cli_test";
+    std::filesystem::create_directories(dir);
+    Program p;
+    p.arena_bytes = 4096;
+    p.regions = {{Region::Weights, Space::Ddr, 0, 1 << 20}, {Region::Arena, Space::Sram, 0, 4096}};
+    Command c;
+    c.opcode = Opcode::Matvec;
+    c.unit = Unit::Matvec;
+    c.operands = {{Region::Arena, Access::Read, 0, 256},
+                  {Region::Weights, Access::Read, 0, 65536},
+                  {},
+                  {Region::Arena, Access::ReadWrite, 256, 512}};
+    c.dims = {1, 128, 64};
+    p.commands = {c, c};
+    p.commands[1].deps = {0};
+    write(p, dir / "ok.cardsim");
+    auto r = run_cardsim("disasm " + (dir / "ok.cardsim").string());
+    REQUIRE(r.code == 0);
+    REQUIRE(contains(r.out, "     0  matvec         Matvec"));
+    REQUIRE(contains(r.out, "     1  matvec         Matvec        deps=0"));
+    auto bytes = encode(p);
+    bytes.resize(bytes.size() - 5);
+    {
+        std::FILE* f = std::fopen((dir / "cut.cardsim").c_str(), "wb");
+        std::fwrite(bytes.data(), 1, bytes.size(), f);
+        std::fclose(f);
+    }
+    auto bad = run_cardsim("disasm " + (dir / "cut.cardsim").string());
+    REQUIRE(bad.code == 2);
+    REQUIRE(contains(bad.out, "cut.cardsim: command 1 (Matvec): truncated"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("layout prints every value of the built-in graph and the arena size") {
+    auto r = run_cardsim("layout --graph decoder --layers 1 --tokens 2 --seqs 2");
+    REQUIRE(r.code == 0);
+    REQUIRE(contains(r.out, "layer0.q"));
+    REQUIRE(contains(r.out, "arena "));
+    REQUIRE(run_cardsim("layout --graph nope").code == 2);
+}

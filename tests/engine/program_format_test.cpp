@@ -1,0 +1,212 @@
+// The program file format: a round trip of every opcode, and a clear error for each malformed input.
+
+#include "engine/error.hpp"
+#include "engine/program/program.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/core.h>
+
+#include <cstring>
+#include <filesystem>
+
+using namespace cardsim;
+using namespace cardsim::program;
+
+namespace {
+
+/// A program with one command of every opcode, every slot filled (optional operands both present
+/// and absent across commands), and a full memory map.
+Program every_opcode() {
+    Program p;
+    p.config_digest = 0x0123456789abcdefull;
+    p.image_digest = 0xfedcba9876543210ull;
+    p.arena_bytes = 1 << 20;
+    p.regions = {{Region::Weights, Space::Ddr, 0, 1 << 24},
+                 {Region::Caches, Space::Ddr, 1 << 24, 1 << 22},
+                 {Region::State, Space::Ddr, (1 << 24) + (1 << 22), 1 << 20},
+                 {Region::Io, Space::Ddr, 1u << 30, 4096},
+                 {Region::Program, Space::Ddr, (1u << 30) + 4096, 1 << 16},
+                 {Region::Arena, Space::Sram, 0, 1 << 20}};
+    for (std::size_t i = 0; i < opcode_count; ++i) {
+        auto& s = spec(static_cast<Opcode>(i));
+        Command c;
+        c.opcode = s.opcode;
+        c.unit = s.unit;
+        c.flags = static_cast<std::uint32_t>(i) & flag::Defined;
+        if (i > 0) c.deps = {static_cast<std::uint32_t>(i - 1)};
+        if (i > 2) c.deps.push_back(static_cast<std::uint32_t>(i - 3));
+        for (std::size_t k = 0; k < s.operands.size(); ++k) {
+            auto& os = s.operands[k];
+            if (os.optional && i % 2) {
+                c.operands.push_back(Operand{});
+                continue;
+            }
+            Region r = os.access == Access::Read && k == 1 ? Region::Weights : Region::Arena;
+            c.operands.push_back(Operand{r, os.access, 64 * (k + i), 64 * (k + 1)});
+        }
+        for (std::size_t k = 0; k < s.dims.size(); ++k)
+            c.dims.push_back(k + 1 + i);
+        for (std::size_t k = 0; k < s.params.size(); ++k)
+            c.params.push_back(f64_bits(0.5 + double(k)));
+        p.commands.push_back(c);
+    }
+    return p;
+}
+
+/// The error message decoding `bytes` gives (fails the test when it decodes).
+std::string error_of(const std::vector<std::byte>& bytes) {
+    try {
+        decode(bytes, "test.cardsim");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    FAIL("decoded a malformed program");
+    return {};
+}
+
+/// Offset of command `index`'s first byte in `encode(p)`.
+std::size_t command_offset(const Program& p, std::size_t index) {
+    Program head = p;
+    head.commands.resize(index);
+    return encode(head).size();
+}
+
+bool contains(const std::string& s, std::string_view part) {
+    return s.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("every opcode round-trips through the file format") {
+    auto p = every_opcode();
+    auto bytes = encode(p);
+    auto back = decode(bytes);
+    REQUIRE(back == p);
+    REQUIRE(encode(back) == bytes);
+    REQUIRE(digest(back) == digest(p));
+}
+
+TEST_CASE("a program written to disk reads back identically and the write is atomic") {
+    auto p = every_opcode();
+    auto dir = std::filesystem::temp_directory_path() / "cardsim_program_test";
+    std::filesystem::create_directories(dir);
+    auto path = dir / "p.cardsim";
+    write(p, path);
+    write(p, path); // over an existing file
+    REQUIRE(read(path) == p);
+    for (auto& e : std::filesystem::directory_iterator(dir))
+        REQUIRE(e.path().filename() == "p.cardsim");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("disassembly names every operand, dim and param") {
+    auto p = every_opcode();
+    auto line = disassemble(p, static_cast<std::size_t>(Opcode::Matvec));
+    REQUIRE(contains(line, "matvec"));
+    REQUIRE(contains(line, "Matvec"));
+    REQUIRE(contains(line, "w=weights+"));
+    REQUIRE(contains(line, "rows="));
+    REQUIRE(contains(line, "k="));
+    auto attend = disassemble(p, static_cast<std::size_t>(Opcode::Attend));
+    REQUIRE(contains(attend, "scale=0.5"));
+    REQUIRE(contains(attend, "softcap=1.5"));
+    REQUIRE(contains(describe_header(p), "arena 1048576 bytes"));
+}
+
+TEST_CASE("a truncated file names what is missing") {
+    auto bytes = encode(every_opcode());
+    REQUIRE(contains(error_of({bytes.begin(), bytes.begin() + 10}), "truncated header"));
+    auto p = every_opcode();
+    auto cut = command_offset(p, 5) + 7;
+    auto msg = error_of({bytes.begin(), bytes.begin() + static_cast<long>(cut)});
+    REQUIRE(contains(msg, "test.cardsim"));
+    REQUIRE(contains(msg, "command 5"));
+    REQUIRE(contains(msg, "truncated"));
+}
+
+TEST_CASE("a wrong magic or version is refused") {
+    auto bytes = encode(every_opcode());
+    auto bad = bytes;
+    bad[0] = std::byte{'X'};
+    REQUIRE(contains(error_of(bad), "wrong magic"));
+    bad = bytes;
+    bad[8] = std::byte{9};
+    REQUIRE(contains(error_of(bad), "format version 9"));
+}
+
+TEST_CASE("an unknown opcode, unit, region or flag names the command") {
+    auto p = every_opcode();
+    auto bytes = encode(p);
+    auto at = command_offset(p, 3);
+    auto bad = bytes;
+    bad[at] = std::byte{0xee};
+    auto msg = error_of(bad);
+    REQUIRE(contains(msg, "command 3"));
+    REQUIRE(contains(msg, "unknown opcode 238"));
+    bad = bytes;
+    bad[at + 2] = std::byte{200};
+    REQUIRE(contains(error_of(bad), "unknown unit 200"));
+    auto q = p;
+    q.commands[4].flags = 1u << 30;
+    REQUIRE(contains(error_of(encode(q)), "undefined flag bits"));
+    q = p;
+    q.commands[4].operands[0].region = Region::Program;
+    q.regions.pop_back(); // drop the arena too, so operands in it name a missing region
+    REQUIRE(contains(error_of(encode(q)), "which the memory map lacks"));
+}
+
+TEST_CASE("an operand outside its region is refused with the command, operand and sizes") {
+    auto p = every_opcode();
+    auto i = static_cast<std::size_t>(Opcode::Matvec);
+    p.commands[i].operands[1].offset = (1 << 24) - 32;
+    auto msg = error_of(encode(p));
+    REQUIRE(contains(msg, fmt::format("command {} (Matvec)", i)));
+    REQUIRE(contains(msg, "operand 1 (w)"));
+    REQUIRE(contains(msg, "outside its region of 16777216 bytes"));
+    p.commands[i].operands[1].offset = ~std::uint64_t{0} - 8; // offset + bytes overflows
+    REQUIRE(contains(error_of(encode(p)), "outside its region"));
+}
+
+TEST_CASE("counts that disagree with the opcode table or overrun the file are refused") {
+    auto p = every_opcode();
+    auto q = p;
+    q.commands[2].dims.pop_back();
+    REQUIRE(contains(error_of(encode(q)), "dims, RmsNorm takes 3"));
+    q = p;
+    q.commands[2].operands.pop_back();
+    REQUIRE(contains(error_of(encode(q)), "operands, RmsNorm takes 3"));
+    auto bytes = encode(p);
+    auto huge = bytes;
+    huge[8 + 4 + 4 + 24 + 4] = std::byte{0xff}; // command count's low byte
+    huge[8 + 4 + 4 + 24 + 7] = std::byte{0x7f}; // ... and its high byte
+    REQUIRE(contains(error_of(huge), "cannot fit"));
+    auto tail = bytes;
+    tail.push_back(std::byte{0});
+    REQUIRE(contains(error_of(tail), "1 bytes after the last command"));
+}
+
+TEST_CASE("an absent operand the opcode needs, a wrong access or a forward dependency is refused") {
+    auto p = every_opcode();
+    auto q = p;
+    q.commands[4].operands[0] = Operand{};
+    REQUIRE(contains(error_of(encode(q)), "operand 0 (x) is absent"));
+    q = p;
+    q.commands[4].operands[0].access = Access::Write;
+    REQUIRE(contains(error_of(encode(q)), "is accessed w, Matvec accesses it r"));
+    q = p;
+    q.commands[4].deps = {4};
+    REQUIRE(contains(error_of(encode(q)), "depends on command 4, which is not earlier"));
+}
+
+TEST_CASE("overlapping or overflowing regions and nonzero reserved bytes are refused") {
+    auto p = every_opcode();
+    auto q = p;
+    q.regions[1].base = 100; // caches over the weights, both in DDR
+    REQUIRE(contains(error_of(encode(q)), "regions weights and caches overlap in ddr"));
+    q = p;
+    q.regions[0].base = ~std::uint64_t{0};
+    REQUIRE(contains(error_of(encode(q)), "overflows"));
+    auto bytes = encode(p);
+    bytes[12] = std::byte{1};
+    REQUIRE(contains(error_of(bytes), "reserved byte at offset 12"));
+}
