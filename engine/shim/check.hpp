@@ -1,0 +1,45 @@
+#pragma once
+// The whole-model check: what of a graph the card runs as one unit, what it decomposes into which
+// commands, and every refusal, with the verdict.
+
+#include "engine/graph/graph.hpp"
+#include "engine/shim/fusion.hpp"
+#include "engine/shim/support.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cardsim::shim {
+
+/// One reason the card cannot run a model, at a place in it.
+struct Refusal {
+    graph::Site site;
+    std::string reason;
+    /// `layer 3, ffn: the engine has no unit for experts` (or `head: ...` outside layers).
+    std::string text() const;
+    friend bool operator==(const Refusal&, const Refusal&) = default;
+};
+
+/// One group of the fusion with the shim's answer and the commands it runs as.
+struct GroupReport {
+    Group group;
+    Support support;
+    std::vector<program::Opcode> commands;
+};
+
+/// The check of one model on one card.
+struct Report {
+    std::vector<GroupReport> groups;
+    std::vector<Refusal> refusals; ///< in graph order, each (site, reason) once
+    std::vector<Declined> declined;
+    /// Whether the card runs the model: no refusals.
+    bool runs() const { return refusals.empty(); }
+    /// The listing `cardsim check` prints: per layer and part, each group's answer and commands,
+    /// the merges not made and why, every refusal, then the verdict.
+    std::string text(const graph::Graph& g) const;
+};
+
+/// Checks `g` against a card with `caps`.
+Report check_model(const graph::Graph& g, const Capabilities& caps);
+
+} // namespace cardsim::shim
