@@ -22,8 +22,9 @@ constexpr OperandSpec norm_ops[] = {{"x", R}, {"w", R, true}, {"out", W}};
 constexpr std::string_view norm_dims[] = {"rows", "width", "group"};
 constexpr ParamSpec eps[] = {{"eps", F}};
 constexpr OperandSpec layernorm_ops[] = {{"x", R}, {"w", R}, {"b", R, true}, {"out", W}};
-constexpr OperandSpec matvec_ops[] = {{"x", R}, {"w", R}, {"b", R, true}, {"out", RW}};
-constexpr std::string_view matvec_dims[] = {"rows", "n", "k"};
+constexpr OperandSpec matvec_ops[] = {{"x", R},    {"w", R},          {"b", R, true},
+                                      {"out", RW}, {"out2", W, true}, {"out3", W, true}};
+constexpr std::string_view matvec_dims[] = {"rows", "n", "k", "n1", "n2"};
 constexpr OperandSpec rotate_ops[] = {{"x", RW}, {"positions", R}};
 constexpr std::string_view rotate_dims[] = {"rows", "heads", "head_dim", "rotary_dim"};
 constexpr ParamSpec theta[] = {{"theta", F}};

@@ -50,7 +50,8 @@ enum class Opcode : std::uint16_t {
     Embed,         ///< `out[r] = table[ids[r]]`
     RmsNorm,       ///< graph::RmsNorm; flag ZeroCentred; weight optional
     LayerNorm,     ///< graph::LayerNorm; bias optional
-    Matvec,        ///< graph::Gemm, row by row: `out = epilogue(x wᵀ + b)`
+    Matvec,        ///< graph::Gemm, row by row: `out = epilogue(x wᵀ + b)`; a merged matvec splits
+                   ///< its `n` outputs of a row into `out` (n1), `out2` (n2) and `out3` (the rest)
     Rotate,        ///< graph::Rotate, in place, positions from `positions`
     Rope,          ///< graph::Rope, in place on fused qkv rows
     CacheAppend,   ///< graph::CacheAppend into the cache at each row's position

@@ -1,0 +1,53 @@
+#pragma once
+// Where a graph's constants come from: the interface the engine's lowering reads checkpoint
+// tensors through (a checkpoint of `models/` implements it), and what a view of a tensor is as a
+// matrix.
+
+#include "engine/graph/graph.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace cardsim::graph {
+
+/// The matrix a view reads: `rows` rows of `row_len` elements, row-major. A tensor's rows are its
+/// leading dimension and each row the product of the other dimensions (a 1-D tensor of `n` is `n`
+/// rows of one element).
+struct ViewShape {
+    std::size_t rows = 0;
+    std::size_t row_len = 0;
+    std::size_t numel() const { return rows * row_len; }
+    friend bool operator==(const ViewShape&, const ViewShape&) = default;
+};
+
+/// The shape `view` reads of a tensor shaped `shape`, or a sentence saying why it does not fit (a
+/// row range past the rows, a head part wider than its stride, a stride that does not divide the rows).
+std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> shape, const View& view);
+
+/// Tensors by index (`W`), with names, shapes and values through a view.
+class WeightSource {
+public:
+    virtual ~WeightSource() = default;
+    /// How many tensors there are; indices run 0 .. tensor_count() − 1.
+    virtual std::size_t tensor_count() const = 0;
+    /// The checkpoint name of tensor `w`.
+    virtual const std::string& name(W w) const = 0;
+    /// The stored shape of tensor `w`.
+    virtual std::span<const std::size_t> shape(W w) const = 0;
+    /// Writes the elements `view` reads of tensor `w` into `out` (`numel()` of its view shape),
+    /// rows in view order, converted to f32 (exactly where the dtype allows). Throws cardsim::Error
+    /// naming the tensor when the view does not fit or `out` has the wrong size.
+    virtual void read_f32(W w, const View& view, std::span<float> out) const = 0;
+    /// As `read_f32`, in double.
+    virtual void read_f64(W w, const View& view, std::span<double> out) const = 0;
+
+    /// The shape `view` reads of tensor `w`; throws cardsim::Error naming the tensor if it does not fit.
+    ViewShape view_of(W w, const View& view) const;
+    /// The elements `view` reads of tensor `w`, in f32.
+    std::vector<float> values_f32(W w, const View& view) const;
+};
+
+} // namespace cardsim::graph

@@ -1,0 +1,45 @@
+#pragma once
+// What lowering needs to know of the card it compiles for: the memory it places regions in, the
+// capabilities the shim checks against, and how weights, caches and states are stored. Derived
+// from a card config (`target_of` once the config and numerics land), never written by hand
+// outside tests.
+
+#include "engine/numerics/knob.hpp"
+#include "engine/shim/capabilities.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace cardsim::lower {
+
+/// How the card stores what lowering places: the weight format's packer and the sizes of kept rows.
+struct Storage {
+    /// The bytes of a `[rows, cols]` row-major f32 matrix in the card's weight format.
+    std::function<std::vector<std::byte>(std::span<const float> values, std::size_t rows, std::size_t cols)>
+        pack;
+    /// Bytes one cached head row of `head_dim` values takes in the cache's keep format.
+    std::function<std::size_t(std::size_t head_dim)> cache_row_bytes;
+    /// Bytes one Gated-DeltaNet state element takes (4 for f32, 2 for f16).
+    std::size_t state_element_bytes = 4;
+};
+
+/// The card as lowering sees it.
+struct Target {
+    std::uint32_t channels = 0;         ///< DDR channels
+    std::uint64_t interleave_bytes = 0; ///< channel interleave granule
+    std::uint64_t ddr_bytes = 0;        ///< DDR capacity in all
+    std::uint64_t sram_bytes = 0;       ///< on-chip SRAM for the arena
+    shim::Capabilities caps;
+    numerics::EngineNumerics numerics;
+    std::uint64_t config_digest = 0; ///< the config's digest, for the program header
+    Storage storage;
+
+    /// Regions and weight matrices start at multiples of this: one interleave granule on every
+    /// channel, so a stream starts on channel 0 and spreads over all of them.
+    std::uint64_t stripe() const { return interleave_bytes * channels; }
+};
+
+} // namespace cardsim::lower

@@ -1,0 +1,172 @@
+// Lowering a graph into a program and a DDR image: operands inside their regions, a program that
+// re-reads identically, identical bytes on a second compile, merged matvecs, refusals.
+
+#include "engine/error.hpp"
+#include "engine/graph/examples.hpp"
+#include "engine/lower/lower.hpp"
+#include "tests/engine/default_card.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/core.h>
+
+#include <cstring>
+#include <map>
+
+using namespace cardsim;
+using namespace cardsim::graph;
+
+namespace {
+
+/// Tensors whose shapes are what the graph's ops need of them, with deterministic values.
+class GraphWeights final : public WeightSource {
+public:
+    explicit GraphWeights(const Graph& g) {
+        for (std::size_t i = 0; i < g.ops.size(); ++i) {
+            std::visit(
+                [&](const auto& o) {
+                    using T = std::decay_t<decltype(o)>;
+                    if constexpr (std::is_same_v<T, Gemm>)
+                        once(o.w.tensor, {g.shape(o.out).width, g.shape(o.a).width});
+                    else if constexpr (std::is_same_v<T, Embed>)
+                        once(o.table.tensor, {1000, g.shape(o.out).width});
+                    else if constexpr (std::is_same_v<T, RmsNorm>) {
+                        if (o.w) once(o.w->tensor, {o.group});
+                    } else if constexpr (std::is_same_v<T, LayerNorm>)
+                        once(o.w.tensor, {g.shape(o.x).width});
+                    else if constexpr (std::is_same_v<T, AddType>)
+                        once(o.table.tensor, {4, g.shape(o.h).width});
+                },
+                g.ops[i]);
+        }
+    }
+    /// Gives tensor `w` the shape `shape` (replacing what the graph's ops implied).
+    void set(W w, std::vector<std::size_t> shape) {
+        if (w >= shapes_.size()) shapes_.resize(w + 1), names_.resize(w + 1);
+        shapes_[w] = std::move(shape);
+        names_[w] = fmt::format("t{}", w);
+    }
+    /// Gives tensor `w` the shape `shape` unless an earlier op gave it one.
+    void once(W w, std::vector<std::size_t> shape) {
+        if (w >= shapes_.size() || shapes_[w].empty()) set(w, std::move(shape));
+    }
+    std::size_t tensor_count() const override { return shapes_.size(); }
+    const std::string& name(W w) const override { return names_.at(w); }
+    std::span<const std::size_t> shape(W w) const override { return shapes_.at(w); }
+    void read_f32(W w, const View& view, std::span<float> out) const override {
+        auto s = view_of(w, view);
+        REQUIRE(out.size() == s.numel());
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = float((i * 7 + w * 13) % 17) / 16.0f - 0.5f;
+    }
+    void read_f64(W w, const View& view, std::span<double> out) const override {
+        std::vector<float> f(out.size());
+        read_f32(w, view, f);
+        for (std::size_t i = 0; i < f.size(); ++i)
+            out[i] = f[i];
+    }
+
+private:
+    std::vector<std::vector<std::size_t>> shapes_;
+    std::vector<std::string> names_;
+};
+
+/// A target like the default card, storing weights as raw f32 (the packer is the numerics'
+/// concern; lowering only places its bytes).
+lower::Target test_target() {
+    lower::Target t;
+    t.channels = 4;
+    t.interleave_bytes = 1024;
+    t.ddr_bytes = 32ull << 30;
+    t.sram_bytes = 28u << 20;
+    t.caps = test::default_card();
+    t.config_digest = 0x1234;
+    t.storage.pack = [](std::span<const float> v, std::size_t, std::size_t) {
+        std::vector<std::byte> b(4 * v.size());
+        std::memcpy(b.data(), v.data(), b.size());
+        return b;
+    };
+    t.storage.cache_row_bytes = [](std::size_t head_dim) { return 2 * head_dim; };
+    return t;
+}
+
+} // namespace
+
+TEST_CASE("a lowered decoder step re-reads identically and every operand lies inside its region") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    GraphWeights w(g);
+    auto c = lower::lower(g, w, test_target(), lower::Options{Bucket{2, 2, 0}, 64});
+    auto bytes = program::encode(c.program);
+    auto back = program::decode(bytes, "lowered"); // decode checks every operand against the map
+    REQUIRE(back == c.program);
+    REQUIRE(c.program.image_digest == lower::digest(c.image));
+    REQUIRE(lower::decode_image(lower::encode(c.image)) == c.image);
+    // Every weight matrix starts on a stripe (one granule on each channel).
+    for (auto& chunk : c.image.chunks)
+        REQUIRE(chunk.address % 64 == 0);
+    // The outputs are copied to io last.
+    REQUIRE(c.program.commands.back().opcode == program::Opcode::Copy);
+}
+
+TEST_CASE("compiling twice gives identical bytes") {
+    auto g = example_decoder(DecoderShape{1, 128, 2, 1, 64, 256, 500});
+    GraphWeights w(g);
+    auto a = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
+    auto b = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
+    REQUIRE(program::encode(a.program) == program::encode(b.program));
+    REQUIRE(lower::encode(a.image) == lower::encode(b.image));
+}
+
+TEST_CASE("the projections of one matrix become one matvec writing each value") {
+    Graph g;
+    auto x = g.val(Rows::Tokens, 64), q = g.val(Rows::Tokens, 32), k = g.val(Rows::Tokens, 32),
+         v = g.val(Rows::Tokens, 64);
+    g.push(Embed{Weight{0, Whole{false}}, x});
+    g.push(Gemm{x, Weight{1, RowRange{0, 32, true}}, std::nullopt, Epilogue::None, q});
+    g.push(Gemm{x, Weight{1, RowRange{32, 32, true}}, std::nullopt, Epilogue::None, k});
+    g.push(Gemm{x, Weight{1, RowRange{64, 64, true}}, std::nullopt, Epilogue::None, v});
+    auto s = g.val(Rows::Tokens, 32);
+    g.push(Add{q, k, s});
+    auto o = g.val(Rows::Tokens, 64);
+    g.push(Add{v, v, o});
+    g.logits = s;
+    g.next = o;
+    GraphWeights w(g);
+    w.set(1, {128, 64});
+    auto c = lower::lower(g, w, test_target(), lower::Options{Bucket{3, 3, 0}, 16});
+    std::size_t matvecs = 0;
+    for (auto& cmd : c.program.commands)
+        if (cmd.opcode == program::Opcode::Matvec) {
+            ++matvecs;
+            REQUIRE(cmd.dims == std::vector<std::uint64_t>{3, 128, 64, 32, 32});
+            REQUIRE(cmd.operands[3].region == program::Region::Arena);
+            REQUIRE(cmd.operands[4].region == program::Region::Arena);
+            REQUIRE(cmd.operands[5].region == program::Region::Arena);
+        }
+    REQUIRE(matvecs == 1);
+    // The two adds read disjoint values and may run in either order; each waits for the matvec.
+    auto& add1 = c.program.commands[2];
+    REQUIRE(add1.opcode == program::Opcode::Add);
+    REQUIRE(add1.deps == std::vector<std::uint32_t>{1});
+}
+
+TEST_CASE("lowering refuses what the card cannot run, listing every refusal") {
+    auto g = example_encoder(EncoderShape{1, 64, 2, 96, 100, 3, 128});
+    GraphWeights w(g);
+    try {
+        lower::lower(g, w, test_target(), lower::Options{Bucket{8, 2, 2}, 16});
+        FAIL("lowered an encoder on a card without its units");
+    } catch (const Error& e) {
+        std::string m = e.what();
+        REQUIRE(m.find("the card refuses this model:") != std::string::npos);
+        REQUIRE(m.find("layer 0, ffn: the engine has no unit for GELU") != std::string::npos);
+    }
+}
+
+TEST_CASE("an arena larger than the card's SRAM is refused with both sizes") {
+    auto g = example_decoder(DecoderShape{1, 128, 2, 1, 64, 256, 500});
+    GraphWeights w(g);
+    auto t = test_target();
+    t.sram_bytes = 1024;
+    REQUIRE_THROWS_WITH(lower::lower(g, w, t, lower::Options{Bucket{1, 1, 0}, 8}),
+                        Catch::Contains("and the card's SRAM holds 1024 bytes"));
+}
