@@ -1,0 +1,194 @@
+#include "engine/card/card_config.hpp"
+
+#include "engine/card/address_map.hpp"
+#include "engine/card/config_fields.hpp"
+#include "engine/card/config_reader.hpp"
+#include "engine/error.hpp"
+
+#include <fmt/core.h>
+#include <xxhash.h>
+
+#include <bit>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace cardsim::embedded {
+extern const std::string_view default_card_config;
+} // namespace cardsim::embedded
+
+namespace cardsim::card {
+namespace {
+
+/// The name under which the built-in default appears in errors.
+constexpr std::string_view builtin_source = "configs/d5005.toml (built in)";
+
+/// Parses TOML text, turning a syntax error into a cardsim::Error naming the source and line.
+toml::table parse_toml(std::string_view text, std::string_view source) {
+    try {
+        return toml::parse(text, source);
+    } catch (const toml::parse_error& e) {
+        throw Error(fmt::format("{}:{}:{}: not valid TOML: {}", source, e.source().begin.line,
+                                e.source().begin.column, e.description()));
+    }
+}
+
+/// The TOML of one override: `path = value`, the value taken as TOML or else as a bare string.
+toml::table override_table(const Override& o) {
+    const std::string source = fmt::format("--set {}={}", o.path, o.value);
+    try {
+        return toml::parse(o.path + " = " + o.value, source);
+    } catch (const toml::parse_error&) {
+    }
+    std::string quoted = "\"";
+    for (char ch : o.value) {
+        if (ch == '"' || ch == '\\') quoted += '\\';
+        quoted += ch;
+    }
+    quoted += '"';
+    try {
+        return toml::parse(o.path + " = " + quoted, source);
+    } catch (const toml::parse_error&) {
+        throw Error(
+            fmt::format("{}: `{}` is not a dotted key path (expected e.g. ddr.channels=2)", source, o.path));
+    }
+}
+
+/// Checks the combinations no single key's range can: the DDR geometry, the address map, the
+/// interleave granule, refresh, tCK, the weight blocks. Errors name the key and where it was set.
+void validate(const CardConfig& c, const Origins& origins) {
+    auto fail = [&](std::string_view key, const std::string& what) -> void {
+        throw Error(fmt::format("{}: `{}`: {}", origins.where(key), key, what));
+    };
+    const auto& d = c.ddr;
+    const auto& g = d.geometry;
+    if (!std::has_single_bit(g.bank_groups)) fail("ddr.geometry.bank_groups", "expected a power of two");
+    if (!std::has_single_bit(g.banks_per_group))
+        fail("ddr.geometry.banks_per_group", "expected a power of two");
+    if (g.banks() > 64)
+        fail("ddr.geometry.banks_per_group",
+             fmt::format("{} banks in all ({} groups x {}); expected at most 64", g.banks(), g.bank_groups,
+                         g.banks_per_group));
+    const std::uint32_t burst = d.burst_bytes();
+    if (!std::has_single_bit(g.row_bytes) || g.row_bytes < burst)
+        fail("ddr.geometry.row_bytes",
+             fmt::format("{} is not a power of two of at least one {}-byte burst", g.row_bytes, burst));
+    const std::uint64_t bank_bytes = std::uint64_t{g.row_bytes} * g.banks();
+    if (d.channel_bytes() % bank_bytes != 0 || !std::has_single_bit(d.channel_bytes() / bank_bytes))
+        fail("ddr.capacity_mib",
+             fmt::format("{} MiB over {} banks of {}-byte rows is not a power-of-two number "
+                         "of rows per bank",
+                         d.capacity_mib, g.banks(), g.row_bytes));
+    if (d.channel_bytes() / bank_bytes > (std::uint64_t{1} << 32))
+        fail("ddr.capacity_mib", "more than 2^32 rows per bank");
+    try {
+        (void)AddressMap::build(d);
+    } catch (const Error& e) {
+        fail("ddr.controller.address_map", fmt::format("\"{}\": {}", d.controller.address_map, e.what()));
+    }
+    if (d.interleave_bytes % burst != 0)
+        fail("ddr.interleave_bytes",
+             fmt::format("{} is not a multiple of the {}-byte burst", d.interleave_bytes, burst));
+    if (d.timing.trefi <= d.timing.trfc)
+        fail("ddr.timing.trefi",
+             fmt::format("{} cycles is not more than trfc ({} cycles)", d.timing.trefi, d.timing.trfc));
+    if (auto tck = origins.derived("ddr.timing.tck_ps"); tck && std::abs(*tck - d.tck_ps()) > 0.5)
+        fail("ddr.timing.tck_ps",
+             fmt::format("{} ps disagrees with speed_mts {} (tCK {:.3f} ps)", *tck, d.speed_mts, d.tck_ps()));
+    const auto& w = c.weights;
+    if (!std::has_single_bit(w.block_size)) fail("weights.block_size", "expected a power of two");
+    if (w.group_size && *w.group_size % w.block_size != 0)
+        fail("weights.group_size",
+             fmt::format("{} is not a multiple of block_size {}", *w.group_size, w.block_size));
+}
+
+/// The default, then `text` (when given) merged over it, then the overrides; then validation.
+CardConfig build_config(std::optional<std::string_view> text, std::string_view source,
+                        std::span<const Override> overrides) {
+    CardConfig config;
+    Origins origins;
+    {
+        toml::table defaults = parse_toml(embedded::default_card_config, builtin_source);
+        Reader reader(defaults, builtin_source, /*complete=*/true, origins);
+        describe(reader, config);
+        reader.finish();
+    }
+    if (text) {
+        toml::table file = parse_toml(*text, source);
+        Reader reader(file, source, /*complete=*/false, origins);
+        describe(reader, config);
+        reader.finish();
+    }
+    for (const auto& o : overrides) {
+        toml::table t = override_table(o);
+        const std::string where = fmt::format("--set {}={}", o.path, o.value);
+        Reader reader(t, where, /*complete=*/false, origins);
+        describe(reader, config);
+        reader.finish();
+    }
+    validate(config, origins);
+    return config;
+}
+
+} // namespace
+
+std::string_view name(PagePolicy policy) {
+    return policy == PagePolicy::Open ? "open" : "closed";
+}
+std::string_view name(ScaleKind kind) {
+    return kind == ScaleKind::E8M0 ? "e8m0" : "f16";
+}
+
+Override parse_override(std::string_view text) {
+    auto eq = text.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+        throw Error(fmt::format("--set {}: expected path=value (e.g. --set ddr.channels=2)", text));
+    auto trim = [](std::string_view s) {
+        while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+            s.remove_prefix(1);
+        while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+            s.remove_suffix(1);
+        return std::string(s);
+    };
+    return {trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+}
+
+std::string_view default_card_config_text() {
+    return embedded::default_card_config;
+}
+
+CardConfig default_card_config() {
+    return build_config(std::nullopt, {}, {});
+}
+
+CardConfig parse_card_config(std::string_view text, std::string_view source,
+                             std::span<const Override> overrides) {
+    return build_config(text, source, overrides);
+}
+
+CardConfig load_card_config(const std::optional<std::filesystem::path>& file,
+                            std::span<const Override> overrides) {
+    if (!file) return build_config(std::nullopt, {}, overrides);
+    std::ifstream in(*file, std::ios::binary);
+    if (!in) throw Error(fmt::format("cannot read card config `{}`: no such readable file", file->string()));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_card_config(text.str(), file->string(), overrides);
+}
+
+std::string canonical_text(const CardConfig& config) {
+    Writer writer;
+    describe(writer, config);
+    return writer.str();
+}
+
+std::uint64_t digest(const CardConfig& config) {
+    const std::string text = canonical_text(config);
+    return XXH64(text.data(), text.size(), 0);
+}
+
+std::string digest_hex(const CardConfig& config) {
+    return fmt::format("{:016x}", digest(config));
+}
+
+} // namespace cardsim::card

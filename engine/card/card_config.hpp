@@ -1,0 +1,220 @@
+#pragma once
+// The card configuration: every number the simulator's timing and the engine's shim read.
+// Plain C++ (no SystemC): the engine's shim and the simulator share it. The defaults live in
+// configs/d5005.toml, which is compiled in; load a config with `load_card_config`.
+
+#include "engine/card/unit_kind.hpp"
+#include "engine/numerics/knob.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace cardsim::card {
+
+/// The clocks of the card's logic.
+struct ClockConfig {
+    double kernel_mhz = 0; ///< kernel (user) clock of the units, MHz
+    friend bool operator==(const ClockConfig&, const ClockConfig&) = default;
+};
+
+/// Banks and rows of one DDR rank.
+struct DdrGeometry {
+    std::uint32_t bank_groups = 0;     ///< bank groups per rank
+    std::uint32_t banks_per_group = 0; ///< banks per bank group
+    std::uint32_t row_bytes = 0;       ///< row (page) size of the rank, bytes
+    /// Banks of the rank in all.
+    std::uint32_t banks() const { return bank_groups * banks_per_group; }
+    friend bool operator==(const DdrGeometry&, const DdrGeometry&) = default;
+};
+
+/// The DDR timing parameters, in memory-clock cycles (tCK = 2e6 / speed_mts ps).
+struct DdrTiming {
+    std::uint32_t cl = 0, cwl = 0, trcd = 0, trp = 0, tras = 0;
+    std::uint32_t tccd_s = 0, tccd_l = 0, trrd_s = 0, trrd_l = 0, tfaw = 0;
+    std::uint32_t twtr_s = 0, twtr_l = 0, trtw = 0, twr = 0, trtp = 0;
+    std::uint32_t trfc = 0, trefi = 0;
+    std::uint32_t burst_length = 0; ///< beats per burst (BL8)
+    /// Cycles one burst occupies the data bus (burst_length / 2, double data rate).
+    std::uint32_t burst_cycles() const { return burst_length / 2; }
+    friend bool operator==(const DdrTiming&, const DdrTiming&) = default;
+};
+
+/// What a DDR controller does with a row after an access.
+enum class PagePolicy { Open, Closed };
+
+/// The per-channel memory controller: how addresses map onto banks, rows kept open, writes queued.
+struct DdrController {
+    std::string address_map; ///< bit-order string, e.g. "row:bank:column:bankgroup"
+    PagePolicy page_policy = PagePolicy::Open;
+    std::uint32_t write_queue = 0; ///< posted-write queue depth per channel, bursts (0 = none)
+    friend bool operator==(const DdrController&, const DdrController&) = default;
+};
+
+/// The card's DDR memory: independent channels interleaved over one address space.
+struct DdrConfig {
+    std::uint32_t channels = 0;
+    std::uint64_t capacity_mib = 0;     ///< per channel
+    std::uint32_t data_bits = 0;        ///< data bus width of one channel
+    std::uint32_t speed_mts = 0;        ///< data rate, MT/s (memory clock = speed / 2)
+    std::uint64_t interleave_bytes = 0; ///< channel interleave granule
+    DdrGeometry geometry;
+    DdrTiming timing;
+    DdrController controller;
+
+    /// Bytes of one channel.
+    std::uint64_t channel_bytes() const { return capacity_mib << 20; }
+    /// Bytes of all channels (the card's DDR address space, from 0).
+    std::uint64_t total_bytes() const { return channel_bytes() * channels; }
+    /// Bytes one burst moves (data_bits / 8 x burst_length; 64 B for DDR4 x64 BL8).
+    std::uint32_t burst_bytes() const { return data_bits / 8 * timing.burst_length; }
+    /// The memory clock, MHz (half the data rate).
+    double clock_mhz() const { return speed_mts / 2.0; }
+    /// The memory clock period, ps.
+    double tck_ps() const { return 2.0e6 / speed_mts; }
+    /// Peak bandwidth of one channel, bytes per second.
+    double channel_peak_bytes_per_second() const { return speed_mts * 1.0e6 * data_bits / 8.0; }
+    friend bool operator==(const DdrConfig&, const DdrConfig&) = default;
+};
+
+/// The on-chip SRAM (M20K) that holds the arena and unit buffers.
+struct SramConfig {
+    std::uint64_t bytes = 0;           ///< capacity
+    std::uint32_t latency = 0;         ///< kernel cycles per access
+    std::uint32_t bytes_per_cycle = 0; ///< bytes an access moves per kernel cycle
+    friend bool operator==(const SramConfig&, const SramConfig&) = default;
+};
+
+/// How many units of one kind the card has, how wide and how deep each is.
+struct UnitSpec {
+    std::uint32_t count = 0;   ///< instances; 0 = the card has no such unit
+    std::uint32_t width = 0;   ///< work per kernel cycle (MACs, elements or bytes, per kind)
+    std::uint32_t latency = 0; ///< pipeline latency, kernel cycles
+    bool present() const { return count > 0; }
+    friend bool operator==(const UnitSpec&, const UnitSpec&) = default;
+};
+
+/// What the matvec unit adds to a plain product.
+struct MatvecFlags {
+    bool bias = false;  ///< adds a bias vector
+    bool scale = false; ///< multiplies by a constant
+    friend bool operator==(const MatvecFlags&, const MatvecFlags&) = default;
+};
+
+/// What the attention unit takes beyond one query over its whole cache.
+struct AttentionFlags {
+    bool window = false;  ///< a sliding window
+    bool sinks = false;   ///< attention sinks
+    bool softcap = false; ///< soft-capped scores
+    friend bool operator==(const AttentionFlags&, const AttentionFlags&) = default;
+};
+
+/// What the embed unit does beyond a row gather.
+struct EmbedFlags {
+    bool scale = false; ///< scales the row by a constant
+    friend bool operator==(const EmbedFlags&, const EmbedFlags&) = default;
+};
+
+/// The card's unit set: a spec per kind and the capability flags of the units that have some.
+struct UnitSet {
+    std::array<UnitSpec, unit_kind_count> specs{};
+    MatvecFlags matvec;
+    AttentionFlags attention;
+    EmbedFlags embed;
+
+    const UnitSpec& operator[](UnitKind kind) const { return specs[static_cast<std::size_t>(kind)]; }
+    UnitSpec& operator[](UnitKind kind) { return specs[static_cast<std::size_t>(kind)]; }
+    /// Whether the card has at least one unit of `kind`.
+    bool has(UnitKind kind) const { return (*this)[kind].present(); }
+    friend bool operator==(const UnitSet&, const UnitSet&) = default;
+};
+
+/// Capabilities of the card as a whole (not of one unit).
+struct Capabilities {
+    bool relu = false;       ///< the activation units apply ReLU
+    bool experts = false;    ///< the card routes tokens to experts
+    std::uint32_t cards = 0; ///< cards a model may be split over (1 = one card)
+    friend bool operator==(const Capabilities&, const Capabilities&) = default;
+};
+
+/// How a block's scale is stored.
+enum class ScaleKind { E8M0, F16 };
+
+/// The weight format the engine quantises checkpoints to.
+struct WeightFormat {
+    std::uint32_t code_bits = 0;             ///< 8 or 4
+    std::uint32_t block_size = 0;            ///< weights per block scale
+    std::optional<std::uint32_t> group_size; ///< weights per exact f32 rounding; none = the row
+    ScaleKind scale = ScaleKind::E8M0;
+    friend bool operator==(const WeightFormat&, const WeightFormat&) = default;
+};
+
+/// One card configuration. Every field is documented, with its default and unit, in
+/// configs/d5005.toml; load one with `load_card_config` (or `default_card_config`), never by hand
+/// unless a test needs a variation of a loaded one.
+struct CardConfig {
+    std::string name; ///< cosmetic; not part of the digest
+    ClockConfig clock;
+    DdrConfig ddr;
+    SramConfig sram;
+    UnitSet units;
+    Capabilities capabilities;
+    numerics::EngineNumerics numerics;
+    WeightFormat weights;
+
+    /// Whether attention over a sliding window runs natively (the attention unit takes a window,
+    /// or the card has a separate windowed attention unit).
+    bool windowed_attention() const { return units.attention.window || units.has(UnitKind::AttentionWindow); }
+    /// Whether the card has a GELU unit (or a GeGLU unit, which contains one).
+    bool gelu() const { return units.has(UnitKind::Gelu) || units.has(UnitKind::Geglu); }
+    friend bool operator==(const CardConfig&, const CardConfig&) = default;
+};
+
+/// One `--set path=value`: a dotted key path and the value's text (TOML, or a bare word taken as a
+/// string).
+struct Override {
+    std::string path;
+    std::string value;
+};
+
+/// Splits `path=value` into an Override; an argument without `=` or with an empty path is a
+/// cardsim::Error saying what was expected.
+Override parse_override(std::string_view text);
+
+/// The text of the built-in default config (configs/d5005.toml as compiled in).
+std::string_view default_card_config_text();
+
+/// The built-in default card (the D5005).
+CardConfig default_card_config();
+
+/// Loads a card config: the built-in default, with `file` (if any) merged over it, then each
+/// override in order. Any unknown key, value of the wrong type or out of range, or inconsistent
+/// combination is a cardsim::Error naming the file (or the --set) and line, the key and what was
+/// expected.
+CardConfig load_card_config(const std::optional<std::filesystem::path>& file,
+                            std::span<const Override> overrides = {});
+
+/// As `load_card_config`, with the config file's text given directly; `source` names it in errors.
+CardConfig parse_card_config(std::string_view text, std::string_view source,
+                             std::span<const Override> overrides = {});
+
+/// The config as canonical TOML (dotted keys, fixed order, no comments): equal configs give equal
+/// text, and parsing the text gives the config back. The name is left out.
+std::string canonical_text(const CardConfig& config);
+
+/// The config's digest: xxh64 (seed 0) of its canonical text. Stable across formatting, comments
+/// and key order; programs and traces carry it.
+std::uint64_t digest(const CardConfig& config);
+
+/// The digest as 16 lower-case hex digits.
+std::string digest_hex(const CardConfig& config);
+
+/// The spellings of the config's enums (`open`, `closed`, `e8m0`, `f16`).
+std::string_view name(PagePolicy policy);
+std::string_view name(ScaleKind kind);
+
+} // namespace cardsim::card

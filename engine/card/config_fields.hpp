@@ -1,0 +1,108 @@
+#pragma once
+// The card config's schema: every key, its type and range, in one place. `describe(v, config)`
+// walks the fields with a visitor (config_reader.hpp's Reader fills them, Writer prints them).
+// configs/d5005.toml documents each key; keep the two in the same order.
+
+#include "engine/card/card_config.hpp"
+
+#include <array>
+#include <utility>
+
+namespace cardsim::card {
+
+inline constexpr std::array<std::pair<PagePolicy, std::string_view>, 2> page_policy_names{
+    {{PagePolicy::Open, "open"}, {PagePolicy::Closed, "closed"}}};
+inline constexpr std::array<std::pair<ScaleKind, std::string_view>, 2> scale_kind_names{
+    {{ScaleKind::E8M0, "e8m0"}, {ScaleKind::F16, "f16"}}};
+
+/// Walks every field of `c` (a CardConfig, const or not) with visitor `v`.
+template <class V, class C>
+void describe(V& v, C& c) {
+    v.label("name", c.name);
+    v.section("clock", [&] { v.real("kernel_mhz", c.clock.kernel_mhz, 1.0, 2000.0); });
+    v.section("ddr", [&] {
+        auto& d = c.ddr;
+        v.integer("channels", d.channels, 1, 64);
+        v.integer("capacity_mib", d.capacity_mib, 1, 1u << 20);
+        v.one_of("data_bits", d.data_bits, {8, 16, 32, 64, 128});
+        v.integer("speed_mts", d.speed_mts, 400, 12800);
+        v.integer("interleave_bytes", d.interleave_bytes, 64, 1u << 30);
+        v.section("geometry", [&] {
+            v.integer("bank_groups", d.geometry.bank_groups, 1, 8);
+            v.integer("banks_per_group", d.geometry.banks_per_group, 1, 16);
+            v.integer("row_bytes", d.geometry.row_bytes, 64, 65536);
+        });
+        v.section("timing", [&] {
+            auto& t = d.timing;
+            v.derived_real("tck_ps", 50.0, 10000.0);
+            v.integer("cl", t.cl, 1, 255);
+            v.integer("cwl", t.cwl, 1, 255);
+            v.integer("trcd", t.trcd, 1, 255);
+            v.integer("trp", t.trp, 1, 255);
+            v.integer("tras", t.tras, 1, 1023);
+            v.integer("tccd_s", t.tccd_s, 1, 63);
+            v.integer("tccd_l", t.tccd_l, 1, 63);
+            v.integer("trrd_s", t.trrd_s, 1, 63);
+            v.integer("trrd_l", t.trrd_l, 1, 63);
+            v.integer("tfaw", t.tfaw, 1, 255);
+            v.integer("twtr_s", t.twtr_s, 1, 63);
+            v.integer("twtr_l", t.twtr_l, 1, 63);
+            v.integer("trtw", t.trtw, 1, 63);
+            v.integer("twr", t.twr, 1, 255);
+            v.integer("trtp", t.trtp, 1, 63);
+            v.integer("trfc", t.trfc, 1, 65535);
+            v.integer("trefi", t.trefi, 2, 1048575);
+            v.one_of("burst_length", t.burst_length, {2, 4, 8, 16});
+        });
+        v.section("controller", [&] {
+            v.text("address_map", d.controller.address_map);
+            v.choice("page_policy", d.controller.page_policy, page_policy_names);
+            v.integer("write_queue", d.controller.write_queue, 0, 4096);
+        });
+    });
+    v.section("sram", [&] {
+        v.integer("bytes", c.sram.bytes, 1, std::uint64_t{1} << 34);
+        v.integer("latency", c.sram.latency, 0, 1000);
+        v.integer("bytes_per_cycle", c.sram.bytes_per_cycle, 1, 1u << 20);
+    });
+    v.section("units", [&] {
+        for (auto kind : all_unit_kinds) {
+            v.section(name(kind), [&] {
+                auto& u = c.units[kind];
+                v.integer("count", u.count, 0, 1024);
+                v.integer("width", u.width, 1, 1u << 24);
+                v.integer("latency", u.latency, 0, 1u << 20);
+                if (kind == UnitKind::Matvec) {
+                    v.flag("bias", c.units.matvec.bias);
+                    v.flag("scale", c.units.matvec.scale);
+                } else if (kind == UnitKind::Attention) {
+                    v.flag("window", c.units.attention.window);
+                    v.flag("sinks", c.units.attention.sinks);
+                    v.flag("softcap", c.units.attention.softcap);
+                } else if (kind == UnitKind::Embed) {
+                    v.flag("scale", c.units.embed.scale);
+                }
+            });
+        }
+    });
+    v.section("capabilities", [&] {
+        v.flag("relu", c.capabilities.relu);
+        v.flag("experts", c.capabilities.experts);
+        v.integer("cards", c.capabilities.cards, 1, 64);
+    });
+    v.section("numerics", [&] {
+        v.knob("scaling", c.numerics);
+        v.knob("activations", c.numerics);
+        v.knob("state", c.numerics);
+        v.knob("cache", c.numerics);
+        v.knob("attention", c.numerics);
+    });
+    v.section("weights", [&] {
+        v.one_of("code_bits", c.weights.code_bits, {4, 8});
+        v.integer("block_size", c.weights.block_size, 8, 1024);
+        v.group_size("group_size", c.weights.group_size);
+        v.choice("scale", c.weights.scale, scale_kind_names);
+    });
+}
+
+} // namespace cardsim::card

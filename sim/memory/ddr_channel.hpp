@@ -1,0 +1,47 @@
+#pragma once
+// One DDR4 channel as a TLM-2.0 target: the timing core plus the channel's bytes.
+
+#include "engine/card/card_config.hpp"
+#include "sim/memory/channel_timing.hpp"
+#include "sim/memory/sparse_store.hpp"
+#include "sim/memory/time_base.hpp"
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+namespace cardsim::sim::memory {
+
+/// A DDR4 channel (DRAMSys style): `socket` takes loosely-timed transactions addressed in the
+/// channel's own address space (0 .. capacity). `b_transport` times the transaction with the
+/// channel's ChannelTiming (arrival = sc_time_stamp() + delay) and adds to `delay` the time
+/// until it completes (last read beat, or write accepted); it never calls wait(). A transaction
+/// of any length is one call: its bursts are timed inside the core. Data moves between the
+/// payload and the channel's sparse store; a null data pointer times the transaction without
+/// moving data (timing-only runs). `transport_dbg` moves data without timing. Errors set the TLM
+/// response: outside the channel -> TLM_ADDRESS_ERROR_RESPONSE, byte enables ->
+/// TLM_BYTE_ENABLE_ERROR_RESPONSE, streaming width below the length -> TLM_BURST_ERROR_RESPONSE.
+class DdrChannel : public sc_core::sc_module {
+public:
+    tlm_utils::simple_target_socket<DdrChannel> socket;
+
+    DdrChannel(const sc_core::sc_module_name& name, const card::DdrConfig& ddr);
+
+    ChannelTiming& timing() { return timing_; }
+    const ChannelTiming& timing() const { return timing_; }
+    SparseStore& store() { return store_; }
+    const SparseStore& store() const { return store_; }
+    const TimeBase& time_base() const { return time_; }
+
+private:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned int transport_dbg(tlm::tlm_generic_payload& gp);
+    /// The response a payload earns before timing (OK when it is a valid request).
+    tlm::tlm_response_status check(const tlm::tlm_generic_payload& gp) const;
+
+    ChannelTiming timing_;
+    SparseStore store_;
+    TimeBase time_;
+};
+
+} // namespace cardsim::sim::memory

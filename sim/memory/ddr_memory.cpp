@@ -1,0 +1,154 @@
+#include "sim/memory/ddr_memory.hpp"
+
+#include "engine/error.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace cardsim::sim::memory {
+
+DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr)
+    : sc_core::sc_module(name), socket("socket"), to_channel_("to_channel"),
+      interleave_(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes()), ranges_(ddr.channels) {
+    for (std::uint32_t i = 0; i < ddr.channels; ++i) {
+        channels_.push_back(std::make_unique<DdrChannel>(fmt::format("channel_{}", i).c_str(), ddr));
+        to_channel_.bind(channels_.back()->socket);
+    }
+    socket.register_b_transport(this, &DdrMemory::b_transport);
+    socket.register_transport_dbg(this, &DdrMemory::transport_dbg);
+}
+
+Cycle DdrMemory::flush() {
+    Cycle end = 0;
+    for (auto& c : channels_)
+        end = std::max(end, c->timing().flush());
+    return end;
+}
+
+void DdrMemory::reset(Cycle origin) {
+    for (auto& c : channels_)
+        c->timing().reset(origin);
+}
+
+void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {
+    if (address > size() || bytes.size() > size() - address)
+        throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the end of the {} bytes of DDR",
+                                bytes.size(), address, size()));
+    interleave_.for_each_piece(address, bytes.size(),
+                               [&](std::uint32_t c, std::uint64_t local, std::uint64_t off, std::uint64_t n) {
+                                   channels_[c]->store().write(local, bytes.subspan(off, n));
+                               });
+}
+
+void DdrMemory::peek(std::uint64_t address, std::span<std::byte> bytes) const {
+    if (address > size() || bytes.size() > size() - address)
+        throw Error(fmt::format("DDR read: {} bytes at 0x{:x} run past the end of the {} bytes of DDR",
+                                bytes.size(), address, size()));
+    interleave_.for_each_piece(address, bytes.size(),
+                               [&](std::uint32_t c, std::uint64_t local, std::uint64_t off, std::uint64_t n) {
+                                   channels_[c]->store().read(local, bytes.subspan(off, n));
+                               });
+}
+
+std::string DdrMemory::describe_error(const tlm::tlm_generic_payload& gp) const {
+    const char* what = gp.is_read() ? "read" : "write";
+    const std::uint64_t a = gp.get_address();
+    const std::uint64_t n = gp.get_data_length();
+    switch (gp.get_response_status()) {
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
+        return fmt::format("DDR {} of {} bytes at 0x{:x} lies outside the DDR region [0, 0x{:x})", what, n, a,
+                           size());
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
+        return fmt::format("DDR {} at 0x{:x} uses byte enables, which the DDR model does not take", what, a);
+    case tlm::TLM_BURST_ERROR_RESPONSE:
+        return fmt::format("DDR {} at 0x{:x} has a streaming width below its length {}", what, a, n);
+    default:
+        return fmt::format("DDR {} of {} bytes at 0x{:x} failed: {}", what, n, a, gp.get_response_string());
+    }
+}
+
+void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const tlm::tlm_command cmd = gp.get_command();
+    const std::uint64_t address = gp.get_address();
+    const std::uint64_t length = gp.get_data_length();
+    if (cmd == tlm::TLM_IGNORE_COMMAND || length == 0) {
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
+    if (address > size() || length > size() - address) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    if (gp.get_byte_enable_ptr()) {
+        gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+        return;
+    }
+    if (gp.get_streaming_width() < length) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+    if (observer_) {
+        const auto at = sc_core::sc_time_stamp() + delay;
+        observer_->observe({address, static_cast<std::uint32_t>(length),
+                            cmd == tlm::TLM_READ_COMMAND ? Direction::Read : Direction::Write,
+                            static_cast<std::uint64_t>(at.to_seconds() * 1e12 + 0.5)});
+    }
+    if (interleave_.single(address, length)) { // one channel: forward with a local address
+        const auto at = interleave_.locate(address);
+        gp.set_address(at.local);
+        to_channel_[at.channel]->b_transport(gp, delay);
+        gp.set_address(address);
+        return;
+    }
+    if (unsigned char* data = gp.get_data_ptr()) {
+        auto bytes = reinterpret_cast<std::byte*>(data);
+        interleave_.for_each_piece(
+            address, length, [&](std::uint32_t c, std::uint64_t local, std::uint64_t off, std::uint64_t n) {
+                if (cmd == tlm::TLM_READ_COMMAND)
+                    channels_[c]->store().read(local, {bytes + off, n});
+                else
+                    channels_[c]->store().write(local, {bytes + off, n});
+            });
+    }
+    interleave_.split(address, length, ranges_);
+    sc_core::sc_time done = delay;
+    for (std::uint32_t c = 0; c < channels(); ++c) {
+        const auto& r = ranges_[c];
+        if (r.empty()) continue;
+        part_.set_command(cmd);
+        part_.set_address(r.begin);
+        part_.set_data_ptr(nullptr);
+        part_.set_data_length(static_cast<unsigned int>(r.size()));
+        part_.set_streaming_width(static_cast<unsigned int>(r.size()));
+        part_.set_byte_enable_ptr(nullptr);
+        part_.set_byte_enable_length(0);
+        part_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time d = delay;
+        to_channel_[c]->b_transport(part_, d);
+        if (part_.is_response_error()) {
+            gp.set_response_status(part_.get_response_status());
+            return;
+        }
+        done = std::max(done, d);
+    }
+    delay = done;
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int DdrMemory::transport_dbg(int, tlm::tlm_generic_payload& gp) {
+    const std::uint64_t a = gp.get_address();
+    if (a >= size() || !gp.get_data_ptr()) return 0;
+    const std::uint64_t n = std::min<std::uint64_t>(gp.get_data_length(), size() - a);
+    auto bytes = reinterpret_cast<std::byte*>(gp.get_data_ptr());
+    if (gp.get_command() == tlm::TLM_READ_COMMAND)
+        peek(a, {bytes, n});
+    else if (gp.get_command() == tlm::TLM_WRITE_COMMAND)
+        load(a, {bytes, n});
+    else
+        return 0;
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return static_cast<unsigned int>(n);
+}
+
+} // namespace cardsim::sim::memory

@@ -1,0 +1,77 @@
+#pragma once
+// The card's DDR memory as one TLM-2.0 target: routes each transaction to its channels.
+
+#include "engine/card/card_config.hpp"
+#include "sim/memory/channel_interleave.hpp"
+#include "sim/memory/ddr_channel.hpp"
+#include "sim/memory/mem_request.hpp"
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+namespace cardsim::sim::memory {
+
+/// Sees every transaction the memory receives (e.g. to record a replayable trace).
+class RequestObserver {
+public:
+    virtual ~RequestObserver() = default;
+    /// A request arriving at `request.time_ps` (sc_time_stamp() + delay, in ps).
+    virtual void observe(const MemRequest& request) = 0;
+};
+
+/// The DDR memory top (DRAMSys style): any number of initiators (units, players) bind their
+/// initiator sockets to `socket`; a transaction addresses the card's DDR space (0 .. channels x
+/// capacity) and is routed by the channel interleave. A transaction inside one granule is
+/// forwarded to its channel with the address made channel-local; a larger one (a weight stream
+/// of megabytes) is split into one timing-only transaction per channel it touches — each a
+/// contiguous channel-local range — and completes when the last channel does; its data is copied
+/// granule by granule between the payload and the channels' stores. The annotated delay is the
+/// time to completion, as in DdrChannel. Out-of-range addresses, byte enables and short streaming
+/// widths are TLM error responses; `describe_error` turns one into a sentence.
+class DdrMemory : public sc_core::sc_module {
+public:
+    tlm_utils::multi_passthrough_target_socket<DdrMemory> socket;
+
+    DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr);
+
+    std::uint32_t channels() const { return static_cast<std::uint32_t>(channels_.size()); }
+    DdrChannel& channel(std::uint32_t i) { return *channels_[i]; }
+    const DdrChannel& channel(std::uint32_t i) const { return *channels_[i]; }
+    const ChannelInterleave& interleave() const { return interleave_; }
+    /// Bytes of the whole DDR address space.
+    std::uint64_t size() const { return interleave_.total_bytes(); }
+    const MemoryClock& clock() const { return channels_[0]->time_base().clock(); }
+
+    /// Issues every channel's queued writes; returns the cycle the last data beat of any channel
+    /// ends (the memory is idle from then on).
+    Cycle flush();
+    /// Resets every channel's timing and statistics to idle at cycle `origin`; keeps the data.
+    void reset(Cycle origin);
+    /// Writes bytes without timing (loading the DDR image).
+    void load(std::uint64_t address, std::span<const std::byte> bytes);
+    /// Reads bytes without timing.
+    void peek(std::uint64_t address, std::span<std::byte> bytes) const;
+    /// Every later transaction is shown to `observer` (null to stop).
+    void set_observer(RequestObserver* observer) { observer_ = observer; }
+    /// A sentence for a failed transaction: what, where, and why.
+    std::string describe_error(const tlm::tlm_generic_payload& gp) const;
+
+private:
+    void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
+
+    tlm_utils::multi_passthrough_initiator_socket<DdrMemory> to_channel_;
+    std::vector<std::unique_ptr<DdrChannel>> channels_;
+    ChannelInterleave interleave_;
+    tlm::tlm_generic_payload part_;                ///< reused for per-channel parts
+    std::vector<ChannelInterleave::Range> ranges_; ///< reused per split request
+    RequestObserver* observer_ = nullptr;
+};
+
+} // namespace cardsim::sim::memory
