@@ -10,7 +10,8 @@ namespace {
 template <class E, std::size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Names<ActScaling, 2> scaling_names{{{ActScaling::Sub32, "sub32"}, {ActScaling::PerBlock, "per_block"}}};
+constexpr Names<ActScaling, 2> scaling_names{
+    {{ActScaling::Sub32, "sub32"}, {ActScaling::PerBlock, "per_block"}}};
 constexpr Names<Words, 2> words_names{{{Words::One, "one"}, {Words::Two, "two"}}};
 constexpr Names<StateFormat, 2> state_names{{{StateFormat::F32, "f32"}, {StateFormat::F16, "f16"}}};
 constexpr Names<CacheFormat, 3> cache_names{
@@ -44,11 +45,21 @@ std::optional<std::string> parse(const Names<E, N>& names, std::string_view key,
 
 } // namespace
 
-std::string_view name(ActScaling v) { return lookup(scaling_names, v); }
-std::string_view name(Words v) { return lookup(words_names, v); }
-std::string_view name(StateFormat v) { return lookup(state_names, v); }
-std::string_view name(CacheFormat v) { return lookup(cache_names, v); }
-std::string_view name(AttentionMath v) { return lookup(attention_names, v); }
+std::string_view name(ActScaling v) {
+    return lookup(scaling_names, v);
+}
+std::string_view name(Words v) {
+    return lookup(words_names, v);
+}
+std::string_view name(StateFormat v) {
+    return lookup(state_names, v);
+}
+std::string_view name(CacheFormat v) {
+    return lookup(cache_names, v);
+}
+std::string_view name(AttentionMath v) {
+    return lookup(attention_names, v);
+}
 
 std::optional<std::string> set_knob(EngineNumerics& point, std::string_view key, std::string_view value) {
     if (key == "scaling") return parse(scaling_names, key, value, point.scaling);
