@@ -1,0 +1,370 @@
+#include "engine/numerics/matvec.hpp"
+
+#include "engine/error.hpp"
+#include "engine/numerics/exact_sum.hpp"
+#include "engine/numerics/rounding.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <immintrin.h>
+#include <limits>
+
+namespace cardsim::numerics {
+namespace {
+
+Kernel selected = Kernel::Best;
+
+bool use_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has && selected == Kernel::Best;
+}
+
+constexpr float nan_out() {
+    return std::numeric_limits<float>::quiet_NaN();
+}
+
+// ---- integer dots: out[p * chunks + c] = sum over chunk c of weight code x plane p's code --------
+
+/// Chunk c of a row's codes as 32 int8 codes.
+inline void unpack_chunk(const std::byte* codes, CodeFormat f, std::size_t c, std::int8_t* w) {
+    if (f == CodeFormat::Int8) {
+        std::memcpy(w, codes + DOT_BLOCK * c, DOT_BLOCK);
+        return;
+    }
+    for (std::size_t j = 0; j < 16; ++j) {
+        const auto b = static_cast<std::uint8_t>(codes[16 * c + j]);
+        w[j] = static_cast<std::int8_t>(((b & 0xF) ^ 8) - 8);
+        w[j + 16] = static_cast<std::int8_t>(((b >> 4) ^ 8) - 8);
+    }
+}
+
+template <class A>
+void dots_portable(const std::byte* codes, CodeFormat f, const A* act, int planes, std::size_t padded,
+                   std::size_t chunks, std::int32_t* out) {
+    std::int8_t w[DOT_BLOCK];
+    for (std::size_t c = 0; c < chunks; ++c) {
+        unpack_chunk(codes, f, c, w);
+        for (int p = 0; p < planes; ++p) {
+            const A* a = act + p * padded + DOT_BLOCK * c;
+            std::int32_t s = 0;
+            for (std::size_t j = 0; j < DOT_BLOCK; ++j)
+                s += static_cast<std::int32_t>(w[j]) * a[j];
+            out[p * chunks + c] = s;
+        }
+    }
+}
+
+/// Chunk c's 32 weight codes in a vector of int8 (int4 unpacked: columns 0..15 low half).
+template <CodeFormat F>
+__attribute__((target("avx2"), always_inline)) inline __m256i load_weights(const std::byte* codes,
+                                                                           std::size_t c) {
+    if constexpr (F == CodeFormat::Int8) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + DOT_BLOCK * c));
+    } else {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 16 * c));
+        const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+        __m128i lo = _mm_and_si128(x, mask), hi = _mm_and_si128(_mm_srli_epi16(x, 4), mask);
+        lo = _mm_sub_epi8(_mm_xor_si128(lo, eight), eight);
+        hi = _mm_sub_epi8(_mm_xor_si128(hi, eight), eight);
+        return _mm256_set_m128i(hi, lo);
+    }
+}
+
+/// 8 int32 partial sums of w . a over 32 values, a int8 codes within +-127 (so |w| x a fits maddubs).
+__attribute__((target("avx2"), always_inline)) inline __m256i dot_narrow(__m256i w, const std::int8_t* a) {
+    const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(av, w));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+/// 8 int32 partial sums of w . a over 32 values, a int16 codes.
+__attribute__((target("avx2"), always_inline)) inline __m256i dot_wide(__m256i w, const std::int16_t* a) {
+    const __m256i w0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(w));
+    const __m256i w1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1));
+    const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+    const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 16));
+    return _mm256_add_epi32(_mm256_madd_epi16(w0, a0), _mm256_madd_epi16(w1, a1));
+}
+
+/// The 8 horizontal sums of v[0..7], in order.
+__attribute__((target("avx2"), always_inline)) inline __m256i reduce8(const __m256i* v) {
+    const __m256i t0 = _mm256_hadd_epi32(v[0], v[1]), t1 = _mm256_hadd_epi32(v[2], v[3]);
+    const __m256i t2 = _mm256_hadd_epi32(v[4], v[5]), t3 = _mm256_hadd_epi32(v[6], v[7]);
+    const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+}
+
+__attribute__((target("avx2"), always_inline)) inline std::int32_t hsum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+template <CodeFormat F, bool Narrow, int Planes>
+__attribute__((target("avx2"))) void dots_avx2(const std::byte* codes, const void* act, std::size_t padded,
+                                               std::size_t chunks, std::int32_t* out) {
+    constexpr int per = 8 / Planes; // chunks per group of 8 vectors
+    const auto* a8 = static_cast<const std::int8_t*>(act);
+    const auto* a16 = static_cast<const std::int16_t*>(act);
+    std::size_t c = 0;
+    for (; c + per <= chunks; c += per) {
+        __m256i v[8];
+        for (int i = 0; i < per; ++i) {
+            const __m256i w = load_weights<F>(codes, c + i);
+            for (int p = 0; p < Planes; ++p) {
+                if constexpr (Narrow)
+                    v[i * Planes + p] = dot_narrow(w, a8 + p * padded + DOT_BLOCK * (c + i));
+                else
+                    v[i * Planes + p] = dot_wide(w, a16 + p * padded + DOT_BLOCK * (c + i));
+            }
+        }
+        alignas(32) std::int32_t sums[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), reduce8(v));
+        for (int i = 0; i < per; ++i)
+            for (int p = 0; p < Planes; ++p)
+                out[p * chunks + c + i] = sums[i * Planes + p];
+    }
+    for (; c < chunks; ++c) {
+        const __m256i w = load_weights<F>(codes, c);
+        for (int p = 0; p < Planes; ++p) {
+            if constexpr (Narrow)
+                out[p * chunks + c] = hsum(dot_narrow(w, a8 + p * padded + DOT_BLOCK * c));
+            else
+                out[p * chunks + c] = hsum(dot_wide(w, a16 + p * padded + DOT_BLOCK * c));
+        }
+    }
+}
+
+template <CodeFormat F, bool Narrow>
+void dots_avx2_planes(const std::byte* codes, const void* act, int planes, std::size_t padded,
+                      std::size_t chunks, std::int32_t* out) {
+    switch (planes) {
+    case 1:
+        return dots_avx2<F, Narrow, 1>(codes, act, padded, chunks, out);
+    case 2:
+        return dots_avx2<F, Narrow, 2>(codes, act, padded, chunks, out);
+    default:
+        return dots_avx2<F, Narrow, 4>(codes, act, padded, chunks, out);
+    }
+}
+
+void row_dots(const std::byte* codes, CodeFormat f, const PreparedActivation& a, std::int32_t* out) {
+    if (use_avx2()) {
+        const void* act = a.narrow ? static_cast<const void*>(a.codes8.data()) : a.codes16.data();
+        if (f == CodeFormat::Int8) {
+            if (a.narrow)
+                dots_avx2_planes<CodeFormat::Int8, true>(codes, act, a.planes, a.padded_cols, a.chunks, out);
+            else
+                dots_avx2_planes<CodeFormat::Int8, false>(codes, act, a.planes, a.padded_cols, a.chunks, out);
+        } else {
+            if (a.narrow)
+                dots_avx2_planes<CodeFormat::Int4, true>(codes, act, a.planes, a.padded_cols, a.chunks, out);
+            else
+                dots_avx2_planes<CodeFormat::Int4, false>(codes, act, a.planes, a.padded_cols, a.chunks, out);
+        }
+        return;
+    }
+    if (a.narrow)
+        dots_portable(codes, f, a.codes8.data(), a.planes, a.padded_cols, a.chunks, out);
+    else
+        dots_portable(codes, f, a.codes16.data(), a.planes, a.padded_cols, a.chunks, out);
+}
+
+// ---- the sum: no term can leave the window, so an i64 over the lowest exponent holds it exactly --
+
+/// sum over planes and chunks of (d x m) << (exponent + e_w + shift - base), every shift clamped to
+/// [0, 62] (a clamped shift only ever meets a zero term).
+template <bool UnitScale>
+[[gnu::always_inline]] inline std::int64_t
+accumulate_body(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+                const std::int32_t* mw, int base) {
+    std::int64_t acc = 0;
+    const std::size_t chunks = a.chunks;
+    for (int p = 0; p < a.planes; ++p) {
+        const std::int32_t* d = dots + p * chunks;
+        const std::int32_t* e = a.exponent.data() + a.plane_word[p] * chunks;
+        const int offset = a.plane_shift[p] - base;
+        for (std::size_t c = 0; c < chunks; ++c) {
+            const int k = std::clamp(e[c] + ew[c] + offset, 0, 62);
+            const std::int64_t t = UnitScale ? std::int64_t{d[c]} : std::int64_t{d[c]} * mw[c];
+            acc += t << k;
+        }
+    }
+    return acc;
+}
+
+template <bool UnitScale>
+__attribute__((target("avx2"))) std::int64_t
+accumulate_avx2(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+                const std::int32_t* mw, int base) {
+    return accumulate_body<UnitScale>(dots, a, ew, mw, base);
+}
+
+template <bool UnitScale>
+std::int64_t accumulate(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+                        const std::int32_t* mw, int base) {
+    if (use_avx2()) return accumulate_avx2<UnitScale>(dots, a, ew, mw, base);
+    return accumulate_body<UnitScale>(dots, a, ew, mw, base);
+}
+
+/// The terms of the contract (one per chunk and word) for the general window sum.
+float window_row(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+                 const std::int32_t* mw, std::vector<Term>& terms) {
+    terms.clear();
+    const int parts = a.planes / a.words;
+    for (int w = 0; w < a.words; ++w)
+        for (std::size_t c = 0; c < a.chunks; ++c) {
+            std::int64_t d = 0;
+            for (int part = 0; part < parts; ++part) {
+                const int p = w * parts + part;
+                d += std::int64_t{dots[p * a.chunks + c]} << a.plane_shift[p];
+            }
+            terms.push_back({d * mw[c], a.exponent[w * a.chunks + c] + ew[c]});
+        }
+    return window_sum(terms);
+}
+
+} // namespace
+
+void use_kernel(Kernel k) {
+    selected = k;
+}
+
+PreparedActivation prepare(const QuantizedActivation& q, const MatrixLayout& layout) {
+    if (q.length != layout.cols)
+        throw Error("matvec: the activation row has " + std::to_string(q.length) + " values, the " +
+                    std::to_string(layout.rows) + " x " + std::to_string(layout.cols) + " matrix takes " +
+                    std::to_string(layout.cols));
+    if (q.block % DOT_BLOCK != 0 && q.block < q.length)
+        throw Error(
+            "matvec: activation blocks of " + std::to_string(q.block) +
+            " values do not cover whole chunks of 32 (a multiple of 32, or the whole row, is needed)");
+    PreparedActivation a;
+    a.cols = q.length;
+    a.padded_cols = layout.padded_cols();
+    a.chunks = a.padded_cols / DOT_BLOCK;
+    a.words = q.words;
+    std::int64_t max_code = 0;
+    for (std::int32_t c : q.codes)
+        max_code = std::max<std::int64_t>(max_code, c < 0 ? -std::int64_t{c} : c);
+    a.max_code = max_code;
+    a.narrow = max_code <= 127;
+    const int parts = max_code < (1 << 15) ? 1 : 2;
+    a.planes = a.words * parts;
+    for (int w = 0; w < a.words; ++w)
+        for (int part = 0; part < parts; ++part) {
+            a.plane_word.push_back(w);
+            a.plane_shift.push_back(parts == 2 && part == 1 ? 12 : 0);
+        }
+    if (a.narrow)
+        a.codes8.assign(a.planes * a.padded_cols, 0);
+    else
+        a.codes16.assign(a.planes * a.padded_cols, 0);
+    for (int w = 0; w < a.words; ++w)
+        for (std::size_t j = 0; j < a.cols; ++j) {
+            const std::int32_t c = q.code(w, j);
+            if (a.narrow)
+                a.codes8[w * a.padded_cols + j] = static_cast<std::int8_t>(c);
+            else if (parts == 1)
+                a.codes16[w * a.padded_cols + j] = static_cast<std::int16_t>(c);
+            else {
+                a.codes16[(2 * w) * a.padded_cols + j] = static_cast<std::int16_t>(c & 0xFFF);
+                a.codes16[(2 * w + 1) * a.padded_cols + j] = static_cast<std::int16_t>(c >> 12);
+            }
+        }
+    a.exponent.assign(a.words * a.chunks, 0);
+    a.live.assign(a.words * a.chunks, 0);
+    a.exponent_min = std::numeric_limits<int>::max();
+    a.exponent_max = std::numeric_limits<int>::min();
+    for (std::size_t b = 0; b < q.blocks(); ++b)
+        if (q.nonfinite(b)) a.nonfinite = true;
+    for (int w = 0; w < a.words; ++w)
+        for (std::size_t c = 0; c < a.chunks; ++c) {
+            const std::size_t first = c * DOT_BLOCK;
+            if (first >= a.cols) continue; // padding: zero codes
+            const int e = q.exponent(w, first / q.block);
+            a.exponent[w * a.chunks + c] = e;
+            bool live = false;
+            for (std::size_t j = first; j < std::min(a.cols, first + DOT_BLOCK); ++j)
+                live = live || q.code(w, j) != 0;
+            a.live[w * a.chunks + c] = live;
+            if (live) {
+                a.any_live = true;
+                a.exponent_min = std::min(a.exponent_min, e);
+                a.exponent_max = std::max(a.exponent_max, e);
+            }
+        }
+    return a;
+}
+
+void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> out, std::size_t first_row) {
+    const MatrixLayout& l = m.layout();
+    if (a.cols != l.cols || a.padded_cols != l.padded_cols())
+        throw Error("matvec: the activation was prepared for " + std::to_string(a.cols) +
+                    " columns, the matrix has " + std::to_string(l.cols));
+    if (first_row + out.size() > l.rows)
+        throw Error("matvec: rows " + std::to_string(first_row) + ".." +
+                    std::to_string(first_row + out.size()) + " of a matrix of " + std::to_string(l.rows) +
+                    " rows");
+    if (a.nonfinite) {
+        std::fill(out.begin(), out.end(), nan_out());
+        return;
+    }
+    const bool unit = l.format.scale == ScaleFormat::E8M0;
+    const std::size_t chunks_per_group = l.format.group / DOT_BLOCK;
+    const std::int64_t max_weight = l.format.codes == CodeFormat::Int8 ? 128 : 8;
+    const int count_bits = bit_length(static_cast<unsigned __int128>(a.chunks * a.planes));
+    std::vector<std::int32_t> dots(a.planes * a.chunks), ew(a.chunks), mw(a.chunks);
+    std::vector<Term> terms;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        const std::size_t r = first_row + k;
+        // The row's scales, per chunk; the exponent range of the groups with a nonzero scale.
+        bool nan = false;
+        int ew_min = std::numeric_limits<int>::max(), ew_max = std::numeric_limits<int>::min();
+        std::int32_t m_max = 0;
+        for (std::size_t g = 0; g < l.groups(); ++g) {
+            const GroupScale s = m.scale(r, g);
+            nan = nan || s.nan;
+            if (s.significand != 0) {
+                ew_min = std::min(ew_min, s.exponent);
+                ew_max = std::max(ew_max, s.exponent);
+                m_max = std::max(m_max, s.significand < 0 ? -s.significand : s.significand);
+            }
+            for (std::size_t i = 0; i < chunks_per_group; ++i) {
+                ew[g * chunks_per_group + i] = s.exponent;
+                mw[g * chunks_per_group + i] = s.significand;
+            }
+        }
+        if (nan) {
+            out[k] = nan_out();
+            continue;
+        }
+        if (!a.any_live || m_max == 0) {
+            out[k] = 0.0f;
+            continue;
+        }
+        row_dots(m.codes(r).data(), l.format.codes, a, dots.data());
+        const int base = a.exponent_min + ew_min;
+        const int span = a.exponent_max + ew_max - base;
+        const int bound_bits =
+            bit_length(static_cast<unsigned __int128>(DOT_BLOCK * max_weight * a.max_code * m_max));
+        if (span + bound_bits <= WINDOW_PLACES && span + bound_bits + 1 + count_bits <= 63) {
+            const std::int64_t acc = unit ? accumulate<true>(dots.data(), a, ew.data(), mw.data(), base)
+                                          : accumulate<false>(dots.data(), a, ew.data(), mw.data(), base);
+            const bool negative = acc < 0;
+            out[k] = round_to_f32(negative, static_cast<unsigned __int128>(negative ? -acc : acc), base);
+        } else {
+            out[k] = window_row(dots.data(), a, ew.data(), mw.data(), terms);
+        }
+    }
+}
+
+void matvec(const MatrixView& m, const QuantizedActivation& q, std::span<float> out) {
+    if (out.size() != m.layout().rows)
+        throw Error("matvec: " + std::to_string(out.size()) + " outputs for a matrix of " +
+                    std::to_string(m.layout().rows) + " rows");
+    matvec(m, prepare(q, m.layout()), out, 0);
+}
+
+} // namespace cardsim::numerics

@@ -1,0 +1,212 @@
+#include "engine/numerics/weights.hpp"
+
+#include "engine/error.hpp"
+#include "engine/numerics/rounding.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace cardsim::numerics {
+namespace {
+
+inline double round_even(double y) {
+    constexpr double magic = 0x1.8p52;
+    return (y + magic) - magic;
+}
+
+/// The least k >= -127 with round_half_even(amax / 2^k) <= q (amax > 0 and finite).
+int e8m0_exponent(double amax, int q) {
+    int e = std::ilogb(amax) - (bit_length(static_cast<unsigned>(q)) - 1);
+    if (round_even(std::ldexp(amax, -e)) > q) ++e;
+    return std::max(e, -127);
+}
+
+/// Quantises one group of n values into `codes` and returns its scale bytes (1 or 2).
+void quantize_group(const float* x, std::size_t n, const WeightFormat& f, std::int8_t* codes,
+                    std::byte* scale) {
+    const int q = max_weight_code(f.codes);
+    double amax = 0;
+    bool finite = true;
+    for (std::size_t j = 0; j < n; ++j) {
+        finite = finite && std::isfinite(x[j]);
+        amax = std::max(amax, static_cast<double>(std::abs(x[j])));
+    }
+    std::fill(codes, codes + n, 0);
+    auto put_f16 = [&](F16 h) {
+        scale[0] = static_cast<std::byte>(h.bits & 0xFF);
+        scale[1] = static_cast<std::byte>(h.bits >> 8);
+    };
+    if (!finite) {
+        if (f.scale == ScaleFormat::E8M0)
+            scale[0] = std::byte{0xFF};
+        else
+            put_f16(f16_nan);
+        return;
+    }
+    if (f.scale == ScaleFormat::E8M0) {
+        const int k = amax == 0 ? -127 : e8m0_exponent(amax, q);
+        scale[0] = static_cast<std::byte>(k + 127);
+        if (amax == 0) return;
+        for (std::size_t j = 0; j < n; ++j)
+            codes[j] =
+                static_cast<std::int8_t>(std::clamp(round_even(std::ldexp(static_cast<double>(x[j]), -k)),
+                                                    -static_cast<double>(q), static_cast<double>(q)));
+        return;
+    }
+    // amax / q rounded to double, then to f16: no double rounding, since amax / q is never within
+    // 2^-31 (relative) of an f16 tie unless on it (amax has 24 bits, q 7 or 3).
+    F16 d = f16_from_double(amax / q);
+    if (std::bit_cast<std::uint16_t>(d) >= 0x7C00) d = f16_max; // overflow: the largest finite f16
+    put_f16(d);
+    const double dv = to_f32(d);
+    if (dv == 0) return;
+    // x / d in double is the exact quotient rounded once; it is never within 2^-36 of a half-integer
+    // unless on it, so rounding it to an integer is the exact quotient's rounding.
+    for (std::size_t j = 0; j < n; ++j)
+        codes[j] = static_cast<std::int8_t>(std::clamp(round_even(static_cast<double>(x[j]) / dv),
+                                                       -static_cast<double>(q), static_cast<double>(q)));
+}
+
+} // namespace
+
+std::string_view name(CodeFormat c) {
+    return c == CodeFormat::Int8 ? "int8" : "int4";
+}
+std::string_view name(ScaleFormat s) {
+    return s == ScaleFormat::E8M0 ? "e8m0" : "f16";
+}
+std::string to_string(const WeightFormat& f) {
+    return std::string(name(f.codes)) + "/" + std::string(name(f.scale)) + "/g" + std::to_string(f.group);
+}
+
+int max_weight_code(CodeFormat c) {
+    return c == CodeFormat::Int8 ? 127 : 7;
+}
+
+MatrixLayout matrix_layout(std::size_t rows, std::size_t cols, WeightFormat format, std::size_t row_align) {
+    if (format.group == 0 || format.group % DOT_BLOCK != 0)
+        throw Error("weight format " + to_string(format) +
+                    ": the group must be a positive multiple of 32 values, not " +
+                    std::to_string(format.group));
+    if (row_align == 0 || !std::has_single_bit(row_align))
+        throw Error("matrix layout: the row alignment must be a power of two bytes, not " +
+                    std::to_string(row_align));
+    return MatrixLayout{rows, cols, format, row_align};
+}
+
+GroupScale decode_e8m0(std::uint8_t x) {
+    if (x == 0xFF) return {0, 0, true};
+    return {1, static_cast<int>(x) - 127, false};
+}
+
+GroupScale decode_f16_scale(F16 h) {
+    if (is_nonfinite(h)) return {0, 0, true};
+    F16Parts p = parts(h);
+    return {p.significand, p.exponent, false};
+}
+
+MatrixView::MatrixView(const MatrixLayout& layout, std::span<const std::byte> bytes, std::string_view what)
+    : layout_(layout), bytes_(bytes) {
+    if (bytes.size() != layout.bytes())
+        throw Error(std::string(what) + ": a " + std::to_string(layout.rows) + " x " +
+                    std::to_string(layout.cols) + " " + to_string(layout.format) + " matrix takes " +
+                    std::to_string(layout.bytes()) + " bytes, found " + std::to_string(bytes.size()));
+}
+
+int MatrixView::code(std::size_t r, std::size_t c) const {
+    auto codes = this->codes(r);
+    if (layout_.format.codes == CodeFormat::Int8) return static_cast<std::int8_t>(codes[c]);
+    const std::size_t block = c / DOT_BLOCK, j = c % DOT_BLOCK;
+    const auto byte = static_cast<std::uint8_t>(codes[block * 16 + j % 16]);
+    const int nibble = j < 16 ? (byte & 0xF) : (byte >> 4);
+    return nibble >= 8 ? nibble - 16 : nibble;
+}
+
+GroupScale MatrixView::scale(std::size_t r, std::size_t g) const {
+    auto s = scales(r);
+    if (layout_.format.scale == ScaleFormat::E8M0) return decode_e8m0(static_cast<std::uint8_t>(s[g]));
+    const auto bits = static_cast<std::uint16_t>(static_cast<std::uint8_t>(s[2 * g]) |
+                                                 static_cast<std::uint8_t>(s[2 * g + 1]) << 8);
+    return decode_f16_scale(F16{bits});
+}
+
+std::vector<float> MatrixView::dequantize_row(std::size_t r) const {
+    std::vector<float> out(layout_.cols);
+    for (std::size_t c = 0; c < layout_.cols; ++c) {
+        GroupScale s = scale(r, c / layout_.format.group);
+        if (s.nan) {
+            out[c] = std::numeric_limits<float>::quiet_NaN();
+            continue;
+        }
+        const long long v = static_cast<long long>(code(r, c)) * s.significand; // < 2^18: exact in f32
+        out[c] = round_to_f32(v < 0, static_cast<unsigned __int128>(v < 0 ? -v : v), s.exponent);
+    }
+    return out;
+}
+
+void quantize_into(std::span<const float> values, const MatrixLayout& layout, std::span<std::byte> out) {
+    if (layout.cols == 0 || values.size() != layout.rows * layout.cols)
+        throw Error("weight quantiser: a " + std::to_string(layout.rows) + " x " +
+                    std::to_string(layout.cols) + " matrix takes " +
+                    std::to_string(layout.rows * layout.cols) + " values, found " +
+                    std::to_string(values.size()));
+    if (out.size() != layout.bytes())
+        throw Error("weight quantiser: the matrix takes " + std::to_string(layout.bytes()) +
+                    " bytes, the output has " + std::to_string(out.size()));
+    std::fill(out.begin(), out.end(), std::byte{0});
+    const WeightFormat& f = layout.format;
+    const std::size_t scale_size = f.scale == ScaleFormat::E8M0 ? 1 : 2;
+    std::vector<float> group(f.group);
+    std::vector<std::int8_t> codes(f.group);
+    for (std::size_t r = 0; r < layout.rows; ++r) {
+        std::byte* row = out.data() + r * layout.row_stride();
+        for (std::size_t g = 0; g < layout.groups(); ++g) {
+            const std::size_t first = g * f.group, n = std::min(f.group, layout.cols - first);
+            std::copy_n(values.data() + r * layout.cols + first, n, group.begin());
+            std::fill(group.begin() + static_cast<std::ptrdiff_t>(n), group.end(),
+                      0.0f); // padding: zero codes
+            quantize_group(group.data(), f.group, f, codes.data(),
+                           row + layout.code_bytes() + g * scale_size);
+            if (f.codes == CodeFormat::Int8) {
+                std::memcpy(row + first, codes.data(), f.group);
+                continue;
+            }
+            for (std::size_t b = 0; b < f.group / DOT_BLOCK; ++b)
+                for (std::size_t j = 0; j < 16; ++j) {
+                    const auto lo = static_cast<std::uint8_t>(codes[b * DOT_BLOCK + j]) & 0xF;
+                    const auto hi = static_cast<std::uint8_t>(codes[b * DOT_BLOCK + j + 16]) & 0xF;
+                    row[(first + b * DOT_BLOCK) / 2 + j] = static_cast<std::byte>(lo | hi << 4);
+                }
+        }
+    }
+}
+
+QuantizedMatrix quantize_matrix(std::span<const float> values, std::size_t cols, WeightFormat format,
+                                std::size_t row_align) {
+    if (cols == 0 || values.size() % cols != 0)
+        throw Error("weight quantiser: " + std::to_string(values.size()) + " values do not make rows of " +
+                    std::to_string(cols) + " columns");
+    QuantizedMatrix m{matrix_layout(values.size() / cols, cols, format, row_align), {}};
+    m.bytes.resize(m.layout.bytes());
+    quantize_into(values, m.layout, m.bytes);
+    return m;
+}
+
+QuantizedMatrix quantize_matrix(std::span<const F16> values, std::size_t cols, WeightFormat format,
+                                std::size_t row_align) {
+    std::vector<float> f(values.size());
+    std::transform(values.begin(), values.end(), f.begin(), [](F16 h) { return to_f32(h); });
+    return quantize_matrix(f, cols, format, row_align);
+}
+
+QuantizedMatrix quantize_matrix(std::span<const BF16> values, std::size_t cols, WeightFormat format,
+                                std::size_t row_align) {
+    std::vector<float> f(values.size());
+    std::transform(values.begin(), values.end(), f.begin(), [](BF16 h) { return to_f32(h); });
+    return quantize_matrix(f, cols, format, row_align);
+}
+
+} // namespace cardsim::numerics
