@@ -1,0 +1,61 @@
+// `cardsim make-model`: writes a synthetic checkpoint (config.json + safetensors) of one of the
+// architectures the recognisers know, with its real tensor names and deterministic weights.
+
+#include "cli/command.hpp"
+#include "engine/error.hpp"
+#include "models/synthetic.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace cardsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+int run(std::span<const std::string> args) {
+    po::options_description o("options");
+    o.add_options()("arch", po::value<std::string>()->required(), "dense | hybrid | hybrid-moe | encoder")(
+        "size", po::value<std::string>()->default_value("tiny"), "tiny | small | 0.1b | 0.8b")(
+        "seed", po::value<std::uint64_t>()->default_value(0),
+        "the seed of the weights")("dtype", po::value<std::string>()->default_value("bf16"), "bf16 | f32")(
+        "shards", po::value<unsigned>()->default_value(1), "safetensors files (more than 1 writes an index)")(
+        "threads",
+        po::value<unsigned>()->default_value(std::max(1u, std::min(2u, std::thread::hardware_concurrency()))),
+        "workers filling the tensors")("force", "replace the output directory if it exists")(
+        "output,o", po::value<std::string>()->required(), "the checkpoint directory to write");
+    auto vm = parse("make-model", "--arch ARCH [--size SIZE] [--seed S] [--dtype bf16|f32] -o DIR", args, o);
+
+    models::SynthOptions opt;
+    const auto arch = vm["arch"].as<std::string>(), size = vm["size"].as<std::string>(),
+               dtype = vm["dtype"].as<std::string>();
+    auto a = models::parse_synth_arch(arch);
+    if (!a)
+        throw Error(
+            fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe or encoder", arch));
+    auto s = models::parse_synth_size(size);
+    if (!s)
+        throw Error(fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b or 0.8b", size));
+    if (dtype != "bf16" && dtype != "f32")
+        throw Error(fmt::format("cardsim make-model: --dtype `{}` is not bf16 or f32", dtype));
+    opt.arch = *a;
+    opt.size = *s;
+    opt.seed = vm["seed"].as<std::uint64_t>();
+    opt.dtype = dtype == "bf16" ? models::Dtype::BF16 : models::Dtype::F32;
+    opt.shards = vm["shards"].as<unsigned>();
+    opt.threads = vm["threads"].as<unsigned>();
+    opt.replace = vm.count("force") > 0;
+    const std::string out = vm["output"].as<std::string>();
+    const auto r = models::make_model(opt, out);
+    fmt::print("wrote {}: {}, {} layers, {} parameters, {} bytes of {} in {} file{}\n", out,
+               models::describe(r.spec), models::layer_kinds(r.spec).size(), r.parameters, r.bytes, dtype,
+               r.files.size(), r.files.size() == 1 ? "" : "s");
+    return Ok;
+}
+
+const Register reg{{"make-model", "write a synthetic checkpoint (config.json + safetensors)", run}};
+
+} // namespace
+} // namespace cardsim::cli

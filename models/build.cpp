@@ -1,0 +1,44 @@
+#include "models/build.hpp"
+
+#include "engine/error.hpp"
+#include "models/tensors.hpp"
+
+#include <fmt/format.h>
+
+namespace cardsim::models {
+
+const MoeExtra* BuiltGraph::moe_extra(std::size_t op) const {
+    for (const auto& m : moe)
+        if (m.op == op) return &m;
+    return nullptr;
+}
+
+std::map<std::string, graph::W> bind_tensors(const Checkpoint& checkpoint, const ModelSpec& spec) {
+    std::map<std::string, graph::W> out;
+    for (const auto& t : expected_tensors(spec)) {
+        auto w = checkpoint.find(t.name);
+        if (!w)
+            throw Error(
+                fmt::format("{}: a {} checkpoint needs tensor `{}` of shape [{}], which it does not hold",
+                            checkpoint.dir().string(), describe(spec), t.name, fmt::join(t.shape, ", ")));
+        auto shape = checkpoint.shape(*w);
+        if (!std::equal(shape.begin(), shape.end(), t.shape.begin(), t.shape.end()))
+            throw Error(fmt::format("{}: tensor `{}` has shape [{}] but config.json makes it [{}]",
+                                    checkpoint.file_of(*w), t.name, fmt::join(shape, ", "),
+                                    fmt::join(t.shape, ", ")));
+        out.emplace(t.name, *w);
+    }
+    return out;
+}
+
+BuiltGraph build_graph(const Checkpoint& checkpoint, const ModelSpec& spec) {
+    const auto tensors = bind_tensors(checkpoint, spec);
+    BuiltGraph b = std::holds_alternative<DecoderSpec>(spec)
+                       ? build_decoder(std::get<DecoderSpec>(spec), tensors)
+                       : build_encoder(std::get<EncoderSpec>(spec), tensors);
+    if (auto problem = graph::check(b.graph))
+        throw std::logic_error(fmt::format("the {} graph fails its check: {}", describe(spec), *problem));
+    return b;
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,245 @@
+// The decoder graph: one decode step, following transformers' Qwen3 / Qwen2 / Llama / Qwen3-Next /
+// Qwen3.5 modeling code (formulas in models/README.md).
+
+#include "models/build.hpp"
+#include "models/tensors.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace cardsim::models {
+namespace {
+
+using namespace graph;
+
+/// The state of building one decoder graph.
+class DecoderBuilder {
+public:
+    DecoderBuilder(const DecoderSpec& d, const std::map<std::string, W>& t) : d_(d), t_(t), n_{d} {}
+
+    BuiltGraph build() {
+        const std::size_t H = d_.hidden;
+        x_ = g_.val(Rows::Tokens, H, "hidden");
+        g_.push(Embed{plain(n_.embed()), x_}, Site{std::nullopt, Part::Embedding});
+        for (std::size_t i = 0; i < d_.layers.size(); ++i) {
+            if (d_.layers[i].mixer == Mixer::Attention)
+                attention(i);
+            else
+                deltanet(i);
+            ffn(i);
+        }
+        const Site head{std::nullopt, Part::Head};
+        Val f = g_.val(Rows::Tokens, H, "final_norm");
+        g_.push(RmsNorm{x_, plain(n_.final_norm()), d_.eps, d_.zero_centred, H, f}, head);
+        Val logits = g_.val(Rows::Tokens, d_.vocab, "logits");
+        g_.push(Gemm{f, Weight{w(n_.lm_head()), Whole{true}}, std::nullopt, Epilogue::None, logits}, head);
+        Val next = g_.val(Rows::Tokens, 1, "next");
+        g_.push(ArgMax{logits, next}, head);
+        g_.logits = logits;
+        g_.next = next;
+        return BuiltGraph{std::move(g_), std::move(moe_)};
+    }
+
+private:
+    W w(const std::string& name) const { return t_.at(name); }
+    /// A constant read whole and not multiplied (norm weights, tables, vectors).
+    Weight plain(const std::string& name) const { return Weight{w(name), Whole{false}}; }
+    /// A constant read whole as a Linear weight.
+    Weight linear(const std::string& name) const { return Weight{w(name), Whole{true}}; }
+    std::optional<Weight> bias(bool has, std::string_view module) const {
+        if (!has) return std::nullopt;
+        return plain(n_.layer(layer_, fmt::format("{}.bias", module)));
+    }
+    Val val(std::size_t width, std::string_view what) {
+        return g_.val(Rows::Tokens, width, fmt::format("layer{}.{}", layer_, what));
+    }
+    Val gemm(Val a, Weight weight, std::optional<Weight> b, std::size_t width, std::string_view what) {
+        Val out = val(width, what);
+        g_.push(Gemm{a, weight, b, Epilogue::None, out}, site_);
+        return out;
+    }
+    /// The layer's input norm, into a new value.
+    Val input_norm(std::size_t i, std::string_view tensor, std::string_view what) {
+        Val h = val(d_.hidden, what);
+        g_.push(RmsNorm{x_, plain(n_.layer(i, tensor)), d_.eps, d_.zero_centred, d_.hidden, h}, site_);
+        return h;
+    }
+    void residual(Val out) { g_.push(Add{x_, out, x_}, site_); }
+
+    void attention(std::size_t i) {
+        layer_ = i;
+        site_ = Site{i, Part::Attention};
+        const auto& a = d_.attention;
+        const std::size_t hd = a.head_dim, q_width = a.heads * hd, kv_width = a.kv_heads * hd;
+        Val h = input_norm(i, "input_layernorm.weight", "attn_norm");
+        const std::string q_proj = n_.layer(i, "self_attn.q_proj.weight");
+        Val q, gate{};
+        if (a.output_gate) {
+            // q_proj viewed as [heads, 2·hd]: each head's query, then its output gate.
+            const std::string qb = n_.layer(i, "self_attn.q_proj.bias");
+            auto part = [&](std::size_t offset, bool transpose) {
+                return HeadPart{2 * hd, offset, hd, transpose};
+            };
+            std::optional<Weight> q_bias, gate_bias;
+            if (a.qkv_bias) {
+                q_bias = Weight{w(qb), part(0, false)};
+                gate_bias = Weight{w(qb), part(hd, false)};
+            }
+            q = gemm(h, Weight{w(q_proj), part(0, true)}, q_bias, q_width, "q");
+            gate = gemm(h, Weight{w(q_proj), part(hd, true)}, gate_bias, q_width, "gate");
+        } else {
+            q = gemm(h, linear(q_proj), bias(a.qkv_bias, "self_attn.q_proj"), q_width, "q");
+        }
+        Val k = gemm(h, linear(n_.layer(i, "self_attn.k_proj.weight")), bias(a.qkv_bias, "self_attn.k_proj"),
+                     kv_width, "k");
+        Val v = gemm(h, linear(n_.layer(i, "self_attn.v_proj.weight")), bias(a.qkv_bias, "self_attn.v_proj"),
+                     kv_width, "v");
+        if (a.qk_norm) {
+            Val qn = val(q_width, "q_norm"), kn = val(kv_width, "k_norm");
+            g_.push(
+                RmsNorm{q, plain(n_.layer(i, "self_attn.q_norm.weight")), d_.eps, d_.zero_centred, hd, qn},
+                site_);
+            g_.push(
+                RmsNorm{k, plain(n_.layer(i, "self_attn.k_norm.weight")), d_.eps, d_.zero_centred, hd, kn},
+                site_);
+            q = qn;
+            k = kn;
+        }
+        g_.push(Rotate{q, hd, a.rotary_dim, a.theta}, site_);
+        g_.push(Rotate{k, hd, a.rotary_dim, a.theta}, site_);
+        StateId keys = g_.state(KeyCache{a.kv_heads, hd});
+        StateId values = g_.state(ValueCache{a.kv_heads, hd});
+        g_.push(CacheAppend{k, keys}, site_);
+        g_.push(CacheAppend{v, values}, site_);
+        Val att = val(q_width, "attn");
+        g_.push(AttendCache{q, keys, values, a.heads, a.kv_heads, hd,
+                            1.0 / std::sqrt(static_cast<double>(hd)), d_.layers[i].window, std::nullopt,
+                            std::nullopt, att},
+                site_);
+        if (a.output_gate) {
+            Val gated = val(q_width, "attn_gated");
+            g_.push(SigmoidGate{att, gate, gated}, site_);
+            att = gated;
+        }
+        residual(gemm(att, linear(n_.layer(i, "self_attn.o_proj.weight")), bias(a.o_bias, "self_attn.o_proj"),
+                      d_.hidden, "mixer_out"));
+    }
+
+    void deltanet(std::size_t i) {
+        layer_ = i;
+        site_ = Site{i, Part::Mixer};
+        const auto& gd = *d_.delta;
+        const std::size_t nk = gd.key_heads, nv = gd.value_heads, dk = gd.key_dim, dv = gd.value_dim;
+        const std::size_t key = nk * dk, value = nv * dv, r = nv / nk;
+        Val h = input_norm(i, "input_layernorm.weight", "mixer_norm");
+        Val q, k, v, z, b, a;
+        if (gd.grouped) {
+            // Qwen3-Next: per key head [q dk | k dk | v r·dv | z r·dv] and [b r | a r].
+            const W qkvz = w(n_.layer(i, "linear_attn.in_proj_qkvz.weight"));
+            const W ba = w(n_.layer(i, "linear_attn.in_proj_ba.weight"));
+            const std::size_t stride = 2 * dk + 2 * r * dv;
+            q = gemm(h, Weight{qkvz, HeadPart{stride, 0, dk, true}}, std::nullopt, key, "q");
+            k = gemm(h, Weight{qkvz, HeadPart{stride, dk, dk, true}}, std::nullopt, key, "k");
+            v = gemm(h, Weight{qkvz, HeadPart{stride, 2 * dk, r * dv, true}}, std::nullopt, value, "v");
+            z = gemm(h, Weight{qkvz, HeadPart{stride, 2 * dk + r * dv, r * dv, true}}, std::nullopt, value,
+                     "z");
+            b = gemm(h, Weight{ba, HeadPart{2 * r, 0, r, true}}, std::nullopt, nv, "b");
+            a = gemm(h, Weight{ba, HeadPart{2 * r, r, r, true}}, std::nullopt, nv, "a");
+        } else {
+            // Qwen3.5: in_proj_qkv is [q | k | v], one projection after another from its first row.
+            const W qkv = w(n_.layer(i, "linear_attn.in_proj_qkv.weight"));
+            q = gemm(h, Weight{qkv, RowRange{0, key, true}}, std::nullopt, key, "q");
+            k = gemm(h, Weight{qkv, RowRange{key, key, true}}, std::nullopt, key, "k");
+            v = gemm(h, Weight{qkv, RowRange{2 * key, value, true}}, std::nullopt, value, "v");
+            z = gemm(h, linear(n_.layer(i, "linear_attn.in_proj_z.weight")), std::nullopt, value, "z");
+            b = gemm(h, linear(n_.layer(i, "linear_attn.in_proj_b.weight")), std::nullopt, nv, "b");
+            a = gemm(h, linear(n_.layer(i, "linear_attn.in_proj_a.weight")), std::nullopt, nv, "a");
+        }
+        // The conv runs over the channels [q | k | v]; each part its own rows of the kernel.
+        const W conv = w(n_.layer(i, "linear_attn.conv1d.weight"));
+        auto conv_silu = [&](Val x, std::size_t first, std::size_t count, std::string_view what) {
+            Val out = val(count, what);
+            StateId window = g_.state(ConvWindow{count, gd.kernel});
+            g_.push(Conv{x, Weight{conv, RowRange{first, count, false}}, window, out}, site_);
+            g_.push(Silu{out, out}, site_);
+            return out;
+        };
+        Val qc = conv_silu(q, 0, key, "q_conv");
+        Val kc = conv_silu(k, key, key, "k_conv");
+        Val vc = conv_silu(v, 2 * key, value, "v_conv");
+        Val ql = val(key, "q_l2"), kl = val(key, "k_l2");
+        g_.push(L2Norm{qc, dk, 1e-6, 1.0 / std::sqrt(static_cast<double>(dk)), ql}, site_);
+        g_.push(L2Norm{kc, dk, 1e-6, 1.0, kl}, site_);
+        Val beta = val(nv, "beta"), decay = val(nv, "g");
+        g_.push(GdnGates{b, a, plain(n_.layer(i, "linear_attn.A_log")),
+                         plain(n_.layer(i, "linear_attn.dt_bias")), beta, decay},
+                site_);
+        StateId state = g_.state(DeltaState{nv, dk, dv});
+        Val o = val(value, "delta");
+        g_.push(DeltaStep{ql, kl, vc, beta, decay, state, nk, nv, dk, dv, o}, site_);
+        Val y = val(value, "delta_norm");
+        g_.push(GatedRmsNorm{o, z, plain(n_.layer(i, "linear_attn.norm.weight")), d_.eps, dv, y}, site_);
+        residual(gemm(y, linear(n_.layer(i, "linear_attn.out_proj.weight")), std::nullopt, d_.hidden,
+                      "mixer_out"));
+    }
+
+    void ffn(std::size_t i) {
+        layer_ = i;
+        site_ = Site{i, Part::Ffn};
+        Val h = input_norm(i, "post_attention_layernorm.weight", "ffn_norm");
+        if (d_.layers[i].moe) {
+            const auto& m = *d_.moe;
+            Moe op;
+            op.x = h;
+            op.router = linear(n_.layer(i, "mlp.gate.weight"));
+            for (std::size_t e = 0; e < m.experts; ++e) {
+                op.gate.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.gate_proj.weight", e))));
+                op.up.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.up_proj.weight", e))));
+                op.down.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.down_proj.weight", e))));
+            }
+            MoeExtra extra;
+            extra.norm_topk_prob = m.norm_topk_prob;
+            if (m.shared_intermediate > 0) {
+                op.shared_gate = linear(n_.layer(i, "mlp.shared_expert.gate_proj.weight"));
+                op.shared_up = linear(n_.layer(i, "mlp.shared_expert.up_proj.weight"));
+                op.shared_down = linear(n_.layer(i, "mlp.shared_expert.down_proj.weight"));
+                extra.shared_expert_gate = w(n_.layer(i, "mlp.shared_expert_gate.weight"));
+            }
+            op.top_k = m.top_k;
+            op.out = val(d_.hidden, "ffn_out");
+            extra.op = g_.ops.size();
+            moe_.push_back(extra);
+            Val out = op.out;
+            g_.push(std::move(op), site_);
+            residual(out);
+            return;
+        }
+        const std::size_t I = d_.intermediate;
+        Val gate = gemm(h, linear(n_.layer(i, "mlp.gate_proj.weight")), bias(d_.mlp_bias, "mlp.gate_proj"), I,
+                        "ffn_gate");
+        Val up =
+            gemm(h, linear(n_.layer(i, "mlp.up_proj.weight")), bias(d_.mlp_bias, "mlp.up_proj"), I, "ffn_up");
+        Val act = val(I, "ffn_act");
+        g_.push(SiluMul{gate, up, act}, site_);
+        residual(gemm(act, linear(n_.layer(i, "mlp.down_proj.weight")), bias(d_.mlp_bias, "mlp.down_proj"),
+                      d_.hidden, "ffn_out"));
+    }
+
+    const DecoderSpec& d_;
+    const std::map<std::string, W>& t_;
+    DecoderNames n_;
+    Graph g_;
+    std::vector<MoeExtra> moe_;
+    Val x_{};
+    std::size_t layer_ = 0;
+    Site site_;
+};
+
+} // namespace
+
+BuiltGraph build_decoder(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors) {
+    return DecoderBuilder(spec, tensors).build();
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,198 @@
+#include "models/checkpoint.hpp"
+
+#include "engine/error.hpp"
+#include "models/json.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace cardsim::models {
+
+Checkpoint Checkpoint::open(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    Checkpoint c;
+    c.dir_ = dir;
+    if (!fs::is_directory(dir))
+        throw Error(fmt::format("{}: not a directory (expected a checkpoint directory with config.json and "
+                                "safetensors files)",
+                                dir.string()));
+    c.config_path_ = (dir / CONFIG_FILE).string();
+    if (!fs::exists(c.config_path_))
+        throw Error(fmt::format("{}: the checkpoint has no config.json", dir.string()));
+    auto cfg = read_json_file(c.config_path_);
+    if (!cfg.is_object())
+        throw Error(fmt::format("{}: the configuration is not a JSON object", c.config_path_));
+    c.config_ = std::move(cfg.as_object());
+
+    const fs::path single = dir / SINGLE_FILE;
+    const fs::path index = dir / INDEX_FILE;
+    const bool has_single = fs::exists(single), has_index = fs::exists(index);
+    if (has_single && has_index)
+        throw Error(fmt::format("{}: holds both {} and {}: it is unclear which is the checkpoint",
+                                dir.string(), SINGLE_FILE, INDEX_FILE));
+    if (!has_single && !has_index)
+        throw Error(fmt::format("{}: holds neither {} nor {}", dir.string(), SINGLE_FILE, INDEX_FILE));
+
+    if (has_single) {
+        c.files_.push_back(SafetensorsFile::open(single));
+    } else {
+        const std::string where = index.string();
+        auto v = read_json_file(where);
+        const auto* map = v.is_object() ? v.as_object().if_contains("weight_map") : nullptr;
+        if (!map || !map->is_object())
+            throw Error(fmt::format("{}: has no `weight_map` object (tensor name → shard file)", where));
+        std::map<std::string, std::string> listed; // tensor → file
+        std::map<std::string, std::size_t> shard;  // file → index in files_
+        for (const auto& kv : map->as_object()) {
+            const std::string tensor(kv.key());
+            if (!kv.value().is_string())
+                throw Error(
+                    fmt::format("{}: tensor `{}`: its shard is not a file name string", where, tensor));
+            const std::string file(kv.value().as_string());
+            const fs::path rel(file);
+            if (file.empty() || rel.is_absolute() || rel.has_parent_path())
+                throw Error(
+                    fmt::format("{}: tensor `{}`: shard `{}` is not a file name inside the checkpoint", where,
+                                tensor, file));
+            listed.emplace(tensor, file);
+            if (!shard.count(file)) {
+                shard.emplace(file, c.files_.size());
+                if (!fs::exists(dir / rel))
+                    throw Error(
+                        fmt::format("{}: tensor `{}`: its shard `{}` does not exist", where, tensor, file));
+                c.files_.push_back(SafetensorsFile::open(dir / rel));
+            }
+        }
+        for (const auto& [tensor, file] : listed)
+            if (!c.files_[shard.at(file)].find(tensor))
+                throw Error(fmt::format("{}: tensor `{}`: the index puts it in `{}`, which does not hold it",
+                                        where, tensor, file));
+        for (const auto& [file, i] : shard)
+            for (const auto& t : c.files_[i].tensors()) {
+                auto it = listed.find(t.name);
+                if (it == listed.end())
+                    throw Error(
+                        fmt::format("{}: tensor `{}`: shard `{}` holds it but the index does not list it",
+                                    where, t.name, file));
+                if (it->second != file)
+                    throw Error(
+                        fmt::format("{}: tensor `{}`: shard `{}` holds it but the index puts it in `{}` "
+                                    "(a name in two shards)",
+                                    where, t.name, file, it->second));
+            }
+    }
+    for (std::size_t f = 0; f < c.files_.size(); ++f)
+        for (const auto& t : c.files_[f].tensors())
+            c.entries_.push_back(Entry{f, static_cast<std::size_t>(&t - c.files_[f].tensors().data())});
+    std::sort(c.entries_.begin(), c.entries_.end(),
+              [&](auto& a, auto& b) { return c.entry_name(a) < c.entry_name(b); });
+    return c;
+}
+
+std::vector<std::string> Checkpoint::files() const {
+    std::vector<std::string> out;
+    for (auto& f : files_)
+        out.push_back(f.path());
+    return out;
+}
+
+std::optional<graph::W> Checkpoint::find(std::string_view name) const {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                               [&](const Entry& e, std::string_view n) { return entry_name(e) < n; });
+    if (it == entries_.end() || entry_name(*it) != name) return std::nullopt;
+    return static_cast<graph::W>(it - entries_.begin());
+}
+
+graph::W Checkpoint::require(std::string_view name) const {
+    if (auto w = find(name)) return *w;
+    throw Error(fmt::format("{}: the checkpoint has no tensor `{}`", dir_.string(), name));
+}
+
+const TensorInfo& Checkpoint::info(graph::W w) const {
+    if (w >= entries_.size())
+        throw Error(fmt::format("{}: weight {} does not exist: the checkpoint has {} tensors", dir_.string(),
+                                w, entries_.size()));
+    const Entry& e = entries_[w];
+    return files_[e.file].tensors()[e.tensor];
+}
+
+const std::string& Checkpoint::file_of(graph::W w) const {
+    return files_[entries_.at(w).file].path();
+}
+
+std::span<const std::byte> Checkpoint::bytes(graph::W w) const {
+    return files_[entries_.at(w).file].bytes(info(w));
+}
+
+std::size_t Checkpoint::parameter_count() const {
+    std::size_t n = 0;
+    for (graph::W w = 0; w < entries_.size(); ++w)
+        n += info(w).numel();
+    return n;
+}
+
+namespace {
+
+/// Converts `n` elements of dtype `d` stored at `src` into `out`.
+template <class T>
+void convert(Dtype d, const std::byte* src, std::size_t n, T* out) {
+    switch (d) {
+    case Dtype::BF16:
+        for (std::size_t j = 0; j < n; ++j) {
+            std::uint16_t b;
+            std::memcpy(&b, src + 2 * j, 2);
+            out[j] = static_cast<T>(bf16_to_double(b));
+        }
+        return;
+    case Dtype::F32:
+        for (std::size_t j = 0; j < n; ++j) {
+            float f;
+            std::memcpy(&f, src + 4 * j, 4);
+            out[j] = static_cast<T>(f);
+        }
+        return;
+    default: {
+        const std::size_t es = size_of(d);
+        for (std::size_t j = 0; j < n; ++j)
+            out[j] = static_cast<T>(to_double(d, src + j * es));
+    }
+    }
+}
+
+} // namespace
+
+template <class Row>
+void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size, Row row) const {
+    const ViewShape vs = view_of(w, view);
+    if (out_size != vs.numel())
+        throw Error(fmt::format("tensor `{}`: reading view `{}` needs room for {} elements, not {}", name(w),
+                                describe(view), vs.numel(), out_size));
+    const auto data = bytes(w);
+    const std::size_t row_bytes = vs.row_len * size_of(dtype(w));
+    for (std::size_t r = 0; r < vs.rows; ++r) {
+        std::size_t stored = r; // the stored row that view row `r` reads
+        if (auto* rr = std::get_if<graph::RowRange>(&view)) stored = rr->first + r;
+        if (auto* hp = std::get_if<graph::HeadPart>(&view))
+            stored = r / hp->width * hp->stride + hp->offset + r % hp->width;
+        row(r, data.data() + stored * row_bytes, vs.row_len);
+    }
+}
+
+void Checkpoint::read_f32(graph::W w, const graph::View& view, std::span<float> out) const {
+    const Dtype d = dtype(w);
+    read(w, view, out.size(),
+         [&](std::size_t r, const std::byte* src, std::size_t n) { convert(d, src, n, out.data() + r * n); });
+}
+
+void Checkpoint::read_f64(graph::W w, const graph::View& view, std::span<double> out) const {
+    const Dtype d = dtype(w);
+    read(w, view, out.size(),
+         [&](std::size_t r, const std::byte* src, std::size_t n) { convert(d, src, n, out.data() + r * n); });
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,83 @@
+#pragma once
+// A Hugging Face checkpoint directory: `config.json` plus `model.safetensors`, or shards listed by
+// `model.safetensors.index.json`. Every tensor of every shard gets one index (graph::W), in name
+// order, and is read through the shard's memory map.
+
+#include "models/safetensors.hpp"
+#include "models/weight_source.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cardsim::models {
+
+/// The file name of a one-file checkpoint.
+inline constexpr std::string_view SINGLE_FILE = "model.safetensors";
+/// The file name of a sharded checkpoint's index.
+inline constexpr std::string_view INDEX_FILE = "model.safetensors.index.json";
+/// The file name of the model's configuration.
+inline constexpr std::string_view CONFIG_FILE = "config.json";
+
+/// An opened, validated checkpoint. Movable and cheap to copy (shard maps are shared).
+class Checkpoint final : public WeightSource {
+public:
+    /// Opens `dir`: parses config.json (an object), maps and validates every safetensors file, and
+    /// for a sharded checkpoint checks the index against the shards (each listed tensor in its file,
+    /// each file's tensors listed for that file, no name in two files). Having both a single file and
+    /// an index, or neither, is an error. Throws cardsim::Error naming the file and tensor.
+    static Checkpoint open(const std::filesystem::path& dir);
+
+    /// The directory, as given.
+    const std::filesystem::path& dir() const { return dir_; }
+    /// config.json's path, for error messages.
+    const std::string& config_path() const { return config_path_; }
+    /// config.json's top-level object.
+    const boost::json::object& config() const { return config_; }
+    /// The safetensors files, in the order they were opened.
+    std::vector<std::string> files() const;
+
+    /// The index of the tensor called `name`, or nothing.
+    std::optional<graph::W> find(std::string_view name) const;
+    /// The index of the tensor called `name`; throws cardsim::Error naming the checkpoint if absent.
+    graph::W require(std::string_view name) const;
+    /// The header entry of tensor `w`.
+    const TensorInfo& info(graph::W w) const;
+    /// The file holding tensor `w`.
+    const std::string& file_of(graph::W w) const;
+    /// The stored bytes of tensor `w`.
+    std::span<const std::byte> bytes(graph::W w) const;
+    /// The total element count over all tensors.
+    std::size_t parameter_count() const;
+
+    std::size_t tensor_count() const override { return entries_.size(); }
+    const std::string& name(graph::W w) const override { return info(w).name; }
+    std::span<const std::size_t> shape(graph::W w) const override { return info(w).shape; }
+    Dtype dtype(graph::W w) const override { return info(w).dtype; }
+    void read_f32(graph::W w, const graph::View& view, std::span<float> out) const override;
+    void read_f64(graph::W w, const graph::View& view, std::span<double> out) const override;
+
+private:
+    struct Entry {
+        std::size_t file;   ///< index into files_
+        std::size_t tensor; ///< index into that file's tensors()
+    };
+    /// Calls `row(view row, stored bytes of its row, row length)` for every row `view` reads of `w`,
+    /// after checking that `out_size` elements are wanted.
+    /// The name of the tensor `e` points at.
+    const std::string& entry_name(const Entry& e) const { return files_[e.file].tensors()[e.tensor].name; }
+    template <class Row>
+    void read(graph::W w, const graph::View& view, std::size_t out_size, Row row) const;
+
+    std::filesystem::path dir_;
+    std::string config_path_;
+    boost::json::object config_;
+    std::vector<SafetensorsFile> files_;
+    std::vector<Entry> entries_; ///< sorted by name
+};
+
+} // namespace cardsim::models

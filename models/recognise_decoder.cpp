@@ -1,0 +1,197 @@
+// The decoder recognisers: qwen3, qwen2, llama (dense) and qwen3_next, qwen3_5 (hybrid), following
+// the config classes of transformers (`configuration_<type>.py`) for field names and defaults.
+
+#include "models/config_reader.hpp"
+#include "models/recognise.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace cardsim::models {
+namespace {
+
+/// A number that may be given in two places (`rope_parameters.rope_theta` and `rope_theta`): the
+/// one present, an error when both are present and differ, else `fallback`.
+double one_number(const std::optional<ConfigReader>& a, std::string_view ka, const ConfigReader& b,
+                  std::string_view kb, double fallback) {
+    std::optional<double> x = a ? a->opt_number(ka) : std::nullopt;
+    std::optional<double> y = b.opt_number(kb);
+    if (x && y && *x != *y)
+        b.fail(kb, fmt::format("is {} but `{}` is {}: contradictory", *y, a->field(ka), *x));
+    return x ? *x : y ? *y : fallback;
+}
+
+/// The rope type named in `reader` (`rope_type`, or `type` in old `rope_scaling`), if any.
+std::optional<std::string> rope_type(const ConfigReader& reader) {
+    if (auto t = reader.opt_string("rope_type")) return t;
+    return reader.opt_string("type");
+}
+
+bool is_hybrid(DecoderFamily f) {
+    return f == DecoderFamily::Qwen3Next || f == DecoderFamily::Qwen3_5;
+}
+
+} // namespace
+
+DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const std::string& model_type) {
+    DecoderSpec d;
+    d.family = family;
+    d.model_type = model_type;
+    d.prefix = model_type == "qwen3_5" ? "model.language_model." : "model.";
+
+    // Qwen3.5's full model nests the language model's fields under `text_config`.
+    std::optional<ConfigReader> nested = top.sub("text_config");
+    if (model_type == "qwen3_5" && !nested)
+        top.fail("text_config", "is missing (a qwen3_5 model keeps its language model's fields there)");
+    const ConfigReader& c = family == DecoderFamily::Qwen3_5 && nested ? *nested : top;
+
+    d.vocab = c.positive("vocab_size");
+    d.hidden = c.positive("hidden_size");
+    d.intermediate = c.positive("intermediate_size");
+    const std::size_t layers = c.positive("num_hidden_layers");
+    auto& a = d.attention;
+    a.heads = c.positive("num_attention_heads");
+    a.kv_heads = c.opt_positive("num_key_value_heads").value_or(a.heads);
+    if (auto hd = c.opt_positive("head_dim")) {
+        a.head_dim = *hd;
+    } else {
+        if (d.hidden % a.heads != 0)
+            c.fail("hidden_size",
+                   fmt::format("is {}, not divisible by num_attention_heads = {} (and no head_dim "
+                               "is given)",
+                               d.hidden, a.heads));
+        a.head_dim = d.hidden / a.heads;
+    }
+    if (a.heads % a.kv_heads != 0)
+        c.fail("num_key_value_heads",
+               fmt::format("is {}, which does not divide num_attention_heads = {}", a.kv_heads, a.heads));
+    if (auto act = c.opt_string("hidden_act"); act && *act != "silu")
+        c.fail("hidden_act", fmt::format("is `{}`; the {} MLP is built with SiLU only", *act, model_type));
+    d.eps = c.opt_positive_number("rms_norm_eps").value_or(1e-6);
+
+    // Tied embeddings: Qwen3.5 may say it at the top and in text_config; they must agree.
+    auto tied_inner = c.opt_bool("tie_word_embeddings");
+    auto tied_outer = &c != &top ? top.opt_bool("tie_word_embeddings") : std::nullopt;
+    if (tied_inner && tied_outer && *tied_inner != *tied_outer)
+        c.fail("tie_word_embeddings",
+               fmt::format("is {} but the top-level tie_word_embeddings is {}: contradictory", *tied_inner,
+                           *tied_outer));
+    d.tied = tied_inner.value_or(tied_outer.value_or(false));
+
+    // RoPE: `rope_parameters` (transformers ≥ 4.57) or the older top-level fields.
+    const auto rp = c.sub("rope_parameters");
+    const auto rs = c.sub("rope_scaling");
+    for (const auto* r : {rp ? &*rp : nullptr, rs ? &*rs : nullptr})
+        if (r)
+            if (auto t = rope_type(*r); t && *t != "default")
+                r->fail(r->has("rope_type") ? "rope_type" : "type",
+                        fmt::format("is `{}`; only the default RoPE (one theta) is built", *t));
+    a.theta = one_number(rp, "rope_theta", c, "rope_theta", 10000.0);
+    if (!(a.theta > 0)) c.fail("rope_theta", "must be positive");
+    const double partial =
+        one_number(rp, "partial_rotary_factor", c, "partial_rotary_factor", is_hybrid(family) ? 0.25 : 1.0);
+    if (!(partial > 0 && partial <= 1))
+        c.fail("partial_rotary_factor", fmt::format("is {} (expected a fraction in (0, 1])", partial));
+    a.rotary_dim =
+        static_cast<std::size_t>(static_cast<double>(a.head_dim) * partial); // transformers truncates
+    if (a.rotary_dim < 2 || a.rotary_dim % 2 != 0)
+        c.fail("partial_rotary_factor",
+               fmt::format("gives a rotary dim of {} of head_dim {}; it must be even and at least 2",
+                           a.rotary_dim, a.head_dim));
+
+    const bool attention_bias = c.opt_bool("attention_bias").value_or(false);
+    a.qkv_bias = family == DecoderFamily::Qwen2 || attention_bias;
+    a.o_bias = family != DecoderFamily::Qwen2 && attention_bias;
+    d.mlp_bias = family == DecoderFamily::Llama && c.opt_bool("mlp_bias").value_or(false);
+    a.qk_norm = family == DecoderFamily::Qwen3 || is_hybrid(family);
+    d.zero_centred = is_hybrid(family);
+    a.output_gate = is_hybrid(family) && c.opt_bool("attn_output_gate").value_or(true);
+
+    d.layers.resize(layers);
+    const auto layer_types = c.opt_strings("layer_types");
+    if (layer_types && layer_types->size() != layers)
+        c.fail("layer_types",
+               fmt::format("lists {} layers but num_hidden_layers is {}", layer_types->size(), layers));
+
+    if (is_hybrid(family)) {
+        DeltaShape g;
+        g.key_heads = c.positive("linear_num_key_heads");
+        g.value_heads = c.positive("linear_num_value_heads");
+        g.key_dim = c.positive("linear_key_head_dim");
+        g.value_dim = c.positive("linear_value_head_dim");
+        g.kernel = c.opt_positive("linear_conv_kernel_dim").value_or(4);
+        g.grouped = family == DecoderFamily::Qwen3Next;
+        if (g.value_heads % g.key_heads != 0)
+            c.fail("linear_num_value_heads", fmt::format("is {}, not a multiple of linear_num_key_heads = {}",
+                                                         g.value_heads, g.key_heads));
+        d.delta = g;
+        const auto interval = c.opt_positive("full_attention_interval");
+        for (std::size_t i = 0; i < layers; ++i) {
+            const bool full_by_interval = (i + 1) % interval.value_or(4) == 0;
+            bool full = full_by_interval;
+            if (layer_types) {
+                const auto& t = (*layer_types)[i];
+                if (t != "full_attention" && t != "linear_attention")
+                    c.fail("layer_types", fmt::format("has `{}` for layer {} (expected full_attention or "
+                                                      "linear_attention)",
+                                                      t, i));
+                full = t == "full_attention";
+                if (interval && full != full_by_interval)
+                    c.fail("layer_types",
+                           fmt::format("makes layer {} {} but full_attention_interval = {} makes it {}: "
+                                       "contradictory",
+                                       i, t, *interval,
+                                       full_by_interval ? "full_attention" : "linear_attention"));
+            }
+            d.layers[i].mixer = full ? Mixer::Attention : Mixer::GatedDeltaNet;
+        }
+    } else {
+        // Sliding-window layers (qwen2, qwen3): only when use_sliding_window is set.
+        std::optional<std::size_t> window;
+        if (family != DecoderFamily::Llama && c.opt_bool("use_sliding_window").value_or(false)) {
+            window = c.opt_positive("sliding_window");
+            if (!window) c.fail("sliding_window", "is missing but use_sliding_window is true");
+        }
+        const std::size_t max_window_layers = c.opt_count("max_window_layers").value_or(28);
+        for (std::size_t i = 0; i < layers; ++i) {
+            bool sliding = i >= max_window_layers;
+            if (layer_types) {
+                const auto& t = (*layer_types)[i];
+                if (t != "full_attention" && t != "sliding_attention")
+                    c.fail("layer_types", fmt::format("has `{}` for layer {} (expected full_attention or "
+                                                      "sliding_attention)",
+                                                      t, i));
+                sliding = t == "sliding_attention";
+            }
+            if (window && sliding) d.layers[i].window = window;
+        }
+    }
+
+    if (family == DecoderFamily::Qwen3Next) {
+        const std::size_t experts = c.opt_count("num_experts").value_or(512);
+        if (experts > 0) {
+            MoeShape m;
+            m.experts = experts;
+            m.top_k = c.opt_positive("num_experts_per_tok").value_or(10);
+            m.intermediate = c.opt_positive("moe_intermediate_size").value_or(512);
+            m.shared_intermediate = c.opt_count("shared_expert_intermediate_size").value_or(512);
+            m.norm_topk_prob = c.opt_bool("norm_topk_prob").value_or(true);
+            if (m.top_k > m.experts)
+                c.fail("num_experts_per_tok",
+                       fmt::format("is {}, more than num_experts = {}", m.top_k, m.experts));
+            const std::size_t step = c.opt_positive("decoder_sparse_step").value_or(1);
+            const auto dense_layers = c.opt_counts("mlp_only_layers").value_or(std::vector<std::size_t>{});
+            for (auto l : dense_layers)
+                if (l >= layers) c.fail("mlp_only_layers", fmt::format("names layer {} of {}", l, layers));
+            for (std::size_t i = 0; i < layers; ++i)
+                d.layers[i].moe = (i + 1) % step == 0 && std::find(dense_layers.begin(), dense_layers.end(),
+                                                                   i) == dense_layers.end();
+            d.moe = m;
+        }
+    }
+    return d;
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,91 @@
+#pragma once
+// The f64 reference: an independent forward pass in plain double, straight from the checkpoint's
+// config.json and tensors (no graph, no numerics library, none of the recognisers' code), written
+// from transformers' modeling files (models/README.md). It measures how far the card's numerics are
+// from the model, and checks the graph builders through the f64 graph evaluator.
+
+#include "models/checkpoint.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace cardsim::models {
+
+/// The reference of a decoder checkpoint (qwen3, qwen2, llama, qwen3_next, qwen3_5).
+class DecoderReference {
+public:
+    /// Reads the config and every tensor the forward pass needs into double. Throws cardsim::Error
+    /// naming the file for an unknown model type or a missing field or tensor.
+    explicit DecoderReference(const Checkpoint& checkpoint);
+    ~DecoderReference();
+    DecoderReference(DecoderReference&&) noexcept;
+    DecoderReference& operator=(DecoderReference&&) noexcept;
+
+    /// One sequence being decoded: its KV caches, conv histories and Gated-DeltaNet states in double.
+    class Session {
+    public:
+        /// Feeds the next token; returns the logits after it (vocab wide).
+        std::vector<double> feed(std::int64_t token);
+        /// Tokens fed so far.
+        std::size_t length() const { return length_; }
+
+    private:
+        friend class DecoderReference;
+        struct Layer;
+        explicit Session(const DecoderReference& ref);
+        const DecoderReference* ref_;
+        std::vector<std::shared_ptr<Layer>> layers_;
+        std::size_t length_ = 0;
+    };
+
+    /// A new, empty sequence.
+    Session start() const;
+    /// The logits after each token of `prompt`, in a fresh sequence.
+    std::vector<std::vector<double>> prompt_logits(std::span<const std::int64_t> prompt) const;
+
+    /// Greedy decoding: the tokens chosen after `prompt` (arg-max, lowest index among equals) and the
+    /// logits each was chosen from; `logits[0]` are the logits after the prompt's last token.
+    struct Greedy {
+        std::vector<std::int64_t> tokens;
+        std::vector<std::vector<double>> logits;
+    };
+    Greedy greedy(std::span<const std::int64_t> prompt, std::size_t steps) const;
+
+    /// The vocabulary size.
+    std::size_t vocab() const;
+
+    struct Weights;
+
+private:
+    std::unique_ptr<Weights> w_;
+};
+
+/// The reference of the encoder (modernbert with the heads of models/README.md).
+class EncoderReference {
+public:
+    explicit EncoderReference(const Checkpoint& checkpoint);
+    ~EncoderReference();
+    EncoderReference(EncoderReference&&) noexcept;
+    EncoderReference& operator=(EncoderReference&&) noexcept;
+
+    /// What one sequence gives.
+    struct Result {
+        std::vector<std::vector<double>> hidden; ///< after the final norm, per token
+        std::vector<double> marker_logits;       ///< per marker
+        std::vector<double> features; ///< the act head's input: h[0], top1, top1 − top2, H / ln k, k/255
+        std::array<double, 2> act{};
+    };
+    /// Runs one sequence with its question type and markers (positions in the sequence).
+    Result run(std::span<const std::int64_t> tokens, std::size_t question_type,
+               std::span<const std::size_t> markers) const;
+
+    struct Weights;
+
+private:
+    std::unique_ptr<Weights> w_;
+};
+
+} // namespace cardsim::models

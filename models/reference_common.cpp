@@ -1,0 +1,179 @@
+#include "models/reference_common.hpp"
+
+#include "engine/error.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace cardsim::models::reference {
+
+const boost::json::value* Fields::get(std::string_view key) const {
+    const auto* v = o_->if_contains(boost::json::string_view(key.data(), key.size()));
+    return v && !v->is_null() ? v : nullptr;
+}
+
+bool Fields::has(std::string_view key) const {
+    return get(key) != nullptr;
+}
+
+double Fields::number(std::string_view key, std::optional<double> fallback) const {
+    const auto* v = get(key);
+    if (!v) {
+        if (fallback) return *fallback;
+        throw Error(fmt::format("{}: the reference needs field `{}`", file_, key));
+    }
+    if (v->is_double()) return v->as_double();
+    if (v->is_int64()) return static_cast<double>(v->as_int64());
+    if (v->is_uint64()) return static_cast<double>(v->as_uint64());
+    throw Error(fmt::format("{}: field `{}` is not a number", file_, key));
+}
+
+std::size_t Fields::count(std::string_view key, std::optional<std::size_t> fallback) const {
+    const double x =
+        number(key, fallback ? std::optional<double>(static_cast<double>(*fallback)) : std::nullopt);
+    if (x < 0 || std::floor(x) != x) throw Error(fmt::format("{}: field `{}` is not a count", file_, key));
+    return static_cast<std::size_t>(x);
+}
+
+bool Fields::flag(std::string_view key, bool fallback) const {
+    const auto* v = get(key);
+    return v && v->is_bool() ? v->as_bool() : fallback;
+}
+
+std::string Fields::text(std::string_view key, std::string fallback) const {
+    const auto* v = get(key);
+    return v && v->is_string() ? std::string(v->as_string()) : fallback;
+}
+
+std::optional<std::vector<std::string>> Fields::texts(std::string_view key) const {
+    const auto* v = get(key);
+    if (!v || !v->is_array()) return std::nullopt;
+    std::vector<std::string> out;
+    for (auto& e : v->as_array())
+        if (e.is_string()) out.emplace_back(e.as_string());
+    return out;
+}
+
+std::vector<std::size_t> Fields::counts(std::string_view key) const {
+    std::vector<std::size_t> out;
+    const auto* v = get(key);
+    if (v && v->is_array())
+        for (auto& e : v->as_array())
+            if (e.is_int64() || e.is_uint64())
+                out.push_back(static_cast<std::size_t>(e.to_number<std::uint64_t>()));
+    return out;
+}
+
+std::optional<Fields> Fields::object(std::string_view key) const {
+    const auto* v = get(key);
+    if (!v || !v->is_object()) return std::nullopt;
+    return Fields(v->as_object(), file_);
+}
+
+Vec Linear::operator()(const Vec& x) const {
+    Vec y(out, 0.0);
+    for (std::size_t j = 0; j < out; ++j) {
+        double s = 0;
+        for (std::size_t i = 0; i < in; ++i)
+            s += w[j * in + i] * x[i];
+        y[j] = s + (b.empty() ? 0.0 : b[j]);
+    }
+    return y;
+}
+
+bool has(const Checkpoint& c, const std::string& name) {
+    return c.find(name).has_value();
+}
+
+Vec tensor(const Checkpoint& c, const std::string& name) {
+    const auto w = c.require(name);
+    return c.values(w, graph::Whole{false});
+}
+
+Linear linear(const Checkpoint& c, const std::string& module) {
+    Linear l;
+    const auto w = c.require(module + ".weight");
+    const auto shape = c.shape(w);
+    if (shape.size() != 2)
+        throw Error(fmt::format("{}: `{}.weight` is not a matrix", c.dir().string(), module));
+    l.out = shape[0];
+    l.in = shape[1];
+    l.w = c.values(w, graph::Whole{false});
+    if (has(c, module + ".bias")) l.b = tensor(c, module + ".bias");
+    return l;
+}
+
+double sigmoid(double x) {
+    return 1.0 / (1.0 + std::exp(-x));
+}
+double silu(double x) {
+    return x / (1.0 + std::exp(-x));
+}
+double softplus(double x) {
+    return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
+}
+double gelu(double x) {
+    return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+}
+
+Vec softmax(Vec x) {
+    if (x.empty()) return x;
+    const double m = *std::max_element(x.begin(), x.end());
+    double s = 0;
+    for (auto& v : x) {
+        v = std::exp(v - m);
+        s += v;
+    }
+    for (auto& v : x)
+        v /= s;
+    return x;
+}
+
+Vec rms_norm(const Vec& x, const Vec& w, double eps, bool zero_centred) {
+    double ms = 0;
+    for (double v : x)
+        ms += v * v;
+    ms /= static_cast<double>(x.size());
+    const double r = 1.0 / std::sqrt(ms + eps);
+    Vec y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        y[i] = x[i] * r * (zero_centred ? 1.0 + w[i] : w[i]);
+    return y;
+}
+
+Vec layer_norm(const Vec& x, const Vec& w, const Vec& b, double eps) {
+    double mean = 0, var = 0;
+    for (double v : x)
+        mean += v;
+    mean /= static_cast<double>(x.size());
+    for (double v : x)
+        var += (v - mean) * (v - mean);
+    var /= static_cast<double>(x.size());
+    Vec y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        y[i] = (x[i] - mean) / std::sqrt(var + eps) * w[i] + (b.empty() ? 0.0 : b[i]);
+    return y;
+}
+
+void rope(double* x, std::size_t rotary_dim, std::size_t position, double theta) {
+    const std::size_t half = rotary_dim / 2;
+    Vec cos(rotary_dim), sin(rotary_dim), rotated(rotary_dim);
+    for (std::size_t i = 0; i < half; ++i) {
+        const double inv_freq =
+            1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(rotary_dim));
+        const double f = static_cast<double>(position) * inv_freq;
+        cos[i] = cos[i + half] = std::cos(f);
+        sin[i] = sin[i + half] = std::sin(f);
+    }
+    for (std::size_t i = 0; i < half; ++i) { // rotate_half: cat(−x2, x1)
+        rotated[i] = -x[i + half];
+        rotated[i + half] = x[i];
+    }
+    for (std::size_t i = 0; i < rotary_dim; ++i)
+        x[i] = x[i] * cos[i] + rotated[i] * sin[i];
+}
+
+} // namespace cardsim::models::reference

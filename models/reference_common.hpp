@@ -1,0 +1,76 @@
+#pragma once
+// Small pieces the f64 references share among themselves (and with nothing else): reading
+// config.json fields and checkpoint tensors into double, and the arithmetic of transformers'
+// modules in double.
+
+#include "models/checkpoint.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cardsim::models::reference {
+
+using Vec = std::vector<double>;
+
+/// A config.json object for the reference: fields by name, with transformers' defaults.
+class Fields {
+public:
+    Fields(const boost::json::object& o, std::string file) : o_(&o), file_(std::move(file)) {}
+    /// The number `key`, or `fallback` when absent; an error when absent without a fallback.
+    double number(std::string_view key, std::optional<double> fallback = std::nullopt) const;
+    /// The integer `key` (see number).
+    std::size_t count(std::string_view key, std::optional<std::size_t> fallback = std::nullopt) const;
+    /// The boolean `key`, or `fallback`.
+    bool flag(std::string_view key, bool fallback) const;
+    /// The string `key`, or `fallback`.
+    std::string text(std::string_view key, std::string fallback) const;
+    /// The strings of array `key`, or nothing.
+    std::optional<std::vector<std::string>> texts(std::string_view key) const;
+    /// The integers of array `key`, or empty.
+    std::vector<std::size_t> counts(std::string_view key) const;
+    /// The object `key`, if present.
+    std::optional<Fields> object(std::string_view key) const;
+    bool has(std::string_view key) const;
+
+private:
+    const boost::json::value* get(std::string_view key) const;
+    const boost::json::object* o_;
+    std::string file_;
+};
+
+/// `y = W x + b` with `W` as `[out, in]` (a transformers Linear).
+struct Linear {
+    Vec w;
+    Vec b; ///< empty when there is no bias
+    std::size_t out = 0;
+    std::size_t in = 0;
+    Vec operator()(const Vec& x) const;
+    bool empty() const { return w.empty(); }
+};
+
+/// The tensor `name` in double (a cardsim::Error if absent).
+Vec tensor(const Checkpoint& c, const std::string& name);
+/// Whether `name` exists.
+bool has(const Checkpoint& c, const std::string& name);
+/// The Linear `<module>.weight` (+ `<module>.bias` if present).
+Linear linear(const Checkpoint& c, const std::string& module);
+
+double sigmoid(double x);
+double silu(double x);
+double softplus(double x);
+double gelu(double x);
+/// Softmax of `x` (max subtracted first).
+Vec softmax(Vec x);
+/// `x · rsqrt(mean(x²) + eps) · w` (or `· (1 + w)` when `zero_centred`).
+Vec rms_norm(const Vec& x, const Vec& w, double eps, bool zero_centred);
+/// `(x − mean) / sqrt(var + eps) · w + b` (b may be empty).
+Vec layer_norm(const Vec& x, const Vec& w, const Vec& b, double eps);
+/// transformers' `apply_rotary_pos_emb` on one head `x` (rotate_half over the first `rotary_dim`,
+/// cos/sin of `cat(freqs, freqs)` with `inv_freq = 1 / theta^(2i / rotary_dim)`).
+void rope(double* x, std::size_t rotary_dim, std::size_t position, double theta);
+
+} // namespace cardsim::models::reference

@@ -1,0 +1,49 @@
+#include "models/spec.hpp"
+
+#include <fmt/format.h>
+
+namespace cardsim::models {
+
+std::string_view name(DecoderFamily f) {
+    switch (f) {
+    case DecoderFamily::Qwen3:
+        return "qwen3";
+    case DecoderFamily::Qwen2:
+        return "qwen2";
+    case DecoderFamily::Llama:
+        return "llama";
+    case DecoderFamily::Qwen3Next:
+        return "qwen3_next";
+    case DecoderFamily::Qwen3_5:
+        return "qwen3_5";
+    }
+    return "?";
+}
+
+std::string describe(const ModelSpec& spec) {
+    if (auto* d = std::get_if<DecoderSpec>(&spec)) {
+        const char* kind = d->delta ? (d->moe ? "hybrid decoder with experts" : "hybrid decoder")
+                                    : (d->moe ? "dense decoder with experts" : "dense decoder");
+        return fmt::format("{} ({})", kind, d->model_type);
+    }
+    return "encoder (modernbert) with question-type, marker and act heads";
+}
+
+std::vector<std::string> layer_kinds(const ModelSpec& spec) {
+    std::vector<std::string> out;
+    if (auto* d = std::get_if<DecoderSpec>(&spec)) {
+        for (auto& l : d->layers) {
+            std::string k = l.mixer == Mixer::GatedDeltaNet ? "deltanet" : "attention";
+            if (l.window) k += fmt::format("(window {})", *l.window);
+            if (l.moe) k += "+moe";
+            out.push_back(k);
+        }
+    } else {
+        auto& e = std::get<EncoderSpec>(spec);
+        for (std::size_t i = 0; i < e.layers; ++i)
+            out.push_back(e.is_global(i) ? "global" : fmt::format("local(window {})", e.local_window));
+    }
+    return out;
+}
+
+} // namespace cardsim::models

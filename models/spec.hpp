@@ -1,0 +1,123 @@
+#pragma once
+// What a recogniser finds in a checkpoint: the architecture and every shape its graph needs.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace cardsim::models {
+
+/// The decoder families the recognisers know, by their transformers `model_type`.
+enum class DecoderFamily {
+    Qwen3,     ///< `qwen3`: GQA with QK RMSNorm, SwiGLU
+    Qwen2,     ///< `qwen2`: GQA with q/k/v biases, no QK norm
+    Llama,     ///< `llama`: GQA, optional attention and MLP biases
+    Qwen3Next, ///< `qwen3_next`: hybrid, grouped `in_proj_qkvz`/`in_proj_ba`, usually experts
+    Qwen3_5,   ///< `qwen3_5` / `qwen3_5_text`: hybrid, flat `in_proj_qkv`, `in_proj_z/b/a`
+};
+
+/// The `model_type` spelling of a family (`qwen3_5` for Qwen3_5).
+std::string_view name(DecoderFamily f);
+
+/// A decoder layer's token mixer.
+enum class Mixer {
+    Attention,    ///< softmax attention over the sequence's KV cache (`full_attention`)
+    GatedDeltaNet ///< Gated-DeltaNet linear attention (`linear_attention`)
+};
+
+/// The attention of a decoder's attention layers.
+struct AttentionShape {
+    std::size_t heads = 0;
+    std::size_t kv_heads = 0;
+    std::size_t head_dim = 0;
+    std::size_t rotary_dim = 0; ///< the first `rotary_dim` of each head rotate (partial rotary)
+    double theta = 10000.0;
+    bool qk_norm = false;     ///< RMSNorm of each query and key head before RoPE
+    bool output_gate = false; ///< `q_proj` holds each head's query and output gate
+    bool qkv_bias = false;    ///< q, k, v projections have biases
+    bool o_bias = false;      ///< the output projection has a bias
+};
+
+/// The Gated-DeltaNet of a hybrid's linear-attention layers.
+struct DeltaShape {
+    std::size_t key_heads = 0;   ///< nk
+    std::size_t value_heads = 0; ///< nv, a multiple of nk
+    std::size_t key_dim = 0;     ///< dk
+    std::size_t value_dim = 0;   ///< dv
+    std::size_t kernel = 4;      ///< causal conv kernel
+    bool grouped =
+        false; ///< Qwen3-Next `in_proj_qkvz` / `in_proj_ba` grouped per key head (else Qwen3.5 flat)
+    std::size_t conv_dim() const { return 2 * key_heads * key_dim + value_heads * value_dim; }
+};
+
+/// A mixture-of-experts MLP (Qwen3-Next `Qwen3NextSparseMoeBlock`).
+struct MoeShape {
+    std::size_t experts = 0;
+    std::size_t top_k = 0;
+    std::size_t intermediate = 0;        ///< each expert's
+    std::size_t shared_intermediate = 0; ///< the shared expert's, 0 for none
+    bool norm_topk_prob = true;          ///< renormalise the top-k router probabilities to sum 1
+};
+
+/// One decoder layer: its mixer, its attention window (sliding-window layers), and whether its MLP
+/// is the mixture of experts.
+struct DecoderLayer {
+    Mixer mixer = Mixer::Attention;
+    std::optional<std::size_t> window;
+    bool moe = false;
+    friend bool operator==(const DecoderLayer&, const DecoderLayer&) = default;
+};
+
+/// A recognised decoder.
+struct DecoderSpec {
+    DecoderFamily family = DecoderFamily::Qwen3;
+    std::string model_type; ///< as config.json spells it
+    std::string prefix;     ///< tensor name prefix of the language model: `model.` or `model.language_model.`
+    std::size_t vocab = 0;
+    std::size_t hidden = 0;
+    std::size_t intermediate = 0; ///< the dense MLP's
+    double eps = 1e-6;            ///< every RMSNorm's
+    bool zero_centred = false;    ///< RMSNorms scale by (1 + w)
+    bool tied = false;            ///< the LM head is the embedding
+    bool mlp_bias = false;
+    AttentionShape attention;
+    std::optional<DeltaShape> delta;
+    std::optional<MoeShape> moe;
+    std::vector<DecoderLayer> layers;
+};
+
+/// A recognised ModernBERT encoder with the seed's heads.
+struct EncoderSpec {
+    std::string prefix; ///< `model.` or empty
+    std::size_t vocab = 0;
+    std::size_t hidden = 0;
+    std::size_t heads = 0;
+    std::size_t intermediate = 0;
+    std::size_t layers = 0;
+    double eps = 1e-5;
+    bool norm_bias = false;
+    bool attention_bias = false;
+    bool mlp_bias = false;
+    std::size_t global_every = 3;  ///< layer i is global iff i % global_every == 0
+    std::size_t local_window = 64; ///< local layers attend |i − j| ≤ this (`local_attention` / 2)
+    double global_theta = 160000.0;
+    double local_theta = 10000.0;
+    std::size_t question_types = 0; ///< rows of the question-type table
+    std::size_t head_dim() const { return hidden / heads; }
+    bool is_global(std::size_t layer) const { return layer % global_every == 0; }
+};
+
+/// What a checkpoint is.
+using ModelSpec = std::variant<DecoderSpec, EncoderSpec>;
+
+/// The architecture kind for people: `dense decoder (qwen3)`, `hybrid decoder (qwen3_5)`,
+/// `hybrid decoder with experts (qwen3_next)`, `encoder (modernbert)`.
+std::string describe(const ModelSpec& spec);
+
+/// Each layer's kind in one word per layer: `attention`, `attention(window 4096)`, `deltanet`,
+/// with `+moe` when its MLP has experts; encoder layers are `global` or `local(window 64)`.
+std::vector<std::string> layer_kinds(const ModelSpec& spec);
+
+} // namespace cardsim::models

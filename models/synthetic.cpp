@@ -1,0 +1,392 @@
+#include "models/synthetic.hpp"
+
+#include "engine/error.hpp"
+#include "models/recognise.hpp"
+#include "models/safetensors_writer.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+namespace cardsim::models {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::array<std::string_view, 4> arch_names{"dense", "hybrid", "hybrid-moe", "encoder"};
+constexpr std::array<std::string_view, 4> size_names{"tiny", "small", "0.1b", "0.8b"};
+
+/// The shape parameters of one synthetic decoder.
+struct DecoderSize {
+    std::size_t vocab, hidden, layers, heads, kv_heads, head_dim, intermediate;
+    std::size_t nk = 0, nv = 0, dk = 0, dv = 0;                          // Gated-DeltaNet
+    std::size_t experts = 0, top_k = 0, moe_inter = 0, shared_inter = 0; // experts
+};
+
+/// The shape parameters of one synthetic encoder.
+struct EncoderSize {
+    std::size_t vocab, hidden, layers, heads, intermediate, local, question_types;
+};
+
+DecoderSize decoder_size(SynthArch a, SynthSize s) {
+    const auto i = static_cast<std::size_t>(s);
+    if (a == SynthArch::Dense) {
+        constexpr std::array<DecoderSize, 4> t{{
+            {96, 32, 2, 4, 2, 8, 64},
+            {512, 128, 4, 4, 2, 32, 384},
+            {32768, 768, 12, 12, 4, 64, 2048},
+            {151936, 1024, 28, 16, 8, 128, 3072}, // Qwen3-0.6B
+        }};
+        return t[i];
+    }
+    if (a == SynthArch::Hybrid) {
+        constexpr std::array<DecoderSize, 4> t{{
+            {96, 32, 4, 2, 1, 16, 64, 2, 4, 8, 8},
+            {512, 128, 8, 4, 2, 32, 384, 4, 8, 16, 16},
+            {32768, 768, 12, 6, 2, 128, 2048, 6, 12, 64, 64},
+            {248320, 1024, 24, 8, 2, 256, 3584, 16, 16, 128, 128}, // Qwen3.5-0.8B
+        }};
+        return t[i];
+    }
+    constexpr std::array<DecoderSize, 4> t{{
+        {96, 32, 4, 2, 1, 16, 64, 2, 4, 8, 8, 4, 2, 16, 32},
+        {512, 128, 8, 4, 2, 32, 384, 4, 8, 16, 16, 8, 2, 64, 128},
+        {32768, 512, 12, 4, 2, 128, 1536, 4, 8, 64, 64, 16, 4, 256, 512},
+        {151936, 1024, 24, 8, 2, 256, 3072, 16, 16, 128, 128, 32, 4, 512, 1024},
+    }};
+    return t[i];
+}
+
+EncoderSize encoder_size(SynthSize s) {
+    constexpr std::array<EncoderSize, 4> t{{
+        {96, 32, 3, 4, 48, 4, 4},
+        {512, 128, 6, 4, 192, 16, 8},
+        {50368, 768, 22, 12, 1152, 128, 16},  // ModernBERT-base
+        {50368, 1024, 28, 16, 2624, 128, 16}, // ModernBERT-large
+    }};
+    return t[static_cast<std::size_t>(s)];
+}
+
+json::array layer_types(std::size_t layers) {
+    json::array out;
+    for (std::size_t i = 0; i < layers; ++i)
+        out.emplace_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+    return out;
+}
+
+/// splitmix64's finaliser: a bijective 64-bit mix.
+constexpr std::uint64_t mix(std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/// The FNV-1a hash of `s`.
+std::uint64_t hash(std::string_view s) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s)
+        h = (h ^ c) * 0x100000001b3ull;
+    return h;
+}
+
+/// Approximately standard normal from one 64-bit draw: Irwin–Hall of four 16-bit uniforms.
+double normal(std::uint64_t u) {
+    const double s =
+        static_cast<double>((u & 0xffff) + ((u >> 16) & 0xffff) + ((u >> 32) & 0xffff) + (u >> 48));
+    return (s / 65536.0 - 2.0) * 1.7320508075688772; // variance of the sum of four U(0,1) is 1/3
+}
+
+/// Uniform in [0, 1) from one 64-bit draw.
+double uniform(std::uint64_t u) {
+    return static_cast<double>(u >> 11) * 0x1.0p-53;
+}
+
+/// The per-tensor key of tensor `name` in a checkpoint of `seed`.
+std::uint64_t tensor_key(std::string_view name, std::uint64_t seed) {
+    return mix(seed ^ hash(name));
+}
+
+/// The value of element `i` of `t` from its key.
+double value(const TensorSpec& t, std::uint64_t key, std::size_t i) {
+    const std::uint64_t u = mix(key + i * 0xd1b54a32d192ed03ull);
+    const std::size_t fan_in = t.shape.size() > 1 ? t.shape[1] : 1;
+    switch (t.role) {
+    case Role::Embedding:
+    case Role::Table:
+    case Role::Linear:
+        return normal(u) / std::sqrt(static_cast<double>(fan_in));
+    case Role::Norm:
+    case Role::ZeroCentredNorm: {
+        const bool outlier = mix(key ^ (i * 0x632be59bd9b4e019ull)) % 64 == 0;
+        const double w = (outlier ? 4.0 : 1.0) + 0.1 * normal(u);
+        return t.role == Role::Norm ? w : w - 1.0;
+    }
+    case Role::Bias:
+        return 0.02 * normal(u);
+    case Role::Conv:
+        return normal(u) / std::sqrt(static_cast<double>(t.shape.back()));
+    case Role::ALog:
+        return std::log(1.0 + 15.0 * uniform(u));
+    case Role::DtBias: {
+        const double dt = std::exp(std::log(0.001) + uniform(u) * (std::log(0.1) - std::log(0.001)));
+        return dt + std::log(-std::expm1(-dt)); // softplus⁻¹(dt)
+    }
+    }
+    return 0.0;
+}
+
+/// Writes `text` to `path` (inside the temporary directory).
+void write_text(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) throw Error(fmt::format("{}: cannot write", path.string()));
+}
+
+} // namespace
+
+std::optional<SynthArch> parse_synth_arch(std::string_view s) {
+    for (std::size_t i = 0; i < arch_names.size(); ++i)
+        if (arch_names[i] == s) return static_cast<SynthArch>(i);
+    return std::nullopt;
+}
+
+std::optional<SynthSize> parse_synth_size(std::string_view s) {
+    for (std::size_t i = 0; i < size_names.size(); ++i)
+        if (size_names[i] == s) return static_cast<SynthSize>(i);
+    return std::nullopt;
+}
+
+std::string_view name(SynthArch a) {
+    return arch_names[static_cast<std::size_t>(a)];
+}
+std::string_view name(SynthSize s) {
+    return size_names[static_cast<std::size_t>(s)];
+}
+
+json::object synth_config(SynthArch arch, SynthSize size) {
+    if (arch == SynthArch::Encoder) {
+        const auto e = encoder_size(size);
+        return json::object{
+            {"architectures", json::array{"ModernBertForMaskedLM"}},
+            {"model_type", "modernbert"},
+            {"vocab_size", e.vocab},
+            {"hidden_size", e.hidden},
+            {"intermediate_size", e.intermediate},
+            {"num_hidden_layers", e.layers},
+            {"num_attention_heads", e.heads},
+            {"norm_eps", 1e-5},
+            {"norm_bias", false},
+            {"attention_bias", false},
+            {"mlp_bias", false},
+            {"hidden_activation", "gelu"},
+            {"global_attn_every_n_layers", 3},
+            {"local_attention", e.local},
+            {"global_rope_theta", 160000.0},
+            {"local_rope_theta", 10000.0},
+            {"max_position_embeddings", 8192},
+            {"pad_token_id", 0},
+            {"num_question_types", e.question_types},
+        };
+    }
+    const auto d = decoder_size(arch, size);
+    if (arch == SynthArch::Dense)
+        return json::object{
+            {"architectures", json::array{"Qwen3ForCausalLM"}},
+            {"model_type", "qwen3"},
+            {"vocab_size", d.vocab},
+            {"hidden_size", d.hidden},
+            {"intermediate_size", d.intermediate},
+            {"num_hidden_layers", d.layers},
+            {"num_attention_heads", d.heads},
+            {"num_key_value_heads", d.kv_heads},
+            {"head_dim", d.head_dim},
+            {"hidden_act", "silu"},
+            {"rms_norm_eps", 1e-6},
+            {"rope_theta", 1000000.0},
+            {"attention_bias", false},
+            {"use_sliding_window", false},
+            {"max_position_embeddings", 40960},
+            {"tie_word_embeddings", true},
+            {"torch_dtype", "bfloat16"},
+        };
+    json::object text{
+        {"vocab_size", d.vocab},
+        {"hidden_size", d.hidden},
+        {"intermediate_size", d.intermediate},
+        {"num_hidden_layers", d.layers},
+        {"num_attention_heads", d.heads},
+        {"num_key_value_heads", d.kv_heads},
+        {"head_dim", d.head_dim},
+        {"hidden_act", "silu"},
+        {"rms_norm_eps", 1e-6},
+        {"linear_num_key_heads", d.nk},
+        {"linear_num_value_heads", d.nv},
+        {"linear_key_head_dim", d.dk},
+        {"linear_value_head_dim", d.dv},
+        {"linear_conv_kernel_dim", 4},
+        {"full_attention_interval", 4},
+        {"max_position_embeddings", 262144},
+    };
+    if (arch == SynthArch::Hybrid) {
+        json::object rope{
+            {"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}};
+        if (d.head_dim / 4 == 64) {
+            rope["mrope_section"] = json::array{11, 11, 10};
+            rope["mrope_interleaved"] = true;
+        }
+        text["model_type"] = "qwen3_5_text";
+        text["layer_types"] = layer_types(d.layers);
+        text["rope_parameters"] = std::move(rope);
+        text["attn_output_gate"] = true;
+        text["tie_word_embeddings"] = true;
+        text["dtype"] = "bfloat16";
+        return json::object{
+            {"architectures", json::array{"Qwen3_5ForConditionalGeneration"}},
+            {"model_type", "qwen3_5"},
+            {"tie_word_embeddings", true},
+            {"text_config", std::move(text)},
+        };
+    }
+    json::object c = std::move(text);
+    c["architectures"] = json::array{"Qwen3NextForCausalLM"};
+    c["model_type"] = "qwen3_next";
+    c["rope_theta"] = 10000000.0;
+    c["partial_rotary_factor"] = 0.25;
+    c["num_experts"] = d.experts;
+    c["num_experts_per_tok"] = d.top_k;
+    c["moe_intermediate_size"] = d.moe_inter;
+    c["shared_expert_intermediate_size"] = d.shared_inter;
+    c["norm_topk_prob"] = true;
+    c["decoder_sparse_step"] = 1;
+    c["mlp_only_layers"] = json::array{};
+    c["tie_word_embeddings"] = false;
+    c["torch_dtype"] = "bfloat16";
+    return c;
+}
+
+double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i) {
+    return value(t, tensor_key(t.name, seed), i);
+}
+
+SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    if (o.dtype != Dtype::BF16 && o.dtype != Dtype::F32)
+        throw Error(fmt::format("make-model writes bf16 or f32, not {}", name(o.dtype)));
+    if (o.shards == 0) throw Error("make-model: --shards must be at least 1");
+    if (fs::exists(dir) && !o.replace)
+        throw Error(fmt::format("{}: already exists (pass --force to replace it)", dir.string()));
+
+    const json::object config = synth_config(o.arch, o.size);
+    const std::string config_text = json::serialize(config);
+    SynthResult r;
+    r.spec = parse_config(config, (dir / "config.json").string());
+    const std::vector<TensorSpec> specs = expected_tensors(r.spec);
+    if (o.shards > specs.size())
+        throw Error(fmt::format("make-model: {} shards for {} tensors", o.shards, specs.size()));
+
+    // Shards of about equal bytes, tensors in module order.
+    std::size_t total = 0;
+    for (auto& t : specs) {
+        std::size_t n = 1;
+        for (auto d : t.shape)
+            n *= d;
+        total += n * size_of(o.dtype);
+        r.parameters += n;
+    }
+    r.bytes = total;
+    std::vector<std::vector<std::size_t>> shards(o.shards);
+    {
+        std::size_t at = 0, shard = 0;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            std::size_t n = size_of(o.dtype);
+            for (auto d : specs[i].shape)
+                n *= d;
+            const std::size_t left = specs.size() - i;
+            if (shard + 1 < o.shards && !shards[shard].empty() &&
+                (at >= total * (shard + 1) / o.shards || left <= o.shards - 1 - shard))
+                ++shard;
+            shards[shard].push_back(i);
+            at += n;
+        }
+    }
+
+    const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+    const fs::path temp = parent / fmt::format(".{}.tmp{}", dir.filename().string(), ::getpid());
+    std::error_code ec;
+    fs::remove_all(temp, ec);
+    if (!fs::create_directories(temp, ec) || ec)
+        throw Error(fmt::format("{}: cannot create the output directory: {}", temp.string(),
+                                ec ? ec.message() : "it exists"));
+    try {
+        write_text(temp / "config.json", config_text + "\n");
+        std::vector<std::uint64_t> keys;
+        for (auto& t : specs)
+            keys.push_back(tensor_key(t.name, o.seed));
+        json::object weight_map;
+        const std::map<std::string, std::string> metadata{
+            {"format", "pt"},
+            {"cardsim", fmt::format("make-model --arch {} --size {} --seed {} --dtype {}", name(o.arch),
+                                    name(o.size), o.seed, o.dtype == Dtype::BF16 ? "bf16" : "f32")}};
+        for (std::size_t s = 0; s < o.shards; ++s) {
+            const std::string file = o.shards == 1
+                                         ? std::string("model.safetensors")
+                                         : fmt::format("model-{:05}-of-{:05}.safetensors", s + 1, o.shards);
+            std::vector<TensorToWrite> tensors;
+            for (auto i : shards[s]) {
+                tensors.push_back({specs[i].name, o.dtype, specs[i].shape});
+                weight_map[specs[i].name] = file;
+            }
+            SafetensorsPlan plan(std::move(tensors), metadata);
+            const auto& ids = shards[s];
+            write_safetensors(
+                temp / file, plan,
+                [&](std::size_t t, std::size_t first, std::size_t count, std::span<std::byte> out) {
+                    const TensorSpec& spec = specs[ids[t]];
+                    const std::uint64_t key = keys[ids[t]];
+                    if (o.dtype == Dtype::BF16) {
+                        for (std::size_t j = 0; j < count; ++j) {
+                            const std::uint16_t b =
+                                float_to_bf16(static_cast<float>(value(spec, key, first + j)));
+                            std::memcpy(out.data() + 2 * j, &b, 2);
+                        }
+                    } else {
+                        for (std::size_t j = 0; j < count; ++j) {
+                            const float f = static_cast<float>(value(spec, key, first + j));
+                            std::memcpy(out.data() + 4 * j, &f, 4);
+                        }
+                    }
+                },
+                o.threads);
+            r.files.push_back(dir / file);
+        }
+        if (o.shards > 1) {
+            json::object index{{"metadata", json::object{{"total_size", total}}},
+                               {"weight_map", std::move(weight_map)}};
+            write_text(temp / "model.safetensors.index.json", json::serialize(index) + "\n");
+        }
+        if (fs::exists(dir)) {
+            const fs::path old = parent / fmt::format(".{}.old{}", dir.filename().string(), ::getpid());
+            fs::rename(dir, old);
+            fs::rename(temp, dir);
+            fs::remove_all(old);
+        } else {
+            fs::rename(temp, dir);
+        }
+    } catch (const fs::filesystem_error& e) {
+        fs::remove_all(temp, ec);
+        throw Error(fmt::format("{}: cannot write the checkpoint: {}", dir.string(), e.what()));
+    } catch (...) {
+        fs::remove_all(temp, ec);
+        throw;
+    }
+    return r;
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,67 @@
+#pragma once
+// Synthetic checkpoints: a real config.json and safetensors with an architecture's real tensor
+// names, filled with deterministic values of realistic scale (`cardsim make-model`).
+
+#include "models/dtype.hpp"
+#include "models/spec.hpp"
+#include "models/tensors.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace cardsim::models {
+
+/// The architectures `make-model` writes: Qwen3 (dense), Qwen3.5 (hybrid), Qwen3-Next with experts
+/// (hybrid-moe), ModernBERT with the seed's heads (encoder).
+enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder };
+
+/// The sizes `make-model` writes: `tiny` (kilobytes, for tests), `small`, `0.1b`, `0.8b` (for the
+/// hybrid, the Qwen3.5-0.8B text model's shape).
+enum class SynthSize { Tiny, Small, B01, B08 };
+
+/// The command-line spelling (`hybrid-moe`, `0.1b`) → value, or nothing.
+std::optional<SynthArch> parse_synth_arch(std::string_view s);
+std::optional<SynthSize> parse_synth_size(std::string_view s);
+std::string_view name(SynthArch a);
+std::string_view name(SynthSize s);
+
+/// What to write.
+struct SynthOptions {
+    SynthArch arch = SynthArch::Dense;
+    SynthSize size = SynthSize::Tiny;
+    std::uint64_t seed = 0;
+    Dtype dtype = Dtype::BF16; ///< BF16 or F32 (others are refused)
+    unsigned shards = 1;       ///< 1: model.safetensors; more: shards and an index
+    unsigned threads = 2;      ///< workers filling tensors
+    bool replace = false;      ///< replace an existing output directory
+};
+
+/// The config.json of a synthetic checkpoint (what transformers writes for that model type).
+boost::json::object synth_config(SynthArch arch, SynthSize size);
+
+/// The value of element `i` of tensor `t` in a checkpoint of `seed`, before rounding to its dtype:
+/// approximately normal (Irwin–Hall of four 16-bit uniforms from a counter-based hash of seed,
+/// name and index) scaled for its role: projections 1/√fan_in, embeddings 1/√width, norms about 1
+/// (zero-centred about 0) with one channel in 64 about 4, biases 0.02, conv kernels 1/√K, A_log
+/// log U(1, 16), dt_bias the inverse softplus of a log-uniform time step in [0.001, 0.1].
+double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i);
+
+/// What was written.
+struct SynthResult {
+    ModelSpec spec;
+    std::size_t parameters = 0;
+    std::size_t bytes = 0; ///< of the safetensors files
+    std::vector<std::filesystem::path> files;
+};
+
+/// Writes the checkpoint of `options` into `dir`: into a temporary directory beside it, renamed onto
+/// `dir` when complete. An existing `dir` is an error unless `options.replace`. Throws
+/// cardsim::Error naming the path.
+SynthResult make_model(const SynthOptions& options, const std::filesystem::path& dir);
+
+} // namespace cardsim::models
