@@ -89,6 +89,12 @@ struct SramConfig {
     friend bool operator==(const SramConfig&, const SramConfig&) = default;
 };
 
+/// The command processor: how long it takes to hand a command to a unit.
+struct CommandProcessorConfig {
+    std::uint32_t issue_cycles = 0; ///< kernel cycles to decode and issue one command
+    friend bool operator==(const CommandProcessorConfig&, const CommandProcessorConfig&) = default;
+};
+
 /// How many units of one kind the card has, how wide and how deep each is.
 struct UnitSpec {
     std::uint32_t count = 0;   ///< instances; 0 = the card has no such unit
@@ -161,6 +167,7 @@ struct CardConfig {
     ClockConfig clock;
     DdrConfig ddr;
     SramConfig sram;
+    CommandProcessorConfig command_processor;
     UnitSet units;
     Capabilities capabilities;
     numerics::EngineNumerics numerics;

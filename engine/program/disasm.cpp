@@ -7,7 +7,7 @@ namespace cardsim::program {
 std::string disassemble(const Program& p, std::size_t index) {
     auto& c = p.commands.at(index);
     auto& s = spec(c.opcode);
-    std::string line = fmt::format("{:>6}  {:<14} {:<13}", index, name(c.unit), s.name);
+    std::string line = fmt::format("{:>6}  {:<14} {:<13}", index, card::name(c.unit), s.name);
     if (c.flags) line += fmt::format(" flags={:#x}", c.flags);
     if (!c.deps.empty()) {
         line += " deps=";

@@ -8,12 +8,6 @@ namespace {
 constexpr auto R = Access::Read, W = Access::Write, RW = Access::ReadWrite;
 constexpr auto F = ParamKind::F64;
 
-constexpr std::array<std::string_view, unit_count> unit_names{
-    "dma",      "matvec",         "attention",    "conv",  "gates",     "delta",  "sigmoid_gate",
-    "norm",     "rotation",       "cache_append", "add",   "embed",     "argmax", "silu_mul",
-    "l2norm",   "gated_norm",     "gelu",         "geglu", "layernorm", "rope",   "attention_window",
-    "add_type", "gather_markers", "act_features"};
-
 // Operand, dimension and parameter slots, one group per opcode.
 constexpr OperandSpec copy_ops[] = {{"src", R}, {"dst", W}};
 constexpr OperandSpec embed_ops[] = {{"table", R}, {"ids", R}, {"out", W}};
@@ -85,9 +79,9 @@ constexpr std::array<OpcodeSpec, opcode_count> specs{{
     {Opcode::SigmoidGate, "SigmoidGate", Unit::SigmoidGate, sigmoid_gate_ops, rows_width, {}},
     {Opcode::SiluMul, "SiluMul", Unit::SiluMul, silu_mul_ops, rows_width, {}},
     {Opcode::Add, "Add", Unit::Add, add_ops, rows_width, {}},
-    {Opcode::ArgMax, "ArgMax", Unit::ArgMax, unary_ops, rows_width, {}},
+    {Opcode::ArgMax, "ArgMax", Unit::Argmax, unary_ops, rows_width, {}},
     {Opcode::Gelu, "Gelu", Unit::Gelu, unary_ops, rows_width, {}},
-    {Opcode::GeGlu, "GeGlu", Unit::GeGlu, unary_ops, rows_width, {}},
+    {Opcode::GeGlu, "GeGlu", Unit::Geglu, unary_ops, rows_width, {}},
     {Opcode::AddType, "AddType", Unit::AddType, add_type_ops, add_type_dims, {}},
     {Opcode::GatherMarkers, "GatherMarkers", Unit::GatherMarkers, gather_ops, gather_dims, {}},
     {Opcode::ActFeatures, "ActFeatures", Unit::ActFeatures, act_ops, act_dims, {}},
@@ -101,16 +95,6 @@ constexpr bool table_in_order() {
 static_assert(table_in_order(), "specs are indexed by opcode number");
 
 } // namespace
-
-std::string_view name(Unit u) {
-    return unit_names.at(static_cast<std::size_t>(u));
-}
-
-std::optional<Unit> unit_named(std::string_view s) {
-    for (std::size_t i = 0; i < unit_names.size(); ++i)
-        if (unit_names[i] == s) return static_cast<Unit>(i);
-    return std::nullopt;
-}
 
 std::string_view name(Access a) {
     switch (a) {

@@ -3,6 +3,8 @@
 // parameters a command of it carries: the one table the writer, reader, disassembler, lowering and
 // the simulator's units agree on.
 
+#include "engine/card/unit_kind.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -10,39 +12,10 @@
 
 namespace cardsim::program {
 
-/// A unit of the card, as a card config names it.
-enum class Unit : std::uint8_t {
-    Dma,
-    Matvec,
-    Attention,
-    Conv,
-    Gates,
-    Delta,
-    SigmoidGate,
-    Norm,
-    Rotation,
-    CacheAppend,
-    Add,
-    Embed,
-    ArgMax,
-    SiluMul,
-    L2Norm,
-    GatedNorm,
-    Gelu,
-    GeGlu,
-    LayerNorm,
-    Rope,
-    AttentionWindow,
-    AddType,
-    GatherMarkers,
-    ActFeatures,
-};
-inline constexpr std::size_t unit_count = 24;
-
-/// The config spelling of a unit (`matvec`, `sigmoid_gate`, ...).
-std::string_view name(Unit u);
-/// The unit spelled `s`, if any.
-std::optional<Unit> unit_named(std::string_view s);
+/// A unit of the card: the kinds a card config names (`engine/card/unit_kind.hpp`).
+using Unit = card::UnitKind;
+/// How many unit kinds exist.
+inline constexpr std::size_t unit_count = card::unit_kind_count;
 
 /// What a command does.
 enum class Opcode : std::uint16_t {

@@ -22,7 +22,7 @@ std::string either(const std::vector<std::string_view>& w) {
 /// Native when the card has `u`, else refused for lacking it.
 Support unit_or_refuse(const Capabilities& caps, Unit u) {
     if (caps.has(u)) return Native{};
-    return Refuse{fmt::format("the engine has no {} unit", program::name(u))};
+    return Refuse{fmt::format("the engine has no {} unit", card::name(u))};
 }
 
 /// The matvec classes: Native when the matvec has every feature the class needs.

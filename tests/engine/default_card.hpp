@@ -11,7 +11,7 @@ inline shim::Capabilities default_card() {
     shim::Capabilities c;
     for (auto u : {Unit::Dma, Unit::Matvec, Unit::Attention, Unit::Conv, Unit::Gates, Unit::Delta,
                    Unit::SigmoidGate, Unit::Norm, Unit::Rotation, Unit::CacheAppend, Unit::Add, Unit::Embed,
-                   Unit::ArgMax, Unit::SiluMul, Unit::L2Norm, Unit::GatedNorm})
+                   Unit::Argmax, Unit::SiluMul, Unit::L2Norm, Unit::GatedNorm})
         c.set(u);
     return c;
 }

@@ -185,7 +185,7 @@ TEST_CASE("an encoder is refused on the default card and accepted on a card with
     REQUIRE(has("embedding: the engine has no unit for a LayerNorm"));
     REQUIRE(has("head: the engine has no unit for an act head"));
     REQUIRE(contains(r.text(g), "verdict: the card refuses this model"));
-    for (auto u : {Unit::Gelu, Unit::GeGlu, Unit::LayerNorm, Unit::Rope, Unit::AttentionWindow, Unit::AddType,
+    for (auto u : {Unit::Gelu, Unit::Geglu, Unit::LayerNorm, Unit::Rope, Unit::AttentionWindow, Unit::AddType,
                    Unit::GatherMarkers, Unit::ActFeatures})
         caps.set(u);
     auto ok = check_model(g, caps);
