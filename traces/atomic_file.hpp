@@ -28,7 +28,9 @@ public:
     const std::filesystem::path& destination() const { return destination_; }
 
 private:
+    /// Writes the buffer to the temporary.
     void flush();
+    /// Removes the temporary and throws cardsim::Error saying `what` failed, with errno's reason.
     [[noreturn]] void fail(std::string_view what);
 
     std::filesystem::path destination_;

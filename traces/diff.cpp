@@ -18,6 +18,7 @@ struct Stream {
     std::vector<std::size_t> starts; ///< parallel to the record's data blocks
 };
 
+/// The record's data blocks concatenated.
 Stream concatenate(const Record& r) {
     Stream s;
     for (auto& b : r.data) {
@@ -110,6 +111,7 @@ std::string show_bits(std::optional<std::uint32_t> bits, Encoding e) {
     return "?";
 }
 
+/// `command N (unit/opcode)`.
 std::string label(std::uint64_t index, std::string_view unit, std::string_view opcode) {
     return fmt::format("command {} ({}/{})", index, unit, opcode);
 }
@@ -135,14 +137,17 @@ std::string ranges(const std::vector<std::uint64_t>& v) {
     return out;
 }
 
+/// `N thing` or `N things`.
 std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+/// A ddr_channels value, or `absent`.
 std::string channels(const std::optional<std::uint32_t>& c) {
     return c ? std::to_string(*c) : "absent";
 }
 
+/// Throws cardsim::Error when the records of `t` are not in strictly increasing index order.
 void check_sorted(const Trace& t, std::string_view side) {
     for (std::size_t i = 1; i < t.records.size(); ++i)
         if (t.records[i].index <= t.records[i - 1].index)
@@ -151,6 +156,7 @@ void check_sorted(const Trace& t, std::string_view side) {
                             side, t.records[i].index, t.records[i - 1].index));
 }
 
+/// Adds the header mismatches and notes of `a` against `b` to `r`.
 void compare_header(const Header& a, const Header& b, DiffReport& r) {
     auto field = [&](std::string name, std::string va, std::string vb) {
         if (va != vb) r.header.push_back({std::move(name), std::move(va), std::move(vb)});
@@ -176,6 +182,7 @@ void compare_header(const Header& a, const Header& b, DiffReport& r) {
     }
 }
 
+/// Adds the shape mismatches of the paired records to `r`.
 void compare_shape(const Record& a, const Record& b, DiffReport& r) {
     auto field = [&](std::string name, std::string va, std::string vb) {
         if (va != vb) r.shapes.push_back({a.index, std::move(name), std::move(va), std::move(vb)});

@@ -17,6 +17,7 @@ int hex_value(char c) {
     return -1;
 }
 
+/// True for 0-9.
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }

@@ -60,6 +60,7 @@ Tracks lay_out(const Trace& t) {
     return tracks;
 }
 
+/// A metadata (`M`) event naming the process (tid < 0) or a thread.
 json::object metadata(const json::storage_ptr& sp, std::string_view what, std::int64_t tid,
                       json::object args) {
     json::object e(sp);
@@ -71,6 +72,7 @@ json::object metadata(const json::storage_ptr& sp, std::string_view what, std::i
     return e;
 }
 
+/// The complete (`X`) event of one record on thread `tid`.
 json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t tid, double mhz) {
     json::object args(sp);
     args.reserve(11);

@@ -21,6 +21,7 @@ constexpr std::string_view u64_shape = "a decimal number without sign or leading
 constexpr std::array<std::string_view, 7> header_keywords{"program",   "config",       "knob", "mode",
                                                           "clock_mhz", "ddr_channels", "meta"};
 
+/// True for the keywords of header lines.
 bool is_header_keyword(std::string_view k) {
     for (auto h : header_keywords)
         if (h == k) return true;

@@ -36,18 +36,31 @@ private:
         std::uint64_t number = 0;
     };
 
+    /// Reads and checks the header from `in`.
     Reader(std::unique_ptr<std::istream> in, std::string name);
+    /// The next physical line (its bytes and its LF checked); false at the end of the file.
     bool read_raw(Line& line);
+    /// The next line that is not empty or a comment, or the pushed-back one; false at the end.
     bool fetch(Line& line);
+    /// Throws cardsim::Error as `FILE:LINE: what`.
     [[noreturn]] void fail(std::uint64_t line, const std::string& what) const;
+    /// Splits `line` at single spaces into tokens_; an empty field (double or trailing space) fails.
     void tokenize(const Line& line);
+    /// tokens_[field] as a u64, or a failure naming it `what`.
     std::uint64_t number(const Line& line, std::size_t field, std::string_view what);
+    /// The required header lines in order, then ddr_channels and meta lines.
     void read_header();
+    /// The five knobs of the knob line (tokenized).
     void read_knob(const Line& line);
+    /// One meta line: a name, `=`, an escaped value.
     void read_meta(const Line& line);
+    /// The fields and options of a cmd line.
     Record read_cmd(const Line& line);
+    /// One `pc=` or `ddr=` option of a cmd line.
     void read_option(const Line& line, std::string_view token, Record& record, bool& seen_pc, bool& seen_ddr);
+    /// One data line, appended to the record's blocks.
     void read_data(const Line& line, Record& record);
+    /// The end line: its count, and nothing after it.
     void read_end(const Line& line);
 
     std::unique_ptr<std::istream> in_;

@@ -73,6 +73,10 @@ void set_written(Record& record, std::span<const WrittenOperand> operands, bool 
 std::optional<std::string> check_header(const Header& h) {
     if (!std::isfinite(h.clock_mhz) || h.clock_mhz <= 0)
         return fmt::format("the clock is {} MHz, expected a positive finite number", h.clock_mhz);
+    if (auto spelt = format_clock(h.clock_mhz); !spelt || parse_clock(*spelt) != h.clock_mhz)
+        return fmt::format(
+            "the clock of {} MHz has no exact decimal spelling of FORMAT.md, expected one below 2^64",
+            h.clock_mhz);
     if (h.ddr_channels && (*h.ddr_channels == 0 || *h.ddr_channels > max_ddr_channels))
         return fmt::format("ddr_channels is {}, expected 1 to {}", *h.ddr_channels, max_ddr_channels);
     for (auto& [key, value] : h.meta)

@@ -41,9 +41,9 @@ struct Header {
     std::uint64_t config = 0;  ///< digest of the card config, from the program header
     numerics::EngineNumerics knob{};
     Mode mode = Mode::Full;
-    double clock_mhz = 300.0;                  ///< kernel clock the cycles count; > 0
-    std::optional<std::uint32_t> ddr_channels; ///< entries of every `ddr` field; 1..64
-    std::map<std::string, std::string> meta;   ///< producer facts; keys are names, values any bytes
+    double clock_mhz = 300.0;                    ///< kernel clock the cycles count; > 0
+    std::optional<std::uint32_t> ddr_channels{}; ///< entries of every `ddr` field; 1..64
+    std::map<std::string, std::string> meta{};   ///< producer facts; keys are names, values any bytes
     friend bool operator==(const Header&, const Header&) = default;
 };
 
@@ -59,7 +59,7 @@ struct ChannelBytes {
 struct DataBlock {
     std::uint64_t operand = 0; ///< position among the command's write operands
     Encoding encoding = Encoding::Hex;
-    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint8_t> bytes{};
     friend bool operator==(const DataBlock&, const DataBlock&) = default;
 };
 
@@ -68,17 +68,17 @@ struct DataBlock {
 /// when not empty, is in strictly increasing operand order, every block non-empty, and the
 /// blocks' bytes concatenated are `written` bytes whose xxh64 is `digest`.
 struct Record {
-    std::uint64_t index = 0;             ///< position in the run's issue order
-    std::string unit;                    ///< a name: [A-Za-z0-9_.-]+
-    std::string opcode;                  ///< a name: [A-Za-z0-9_.-]+
-    std::uint64_t start = 0;             ///< first busy cycle
-    std::uint64_t end = 0;               ///< first cycle after the command finished
-    std::uint64_t read = 0;              ///< bytes of the read operands
-    std::uint64_t written = 0;           ///< bytes of the write operands (what the digest covers)
-    std::optional<std::uint64_t> digest; ///< xxh64 of the written bytes; absent in timing-only
-    std::optional<std::uint64_t> pc;     ///< position in the program's command list, if recorded
-    std::vector<ChannelBytes> ddr;       ///< per DDR channel traffic, empty when not recorded
-    std::vector<DataBlock> data;         ///< the written bytes, empty when not carried
+    std::uint64_t index = 0;               ///< position in the run's issue order
+    std::string unit{};                    ///< a name: [A-Za-z0-9_.-]+
+    std::string opcode{};                  ///< a name: [A-Za-z0-9_.-]+
+    std::uint64_t start = 0;               ///< first busy cycle
+    std::uint64_t end = 0;                 ///< first cycle after the command finished
+    std::uint64_t read = 0;                ///< bytes of the read operands
+    std::uint64_t written = 0;             ///< bytes of the write operands (what the digest covers)
+    std::optional<std::uint64_t> digest{}; ///< xxh64 of the written bytes; absent in timing-only
+    std::optional<std::uint64_t> pc{};     ///< position in the program's command list, if recorded
+    std::vector<ChannelBytes> ddr{};       ///< per DDR channel traffic, empty when not recorded
+    std::vector<DataBlock> data{};         ///< the written bytes, empty when not carried
 
     /// end − start.
     std::uint64_t duration() const { return end - start; }
@@ -87,15 +87,15 @@ struct Record {
 
 /// A whole trace: the header and the records in strictly increasing index order.
 struct Trace {
-    Header header;
-    std::vector<Record> records;
+    Header header{};
+    std::vector<Record> records{};
     friend bool operator==(const Trace&, const Trace&) = default;
 };
 
 /// One write operand as a producer hands it over: its bytes after the command and the encoding
 /// its data lines should use.
 struct WrittenOperand {
-    std::span<const std::uint8_t> bytes;
+    std::span<const std::uint8_t> bytes{};
     Encoding encoding = Encoding::Hex;
 };
 

@@ -66,6 +66,8 @@ TEST_CASE("the writer refuses every record that breaks a rule of the format", "[
          "whole f32 elements"},
         {"meta key with a space", [](Trace& t) { t.header.meta.emplace("a b", "x"); }, "meta key `a b`"},
         {"zero clock", [](Trace& t) { t.header.clock_mhz = 0; }, "clock"},
+        {"clock beyond the decimal spelling", [](Trace& t) { t.header.clock_mhz = 1e20; },
+         "no exact decimal"},
         {"65 ddr channels", [](Trace& t) { t.header.ddr_channels = 65; }, "1 to 64"},
     };
     TempDir dir;
