@@ -1,0 +1,110 @@
+// `cardsim trace show|diff|bless`: look at, compare and bless trace files (traces/FORMAT.md).
+
+#include "cli/command.hpp"
+#include "engine/error.hpp"
+#include "traces/bless.hpp"
+#include "traces/csv.hpp"
+#include "traces/diff.hpp"
+#include "traces/perfetto.hpp"
+#include "traces/reader.hpp"
+#include "traces/summary.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <cmath>
+
+namespace cardsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+using namespace cardsim::traces;
+
+constexpr std::string_view verbs_help =
+    "usage: cardsim trace <verb> ...   (cardsim trace <verb> --help)\n\n"
+    "verbs:\n"
+    "  show FILE [--csv OUT] [--perfetto OUT]   summary of a trace, or exports\n"
+    "  diff A B [--cycles-tol PCT]              compare B with the reference A\n"
+    "  bless NEW GOLDEN                         replace GOLDEN by NEW, showing "
+    "the diff\n";
+
+/// `trace show FILE [--csv OUT] [--perfetto OUT]`.
+int show(std::span<const std::string> args) {
+    po::options_description opts("options");
+    opts.add_options()("file", po::value<std::string>()->required(), "the trace file")(
+        "csv", po::value<std::string>(), "write the per-command table as CSV to this file")(
+        "perfetto", po::value<std::string>(), "write Perfetto / Chrome trace JSON to this file");
+    constexpr std::array<const char*, 1> pos{"file"};
+    auto vm = parse("trace show", "FILE [--csv OUT] [--perfetto OUT]", args, opts, pos);
+    auto file = vm["file"].as<std::string>();
+    auto trace = read_trace(file);
+    bool exported = false;
+    if (vm.count("csv")) {
+        write_csv(vm["csv"].as<std::string>(), trace);
+        fmt::print("wrote {} ({} rows)\n", vm["csv"].as<std::string>(), trace.records.size());
+        exported = true;
+    }
+    if (vm.count("perfetto")) {
+        write_perfetto(vm["perfetto"].as<std::string>(), trace);
+        fmt::print("wrote {} ({} slices)\n", vm["perfetto"].as<std::string>(), trace.records.size());
+        exported = true;
+    }
+    if (!exported) fmt::print("{}", to_text(summarise(trace), trace.header, file));
+    return Ok;
+}
+
+/// `trace diff A B [--cycles-tol PCT]`.
+int diff_verb(std::span<const std::string> args) {
+    po::options_description opts("options");
+    opts.add_options()("a", po::value<std::string>()->required(), "the reference trace")(
+        "b", po::value<std::string>()->required(),
+        "the trace under test")("cycles-tol", po::value<double>()->default_value(0.0),
+                                "per cent by which a command's start, end or duration may deviate from A's");
+    constexpr std::array<const char*, 2> pos{"a", "b"};
+    auto vm = parse("trace diff", "A B [--cycles-tol PCT]", args, opts, pos);
+    auto a_path = vm["a"].as<std::string>(), b_path = vm["b"].as<std::string>();
+    auto tol = vm["cycles-tol"].as<double>();
+    if (!(tol >= 0) || !std::isfinite(tol))
+        throw Error(
+            fmt::format("cardsim trace diff: --cycles-tol is {}, expected a non-negative per cent", tol));
+    auto report = traces::diff(read_trace(a_path), read_trace(b_path), tol);
+    fmt::print("{}", to_text(report, a_path, b_path));
+    return report.agree() ? Ok : Negative;
+}
+
+/// `trace bless NEW GOLDEN`.
+int bless_verb(std::span<const std::string> args) {
+    po::options_description opts("options");
+    opts.add_options()("new", po::value<std::string>()->required(), "the trace of the new run")(
+        "golden", po::value<std::string>()->required(), "the golden trace it replaces");
+    constexpr std::array<const char*, 2> pos{"new", "golden"};
+    auto vm = parse("trace bless", "NEW GOLDEN", args, opts, pos);
+    auto blessing = prepare_bless(vm["new"].as<std::string>(), vm["golden"].as<std::string>());
+    fmt::print("{}", blessing.changes);
+    apply(blessing);
+    if (!blessing.identical)
+        fmt::print("blessed: {} now holds {}\n", blessing.golden.string(), blessing.fresh.string());
+    return Ok;
+}
+
+int run(std::span<const std::string> args) {
+    if (args.empty()) {
+        fmt::print(stderr, "{}", verbs_help);
+        return BadInput;
+    }
+    auto verb = args[0];
+    auto rest = args.subspan(1);
+    if (verb == "show") return show(rest);
+    if (verb == "diff") return diff_verb(rest);
+    if (verb == "bless") return bless_verb(rest);
+    if (verb == "--help" || verb == "-h" || verb == "help") {
+        fmt::print("{}", verbs_help);
+        return Ok;
+    }
+    throw Error(fmt::format("cardsim trace: unknown verb `{}`, expected show | diff | bless", verb));
+}
+
+static Register reg{{"trace", "show, diff (exit 1 when they differ) and bless trace files", run}};
+
+} // namespace
+} // namespace cardsim::cli

@@ -1,0 +1,122 @@
+#include "traces/atomic_file.hpp"
+
+#include "engine/error.hpp"
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace cardsim::traces {
+namespace {
+
+/// Flush to the kernel once this many bytes are buffered.
+constexpr std::size_t flush_threshold = 1 << 20;
+
+/// A temporary name beside `destination`, unique within this process and among processes.
+std::filesystem::path temporary_for(const std::filesystem::path& destination) {
+    static std::atomic<unsigned> counter{0};
+    auto name = fmt::format(".{}.tmp-{}-{}", destination.filename().string(), ::getpid(), counter++);
+    return destination.parent_path() / name;
+}
+
+} // namespace
+
+AtomicFile::AtomicFile(std::filesystem::path destination)
+    : destination_(std::move(destination)), temporary_(temporary_for(destination_)) {
+    if (destination_.filename().empty())
+        throw Error(
+            fmt::format("cannot write `{}`: expected a file name, not a directory", destination_.string()));
+    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: creating its temporary `{}` failed: {}",
+                                destination_.string(), temporary_.string(), std::strerror(errno)));
+    buffer_.reserve(flush_threshold);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : destination_(std::move(other.destination_)), temporary_(std::move(other.temporary_)), fd_(other.fd_),
+      buffer_(std::move(other.buffer_)) {
+    other.fd_ = -1;
+}
+
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(temporary_.c_str());
+    }
+}
+
+void AtomicFile::fail(std::string_view what) {
+    int err = errno;
+    ::close(fd_);
+    ::unlink(temporary_.c_str());
+    fd_ = -1;
+    throw Error(
+        fmt::format("cannot write `{}`: {} failed: {}", destination_.string(), what, std::strerror(err)));
+}
+
+void AtomicFile::flush() {
+    std::size_t done = 0;
+    while (done < buffer_.size()) {
+        auto n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("writing");
+        done += static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+}
+
+void AtomicFile::write(std::string_view bytes) {
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
+    buffer_.append(bytes);
+    if (buffer_.size() >= flush_threshold) flush();
+}
+
+void AtomicFile::commit() {
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
+    flush();
+    if (::fsync(fd_) != 0) fail("syncing");
+    if (::close(fd_) != 0) {
+        fd_ = -1;
+        int err = errno;
+        ::unlink(temporary_.c_str());
+        throw Error(
+            fmt::format("cannot write `{}`: closing failed: {}", destination_.string(), std::strerror(err)));
+    }
+    fd_ = -1;
+    if (::rename(temporary_.c_str(), destination_.c_str()) != 0) {
+        int err = errno;
+        ::unlink(temporary_.c_str());
+        throw Error(fmt::format("cannot write `{}`: renaming its temporary into place failed: {}",
+                                destination_.string(), std::strerror(err)));
+    }
+}
+
+void write_file_atomically(const std::filesystem::path& destination, std::string_view bytes) {
+    AtomicFile f(destination);
+    f.write(bytes);
+    f.commit();
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(fmt::format("cannot read `{}`: it is a directory, expected a file", path.string()));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(fmt::format("cannot read `{}`: {}", path.string(), std::strerror(errno)));
+    std::ostringstream s;
+    s << in.rdbuf();
+    if (in.bad()) throw Error(fmt::format("cannot read `{}`: reading failed", path.string()));
+    return std::move(s).str();
+}
+
+} // namespace cardsim::traces

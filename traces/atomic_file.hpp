@@ -1,0 +1,48 @@
+#pragma once
+// An output file that appears complete or not at all: written to a temporary beside it, renamed.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace cardsim::traces {
+
+/// A file being written. Bytes go to a temporary in the destination's directory; `commit` flushes
+/// it to disk and renames it over the destination in one step, so a reader sees either the old
+/// file or the whole new one. Destroyed without `commit`, it removes the temporary and leaves the
+/// destination as it was. Failures throw cardsim::Error naming the path.
+class AtomicFile {
+public:
+    explicit AtomicFile(std::filesystem::path destination);
+    AtomicFile(AtomicFile&& other) noexcept;
+    AtomicFile& operator=(AtomicFile&&) = delete;
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    ~AtomicFile();
+
+    /// Appends `bytes` (buffered).
+    void write(std::string_view bytes);
+    /// Makes the destination the bytes written so far; no writes after it.
+    void commit();
+    /// The destination path.
+    const std::filesystem::path& destination() const { return destination_; }
+
+private:
+    /// Writes the buffer to the temporary.
+    void flush();
+    /// Removes the temporary and throws cardsim::Error saying `what` failed, with errno's reason.
+    [[noreturn]] void fail(std::string_view what);
+
+    std::filesystem::path destination_;
+    std::filesystem::path temporary_;
+    int fd_ = -1;
+    std::string buffer_;
+};
+
+/// Writes `bytes` to `destination` through an AtomicFile.
+void write_file_atomically(const std::filesystem::path& destination, std::string_view bytes);
+
+/// The whole content of the file at `path`; cardsim::Error naming it when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+} // namespace cardsim::traces

@@ -1,0 +1,44 @@
+#include "traces/bless.hpp"
+
+#include "engine/error.hpp"
+#include "traces/atomic_file.hpp"
+#include "traces/diff.hpp"
+#include "traces/reader.hpp"
+
+#include <fmt/core.h>
+
+namespace cardsim::traces {
+
+Blessing prepare_bless(const std::filesystem::path& fresh, const std::filesystem::path& golden) {
+    Blessing b{fresh, golden, read_file(fresh), {}, false};
+    // Check the very bytes that will be installed.
+    auto fresh_trace = parse_trace(b.bytes, fresh.string());
+    std::error_code ec;
+    if (!std::filesystem::exists(golden, ec)) {
+        b.changes = fmt::format("{} does not exist yet: blessing creates it with {} commands\n",
+                                golden.string(), fresh_trace.records.size());
+        return b;
+    }
+    auto golden_bytes = read_file(golden);
+    if (golden_bytes == b.bytes) {
+        b.identical = true;
+        b.changes =
+            fmt::format("{} already holds exactly {}: nothing changes\n", golden.string(), fresh.string());
+        return b;
+    }
+    try {
+        auto golden_trace = parse_trace(std::move(golden_bytes), golden.string());
+        b.changes = to_text(diff(golden_trace, fresh_trace, 0.0), golden.string(), fresh.string());
+    } catch (const Error& e) {
+        b.changes =
+            fmt::format("{} is not a valid trace ({}): blessing replaces it\n", golden.string(), e.what());
+    }
+    return b;
+}
+
+void apply(const Blessing& b) {
+    if (b.identical) return;
+    write_file_atomically(b.golden, b.bytes);
+}
+
+} // namespace cardsim::traces

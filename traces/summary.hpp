@@ -1,0 +1,38 @@
+#pragma once
+// What `cardsim trace show` prints: a trace's commands, cycles and per-unit busy totals.
+
+#include "traces/trace.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cardsim::traces {
+
+/// One unit's share of a run. `busy_cycles` counts the cycles in which at least one of the unit's
+/// commands was in [start, end) (overlapping commands count once).
+struct UnitBusy {
+    std::string unit;
+    std::uint64_t commands = 0;
+    std::uint64_t busy_cycles = 0;
+    std::uint64_t read = 0, written = 0;
+};
+
+/// Totals of a trace. The run spans cycles [0, cycles), cycles being the latest end.
+struct Summary {
+    std::uint64_t commands = 0;
+    std::uint64_t first_index = 0, last_index = 0; ///< meaningful when commands > 0
+    std::uint64_t cycles = 0;
+    std::uint64_t read = 0, written = 0;
+    std::uint64_t with_data = 0;   ///< commands that carry data lines
+    std::vector<UnitBusy> units;   ///< in order of first appearance
+    std::vector<ChannelBytes> ddr; ///< per channel totals, when the header has ddr_channels
+};
+
+/// The totals of `trace`.
+Summary summarise(const Trace& trace);
+
+/// The summary as `cardsim trace show` prints it, with the header's facts; `name` names the file.
+std::string to_text(const Summary& summary, const Header& header, std::string_view name);
+
+} // namespace cardsim::traces

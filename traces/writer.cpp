@@ -1,0 +1,128 @@
+#include "traces/writer.hpp"
+
+#include "engine/error.hpp"
+#include "traces/lexical.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace cardsim::traces {
+namespace {
+
+/// The most bytes the writer puts on one data line.
+constexpr std::size_t bytes_per_data_line = 64;
+
+constexpr std::string_view hex_digits = "0123456789abcdef";
+
+/// Appends `n` bytes from `p` as hex digits, as one run.
+void append_hex_bytes(std::string& out, const std::uint8_t* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        out += hex_digits[p[i] >> 4];
+        out += hex_digits[p[i] & 0xf];
+    }
+}
+
+/// Appends the little-endian element of `size` bytes at `p` as 2*size hex digits, most significant first.
+void append_element(std::string& out, const std::uint8_t* p, std::size_t size) {
+    for (std::size_t i = size; i-- > 0;) {
+        out += hex_digits[p[i] >> 4];
+        out += hex_digits[p[i] & 0xf];
+    }
+}
+
+/// Appends the data lines of one block of command `index`.
+void append_block(std::string& out, std::uint64_t index, const DataBlock& b) {
+    std::size_t esize = element_size(b.encoding);
+    for (std::size_t off = 0; off < b.bytes.size(); off += bytes_per_data_line) {
+        std::size_t n = std::min(bytes_per_data_line, b.bytes.size() - off);
+        out += fmt::format("data {} {} {} {}", index, b.operand, name(b.encoding), off / esize);
+        if (b.encoding == Encoding::Hex) {
+            out += ' ';
+            append_hex_bytes(out, b.bytes.data() + off, n);
+        } else {
+            for (std::size_t e = 0; e < n; e += esize) {
+                out += ' ';
+                append_element(out, b.bytes.data() + off + e, esize);
+            }
+        }
+        out += '\n';
+    }
+}
+
+} // namespace
+
+std::string format_header(const Header& h) {
+    if (auto problem = check_header(h))
+        throw Error("cannot write a trace: its header breaks a rule: " + *problem);
+    std::string out = fmt::format("cardsim-trace {}\n", format_version);
+    out += "program " + hex16(h.program) + "\n";
+    out += "config " + hex16(h.config) + "\n";
+    out += "knob " + numerics::to_string(h.knob) + "\n";
+    out += fmt::format("mode {}\n", name(h.mode));
+    out += "clock_mhz " + *format_clock(h.clock_mhz) + "\n";
+    if (h.ddr_channels) out += fmt::format("ddr_channels {}\n", *h.ddr_channels);
+    for (auto& [key, value] : h.meta)
+        out += "meta " + key + "=" + escape(value) + "\n";
+    out += "# cmd index unit opcode start end read written digest [pc=N] [ddr=R/W,...]\n";
+    return out;
+}
+
+std::string format_record(const Record& r) {
+    std::string out = fmt::format("cmd {} {} {} {} {} {} {} {}", r.index, r.unit, r.opcode, r.start, r.end,
+                                  r.read, r.written, r.digest ? hex16(*r.digest) : std::string("-"));
+    if (r.pc) out += fmt::format(" pc={}", *r.pc);
+    if (!r.ddr.empty()) {
+        out += " ddr=";
+        for (std::size_t c = 0; c < r.ddr.size(); ++c)
+            out += fmt::format("{}{}/{}", c ? "," : "", r.ddr[c].read, r.ddr[c].written);
+    }
+    out += '\n';
+    for (auto& b : r.data)
+        append_block(out, r.index, b);
+    return out;
+}
+
+std::string to_text(const Trace& t) {
+    std::string out = format_header(t.header);
+    std::optional<std::uint64_t> previous;
+    for (auto& r : t.records) {
+        if (auto problem = check_record(t.header, r, previous))
+            throw Error("cannot write a trace: " + *problem);
+        out += format_record(r);
+        previous = r.index;
+    }
+    out += fmt::format("end {}\n", t.records.size());
+    return out;
+}
+
+Writer::Writer(std::filesystem::path destination, Header header)
+    : header_(std::move(header)), file_(std::move(destination)) {
+    try {
+        file_.write(format_header(header_));
+    } catch (const Error& e) {
+        throw Error(fmt::format("writing `{}`: {}", file_.destination().string(), e.what()));
+    }
+}
+
+void Writer::add(const Record& r) {
+    if (auto problem = check_record(header_, r, previous_))
+        throw Error(fmt::format("writing `{}`: {}", file_.destination().string(), *problem));
+    file_.write(format_record(r));
+    previous_ = r.index;
+    ++count_;
+}
+
+void Writer::finish() {
+    file_.write(fmt::format("end {}\n", count_));
+    file_.commit();
+}
+
+void write_trace(const std::filesystem::path& destination, const Trace& trace) {
+    Writer w(destination, trace.header);
+    for (auto& r : trace.records)
+        w.add(r);
+    w.finish();
+}
+
+} // namespace cardsim::traces
