@@ -1,7 +1,7 @@
 #include "traces/bless.hpp"
 
 #include "engine/error.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/diff.hpp"
 #include "traces/reader.hpp"
 
@@ -10,7 +10,7 @@
 namespace cardsim::traces {
 
 Blessing prepare_bless(const std::filesystem::path& fresh, const std::filesystem::path& golden) {
-    Blessing b{fresh, golden, read_file(fresh), {}, false};
+    Blessing b{fresh, golden, io::read_file(fresh), {}, false};
     // Check the very bytes that will be installed.
     auto fresh_trace = parse_trace(b.bytes, fresh.string());
     std::error_code ec;
@@ -19,7 +19,7 @@ Blessing prepare_bless(const std::filesystem::path& fresh, const std::filesystem
                                 golden.string(), fresh_trace.records.size());
         return b;
     }
-    auto golden_bytes = read_file(golden);
+    auto golden_bytes = io::read_file(golden);
     if (golden_bytes == b.bytes) {
         b.identical = true;
         b.changes =
@@ -38,7 +38,7 @@ Blessing prepare_bless(const std::filesystem::path& fresh, const std::filesystem
 
 void apply(const Blessing& b) {
     if (b.identical) return;
-    write_file_atomically(b.golden, b.bytes);
+    io::write_file_atomically(b.golden, b.bytes);
 }
 
 } // namespace cardsim::traces

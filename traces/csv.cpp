@@ -1,6 +1,6 @@
 #include "traces/csv.hpp"
 
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/lexical.hpp"
 
 #include <fmt/core.h>
@@ -26,7 +26,7 @@ std::string to_csv(const Trace& t) {
 }
 
 void write_csv(const std::filesystem::path& destination, const Trace& trace) {
-    write_file_atomically(destination, to_csv(trace));
+    io::write_file_atomically(destination, to_csv(trace));
 }
 
 } // namespace cardsim::traces

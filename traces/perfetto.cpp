@@ -1,6 +1,6 @@
 #include "traces/perfetto.hpp"
 
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/lexical.hpp"
 
 #include <fmt/core.h>
@@ -247,7 +247,7 @@ std::string to_perfetto(const Trace& trace) {
 }
 
 void write_perfetto(const std::filesystem::path& destination, const Trace& trace) {
-    write_file_atomically(destination, to_perfetto(trace));
+    io::write_file_atomically(destination, to_perfetto(trace));
 }
 
 } // namespace cardsim::traces

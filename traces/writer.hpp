@@ -1,7 +1,7 @@
 #pragma once
 // Writes traces in the format of traces/FORMAT.md: deterministic text, files replaced atomically.
 
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/trace.hpp"
 
 #include <filesystem>
@@ -38,7 +38,7 @@ public:
 
 private:
     Header header_;
-    AtomicFile file_;
+    io::AtomicFile file_;
     std::optional<std::uint64_t> previous_;
     std::uint64_t count_ = 0;
 };

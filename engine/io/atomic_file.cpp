@@ -2,48 +2,131 @@
 
 #include "engine/error.hpp"
 
+#include <fmt/core.h>
+
+#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <random>
+#include <sstream>
+
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace cardsim::io {
+namespace {
 
-void write_atomically(const std::filesystem::path& path, std::span<const std::byte> bytes) {
-    auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    std::random_device rd;
-    auto tmp = dir / (path.filename().string() + ".tmp" + std::to_string(rd()) + std::to_string(::getpid()));
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    ok = std::fflush(f) == 0 && ok;
-    ok = ::fsync(::fileno(f)) == 0 && ok;
-    ok = std::fclose(f) == 0 && ok;
-    std::error_code ec;
-    if (ok) std::filesystem::rename(tmp, path, ec);
-    if (!ok || ec) {
-        std::filesystem::remove(tmp, ec);
-        throw Error(path.string() + ": cannot write: " + (ok ? ec.message() : std::strerror(errno)));
+/// Flush to the kernel once this many bytes are buffered.
+constexpr std::size_t flush_threshold = 1 << 20;
+
+/// A temporary name beside `destination`, unique within this process and among processes.
+std::filesystem::path temporary_for(const std::filesystem::path& destination) {
+    static std::atomic<unsigned> counter{0};
+    auto name = fmt::format(".{}.tmp-{}-{}", destination.filename().string(), ::getpid(), counter++);
+    return destination.parent_path() / name;
+}
+
+} // namespace
+
+AtomicFile::AtomicFile(std::filesystem::path destination)
+    : destination_(std::move(destination)), temporary_(temporary_for(destination_)) {
+    if (destination_.filename().empty())
+        throw Error(
+            fmt::format("cannot write `{}`: expected a file name, not a directory", destination_.string()));
+    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: creating its temporary `{}` failed: {}",
+                                destination_.string(), temporary_.string(), std::strerror(errno)));
+    buffer_.reserve(flush_threshold);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : destination_(std::move(other.destination_)), temporary_(std::move(other.temporary_)), fd_(other.fd_),
+      buffer_(std::move(other.buffer_)) {
+    other.fd_ = -1;
+}
+
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(temporary_.c_str());
     }
 }
 
-void write_atomically(const std::filesystem::path& path, std::string_view text) {
-    write_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
+void AtomicFile::fail(std::string_view what) {
+    int err = errno;
+    ::close(fd_);
+    ::unlink(temporary_.c_str());
+    fd_ = -1;
+    throw Error(
+        fmt::format("cannot write `{}`: {} failed: {}", destination_.string(), what, std::strerror(err)));
 }
 
-std::vector<std::byte> read_file(const std::filesystem::path& path) {
+void AtomicFile::flush() {
+    std::size_t done = 0;
+    while (done < buffer_.size()) {
+        auto n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("writing");
+        done += static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+}
+
+void AtomicFile::write(std::string_view bytes) {
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
+    buffer_.append(bytes);
+    if (buffer_.size() >= flush_threshold) flush();
+}
+
+void AtomicFile::commit() {
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
+    flush();
+    if (::fsync(fd_) != 0) fail("syncing");
+    if (::close(fd_) != 0) {
+        fd_ = -1;
+        int err = errno;
+        ::unlink(temporary_.c_str());
+        throw Error(
+            fmt::format("cannot write `{}`: closing failed: {}", destination_.string(), std::strerror(err)));
+    }
+    fd_ = -1;
+    if (::rename(temporary_.c_str(), destination_.c_str()) != 0) {
+        int err = errno;
+        ::unlink(temporary_.c_str());
+        throw Error(fmt::format("cannot write `{}`: renaming its temporary into place failed: {}",
+                                destination_.string(), std::strerror(err)));
+    }
+}
+
+void write_file_atomically(const std::filesystem::path& destination, std::string_view bytes) {
+    AtomicFile f(destination);
+    f.write(bytes);
+    f.commit();
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(fmt::format("cannot read `{}`: it is a directory, expected a file", path.string()));
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-    in.seekg(0, std::ios::end);
-    auto size = in.tellg();
-    if (size < 0) throw Error(path.string() + ": cannot read its size");
-    std::vector<std::byte> bytes(static_cast<std::size_t>(size));
-    in.seekg(0);
-    in.read(reinterpret_cast<char*>(bytes.data()), size);
-    if (!in) throw Error(path.string() + ": cannot read");
-    return bytes;
+    if (!in) throw Error(fmt::format("cannot read `{}`: {}", path.string(), std::strerror(errno)));
+    std::ostringstream s;
+    s << in.rdbuf();
+    if (in.bad()) throw Error(fmt::format("cannot read `{}`: reading failed", path.string()));
+    return std::move(s).str();
+}
+
+void write_file_atomically(const std::filesystem::path& destination, std::span<const std::byte> bytes) {
+    write_file_atomically(destination, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+std::vector<std::byte> read_bytes(const std::filesystem::path& path) {
+    auto text = read_file(path);
+    auto* p = reinterpret_cast<const std::byte*>(text.data());
+    return std::vector<std::byte>(p, p + text.size());
 }
 
 } // namespace cardsim::io

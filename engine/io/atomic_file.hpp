@@ -1,23 +1,57 @@
 #pragma once
-// Writing a file so that an existing one is never left half-written.
+// An output file that appears complete or not at all: written to a temporary beside it, renamed.
 
 #include <cstddef>
 #include <filesystem>
 #include <span>
-#include <string_view>
 #include <vector>
+#include <string>
+#include <string_view>
 
 namespace cardsim::io {
 
-/// Writes `bytes` to `path` through a temporary file in the same folder, flushed and then renamed
-/// over `path`: readers see the old file or the new one, never a part. Throws cardsim::Error naming
-/// the file when it cannot be written.
-void write_atomically(const std::filesystem::path& path, std::span<const std::byte> bytes);
+/// A file being written. Bytes go to a temporary in the destination's directory; `commit` flushes
+/// it to disk and renames it over the destination in one step, so a reader sees either the old
+/// file or the whole new one. Destroyed without `commit`, it removes the temporary and leaves the
+/// destination as it was. Failures throw cardsim::Error naming the path.
+class AtomicFile {
+public:
+    explicit AtomicFile(std::filesystem::path destination);
+    AtomicFile(AtomicFile&& other) noexcept;
+    AtomicFile& operator=(AtomicFile&&) = delete;
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    ~AtomicFile();
 
-/// The same for text.
-void write_atomically(const std::filesystem::path& path, std::string_view text);
+    /// Appends `bytes` (buffered).
+    void write(std::string_view bytes);
+    /// Makes the destination the bytes written so far; no writes after it.
+    void commit();
+    /// The destination path.
+    const std::filesystem::path& destination() const { return destination_; }
 
-/// The whole file at `path`; throws cardsim::Error naming it when it cannot be read.
-std::vector<std::byte> read_file(const std::filesystem::path& path);
+private:
+    /// Writes the buffer to the temporary.
+    void flush();
+    /// Removes the temporary and throws cardsim::Error saying `what` failed, with errno's reason.
+    [[noreturn]] void fail(std::string_view what);
+
+    std::filesystem::path destination_;
+    std::filesystem::path temporary_;
+    int fd_ = -1;
+    std::string buffer_;
+};
+
+/// Writes `bytes` to `destination` through an AtomicFile.
+void write_file_atomically(const std::filesystem::path& destination, std::string_view bytes);
+
+/// Writes `bytes` to `destination` through an AtomicFile.
+void write_file_atomically(const std::filesystem::path& destination, std::span<const std::byte> bytes);
+
+/// The whole content of the file at `path`; cardsim::Error naming it when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+/// The same, as bytes.
+std::vector<std::byte> read_bytes(const std::filesystem::path& path);
 
 } // namespace cardsim::io

@@ -89,11 +89,11 @@ std::uint64_t digest(const Image& image) {
 }
 
 void write(const Image& image, const std::filesystem::path& path) {
-    io::write_atomically(path, encode(image));
+    io::write_file_atomically(path, encode(image));
 }
 
 Image read_image(const std::filesystem::path& path) {
-    return decode_image(io::read_file(path), path.string());
+    return decode_image(io::read_bytes(path), path.string());
 }
 
 } // namespace cardsim::lower

@@ -298,11 +298,11 @@ Program decode(std::span<const std::byte> bytes, const std::string& file) {
 }
 
 void write(const Program& p, const std::filesystem::path& path) {
-    io::write_atomically(path, encode(p));
+    io::write_file_atomically(path, encode(p));
 }
 
 Program read(const std::filesystem::path& path) {
-    return decode(io::read_file(path), path.string());
+    return decode(io::read_bytes(path), path.string());
 }
 
 std::uint64_t digest(const Program& p) {

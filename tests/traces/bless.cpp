@@ -3,7 +3,7 @@
 #include "traces/bless.hpp"
 #include "engine/error.hpp"
 #include "fixtures.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/writer.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 using namespace cardsim::traces;
+namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 
 namespace {
@@ -43,8 +44,8 @@ TEST_CASE("bless describes the change and then replaces the golden trace by the 
     fresh.records[3].end += 100;
     write_trace(dir / "golden.trace", golden);
     write_trace(dir / "new.trace", fresh);
-    auto old_bytes = read_file(dir / "golden.trace");
-    auto new_bytes = read_file(dir / "new.trace");
+    auto old_bytes = io::read_file(dir / "golden.trace");
+    auto new_bytes = io::read_file(dir / "new.trace");
     REQUIRE(old_bytes != new_bytes);
 
     // A reader that has the golden file open keeps seeing the old, whole content: the file was
@@ -57,10 +58,10 @@ TEST_CASE("bless describes the change and then replaces the golden trace by the 
     CHECK(!b.identical);
     CHECK_THAT(b.changes, Catch::Contains("command 3 (attention/attention)"));
     CHECK_THAT(b.changes, Catch::Contains("traces differ"));
-    CHECK(read_file(dir / "golden.trace") == old_bytes); // preparing touches nothing
+    CHECK(io::read_file(dir / "golden.trace") == old_bytes); // preparing touches nothing
     apply(b);
 
-    CHECK(read_file(dir / "golden.trace") == new_bytes);
+    CHECK(io::read_file(dir / "golden.trace") == new_bytes);
     CHECK(read_fd(fd) == old_bytes);
     CHECK(inode(dir / "golden.trace") != old_inode);
     ::close(fd);
@@ -71,12 +72,12 @@ TEST_CASE("blessing an invalid new trace is an error and leaves the golden trace
           "[traces][bless]") {
     TempDir dir;
     write_trace(dir / "golden.trace", sample_trace());
-    auto before = read_file(dir / "golden.trace");
+    auto before = io::read_file(dir / "golden.trace");
     auto broken = to_text(sample_trace());
     broken.resize(broken.size() - 8); // cut off the end line
-    write_file_atomically(dir / "new.trace", broken);
+    io::write_file_atomically(dir / "new.trace", broken);
     CHECK_THROWS_WITH(prepare_bless(dir / "new.trace", dir / "golden.trace"), Catch::Contains("new.trace:"));
-    CHECK(read_file(dir / "golden.trace") == before);
+    CHECK(io::read_file(dir / "golden.trace") == before);
 }
 
 TEST_CASE("blessing creates a missing golden trace and replaces an invalid one", "[traces][bless]") {
@@ -85,13 +86,13 @@ TEST_CASE("blessing creates a missing golden trace and replaces an invalid one",
     auto created = prepare_bless(dir / "new.trace", dir / "golden.trace");
     CHECK_THAT(created.changes, Catch::Contains("does not exist yet"));
     apply(created);
-    CHECK(read_file(dir / "golden.trace") == read_file(dir / "new.trace"));
+    CHECK(io::read_file(dir / "golden.trace") == io::read_file(dir / "new.trace"));
 
-    write_file_atomically(dir / "golden.trace", "not a trace\n");
+    io::write_file_atomically(dir / "golden.trace", "not a trace\n");
     auto replaced = prepare_bless(dir / "new.trace", dir / "golden.trace");
     CHECK_THAT(replaced.changes, Catch::Contains("is not a valid trace"));
     apply(replaced);
-    CHECK(read_file(dir / "golden.trace") == read_file(dir / "new.trace"));
+    CHECK(io::read_file(dir / "golden.trace") == io::read_file(dir / "new.trace"));
 }
 
 TEST_CASE("blessing an identical trace changes nothing", "[traces][bless]") {

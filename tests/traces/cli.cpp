@@ -1,7 +1,7 @@
 // `cardsim trace show|diff|bless` run as a user would: output and exit codes.
 
 #include "fixtures.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"
 
@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 using namespace cardsim::traces;
+namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 
 namespace {
@@ -29,7 +30,7 @@ Run cardsim_run(const TempDir& dir, const std::string& args) {
     auto command = fmt::format("'{}' {} >'{}' 2>'{}'", CARDSIM_BINARY, args, out.string(), err.string());
     int status = std::system(command.c_str());
     REQUIRE(WIFEXITED(status));
-    Run r{WEXITSTATUS(status), read_file(out), read_file(err)};
+    Run r{WEXITSTATUS(status), io::read_file(out), io::read_file(err)};
     std::filesystem::remove(out);
     std::filesystem::remove(err);
     return r;
@@ -50,7 +51,7 @@ TEST_CASE("cardsim trace diff exits 0 when traces agree and 1 when they differ a
     write_trace(dir / "a.trace", a);
     write_trace(dir / "a2.trace", a);
     write_trace(dir / "b.trace", b);
-    write_file_atomically(dir / "bad.trace", "cardsim-trace 9\n");
+    io::write_file_atomically(dir / "bad.trace", "cardsim-trace 9\n");
 
     auto same = cardsim_run(dir, "trace diff " + q(dir / "a.trace") + " " + q(dir / "a2.trace"));
     CHECK(same.code == 0);
@@ -97,9 +98,9 @@ TEST_CASE("cardsim trace show prints the summary or writes the exports", "[trace
     auto exported = cardsim_run(dir, "trace show " + q(dir / "a.trace") + " --csv " + q(dir / "a.csv") +
                                          " --perfetto " + q(dir / "a.json"));
     CHECK(exported.code == 0);
-    auto csv = read_file(dir / "a.csv");
+    auto csv = io::read_file(dir / "a.csv");
     CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);
-    CHECK(boost::json::parse(read_file(dir / "a.json")).is_object());
+    CHECK(boost::json::parse(io::read_file(dir / "a.json")).is_object());
 }
 
 TEST_CASE("cardsim trace bless prints the diff and installs the new trace", "[traces][cli]") {

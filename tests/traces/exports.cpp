@@ -1,7 +1,7 @@
 // Exports: Perfetto / Chrome trace JSON and CSV carry every command.
 
 #include "fixtures.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/csv.hpp"
 #include "traces/lexical.hpp"
 #include "traces/perfetto.hpp"
@@ -14,6 +14,7 @@
 #include <sstream>
 
 using namespace cardsim::traces;
+namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 namespace json = boost::json;
 
@@ -54,7 +55,7 @@ TEST_CASE("the Perfetto file parses and carries one slice per command with its f
     TempDir dir;
     auto t = sample_trace();
     write_perfetto(dir / "t.json", t);
-    auto events = parsed_events(read_file(dir / "t.json"));
+    auto events = parsed_events(io::read_file(dir / "t.json"));
     std::map<std::uint64_t, json::object> slices;
     for (auto& e : events) {
         auto& o = e.as_object();
@@ -159,7 +160,7 @@ TEST_CASE("the CSV has a header row and one row per command in index order", "[t
     TempDir dir;
     auto t = sample_trace();
     write_csv(dir / "t.csv", t);
-    auto rows = lines(read_file(dir / "t.csv"));
+    auto rows = lines(io::read_file(dir / "t.csv"));
     REQUIRE(rows.size() == t.records.size() + 1);
     auto head = cells(rows[0]);
     CHECK(head.size() == 10 + 2 * 4);

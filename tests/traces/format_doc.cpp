@@ -1,7 +1,7 @@
 // traces/FORMAT.md and the library agree: its example reads, its test vectors hold.
 
 #include "fixtures.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"
 #include "traces/xxh64.hpp"
@@ -11,13 +11,14 @@
 #include <numeric>
 
 using namespace cardsim::traces;
+namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 
 namespace {
 
 /// The text of the first ```trace block of FORMAT.md.
 std::string format_example() {
-    auto doc = read_file(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces" / "FORMAT.md");
+    auto doc = io::read_file(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces" / "FORMAT.md");
     auto open = doc.find("```trace\n");
     REQUIRE(open != std::string::npos);
     open += 9;

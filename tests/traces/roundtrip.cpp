@@ -1,7 +1,7 @@
 // Writing and reading traces: round trips, determinism, the spelling FORMAT.md fixes.
 
 #include "fixtures.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/lexical.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"
@@ -13,6 +13,7 @@
 #include <cmath>
 
 using namespace cardsim::traces;
+namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 
 TEST_CASE("a written trace reads back as the identical value", "[traces][format]") {
@@ -33,7 +34,7 @@ TEST_CASE("writing the same trace twice gives byte-identical files", "[traces][f
     TempDir dir;
     write_trace(dir / "one.trace", sample_trace());
     write_trace(dir / "two.trace", sample_trace());
-    auto one = read_file(dir / "one.trace"), two = read_file(dir / "two.trace");
+    auto one = io::read_file(dir / "one.trace"), two = io::read_file(dir / "two.trace");
     CHECK(!one.empty());
     CHECK(one == two);
     CHECK(one == to_text(sample_trace()));
@@ -43,7 +44,7 @@ TEST_CASE("rewriting a trace that was read back reproduces its bytes", "[traces]
     TempDir dir;
     write_trace(dir / "a.trace", sample_trace());
     write_trace(dir / "b.trace", read_trace(dir / "a.trace"));
-    CHECK(read_file(dir / "a.trace") == read_file(dir / "b.trace"));
+    CHECK(io::read_file(dir / "a.trace") == io::read_file(dir / "b.trace"));
 }
 
 TEST_CASE("the written file is printable ASCII lines ending in LF", "[traces][format]") {

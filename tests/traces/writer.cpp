@@ -3,12 +3,13 @@
 #include "traces/writer.hpp"
 #include "engine/error.hpp"
 #include "fixtures.hpp"
-#include "traces/atomic_file.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/reader.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace cardsim::traces;
+namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 using cardsim::Error;
 
@@ -26,13 +27,13 @@ TEST_CASE("a writer that is abandoned before finish leaves no file and no tempor
 TEST_CASE("a record out of index order is refused and the destination keeps its old content",
           "[traces][writer]") {
     TempDir dir;
-    write_file_atomically(dir / "a.trace", "old content\n");
+    io::write_file_atomically(dir / "a.trace", "old content\n");
     auto t = sample_trace();
     std::swap(t.records[2], t.records[3]);
     REQUIRE_THROWS_WITH(write_trace(dir / "a.trace", t), Catch::Contains("a.trace") &&
                                                              Catch::Contains("command 2") &&
                                                              Catch::Contains("strictly increasing"));
-    CHECK(read_file(dir / "a.trace") == "old content\n");
+    CHECK(io::read_file(dir / "a.trace") == "old content\n");
     CHECK(dir.files() == std::vector<std::string>{"a.trace"});
 }
 
