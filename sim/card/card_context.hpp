@@ -1,0 +1,59 @@
+#pragma once
+// What the modules of one card share while it runs a program.
+
+#include "engine/card/card_config.hpp"
+#include "engine/program/program.hpp"
+#include "sim/card/command_record.hpp"
+#include "sim/card/kernel_clock.hpp"
+#include "sim/memory/channel_interleave.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cardsim::sim {
+
+/// Computes one command's results: gets the bytes of every operand (read operands filled, write
+/// operands to fill, in operand order; absent operands empty). The simulator's full mode calls it;
+/// timing-only runs never do.
+using Execute = std::function<void(const program::Command&, std::span<std::vector<std::byte>> operands)>;
+
+/// Where a program's region lives on the card.
+struct RegionAt {
+    program::Space space = program::Space::Ddr;
+    std::uint64_t base = 0;
+    std::uint64_t size = 0;
+    bool present = false;
+};
+
+/// The state a card's command processor and units share during a run. Owned by the card; modules
+/// hold a reference. Nothing here is global.
+struct CardContext {
+    const card::CardConfig& config;
+    const program::Program& program;
+    KernelClock clock;
+    memory::ChannelInterleave interleave;
+    bool timing_only = false;
+    Execute execute;
+    std::array<RegionAt, program::region_count> regions{};
+    std::uint32_t step = 0;
+    std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row
+    std::vector<CommandRecord> records;   ///< every command run so far, in completion order
+    std::vector<bool> done;               ///< per command of the current step
+    sc_core::sc_event command_done;       ///< notified whenever a command completes
+    std::optional<std::string> fault;     ///< the bus error that stopped the run, if any
+
+    CardContext(const card::CardConfig& c, const program::Program& p, bool timing)
+        : config(c), program(p), clock(c.clock.kernel_mhz),
+          interleave(c.ddr.channels, c.ddr.interleave_bytes, c.ddr.channel_bytes()), timing_only(timing) {}
+
+    /// The region `r` of the program, or nothing.
+    const RegionAt& region(program::Region r) const { return regions[static_cast<std::size_t>(r)]; }
+    /// Stops the run with a bus error naming command `index`, the address and the region.
+    void bus_error(std::uint32_t index, const std::string& what);
+};
+
+} // namespace cardsim::sim

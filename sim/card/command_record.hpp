@@ -1,0 +1,30 @@
+#pragma once
+// What the card did for one command: the raw material of traces and summaries.
+
+#include "engine/program/opcode.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace cardsim::sim {
+
+/// One executed command: which step and command, its unit, when it ran (kernel cycles from the
+/// start of the run), what it moved, and the xxh64 (seed 0) of the bytes it wrote (its write
+/// operands' bytes after it ran, concatenated in operand order; 0 in timing-only runs).
+struct CommandRecord {
+    std::uint32_t step = 0;
+    std::uint32_t index = 0;
+    program::Unit unit = program::Unit::Dma;
+    std::uint32_t instance = 0; ///< which unit of its kind ran it
+    program::Opcode opcode = program::Opcode::Copy;
+    std::uint64_t start = 0;          ///< cycle the unit began
+    std::uint64_t end = 0;            ///< cycle the unit finished (results written)
+    std::uint64_t compute_cycles = 0; ///< the unit's compute time alone
+    std::uint64_t bytes_read = 0;
+    std::uint64_t bytes_written = 0;
+    std::vector<std::uint64_t> channel_read;    ///< DDR bytes read per channel
+    std::vector<std::uint64_t> channel_written; ///< DDR bytes written per channel
+    std::uint64_t digest = 0;
+};
+
+} // namespace cardsim::sim

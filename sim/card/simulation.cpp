@@ -1,0 +1,89 @@
+#include "sim/card/simulation.hpp"
+
+#include "engine/error.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace cardsim::sim {
+namespace {
+
+/// The host: one thread that writes each step's inputs, runs it, reads its outputs.
+class Host : public sc_core::sc_module {
+public:
+    SC_HAS_PROCESS(Host);
+    Host(const sc_core::sc_module_name& name, Card& card, const lower::Compiled& compiled,
+         const RunPlan& plan, RunResult& result)
+        : sc_core::sc_module(name), card_(card), compiled_(compiled), plan_(plan), result_(result) {
+        SC_THREAD(run);
+    }
+
+private:
+    Card& card_;
+    const lower::Compiled& compiled_;
+    const RunPlan& plan_;
+    RunResult& result_;
+
+    void put(const lower::Place& p, const std::vector<std::uint32_t>& values) {
+        if (p.bytes == 0) return;
+        std::vector<std::byte> bytes(p.bytes, std::byte{0});
+        std::memcpy(bytes.data(), values.data(), std::min<std::size_t>(bytes.size(), 4 * values.size()));
+        card_.write(p.region, p.offset, bytes);
+    }
+
+    void run() {
+        const StepOutputs* previous = nullptr;
+        auto& io = compiled_.io;
+        for (std::size_t s = 0; s < plan_.steps; ++s) {
+            auto in = plan_.inputs(s, previous);
+            put(io.ids, in.ids);
+            put(io.positions, in.positions);
+            put(io.seq_starts, in.seq_starts);
+            put(io.qtype, in.qtype);
+            put(io.marker_rows, in.marker_rows);
+            put(io.marker_starts, in.marker_starts);
+            if (!card_.run_step(static_cast<std::uint32_t>(s), in.positions)) break;
+            StepOutputs out;
+            for (auto& [v, place] : io.outputs) {
+                std::vector<std::byte> bytes(place.bytes);
+                card_.read(place.region, place.offset, bytes);
+                out.values.push_back(std::move(bytes));
+            }
+            result_.outputs.push_back(std::move(out));
+            previous = &result_.outputs.back();
+            result_.step_end.push_back(card_.context().clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+        }
+        sc_core::sc_stop();
+    }
+};
+
+} // namespace
+
+RunResult simulate(const card::CardConfig& config, const lower::Compiled& compiled, const RunPlan& plan) {
+    RunResult result;
+    sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+    auto t0 = std::chrono::steady_clock::now();
+    Card card("card", config, compiled.program, compiled.image, plan.mode, plan.execute);
+    Host host("host", card, compiled, plan, result);
+    sc_core::sc_start();
+    result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto& ctx = card.context();
+    result.fault = ctx.fault;
+    result.records = std::move(ctx.records);
+    std::sort(result.records.begin(), result.records.end(),
+              [](auto& a, auto& b) { return a.step != b.step ? a.step < b.step : a.index < b.index; });
+    result.cycles = result.step_end.empty() ? 0 : result.step_end.back();
+    result.seconds = ctx.clock.seconds(result.cycles);
+    const auto& clock = card.ddr().clock();
+    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i) {
+        auto& st = card.ddr().channel(i).timing().stats();
+        result.channels.push_back(ChannelTotals{st.read_bytes, st.write_bytes, st.row_hits, st.row_misses,
+                                                st.row_conflicts, clock.seconds(double(st.refresh_cycles))});
+    }
+    for (auto& u : card.units())
+        result.unit_busy.emplace_back(u->name(), u->busy_cycles());
+    return result;
+}
+
+} // namespace cardsim::sim

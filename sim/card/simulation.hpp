@@ -1,0 +1,60 @@
+#pragma once
+// Running a lowered program on the simulated card for some steps: the host side of the card.
+
+#include "engine/card/card_config.hpp"
+#include "engine/lower/lower.hpp"
+#include "sim/card/card.hpp"
+#include "sim/card/command_record.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cardsim::sim {
+
+/// What the host writes into the io region before a step (u32 each; see lower::IoMap).
+struct StepInputs {
+    std::vector<std::uint32_t> ids, positions, seq_starts, qtype, marker_rows, marker_starts;
+};
+
+/// What the host reads back after a step: each graph output's bytes, in `IoMap::outputs` order.
+struct StepOutputs {
+    std::vector<std::vector<std::byte>> values;
+};
+
+/// What to run: how many steps, the inputs of each (from the previous step's outputs, if any),
+/// the mode, and the function that computes a command's results (full mode).
+struct RunPlan {
+    std::size_t steps = 1;
+    std::function<StepInputs(std::size_t step, const StepOutputs* previous)> inputs;
+    Mode mode = Mode::Full;
+    Execute execute;
+};
+
+/// Totals of one DDR channel over the run.
+struct ChannelTotals {
+    std::uint64_t read_bytes = 0, write_bytes = 0, row_hits = 0, row_misses = 0, row_conflicts = 0;
+    double refresh_seconds = 0;
+};
+
+/// What a run produced.
+struct RunResult {
+    std::vector<CommandRecord> records;  ///< sorted by step, then command index
+    std::vector<StepOutputs> outputs;    ///< per step
+    std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended
+    std::uint64_t cycles = 0;            ///< kernel cycles of the whole run
+    double seconds = 0;                  ///< simulated seconds
+    std::vector<ChannelTotals> channels;
+    std::vector<std::pair<std::string, std::uint64_t>> unit_busy; ///< per unit instance: busy cycles
+    std::optional<std::string> fault;                             ///< the bus error that stopped the run
+    double host_seconds = 0;                                      ///< wall-clock time of the simulation
+};
+
+/// Elaborates a card for `config`, loads `compiled`, runs `plan`, and returns what happened.
+/// SystemC elaborates one simulation per process: call this once per process. Throws
+/// cardsim::Error when the program does not fit the card.
+RunResult simulate(const card::CardConfig& config, const lower::Compiled& compiled, const RunPlan& plan);
+
+} // namespace cardsim::sim
