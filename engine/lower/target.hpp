@@ -43,3 +43,16 @@ struct Target {
 };
 
 } // namespace cardsim::lower
+
+namespace cardsim::card {
+struct CardConfig;
+}
+
+namespace cardsim::lower {
+
+/// The target of a card config: its memory sizes and interleave, its capabilities, its numerics
+/// point and digest, weights packed by the numerics quantiser in the config's weight format, cache
+/// rows and state elements in the knob point's keep formats.
+Target target_of(const card::CardConfig& c);
+
+} // namespace cardsim::lower

@@ -33,3 +33,17 @@ struct Capabilities {
 };
 
 } // namespace cardsim::shim
+
+namespace cardsim::card {
+struct CardConfig;
+}
+
+namespace cardsim::shim {
+
+/// The capabilities of a card config: its units (count > 0), the matvec's bias and scale, the
+/// embed unit's scale, the attention unit's window, sinks and soft cap, ReLU, experts and cards.
+/// No config key names an arbitrary attention mask, a logit soft cap or multi-head latent attention
+/// yet: a card never has those.
+Capabilities capabilities(const card::CardConfig& c);
+
+} // namespace cardsim::shim

@@ -1,0 +1,125 @@
+#pragma once
+// What every unit computes, defined once: the simulator's units and the golden executor both call
+// these, so a difference between them is in lowering, layout, addressing or data movement, never
+// in arithmetic. Activations are f32 rows; weights are packed matrices (engine/numerics weights)
+// or raw f32 vectors; caches and states are bytes in their keep formats (formats.hpp).
+//
+// Arithmetic, unless a function says otherwise: sums and products in IEEE double in the stated
+// (sequential) order, transcendental functions from functions.hpp, each result rounded once to
+// f32. The matvec is the numerics contract's exact block sum (engine/numerics/matvec.hpp).
+
+#include "engine/numerics/knob.hpp"
+#include "engine/numerics/scheme.hpp"
+#include "engine/numerics/weights.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace cardsim::kernels {
+
+/// `out[r] = table[ids[r]]` for each row: the packed row dequantised (exact in f32).
+void embed(const numerics::MatrixView& table, std::span<const std::uint32_t> ids, std::span<float> out);
+
+/// RMSNorm of each `group` of each row: `x · rsqrt(Σx²/group + eps) · w` (or `· (1 + w)`,
+/// `zero_centred`; no weight when `w` is empty).
+void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps, bool zero_centred,
+              std::span<float> out);
+
+/// LayerNorm of each `width` row: `(x − mean) · rsqrt(var + eps) · w + b` (b may be empty).
+void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b, std::size_t width,
+                double eps, std::span<float> out);
+
+/// What a matvec does to its results.
+enum class MatvecEpilogue { None, Accumulate, Gelu, Relu };
+
+/// Each row of `x` (`k` wide) times the matrix (`n` × `k`): the row quantised under `scheme`, the
+/// exact matvec, then the epilogue (`Accumulate` adds to what `out` holds, in f32). `out` is `n`
+/// wide per row.
+void matvec(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
+            MatvecEpilogue epilogue, std::span<float> out);
+
+/// NeoX rotary embedding in place on each head of each row (first `rotary_dim` of every
+/// `head_dim`), at `positions[row]`: angle of pair i = pos · theta^(−2i/rotary_dim).
+void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim, double theta,
+            std::span<const std::uint32_t> positions);
+
+/// Writes each row (`kv_heads × head_dim`) into its sequence's cache (row r is sequence r) at its
+/// position, every head row in the keep format `f`.
+void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim, std::size_t max_positions,
+                  numerics::CacheFormat f, std::span<const std::uint32_t> positions, std::span<std::byte> cache);
+
+/// One query row per sequence over its cache, positions `0 ..= pos` (or the last `window`),
+/// grouped-query, vector math: scores in double (`scale · q·k`, optionally soft-capped, sinks in the
+/// softmax's denominator), softmax with the max subtracted, outputs rounded once.
+void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
+            std::size_t max_positions, std::size_t window, double scale, double softcap,
+            std::span<const float> sinks, numerics::CacheFormat f, std::span<const std::uint32_t> positions,
+            std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out);
+
+/// Self attention of fused `[q | k | v]` rows within each sequence (`seq_starts`, then the row
+/// count), keys at most `window` away on either side (0: all), scale head_dim^−½.
+void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t head_dim, std::size_t window,
+                    std::span<const std::uint32_t> seq_starts, std::span<float> out);
+
+/// Causal depthwise convolution of each row (row r is sequence r) with its sequence's window of
+/// the previous `kernel − 1` inputs (f32, oldest first), then the window shifts the row in; SiLU of
+/// each result when `silu`.
+void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel, bool silu,
+          std::span<std::byte> window, std::span<float> out);
+
+/// `silu(x)` elementwise.
+void silu(std::span<const float> x, std::span<float> out);
+
+/// L2 normalisation of each group: `x · rsqrt(Σx² + eps) · scale`.
+void l2_norm(std::span<const float> x, std::size_t group, double eps, double scale, std::span<float> out);
+
+/// Gated-DeltaNet gates: `beta = sigmoid(b)`, `g = −exp(a_log) · softplus(a + dt_bias)`.
+void gates(std::span<const float> b, std::span<const float> a, std::span<const float> a_log,
+           std::span<const float> dt_bias, std::span<float> beta, std::span<float> g);
+
+/// One delta-rule step per row (row r is sequence r) and value head h (key head
+/// h / (value_heads / key_heads)) on the state `dk × dv` kept in `state_format`:
+/// `S ← S·e^g; δ = β(v − Sᵀk); S ← S + kδᵀ` in double from the kept S, S kept again (rounded), and
+/// `out = Sᵀq` from the kept S.
+void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
+                std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
+                std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat state_format,
+                std::span<std::byte> state, std::span<float> out);
+
+/// Gated RMSNorm of each group: `w ⊙ (x · rsqrt(mean x² + eps)) · silu(z)`.
+void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w, std::size_t group,
+                double eps, std::span<float> out);
+
+/// `x · sigmoid(gate)`, `silu(gate) · up`, `a + b` (f32 addition), elementwise.
+void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::span<float> out);
+void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
+void add(std::span<const float> a, std::span<const float> b, std::span<float> out);
+
+/// The index of each `width` row's largest value as an f32 integer: the lowest index among equals;
+/// NaNs never win (an all-NaN row gives 0).
+void argmax(std::span<const float> x, std::size_t width, std::span<float> out);
+
+/// `gelu(x)` elementwise; `gelu(x[:, ..n]) · x[:, n..]` per row (`out` n wide).
+void gelu(std::span<const float> x, std::span<float> out);
+void geglu(std::span<const float> x, std::size_t n, std::span<float> out);
+
+/// NeoX rotary embedding in place on the q and k parts of fused rows, full head, at `positions`.
+void rope(std::span<float> qkv, std::size_t heads, std::size_t head_dim, double theta,
+          std::span<const std::uint32_t> positions);
+
+/// Adds `table[qtype[s]]` (f32) to every row of sequence s.
+void add_type(std::span<float> h, std::span<const float> table, std::size_t width,
+              std::span<const std::uint32_t> qtype, std::span<const std::uint32_t> seq_starts);
+
+/// `out[m] = h[marker_rows[m]]`.
+void gather_markers(std::span<const float> h, std::size_t width, std::span<const std::uint32_t> marker_rows,
+                    std::span<float> out);
+
+/// Per sequence: its first row of `h`, then over the softmax of its k markers' logits `[top1,
+/// top1 − top2, entropy / ln k, k / 255]` (top2 = 0 and entropy term 0 when k < 2).
+void act_features(std::span<const float> h, std::size_t width, std::span<const float> logits,
+                  std::span<const std::uint32_t> seq_starts, std::span<const std::uint32_t> marker_starts,
+                  std::span<float> out);
+
+} // namespace cardsim::kernels

@@ -1,0 +1,30 @@
+#include "engine/lower/target.hpp"
+
+#include "engine/card/card_config.hpp"
+#include "engine/kernels/formats.hpp"
+
+namespace cardsim::lower {
+
+Target target_of(const card::CardConfig& c) {
+    Target t;
+    t.channels = c.ddr.channels;
+    t.interleave_bytes = c.ddr.interleave_bytes;
+    t.ddr_bytes = c.ddr.total_bytes();
+    t.sram_bytes = c.sram.bytes;
+    t.caps = shim::capabilities(c);
+    t.numerics = c.numerics;
+    t.config_digest = card::digest(c);
+    kernels::weight_format(c); // refuses a weight format the card cannot run, before any work
+    t.storage.pack = [c](std::span<const float> values, std::size_t rows, std::size_t cols) {
+        auto layout = kernels::matrix_layout(c, rows, cols);
+        std::vector<std::byte> out(layout.bytes());
+        numerics::quantize_into(values, layout, out);
+        return out;
+    };
+    auto cache = c.numerics.cache;
+    t.storage.cache_row_bytes = [cache](std::size_t head_dim) { return kernels::cache_row_bytes(cache, head_dim); };
+    t.storage.state_element_bytes = kernels::state_element_bytes(c.numerics.state);
+    return t;
+}
+
+} // namespace cardsim::lower
