@@ -14,12 +14,14 @@ namespace cardsim::kernels {
 
 numerics::WeightFormat weight_format(const card::CardConfig& c) {
     if (c.weights.group_size)
-        throw Error(fmt::format("weights.group_size = {}: the matvec sums each output's whole row exactly, so the "
-                                "only group size is `row`",
-                                *c.weights.group_size));
+        throw Error(
+            fmt::format("weights.group_size = {}: the matvec sums each output's whole row exactly, so the "
+                        "only group size is `row`",
+                        *c.weights.group_size));
     numerics::WeightFormat f;
     f.codes = c.weights.code_bits == 4 ? numerics::CodeFormat::Int4 : numerics::CodeFormat::Int8;
-    f.scale = c.weights.scale == card::ScaleKind::F16 ? numerics::ScaleFormat::F16 : numerics::ScaleFormat::E8M0;
+    f.scale =
+        c.weights.scale == card::ScaleKind::F16 ? numerics::ScaleFormat::F16 : numerics::ScaleFormat::E8M0;
     f.group = c.weights.block_size;
     return f;
 }
@@ -55,7 +57,8 @@ void hadamard(std::span<double> x) {
                 x[j + h] = a - b;
             }
     const double norm = 1.0 / std::sqrt(double(n));
-    for (auto& v : x) v *= norm;
+    for (auto& v : x)
+        v *= norm;
 }
 
 namespace {
@@ -80,10 +83,12 @@ void encode_cache_row(numerics::CacheFormat f, std::span<const float> row, std::
         need_power_of_two(x.size());
         std::vector<double> d(x.begin(), x.end());
         hadamard(d);
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(d[i]);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = static_cast<float>(d[i]);
     }
     float amax = 0;
-    for (float v : x) amax = std::max(amax, std::fabs(v));
+    for (float v : x)
+        amax = std::max(amax, std::fabs(v));
     float scale = amax / 127.0f;
     std::memcpy(out.data(), &scale, 4);
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -110,10 +115,13 @@ void decode_cache_row(numerics::CacheFormat f, std::span<const std::byte> bytes,
         need_power_of_two(out.size());
         std::vector<double> d(out.begin(), out.end());
         hadamard(d);
-        for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(d[i]);
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = static_cast<float>(d[i]);
     }
 }
 
-std::size_t state_element_bytes(numerics::StateFormat f) { return f == numerics::StateFormat::F16 ? 2 : 4; }
+std::size_t state_element_bytes(numerics::StateFormat f) {
+    return f == numerics::StateFormat::F16 ? 2 : 4;
+}
 
 } // namespace cardsim::kernels

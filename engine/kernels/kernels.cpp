@@ -18,7 +18,9 @@
 namespace cardsim::kernels {
 namespace {
 
-float f32(double v) { return static_cast<float>(v); }
+float f32(double v) {
+    return static_cast<float>(v);
+}
 
 /// The bytes of sequence `s` of a per-sequence store of `rows` sequences.
 template <class Byte>
@@ -27,7 +29,9 @@ std::span<Byte> of_sequence(std::span<Byte> all, std::size_t rows, std::size_t s
     return all.subspan(s * stride, stride);
 }
 
-std::size_t rows_of(std::size_t size, std::size_t width) { return width ? size / width : 0; }
+std::size_t rows_of(std::size_t size, std::size_t width) {
+    return width ? size / width : 0;
+}
 
 /// NeoX rotate-half of one head in place.
 void rotate_head(std::span<float> h, std::size_t rotary_dim, double theta, double pos) {
@@ -67,15 +71,18 @@ void write_state(std::span<std::byte> s, std::size_t i, double v, numerics::Stat
 void weighted(std::span<const double> scores, const std::vector<std::vector<float>>& vals, std::size_t dim,
               const double* sink, std::span<float> out) {
     double m = sink ? *sink : -std::numeric_limits<double>::infinity();
-    for (double s : scores) m = std::max(m, s);
+    for (double s : scores)
+        m = std::max(m, s);
     double sum = sink ? exp(*sink - m) : 0.0;
     std::vector<double> acc(dim, 0.0);
     for (std::size_t j = 0; j < scores.size(); ++j) {
         double e = exp(scores[j] - m);
         sum += e;
-        for (std::size_t d = 0; d < dim; ++d) acc[d] += e * vals[j][d];
+        for (std::size_t d = 0; d < dim; ++d)
+            acc[d] += e * vals[j][d];
     }
-    for (std::size_t d = 0; d < dim; ++d) out[d] = f32(acc[d] / sum);
+    for (std::size_t d = 0; d < dim; ++d)
+        out[d] = f32(acc[d] / sum);
 }
 
 } // namespace
@@ -91,11 +98,12 @@ void embed(const numerics::MatrixView& table, std::span<const std::uint32_t> ids
     }
 }
 
-void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps, bool zero_centred,
-              std::span<float> out) {
+void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps,
+              bool zero_centred, std::span<float> out) {
     for (std::size_t g0 = 0; g0 + group <= x.size(); g0 += group) {
         double ss = 0;
-        for (std::size_t i = 0; i < group; ++i) ss += double(x[g0 + i]) * double(x[g0 + i]);
+        for (std::size_t i = 0; i < group; ++i)
+            ss += double(x[g0 + i]) * double(x[g0 + i]);
         double r = rsqrt(ss / double(group) + eps);
         for (std::size_t i = 0; i < group; ++i) {
             double scale = w.empty() ? 1.0 : zero_centred ? 1.0 + double(w[i]) : double(w[i]);
@@ -104,13 +112,15 @@ void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t gr
     }
 }
 
-void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b, std::size_t width,
-                double eps, std::span<float> out) {
+void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
+                std::size_t width, double eps, std::span<float> out) {
     for (std::size_t r0 = 0; r0 + width <= x.size(); r0 += width) {
         double mean = 0, var = 0;
-        for (std::size_t i = 0; i < width; ++i) mean += x[r0 + i];
+        for (std::size_t i = 0; i < width; ++i)
+            mean += x[r0 + i];
         mean /= double(width);
-        for (std::size_t i = 0; i < width; ++i) var += (x[r0 + i] - mean) * (x[r0 + i] - mean);
+        for (std::size_t i = 0; i < width; ++i)
+            var += (x[r0 + i] - mean) * (x[r0 + i] - mean);
         var /= double(width);
         double r = rsqrt(var + eps);
         for (std::size_t i = 0; i < width; ++i)
@@ -128,10 +138,18 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
         auto o = out.subspan(r * n, n);
         for (std::size_t i = 0; i < n; ++i) {
             switch (epilogue) {
-            case MatvecEpilogue::None: o[i] = y[i]; break;
-            case MatvecEpilogue::Accumulate: o[i] = o[i] + y[i]; break;
-            case MatvecEpilogue::Gelu: o[i] = f32(gelu(y[i])); break;
-            case MatvecEpilogue::Relu: o[i] = y[i] > 0 ? y[i] : 0.0f; break;
+            case MatvecEpilogue::None:
+                o[i] = y[i];
+                break;
+            case MatvecEpilogue::Accumulate:
+                o[i] = o[i] + y[i];
+                break;
+            case MatvecEpilogue::Gelu:
+                o[i] = f32(gelu(y[i]));
+                break;
+            case MatvecEpilogue::Relu:
+                o[i] = y[i] > 0 ? y[i] : 0.0f;
+                break;
             }
         }
     }
@@ -144,13 +162,16 @@ void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::si
             rotate_head(x.subspan(r * width + h * head_dim, head_dim), rotary_dim, theta, positions[r]);
 }
 
-void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim, std::size_t max_positions,
-                  numerics::CacheFormat f, std::span<const std::uint32_t> positions, std::span<std::byte> cache) {
-    const std::size_t width = kv_heads * head_dim, rows = rows_of(x.size(), width), row_bytes = cache_row_bytes(f, head_dim);
+void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
+                  std::size_t max_positions, numerics::CacheFormat f,
+                  std::span<const std::uint32_t> positions, std::span<std::byte> cache) {
+    const std::size_t width = kv_heads * head_dim, rows = rows_of(x.size(), width),
+                      row_bytes = cache_row_bytes(f, head_dim);
     for (std::size_t r = 0; r < rows; ++r) {
         if (positions[r] >= max_positions)
-            throw Error(fmt::format("cache append: position {} of sequence {} is past the cache's {} positions",
-                                    positions[r], r, max_positions));
+            throw Error(
+                fmt::format("cache append: position {} of sequence {} is past the cache's {} positions",
+                            positions[r], r, max_positions));
         auto seq = of_sequence(cache, rows, r);
         for (std::size_t h = 0; h < kv_heads; ++h)
             encode_cache_row(f, x.subspan(r * width + h * head_dim, head_dim),
@@ -159,9 +180,9 @@ void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t he
 }
 
 void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
-            std::size_t max_positions, std::size_t window, double scale, double softcap, std::span<const float> sinks,
-            numerics::CacheFormat f, std::span<const std::uint32_t> positions, std::span<const std::byte> keys,
-            std::span<const std::byte> values, std::span<float> out) {
+            std::size_t max_positions, std::size_t window, double scale, double softcap,
+            std::span<const float> sinks, numerics::CacheFormat f, std::span<const std::uint32_t> positions,
+            std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out) {
     const std::size_t width = heads * head_dim, rows = rows_of(q.size(), width), group = heads / kv_heads;
     const std::size_t row_bytes = cache_row_bytes(f, head_dim);
     for (std::size_t r = 0; r < rows; ++r) {
@@ -177,7 +198,8 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
             for (std::size_t p = first; p <= last; ++p) {
                 decode_cache_row(f, ks.subspan((p * kv_heads + kvh) * row_bytes, row_bytes), k);
                 double s = 0;
-                for (std::size_t d = 0; d < head_dim; ++d) s += double(qh[d]) * double(k[d]);
+                for (std::size_t d = 0; d < head_dim; ++d)
+                    s += double(qh[d]) * double(k[d]);
                 s *= scale;
                 if (softcap > 0) s = softcap * std::tanh(s / softcap);
                 scores.push_back(s);
@@ -186,7 +208,8 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
                 vals.push_back(std::move(v));
             }
             double sink = sinks.empty() ? 0.0 : double(sinks[h]);
-            weighted(scores, vals, head_dim, sinks.empty() ? nullptr : &sink, out.subspan(r * width + h * head_dim, head_dim));
+            weighted(scores, vals, head_dim, sinks.empty() ? nullptr : &sink,
+                     out.subspan(r * width + h * head_dim, head_dim));
         }
     }
 }
@@ -207,7 +230,8 @@ void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t h
                     if (window && dist > window) continue;
                     auto kh = qkv.subspan(j * fused + width + h * head_dim, head_dim);
                     double sc = 0;
-                    for (std::size_t d = 0; d < head_dim; ++d) sc += double(qh[d]) * double(kh[d]);
+                    for (std::size_t d = 0; d < head_dim; ++d)
+                        sc += double(qh[d]) * double(kh[d]);
                     scores.push_back(sc * scale);
                     auto vh = qkv.subspan(j * fused + 2 * width + h * head_dim, head_dim);
                     vals.emplace_back(vh.begin(), vh.end());
@@ -217,8 +241,8 @@ void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t h
     }
 }
 
-void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel, bool silu_after,
-          std::span<std::byte> window, std::span<float> out) {
+void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
+          bool silu_after, std::span<std::byte> window, std::span<float> out) {
     const std::size_t rows = rows_of(x.size(), channels), keep = kernel - 1;
     for (std::size_t r = 0; r < rows; ++r) {
         auto win = of_sequence(window, rows, r);
@@ -245,15 +269,18 @@ void conv(std::span<const float> x, std::span<const float> w, std::size_t channe
 }
 
 void silu(std::span<const float> x, std::span<float> out) {
-    for (std::size_t i = 0; i < x.size(); ++i) out[i] = f32(kernels::silu(x[i]));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        out[i] = f32(kernels::silu(x[i]));
 }
 
 void l2_norm(std::span<const float> x, std::size_t group, double eps, double scale, std::span<float> out) {
     for (std::size_t g0 = 0; g0 + group <= x.size(); g0 += group) {
         double ss = 0;
-        for (std::size_t i = 0; i < group; ++i) ss += double(x[g0 + i]) * double(x[g0 + i]);
+        for (std::size_t i = 0; i < group; ++i)
+            ss += double(x[g0 + i]) * double(x[g0 + i]);
         double r = rsqrt(ss + eps);
-        for (std::size_t i = 0; i < group; ++i) out[g0 + i] = f32(double(x[g0 + i]) * r * scale);
+        for (std::size_t i = 0; i < group; ++i)
+            out[g0 + i] = f32(double(x[g0 + i]) * r * scale);
     }
 }
 
@@ -268,9 +295,9 @@ void gates(std::span<const float> b, std::span<const float> a, std::span<const f
 }
 
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                std::span<const float> beta, std::span<const float> g, std::size_t key_heads, std::size_t value_heads,
-                std::size_t dk, std::size_t dv, numerics::StateFormat sf, std::span<std::byte> state,
-                std::span<float> out) {
+                std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
+                std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat sf,
+                std::span<std::byte> state, std::span<float> out) {
     const std::size_t rows = rows_of(v.size(), value_heads * dv), group = value_heads / key_heads;
     const std::size_t elem = state_element_bytes(sf);
     std::vector<double> S(dk * dv), delta(dv);
@@ -279,31 +306,37 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
         for (std::size_t h = 0; h < value_heads; ++h) {
             auto sh = seq.subspan(h * dk * dv * elem, dk * dv * elem);
             std::size_t kh = h / group;
-            auto qh = q.subspan((r * key_heads + kh) * dk, dk), khv = k.subspan((r * key_heads + kh) * dk, dk);
+            auto qh = q.subspan((r * key_heads + kh) * dk, dk),
+                 khv = k.subspan((r * key_heads + kh) * dk, dk);
             auto vh = v.subspan((r * value_heads + h) * dv, dv);
             double decay = exp(g[r * value_heads + h]), b = beta[r * value_heads + h];
-            for (std::size_t i = 0; i < dk * dv; ++i) S[i] = double(read_state(sh, i, sf)) * decay;
+            for (std::size_t i = 0; i < dk * dv; ++i)
+                S[i] = double(read_state(sh, i, sf)) * decay;
             for (std::size_t j = 0; j < dv; ++j) {
                 double sk = 0;
-                for (std::size_t i = 0; i < dk; ++i) sk += S[i * dv + j] * double(khv[i]);
+                for (std::size_t i = 0; i < dk; ++i)
+                    sk += S[i * dv + j] * double(khv[i]);
                 delta[j] = b * (double(vh[j]) - sk);
             }
             for (std::size_t i = 0; i < dk; ++i)
-                for (std::size_t j = 0; j < dv; ++j) write_state(sh, i * dv + j, S[i * dv + j] + double(khv[i]) * delta[j], sf);
+                for (std::size_t j = 0; j < dv; ++j)
+                    write_state(sh, i * dv + j, S[i * dv + j] + double(khv[i]) * delta[j], sf);
             for (std::size_t j = 0; j < dv; ++j) {
                 double o = 0;
-                for (std::size_t i = 0; i < dk; ++i) o += double(read_state(sh, i * dv + j, sf)) * double(qh[i]);
+                for (std::size_t i = 0; i < dk; ++i)
+                    o += double(read_state(sh, i * dv + j, sf)) * double(qh[i]);
                 out[(r * value_heads + h) * dv + j] = f32(o);
             }
         }
     }
 }
 
-void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w, std::size_t group,
-                double eps, std::span<float> out) {
+void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w,
+                std::size_t group, double eps, std::span<float> out) {
     for (std::size_t g0 = 0; g0 + group <= x.size(); g0 += group) {
         double ss = 0;
-        for (std::size_t i = 0; i < group; ++i) ss += double(x[g0 + i]) * double(x[g0 + i]);
+        for (std::size_t i = 0; i < group; ++i)
+            ss += double(x[g0 + i]) * double(x[g0 + i]);
         double r = rsqrt(ss / double(group) + eps);
         for (std::size_t i = 0; i < group; ++i)
             out[g0 + i] = f32(double(w[i]) * (double(x[g0 + i]) * r) * silu(z[g0 + i]));
@@ -311,15 +344,18 @@ void gated_norm(std::span<const float> x, std::span<const float> z, std::span<co
 }
 
 void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::span<float> out) {
-    for (std::size_t i = 0; i < x.size(); ++i) out[i] = f32(double(x[i]) * sigmoid(gate[i]));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        out[i] = f32(double(x[i]) * sigmoid(gate[i]));
 }
 
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
-    for (std::size_t i = 0; i < gate.size(); ++i) out[i] = f32(silu(gate[i]) * double(up[i]));
+    for (std::size_t i = 0; i < gate.size(); ++i)
+        out[i] = f32(silu(gate[i]) * double(up[i]));
 }
 
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-    for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
+    for (std::size_t i = 0; i < a.size(); ++i)
+        out[i] = a[i] + b[i];
 }
 
 void argmax(std::span<const float> x, std::size_t width, std::span<float> out) {
@@ -336,7 +372,8 @@ void argmax(std::span<const float> x, std::size_t width, std::span<float> out) {
 }
 
 void gelu(std::span<const float> x, std::span<float> out) {
-    for (std::size_t i = 0; i < x.size(); ++i) out[i] = f32(kernels::gelu(x[i]));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        out[i] = f32(kernels::gelu(x[i]));
 }
 
 void geglu(std::span<const float> x, std::size_t n, std::span<float> out) {
@@ -353,13 +390,14 @@ void rope(std::span<float> qkv, std::size_t heads, std::size_t head_dim, double 
             rotate_head(qkv.subspan(r * fused + h * head_dim, head_dim), head_dim, theta, positions[r]);
 }
 
-void add_type(std::span<float> h, std::span<const float> table, std::size_t width, std::span<const std::uint32_t> qtype,
-              std::span<const std::uint32_t> seq_starts) {
+void add_type(std::span<float> h, std::span<const float> table, std::size_t width,
+              std::span<const std::uint32_t> qtype, std::span<const std::uint32_t> seq_starts) {
     for (std::size_t s = 0; s + 1 < seq_starts.size() && s < qtype.size(); ++s) {
         if ((qtype[s] + 1) * width > table.size())
             throw Error(fmt::format("add_type: type {} of sequence {} is past the table", qtype[s], s));
         for (std::size_t t = seq_starts[s]; t < seq_starts[s + 1]; ++t)
-            for (std::size_t i = 0; i < width; ++i) h[t * width + i] = h[t * width + i] + table[qtype[s] * width + i];
+            for (std::size_t i = 0; i < width; ++i)
+                h[t * width + i] = h[t * width + i] + table[qtype[s] * width + i];
     }
 }
 
@@ -367,7 +405,8 @@ void gather_markers(std::span<const float> h, std::size_t width, std::span<const
                     std::span<float> out) {
     for (std::size_t m = 0; m < marker_rows.size(); ++m) {
         if ((marker_rows[m] + 1) * width > h.size())
-            throw Error(fmt::format("gather_markers: marker {} names row {}, past the rows", m, marker_rows[m]));
+            throw Error(
+                fmt::format("gather_markers: marker {} names row {}, past the rows", m, marker_rows[m]));
         std::copy_n(h.begin() + marker_rows[m] * width, width, out.begin() + m * width);
     }
 }
@@ -381,9 +420,12 @@ void act_features(std::span<const float> h, std::size_t width, std::span<const f
         std::size_t m0 = marker_starts[s], m1 = marker_starts[s + 1], k = m1 - m0;
         std::vector<double> p;
         double mx = -std::numeric_limits<double>::infinity(), sum = 0;
-        for (std::size_t m = m0; m < m1; ++m) mx = std::max(mx, double(logits[m]));
-        for (std::size_t m = m0; m < m1; ++m) p.push_back(exp(double(logits[m]) - mx)), sum += p.back();
-        for (auto& v : p) v /= sum;
+        for (std::size_t m = m0; m < m1; ++m)
+            mx = std::max(mx, double(logits[m]));
+        for (std::size_t m = m0; m < m1; ++m)
+            p.push_back(exp(double(logits[m]) - mx)), sum += p.back();
+        for (auto& v : p)
+            v /= sum;
         std::vector<double> sorted = p;
         std::sort(sorted.rbegin(), sorted.rend());
         double top1 = k ? sorted[0] : 0, top2 = k > 1 ? sorted[1] : 0, entropy = 0;

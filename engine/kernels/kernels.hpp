@@ -23,12 +23,12 @@ void embed(const numerics::MatrixView& table, std::span<const std::uint32_t> ids
 
 /// RMSNorm of each `group` of each row: `x · rsqrt(Σx²/group + eps) · w` (or `· (1 + w)`,
 /// `zero_centred`; no weight when `w` is empty).
-void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps, bool zero_centred,
-              std::span<float> out);
+void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps,
+              bool zero_centred, std::span<float> out);
 
 /// LayerNorm of each `width` row: `(x − mean) · rsqrt(var + eps) · w + b` (b may be empty).
-void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b, std::size_t width,
-                double eps, std::span<float> out);
+void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
+                std::size_t width, double eps, std::span<float> out);
 
 /// What a matvec does to its results.
 enum class MatvecEpilogue { None, Accumulate, Gelu, Relu };
@@ -46,8 +46,9 @@ void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::si
 
 /// Writes each row (`kv_heads × head_dim`) into its sequence's cache (row r is sequence r) at its
 /// position, every head row in the keep format `f`.
-void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim, std::size_t max_positions,
-                  numerics::CacheFormat f, std::span<const std::uint32_t> positions, std::span<std::byte> cache);
+void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
+                  std::size_t max_positions, numerics::CacheFormat f,
+                  std::span<const std::uint32_t> positions, std::span<std::byte> cache);
 
 /// One query row per sequence over its cache, positions `0 ..= pos` (or the last `window`),
 /// grouped-query, vector math: scores in double (`scale · q·k`, optionally soft-capped, sinks in the
@@ -65,8 +66,8 @@ void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t h
 /// Causal depthwise convolution of each row (row r is sequence r) with its sequence's window of
 /// the previous `kernel − 1` inputs (f32, oldest first), then the window shifts the row in; SiLU of
 /// each result when `silu`.
-void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel, bool silu,
-          std::span<std::byte> window, std::span<float> out);
+void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
+          bool silu, std::span<std::byte> window, std::span<float> out);
 
 /// `silu(x)` elementwise.
 void silu(std::span<const float> x, std::span<float> out);
@@ -88,8 +89,8 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
                 std::span<std::byte> state, std::span<float> out);
 
 /// Gated RMSNorm of each group: `w ⊙ (x · rsqrt(mean x² + eps)) · silu(z)`.
-void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w, std::size_t group,
-                double eps, std::span<float> out);
+void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w,
+                std::size_t group, double eps, std::span<float> out);
 
 /// `x · sigmoid(gate)`, `silu(gate) · up`, `a + b` (f32 addition), elementwise.
 void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::span<float> out);

@@ -2,6 +2,7 @@
 // Running a lowered program on the simulated card for some steps: the host side of the card.
 
 #include "engine/card/card_config.hpp"
+#include "engine/graph/batch.hpp"
 #include "engine/lower/lower.hpp"
 #include "sim/card/card.hpp"
 #include "sim/card/command_record.hpp"
@@ -15,9 +16,7 @@
 namespace cardsim::sim {
 
 /// What the host writes into the io region before a step (u32 each; see lower::IoMap).
-struct StepInputs {
-    std::vector<std::uint32_t> ids, positions, seq_starts, qtype, marker_rows, marker_starts;
-};
+using StepInputs = graph::BatchInputs;
 
 /// What the host reads back after a step: each graph output's bytes, in `IoMap::outputs` order.
 struct StepOutputs {

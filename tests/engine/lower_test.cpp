@@ -5,6 +5,7 @@
 #include "engine/graph/examples.hpp"
 #include "engine/lower/lower.hpp"
 #include "tests/engine/default_card.hpp"
+#include "tests/support/graph_weights.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
@@ -15,60 +16,9 @@
 using namespace cardsim;
 using namespace cardsim::graph;
 
+using cardsim::test::GraphWeights;
+
 namespace {
-
-/// Tensors whose shapes are what the graph's ops need of them, with deterministic values.
-class GraphWeights final : public WeightSource {
-public:
-    explicit GraphWeights(const Graph& g) {
-        for (std::size_t i = 0; i < g.ops.size(); ++i) {
-            std::visit(
-                [&](const auto& o) {
-                    using T = std::decay_t<decltype(o)>;
-                    if constexpr (std::is_same_v<T, Gemm>)
-                        once(o.w.tensor, {g.shape(o.out).width, g.shape(o.a).width});
-                    else if constexpr (std::is_same_v<T, Embed>)
-                        once(o.table.tensor, {1000, g.shape(o.out).width});
-                    else if constexpr (std::is_same_v<T, RmsNorm>) {
-                        if (o.w) once(o.w->tensor, {o.group});
-                    } else if constexpr (std::is_same_v<T, LayerNorm>)
-                        once(o.w.tensor, {g.shape(o.x).width});
-                    else if constexpr (std::is_same_v<T, AddType>)
-                        once(o.table.tensor, {4, g.shape(o.h).width});
-                },
-                g.ops[i]);
-        }
-    }
-    /// Gives tensor `w` the shape `shape` (replacing what the graph's ops implied).
-    void set(W w, std::vector<std::size_t> shape) {
-        if (w >= shapes_.size()) shapes_.resize(w + 1), names_.resize(w + 1);
-        shapes_[w] = std::move(shape);
-        names_[w] = fmt::format("t{}", w);
-    }
-    /// Gives tensor `w` the shape `shape` unless an earlier op gave it one.
-    void once(W w, std::vector<std::size_t> shape) {
-        if (w >= shapes_.size() || shapes_[w].empty()) set(w, std::move(shape));
-    }
-    std::size_t tensor_count() const override { return shapes_.size(); }
-    const std::string& name(W w) const override { return names_.at(w); }
-    std::span<const std::size_t> shape(W w) const override { return shapes_.at(w); }
-    void read_f32(W w, const View& view, std::span<float> out) const override {
-        auto s = view_of(w, view);
-        REQUIRE(out.size() == s.numel());
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = float((i * 7 + w * 13) % 17) / 16.0f - 0.5f;
-    }
-    void read_f64(W w, const View& view, std::span<double> out) const override {
-        std::vector<float> f(out.size());
-        read_f32(w, view, f);
-        for (std::size_t i = 0; i < f.size(); ++i)
-            out[i] = f[i];
-    }
-
-private:
-    std::vector<std::vector<std::size_t>> shapes_;
-    std::vector<std::string> names_;
-};
 
 /// A target like the default card, storing weights as raw f32 (the packer is the numerics'
 /// concern; lowering only places its bytes).

@@ -1,0 +1,223 @@
+#include "engine/golden/golden.hpp"
+
+#include "engine/error.hpp"
+#include "engine/kernels/formats.hpp"
+#include "engine/kernels/kernels.hpp"
+
+#include <fmt/core.h>
+
+namespace cardsim::golden {
+namespace {
+
+using namespace graph;
+
+/// A key for a constant: its tensor and which stored rows it reads.
+std::pair<W, std::string> key(const Weight& w, bool transposed_copy) {
+    std::string v = std::visit(
+        [](const auto& x) -> std::string {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, RowRange>)
+                return fmt::format("r{}+{}", x.first, x.count);
+            else if constexpr (std::is_same_v<T, HeadPart>)
+                return fmt::format("h{}/{}+{}", x.stride, x.offset, x.width);
+            else
+                return "w";
+        },
+        w.view);
+    return {w.tensor, v + (transposed_copy ? "T" : "")};
+}
+
+bool transposed(const View& v) {
+    return std::visit([](const auto& x) { return x.transpose; }, v);
+}
+
+} // namespace
+
+Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConfig& config,
+               const Bucket& bucket, std::size_t max_positions)
+    : g_(g), weights_(weights), config_(config), bucket_(bucket), max_positions_(max_positions) {
+    if (auto problem = check(g)) throw Error("the graph is malformed: " + *problem);
+    values_.resize(g.vals.size());
+    for (auto& s : g.states) {
+        std::size_t per_seq = std::visit(
+            [&](const auto& st) -> std::size_t {
+                using T = std::decay_t<decltype(st)>;
+                if constexpr (std::is_same_v<T, KeyCache> || std::is_same_v<T, ValueCache>)
+                    return max_positions * st.kv_heads *
+                           kernels::cache_row_bytes(config.numerics.cache, st.head_dim);
+                else if constexpr (std::is_same_v<T, ConvWindow>)
+                    return (st.kernel - 1) * st.channels * 4;
+                else
+                    return st.heads * st.dk * st.dv * kernels::state_element_bytes(config.numerics.state);
+            },
+            s);
+        states_.emplace_back(per_seq * bucket.seqs, std::byte{0});
+    }
+}
+
+const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::size_t cols) {
+    bool copy_t = !transposed(w.view);
+    auto k = key(w, copy_t);
+    if (auto it = packed_.find(k); it != packed_.end()) return it->second;
+    auto shape = weights_.view_of(w.tensor, w.view);
+    auto values = weights_.values_f32(w.tensor, w.view);
+    std::size_t r = shape.rows, c = shape.row_len;
+    if (copy_t) {
+        std::vector<float> t(values.size());
+        for (std::size_t i = 0; i < r; ++i)
+            for (std::size_t j = 0; j < c; ++j)
+                t[j * r + i] = values[i * c + j];
+        values.swap(t);
+        std::swap(r, c);
+    }
+    if (r != rows || c != cols)
+        throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}",
+                                weights_.name(w.tensor), r, c, rows, cols));
+    auto layout = kernels::matrix_layout(config_, r, c);
+    Packed p{std::vector<std::byte>(layout.bytes()), r, c};
+    numerics::quantize_into(values, layout, p.bytes);
+    return packed_.emplace(k, std::move(p)).first->second;
+}
+
+const std::vector<float>& Golden::raw(const Weight& w) {
+    auto k = key(w, false);
+    if (auto it = raw_.find(k); it != raw_.end()) return it->second;
+    return raw_.emplace(k, weights_.values_f32(w.tensor, w.view)).first->second;
+}
+
+const std::vector<std::vector<float>>& Golden::step(const BatchInputs& in) {
+    for (std::size_t i = 0; i < g_.ops.size(); ++i)
+        run(i, in);
+    return values_;
+}
+
+void Golden::run(std::size_t i, const BatchInputs& in) {
+    auto rows = [&](Val v) { return bucket_.rows(g_.shape(v).rows); };
+    auto width = [&](Val v) { return g_.shape(v).width; };
+    // The value `v` as the op writes it: sized to its rows (kept when the op reads it too).
+    auto out = [&](Val v) -> std::vector<float>& {
+        auto& x = values_[v.id];
+        x.resize(rows(v) * width(v), 0.0f);
+        return x;
+    };
+    auto view = [&](const Packed& p) {
+        return numerics::MatrixView(kernels::matrix_layout(config_, p.rows, p.cols), p.bytes,
+                                    "a golden weight");
+    };
+    auto ids = [&](const std::vector<std::uint32_t>& v, std::size_t n) {
+        return std::span(v).first(std::min(n, v.size()));
+    };
+    auto scheme = kernels::activation_scheme(config_.numerics);
+    const auto cache = config_.numerics.cache;
+    std::visit(
+        [&](const auto& o) {
+            using T = std::decay_t<decltype(o)>;
+            if constexpr (std::is_same_v<T, Embed>) {
+                auto shape = weights_.view_of(o.table.tensor, o.table.view);
+                auto& p = packed(Weight{o.table.tensor, Whole{true}}, shape.rows, width(o.out));
+                kernels::embed(view(p), ids(in.ids, rows(o.out)), out(o.out));
+            } else if constexpr (std::is_same_v<T, LayerNorm>) {
+                std::vector<float> b = o.b ? raw(*o.b) : std::vector<float>{};
+                auto x = values_[o.x.id];
+                kernels::layer_norm(x, raw(o.w), b, width(o.x), o.eps, out(o.out));
+            } else if constexpr (std::is_same_v<T, Gemm>) {
+                auto& p = packed(o.w, width(o.out), width(o.a));
+                auto ep = o.epilogue == Epilogue::Accumulate ? kernels::MatvecEpilogue::Accumulate
+                          : o.epilogue == Epilogue::Gelu     ? kernels::MatvecEpilogue::Gelu
+                          : o.epilogue == Epilogue::Relu     ? kernels::MatvecEpilogue::Relu
+                                                             : kernels::MatvecEpilogue::None;
+                auto a = values_[o.a.id];
+                auto& y = out(o.out);
+                kernels::matvec(view(p), a, scheme, ep, y);
+                if (o.b) {
+                    auto& b = raw(*o.b);
+                    for (std::size_t r = 0; r < rows(o.out); ++r)
+                        for (std::size_t j = 0; j < width(o.out); ++j)
+                            y[r * width(o.out) + j] += b[j];
+                }
+            } else if constexpr (std::is_same_v<T, Rope>) {
+                kernels::rope(out(o.qkv), o.heads, o.head_dim, o.theta, ids(in.positions, rows(o.qkv)));
+            } else if constexpr (std::is_same_v<T, Attention>) {
+                kernels::self_attention(values_[o.qkv.id], o.heads, o.head_dim, o.window.value_or(0),
+                                        ids(in.seq_starts, bucket_.seqs + 1), out(o.out));
+            } else if constexpr (std::is_same_v<T, GeGlu>) {
+                auto x = values_[o.x.id];
+                kernels::geglu(x, width(o.out), out(o.out));
+            } else if constexpr (std::is_same_v<T, AddType>) {
+                kernels::add_type(out(o.h), raw(o.table), width(o.h), ids(in.qtype, bucket_.seqs),
+                                  ids(in.seq_starts, bucket_.seqs + 1));
+            } else if constexpr (std::is_same_v<T, GatherMarkers>) {
+                auto h = values_[o.h.id];
+                kernels::gather_markers(h, width(o.h), ids(in.marker_rows, rows(o.out)), out(o.out));
+            } else if constexpr (std::is_same_v<T, ActFeatures>) {
+                auto h = values_[o.h.id];
+                auto l = values_[o.logits.id];
+                kernels::act_features(h, width(o.h), l, ids(in.seq_starts, bucket_.seqs + 1),
+                                      ids(in.marker_starts, bucket_.seqs + 1), out(o.out));
+            } else if constexpr (std::is_same_v<T, RmsNorm>) {
+                std::vector<float> w = o.w ? raw(*o.w) : std::vector<float>{};
+                auto x = values_[o.x.id];
+                kernels::rms_norm(x, w, o.group, o.eps, o.zero_centred, out(o.out));
+            } else if constexpr (std::is_same_v<T, Rotate>) {
+                kernels::rotate(out(o.x), width(o.x), o.head_dim, o.rotary_dim, o.theta,
+                                ids(in.positions, rows(o.x)));
+            } else if constexpr (std::is_same_v<T, CacheAppend>) {
+                auto [heads, dim] = std::visit(
+                    [](const auto& st) -> std::pair<std::size_t, std::size_t> {
+                        if constexpr (requires { st.kv_heads; })
+                            return {st.kv_heads, st.head_dim};
+                        else
+                            return {0, 0};
+                    },
+                    g_.states[o.cache.id]);
+                kernels::cache_append(values_[o.x.id], heads, dim, max_positions_, cache,
+                                      ids(in.positions, rows(o.x)), states_[o.cache.id]);
+            } else if constexpr (std::is_same_v<T, AttendCache>) {
+                std::vector<float> sinks = o.sinks ? raw(*o.sinks) : std::vector<float>{};
+                kernels::attend(values_[o.q.id], o.heads, o.kv_heads, o.head_dim, max_positions_,
+                                o.window.value_or(0), o.scale, o.softcap.value_or(0.0), sinks, cache,
+                                ids(in.positions, rows(o.q)), states_[o.keys.id], states_[o.values.id],
+                                out(o.out));
+            } else if constexpr (std::is_same_v<T, Conv>) {
+                auto& win = std::get<ConvWindow>(g_.states[o.window.id]);
+                auto x = values_[o.x.id];
+                kernels::conv(x, raw(o.w), win.channels, win.kernel, false, states_[o.window.id], out(o.out));
+            } else if constexpr (std::is_same_v<T, Silu>) {
+                auto x = values_[o.x.id];
+                kernels::silu(x, out(o.out));
+            } else if constexpr (std::is_same_v<T, L2Norm>) {
+                auto x = values_[o.x.id];
+                kernels::l2_norm(x, o.group, o.eps, o.scale, out(o.out));
+            } else if constexpr (std::is_same_v<T, GdnGates>) {
+                auto b = values_[o.b.id], a = values_[o.a.id];
+                kernels::gates(b, a, raw(o.a_log), raw(o.dt_bias), out(o.beta), out(o.g));
+            } else if constexpr (std::is_same_v<T, DeltaStep>) {
+                kernels::delta_step(values_[o.q.id], values_[o.k.id], values_[o.v.id], values_[o.beta.id],
+                                    values_[o.g.id], o.key_heads, o.value_heads, o.dk, o.dv,
+                                    config_.numerics.state, states_[o.state.id], out(o.out));
+            } else if constexpr (std::is_same_v<T, GatedRmsNorm>) {
+                auto x = values_[o.x.id], z = values_[o.z.id];
+                kernels::gated_norm(x, z, raw(o.w), o.group, o.eps, out(o.out));
+            } else if constexpr (std::is_same_v<T, SigmoidGate>) {
+                auto x = values_[o.x.id], g = values_[o.gate.id];
+                kernels::sigmoid_gate(x, g, out(o.out));
+            } else if constexpr (std::is_same_v<T, SiluMul>) {
+                auto a = values_[o.gate.id], b = values_[o.up.id];
+                kernels::silu_mul(a, b, out(o.out));
+            } else if constexpr (std::is_same_v<T, Add>) {
+                auto a = values_[o.a.id], b = values_[o.b.id];
+                kernels::add(a, b, out(o.out));
+            } else if constexpr (std::is_same_v<T, ArgMax>) {
+                auto x = values_[o.x.id];
+                kernels::argmax(x, width(o.x), out(o.out));
+            } else if constexpr (std::is_same_v<T, Gelu>) {
+                auto x = values_[o.x.id];
+                kernels::gelu(x, out(o.out));
+            } else {
+                throw Error(fmt::format("op {} ({}): no unit computes it", i, kind(g_.ops[i])));
+            }
+        },
+        g_.ops[i]);
+}
+
+} // namespace cardsim::golden

@@ -1,0 +1,55 @@
+#pragma once
+// The golden executor: evaluates a graph (values, not addresses) with the units' kernels, for one
+// bucket and knob point. It shares nothing with lowering or the simulator beyond the graph IR,
+// the numerics library and the kernels, so the simulator's outputs, read back from modelled DDR,
+// must equal its outputs bit for bit: any difference is in lowering, layout, addressing or data
+// movement.
+
+#include "engine/card/card_config.hpp"
+#include "engine/graph/batch.hpp"
+#include "engine/graph/graph.hpp"
+#include "engine/graph/weight_source.hpp"
+
+#include <cstddef>
+#include <map>
+#include <vector>
+
+namespace cardsim::golden {
+
+/// A graph ready to run step after step, keeping its per-sequence states (caches in the knob
+/// point's keep format, convolution windows, delta states) between steps.
+class Golden {
+public:
+    /// Quantises `g`'s weights from `weights` as the card config's format says, and zeroes the
+    /// states for `bucket` sequences and `max_positions` cached positions.
+    Golden(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
+           const graph::Bucket& bucket, std::size_t max_positions);
+
+    /// Runs one step; returns every value of the graph after it (indexed like `Graph::vals`, f32
+    /// rows; values no op writes are empty).
+    const std::vector<std::vector<float>>& step(const graph::BatchInputs& in);
+
+    /// The value `v` after the last step.
+    const std::vector<float>& value(graph::Val v) const { return values_.at(v.id); }
+
+private:
+    struct Packed {
+        std::vector<std::byte> bytes;
+        std::size_t rows = 0, cols = 0;
+    };
+    const Packed& packed(const graph::Weight& w, std::size_t rows, std::size_t cols);
+    const std::vector<float>& raw(const graph::Weight& w);
+    void run(std::size_t i, const graph::BatchInputs& in);
+
+    const graph::Graph& g_;
+    const graph::WeightSource& weights_;
+    card::CardConfig config_;
+    graph::Bucket bucket_;
+    std::size_t max_positions_;
+    std::vector<std::vector<float>> values_;
+    std::vector<std::vector<std::byte>> states_;
+    std::map<std::pair<graph::W, std::string>, Packed> packed_;
+    std::map<std::pair<graph::W, std::string>, std::vector<float>> raw_;
+};
+
+} // namespace cardsim::golden

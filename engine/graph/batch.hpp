@@ -1,0 +1,18 @@
+#pragma once
+// What a batch gives a graph besides its weights: the inputs of one step.
+
+#include <cstdint>
+#include <vector>
+
+namespace cardsim::graph {
+
+/// The inputs of one step of a graph, u32 each: token ids and each token row's position in its
+/// sequence (token rows); the first token row of each sequence then the token count (`seq_starts`,
+/// sequences + 1); each sequence's question type (`qtype`); each marker's token row
+/// (`marker_rows`); the first marker of each sequence then the marker count (`marker_starts`).
+/// A decoder step uses ids and positions; the encoder all of them.
+struct BatchInputs {
+    std::vector<std::uint32_t> ids, positions, seq_starts, qtype, marker_rows, marker_starts;
+};
+
+} // namespace cardsim::graph
