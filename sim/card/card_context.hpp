@@ -37,6 +37,7 @@ struct CardContext {
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
+    bool keep_data = false; ///< records carry their written bytes
     Execute execute;
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;

@@ -3,6 +3,7 @@
 
 #include "engine/program/opcode.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,11 +21,14 @@ struct CommandRecord {
     std::uint64_t start = 0;          ///< cycle the unit began
     std::uint64_t end = 0;            ///< cycle the unit finished (results written)
     std::uint64_t compute_cycles = 0; ///< the unit's compute time alone
-    std::uint64_t bytes_read = 0;
-    std::uint64_t bytes_written = 0;
+    std::uint64_t bytes_read = 0;    ///< bytes the unit read (of a cache: the rows it attended)
+    std::uint64_t bytes_written = 0; ///< bytes of its write operands (what the digest covers)
     std::vector<std::uint64_t> channel_read;    ///< DDR bytes read per channel
     std::vector<std::uint64_t> channel_written; ///< DDR bytes written per channel
     std::uint64_t digest = 0;
+    /// The bytes of each write operand after the command, in operand order, when the run keeps
+    /// data (for trace data lines); empty otherwise.
+    std::vector<std::vector<std::byte>> written;
 };
 
 } // namespace cardsim::sim

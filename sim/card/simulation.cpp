@@ -65,6 +65,7 @@ RunResult simulate(const card::CardConfig& config, const lower::Compiled& compil
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     auto t0 = std::chrono::steady_clock::now();
     Card card("card", config, compiled.program, compiled.image, plan.mode, plan.execute);
+    card.context().keep_data = plan.keep_data;
     Host host("host", card, compiled, plan, result);
     sc_core::sc_start();
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

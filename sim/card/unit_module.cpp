@@ -1,6 +1,7 @@
 #include "sim/card/unit_module.hpp"
 
 #include "sim/card/work.hpp"
+#include "engine/kernels/formats.hpp"
 
 #include <fmt/core.h>
 #include <xxhash.h>
@@ -30,33 +31,71 @@ void UnitModule::start(std::uint32_t index) {
     start_.notify(sc_core::SC_ZERO_TIME);
 }
 
-sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd,
-                                       std::vector<std::byte>& bytes, sc_core::sc_time issue,
-                                       std::uint32_t index) {
-    auto& r = ctx_.region(o.region);
-    std::uint64_t address = r.base + o.offset;
-    if (o.offset % 4 != 0) {
-        ctx_.bus_error(index,
-                       fmt::format("misaligned access at {}+{:#x} (address {:#x}): operands are f32-aligned",
-                                   program::name(o.region), o.offset, address));
-        return issue;
+std::vector<UnitModule::Span> UnitModule::traffic(const program::Command& c, std::size_t k) const {
+    const auto& o = c.operands[k];
+    bool cache_write = c.opcode == program::Opcode::CacheAppend && k == 2;
+    bool cache_read = c.opcode == program::Opcode::Attend && (k == 2 || k == 3);
+    if (!cache_write && !cache_read) return {Span{0, o.bytes}};
+    const std::uint64_t rows = c.dims[0], kv_heads = cache_write ? c.dims[1] : c.dims[2];
+    const std::uint64_t head_dim = cache_write ? c.dims[2] : c.dims[3], window = cache_read ? c.dims[5] : 0;
+    const std::uint64_t row = kv_heads * kernels::cache_row_bytes(ctx_.config.numerics.cache, head_dim);
+    const std::uint64_t stride = rows ? o.bytes / rows : 0;
+    std::vector<Span> spans;
+    for (std::uint64_t r = 0; r < rows; ++r) {
+        std::uint64_t last = r < ctx_.positions.size() ? ctx_.positions[r] : 0;
+        std::uint64_t first = cache_write ? last : (window && last + 1 > window ? last + 1 - window : 0);
+        std::uint64_t begin = r * stride + first * row, bytes = (last - first + 1) * row;
+        if (begin + bytes <= o.bytes) spans.push_back(Span{begin, bytes});
     }
+    return spans;
+}
+
+sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
+                                 std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
+                                 std::uint32_t index) {
+    auto& socket = ctx_.region(o.region).space == program::Space::Ddr ? ddr : sram;
     payload_.set_command(cmd);
     payload_.set_address(address);
-    payload_.set_data_length(static_cast<unsigned>(o.bytes));
-    payload_.set_streaming_width(static_cast<unsigned>(o.bytes));
-    payload_.set_data_ptr(ctx_.timing_only ? nullptr : reinterpret_cast<unsigned char*>(bytes.data()));
+    payload_.set_data_length(static_cast<unsigned>(bytes));
+    payload_.set_streaming_width(static_cast<unsigned>(bytes));
+    payload_.set_data_ptr(data);
     payload_.set_byte_enable_ptr(nullptr);
     payload_.set_dmi_allowed(false);
     payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = issue;
-    (r.space == program::Space::Ddr ? ddr : sram)->b_transport(payload_, delay);
-    if (payload_.is_response_error())
-        ctx_.bus_error(index,
-                       fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
-                                   cmd == tlm::TLM_READ_COMMAND ? "read" : "write", program::name(o.region),
-                                   o.offset, address, o.bytes, payload_.get_response_string()));
+    if (timed) {
+        socket->b_transport(payload_, delay);
+        if (payload_.is_response_error())
+            ctx_.bus_error(index, fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
+                                              cmd == tlm::TLM_READ_COMMAND ? "read" : "write", program::name(o.region),
+                                              address - ctx_.region(o.region).base, address, bytes,
+                                              payload_.get_response_string()));
+    } else if (socket->transport_dbg(payload_) != bytes) {
+        ctx_.bus_error(index, fmt::format("{} of {} bytes at {}+{:#x} (address {:#x}) failed",
+                                          cmd == tlm::TLM_READ_COMMAND ? "read" : "write", bytes,
+                                          program::name(o.region), address - ctx_.region(o.region).base, address));
+    }
     return delay;
+}
+
+sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd, std::vector<std::byte>& bytes,
+                                       const std::vector<Span>& spans, sc_core::sc_time issue, std::uint32_t index) {
+    auto& r = ctx_.region(o.region);
+    std::uint64_t address = r.base + o.offset;
+    if (o.offset % 4 != 0) {
+        ctx_.bus_error(index, fmt::format("misaligned access at {}+{:#x} (address {:#x}): operands are f32-aligned",
+                                          program::name(o.region), o.offset, address));
+        return issue;
+    }
+    auto* data = ctx_.timing_only ? nullptr : reinterpret_cast<unsigned char*>(bytes.data());
+    bool whole = spans.size() == 1 && spans[0].offset == 0 && spans[0].bytes == o.bytes;
+    if (whole) return one(o, cmd, address, o.bytes, data, true, issue, index);
+    // Data moves whole and untimed; the time is that of the spans the unit really moves.
+    if (data && cmd == tlm::TLM_READ_COMMAND) one(o, cmd, address, o.bytes, data, false, issue, index);
+    sc_core::sc_time done = issue;
+    for (auto& s : spans) done = std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index));
+    if (data && cmd == tlm::TLM_WRITE_COMMAND) one(o, cmd, address, o.bytes, data, false, issue, index);
+    return done;
 }
 
 void UnitModule::run() {
@@ -75,11 +114,13 @@ void UnitModule::run() {
         rec.channel_read.assign(ctx_.interleave.channels(), 0);
         rec.channel_written.assign(ctx_.interleave.channels(), 0);
         buffers_.resize(c.operands.size());
-        auto count_channels = [&](const program::Operand& o, std::vector<std::uint64_t>& per) {
+        auto count_channels = [&](const program::Operand& o, const std::vector<Span>& spans,
+                                  std::vector<std::uint64_t>& per) {
             if (ctx_.region(o.region).space != program::Space::Ddr) return;
-            ctx_.interleave.for_each_piece(
-                ctx_.region(o.region).base + o.offset, o.bytes,
-                [&](std::uint32_t ch, std::uint64_t, std::uint64_t, std::uint64_t n) { per[ch] += n; });
+            for (auto& s : spans)
+                ctx_.interleave.for_each_piece(
+                    ctx_.region(o.region).base + o.offset + s.offset, s.bytes,
+                    [&](std::uint32_t ch, std::uint64_t, std::uint64_t, std::uint64_t n) { per[ch] += n; });
         };
         // Reads, all issued now.
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
@@ -90,9 +131,10 @@ void UnitModule::run() {
             if (o.region == Region::None || o.bytes == 0) continue;
             bool reads_it = o.access == Access::Read || (o.access == Access::ReadWrite);
             if (!reads_it) continue;
-            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, buf, sc_core::SC_ZERO_TIME, index));
-            rec.bytes_read += o.bytes;
-            count_channels(o, rec.channel_read);
+            auto spans = traffic(c, i);
+            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, buf, spans, sc_core::SC_ZERO_TIME, index));
+            for (auto& sp : spans) rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
+            count_channels(o, spans, rec.channel_read);
         }
         if (ctx_.fault) return;
         // Compute.
@@ -105,10 +147,12 @@ void UnitModule::run() {
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
-            end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, buffers_[i], writes_at, index));
+            auto spans = traffic(c, i);
+            end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, buffers_[i], spans, writes_at, index));
             rec.bytes_written += o.bytes;
-            count_channels(o, rec.channel_written);
+            count_channels(o, spans, rec.channel_written);
             if (!ctx_.timing_only) written.insert(written.end(), buffers_[i].begin(), buffers_[i].end());
+            if (ctx_.keep_data && !ctx_.timing_only) rec.written.push_back(buffers_[i]);
         }
         if (ctx_.fault) return;
         rec.digest = ctx_.timing_only ? 0 : XXH64(written.data(), written.size(), 0);

@@ -37,9 +37,21 @@ public:
 
 private:
     void run();
-    /// Moves `bytes` of operand `o` (read or write) and returns when it completes, relative to now.
+    /// A byte range of an operand the command really moves.
+    struct Span {
+        std::uint64_t offset, bytes;
+    };
+    /// The parts of operand `k` of `c` the command moves: the whole operand, except for caches, of
+    /// which an append writes each sequence's new rows and an attention reads each sequence's
+    /// attended positions.
+    std::vector<Span> traffic(const program::Command& c, std::size_t k) const;
+    /// Moves operand `o` (read or write): its data whole (full runs), its timing over `spans`;
+    /// returns when the last span completes, relative to now.
     sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd, std::vector<std::byte>& bytes,
-                               sc_core::sc_time issue, std::uint32_t index);
+                               const std::vector<Span>& spans, sc_core::sc_time issue, std::uint32_t index);
+    /// One transaction: `bytes` bytes at `address` of the operand's space, timed (`timed`) or debug.
+    sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address, std::uint64_t bytes,
+                         unsigned char* data, bool timed, sc_core::sc_time issue, std::uint32_t index);
 
     program::Unit kind_;
     std::uint32_t instance_;
