@@ -11,6 +11,7 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
     : sc_core::sc_module(name), context_(config, program, mode == Mode::TimingOnly), ddr_("ddr", config.ddr),
       sram_("sram", config.sram, config.clock.kernel_mhz), sram_port_("sram_port") {
     context_.execute = std::move(execute);
+    context_.channel_active.assign(config.ddr.channels, 0);
     for (auto& r : program.regions) {
         auto& at = context_.regions[static_cast<std::size_t>(r.kind)];
         at = RegionAt{r.space, r.base, r.size, true};

@@ -18,11 +18,11 @@ struct CommandRecord {
     program::Unit unit = program::Unit::Dma;
     std::uint32_t instance = 0; ///< which unit of its kind ran it
     program::Opcode opcode = program::Opcode::Copy;
-    std::uint64_t start = 0;          ///< cycle the unit began
-    std::uint64_t end = 0;            ///< cycle the unit finished (results written)
-    std::uint64_t compute_cycles = 0; ///< the unit's compute time alone
-    std::uint64_t bytes_read = 0;    ///< bytes the unit read (of a cache: the rows it attended)
-    std::uint64_t bytes_written = 0; ///< bytes of its write operands (what the digest covers)
+    std::uint64_t start = 0;                    ///< cycle the unit began
+    std::uint64_t end = 0;                      ///< cycle the unit finished (results written)
+    std::uint64_t compute_cycles = 0;           ///< the unit's compute time alone
+    std::uint64_t bytes_read = 0;               ///< bytes the unit read (of a cache: the rows it attended)
+    std::uint64_t bytes_written = 0;            ///< bytes of its write operands (what the digest covers)
     std::vector<std::uint64_t> channel_read;    ///< DDR bytes read per channel
     std::vector<std::uint64_t> channel_written; ///< DDR bytes written per channel
     std::uint64_t digest = 0;

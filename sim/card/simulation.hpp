@@ -30,8 +30,8 @@ struct RunPlan {
     std::function<StepInputs(std::size_t step, const StepOutputs* previous)> inputs;
     Mode mode = Mode::Full;
     Execute execute;
-    bool keep_data = false;      ///< records carry the bytes each command wrote
-    std::string vcd;             ///< when set, a VCD of unit busy and DDR channel activity is written here
+    bool keep_data = false; ///< records carry the bytes each command wrote
+    std::string vcd;        ///< when set, a VCD of unit busy and DDR channel activity is written here
 };
 
 /// Totals of one DDR channel over the run.

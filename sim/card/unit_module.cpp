@@ -1,9 +1,11 @@
 #include "sim/card/unit_module.hpp"
 
-#include "sim/card/work.hpp"
 #include "engine/kernels/formats.hpp"
+#include "sim/card/work.hpp"
 
 #include <fmt/core.h>
+
+#include <algorithm>
 #include <xxhash.h>
 
 namespace cardsim::sim {
@@ -21,7 +23,7 @@ void CardContext::bus_error(std::uint32_t index, const std::string& what) {
 UnitModule::UnitModule(const sc_core::sc_module_name& name, program::Unit kind, std::uint32_t instance,
                        const card::UnitSpec& spec, CardContext& context)
     : sc_core::sc_module(name), ddr("ddr"), sram("sram"), kind_(kind), instance_(instance), spec_(spec),
-      ctx_(context) {
+      ctx_(context), busy_signal_("busy") {
     SC_THREAD(run);
 }
 
@@ -67,24 +69,27 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
         socket->b_transport(payload_, delay);
         if (payload_.is_response_error())
             ctx_.bus_error(index, fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
-                                              cmd == tlm::TLM_READ_COMMAND ? "read" : "write", program::name(o.region),
-                                              address - ctx_.region(o.region).base, address, bytes,
-                                              payload_.get_response_string()));
+                                              cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
+                                              program::name(o.region), address - ctx_.region(o.region).base,
+                                              address, bytes, payload_.get_response_string()));
     } else if (socket->transport_dbg(payload_) != bytes) {
-        ctx_.bus_error(index, fmt::format("{} of {} bytes at {}+{:#x} (address {:#x}) failed",
-                                          cmd == tlm::TLM_READ_COMMAND ? "read" : "write", bytes,
-                                          program::name(o.region), address - ctx_.region(o.region).base, address));
+        ctx_.bus_error(index,
+                       fmt::format("{} of {} bytes at {}+{:#x} (address {:#x}) failed",
+                                   cmd == tlm::TLM_READ_COMMAND ? "read" : "write", bytes,
+                                   program::name(o.region), address - ctx_.region(o.region).base, address));
     }
     return delay;
 }
 
-sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd, std::vector<std::byte>& bytes,
-                                       const std::vector<Span>& spans, sc_core::sc_time issue, std::uint32_t index) {
+sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd,
+                                       std::vector<std::byte>& bytes, const std::vector<Span>& spans,
+                                       sc_core::sc_time issue, std::uint32_t index) {
     auto& r = ctx_.region(o.region);
     std::uint64_t address = r.base + o.offset;
     if (o.offset % 4 != 0) {
-        ctx_.bus_error(index, fmt::format("misaligned access at {}+{:#x} (address {:#x}): operands are f32-aligned",
-                                          program::name(o.region), o.offset, address));
+        ctx_.bus_error(index,
+                       fmt::format("misaligned access at {}+{:#x} (address {:#x}): operands are f32-aligned",
+                                   program::name(o.region), o.offset, address));
         return issue;
     }
     auto* data = ctx_.timing_only ? nullptr : reinterpret_cast<unsigned char*>(bytes.data());
@@ -93,7 +98,8 @@ sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_comma
     // Data moves whole and untimed; the time is that of the spans the unit really moves.
     if (data && cmd == tlm::TLM_READ_COMMAND) one(o, cmd, address, o.bytes, data, false, issue, index);
     sc_core::sc_time done = issue;
-    for (auto& s : spans) done = std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index));
+    for (auto& s : spans)
+        done = std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index));
     if (data && cmd == tlm::TLM_WRITE_COMMAND) one(o, cmd, address, o.bytes, data, false, issue, index);
     return done;
 }
@@ -122,6 +128,24 @@ void UnitModule::run() {
                     ctx_.region(o.region).base + o.offset + s.offset, s.bytes,
                     [&](std::uint32_t ch, std::uint64_t, std::uint64_t, std::uint64_t n) { per[ch] += n; });
         };
+        busy_signal_.write(true);
+        std::vector<std::uint32_t> touched;
+        for (auto& o : c.operands)
+            if (o.region != Region::None && o.bytes && ctx_.region(o.region).space == program::Space::Ddr)
+                ctx_.interleave.for_each_piece(
+                    ctx_.region(o.region).base + o.offset, o.bytes,
+                    [&](std::uint32_t ch, std::uint64_t, std::uint64_t, std::uint64_t) {
+                        if (std::find(touched.begin(), touched.end(), ch) == touched.end())
+                            touched.push_back(ch);
+                    });
+        auto activity = [&](int delta) {
+            for (auto ch : touched) {
+                ctx_.channel_active[ch] = std::uint32_t(int(ctx_.channel_active[ch]) + delta);
+                if (ch < ctx_.channel_signals.size())
+                    ctx_.channel_signals[ch]->write(ctx_.channel_active[ch]);
+            }
+        };
+        activity(+1);
         // Reads, all issued now.
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
@@ -132,8 +156,10 @@ void UnitModule::run() {
             bool reads_it = o.access == Access::Read || (o.access == Access::ReadWrite);
             if (!reads_it) continue;
             auto spans = traffic(c, i);
-            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, buf, spans, sc_core::SC_ZERO_TIME, index));
-            for (auto& sp : spans) rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
+            reads = std::max(reads,
+                             transport(o, tlm::TLM_READ_COMMAND, buf, spans, sc_core::SC_ZERO_TIME, index));
+            for (auto& sp : spans)
+                rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
             count_channels(o, spans, rec.channel_read);
         }
         if (ctx_.fault) return;
@@ -160,6 +186,8 @@ void UnitModule::run() {
         rec.end = ctx_.clock.cycle_at_or_after(t0 + end) + spec_.latency;
         sc_core::wait(ctx_.clock.time_of(rec.end) - t0);
         busy_cycles_ += rec.end - rec.start;
+        activity(-1);
+        busy_signal_.write(false);
         ctx_.records.push_back(std::move(rec));
         ctx_.done[index] = true;
         busy_ = false;

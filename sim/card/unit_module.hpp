@@ -32,6 +32,8 @@ public:
     bool busy() const { return busy_; }
     /// Hands the unit command `index` of the program; it must not be busy.
     void start(std::uint32_t index);
+    /// The unit's busy signal (traced into a VCD when the run writes one).
+    sc_core::sc_signal<bool>& busy_signal() { return busy_signal_; }
     /// Kernel cycles the unit has been busy in all.
     std::uint64_t busy_cycles() const { return busy_cycles_; }
 
@@ -50,8 +52,9 @@ private:
     sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd, std::vector<std::byte>& bytes,
                                const std::vector<Span>& spans, sc_core::sc_time issue, std::uint32_t index);
     /// One transaction: `bytes` bytes at `address` of the operand's space, timed (`timed`) or debug.
-    sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address, std::uint64_t bytes,
-                         unsigned char* data, bool timed, sc_core::sc_time issue, std::uint32_t index);
+    sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
+                         std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
+                         std::uint32_t index);
 
     program::Unit kind_;
     std::uint32_t instance_;
@@ -61,6 +64,7 @@ private:
     std::uint32_t index_ = 0;
     std::uint64_t busy_cycles_ = 0;
     sc_core::sc_event start_;
+    sc_core::sc_signal<bool> busy_signal_;
     std::vector<std::vector<std::byte>> buffers_;
     tlm::tlm_generic_payload payload_;
 };
