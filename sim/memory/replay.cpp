@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <ctime>
 
 namespace cardsim::sim::memory {
 
@@ -21,10 +22,13 @@ ReplayResult ReplayHarness::run(RequestSource& source, PlayerOptions options) {
     memory_->reset(time.cycle_at_or_after(sc_core::sc_time_stamp()));
     player_->arm(source, options);
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
     sc_core::sc_start();
+    const std::clock_t c1 = std::clock();
     ReplayResult result;
     result.end = std::max(player_->totals().end, memory_->flush());
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.host_cpu_seconds = static_cast<double>(c1 - c0) / CLOCKS_PER_SEC;
     if (auto e = player_->source_error()) std::rethrow_exception(e);
     if (const auto& f = player_->failure()) {
         tlm::tlm_generic_payload gp;
@@ -100,8 +104,12 @@ std::string format_summary(const ReplayResult& r, const card::DdrConfig& ddr) {
                   (static_cast<double>(r.cycles()) * static_cast<double>(r.channels.size()))
             : 0.0;
     fmt::format_to(out, "refresh         {:.1f}% of the time\n", refresh_share);
-    fmt::format_to(out, "host            {:.3f} s, {:.2f} M requests per host second\n", r.host_seconds,
-                   r.host_seconds > 0 ? static_cast<double>(p.requests) / r.host_seconds / 1e6 : 0.0);
+    auto rate = [&](double sec) { return sec > 0 ? static_cast<double>(p.requests) / sec / 1e6 : 0.0; };
+    fmt::format_to(
+        out,
+        "host            {:.3f} s, {:.2f} M requests per host second ({:.3f} s of CPU, {:.2f} M per "
+        "CPU second)\n",
+        r.host_seconds, rate(r.host_seconds), r.host_cpu_seconds, rate(r.host_cpu_seconds));
     return s;
 }
 

@@ -16,8 +16,9 @@ namespace cardsim::sim::memory {
 struct ReplayResult {
     PlayerTotals player;
     std::vector<ChannelStats> channels;
-    Cycle end = 0;           ///< last data beat, queued writes included
-    double host_seconds = 0; ///< wall time of the simulation
+    Cycle end = 0;               ///< last data beat, queued writes included
+    double host_seconds = 0;     ///< wall time of the simulation
+    double host_cpu_seconds = 0; ///< processor time of this process during the simulation
     /// Simulated cycles from the first arrival to the end.
     Cycle cycles() const { return end - player.start; }
 };

@@ -51,11 +51,19 @@ constexpr std::uint32_t digit_value(char c) {
 bool parse_unsigned(std::string_view t, std::uint64_t& v, std::uint32_t base) {
     if (t.empty()) return false;
     std::uint64_t r = 0;
-    for (char c : t) {
-        const std::uint32_t d = digit_value(c);
-        if (d >= base || __builtin_mul_overflow(r, std::uint64_t{base}, &r) ||
-            __builtin_add_overflow(r, d, &r))
-            return false;
+    if (t.size() <= (base == 16 ? 16u : 19u)) { // cannot overflow: the common, fast case
+        for (char c : t) {
+            const std::uint32_t d = digit_value(c);
+            if (d >= base) return false;
+            r = r * base + d;
+        }
+    } else {
+        for (char c : t) {
+            const std::uint32_t d = digit_value(c);
+            if (d >= base || __builtin_mul_overflow(r, std::uint64_t{base}, &r) ||
+                __builtin_add_overflow(r, d, &r))
+                return false;
+        }
     }
     v = r;
     return true;
@@ -220,9 +228,9 @@ void TraceReader::parse_dramsim3(std::string_view line, MemRequest& out) {
     std::uint64_t c = 0;
     if (!parse_hex(addr, a))
         fail(fmt::format("expected a hexadecimal address (0xADDR READ|WRITE CYCLE), found {}", shown(addr)));
-    if (iequals(op, "READ") || iequals(op, "P_MEM_RD") || iequals(op, "P_FETCH"))
+    if (op == "READ" || iequals(op, "READ") || iequals(op, "P_MEM_RD") || iequals(op, "P_FETCH"))
         out.direction = Direction::Read;
-    else if (iequals(op, "WRITE") || iequals(op, "P_MEM_WR") || iequals(op, "BOFF"))
+    else if (op == "WRITE" || iequals(op, "WRITE") || iequals(op, "P_MEM_WR") || iequals(op, "BOFF"))
         out.direction = Direction::Write;
     else
         fail(fmt::format("expected READ or WRITE after the address, found {}", shown(op)));
