@@ -132,14 +132,21 @@ AddressMap AddressMap::build(const DdrConfig& ddr) {
         filled[i] += bits;
         shift += bits;
     }
-    // The low run of column / bank-group bits, and the bank-group period inside it.
+    // The low run of column / bank-group bits, and the bank-group period inside it: of the
+    // prefixes of that run, the one with the most periods per block (blocks / period).
     std::uint32_t top_bg = 0;
+    std::uint32_t bits = 0;
+    std::uint32_t best = 0;
     for (auto& p : map.pieces()) {
         if (p.field == DramField::Row || p.field == DramField::Bank) break;
-        map.run_bits_ += p.bits;
+        bits += p.bits;
         if (p.field == DramField::BankGroup) top_bg = p.source_shift + p.bits;
+        if (bits - top_bg > best || map.run_bits_ == 0) {
+            best = bits - top_bg;
+            map.run_bits_ = bits;
+            map.bank_group_period_ = 1u << top_bg;
+        }
     }
-    map.bank_group_period_ = 1u << top_bg;
     return map;
 }
 

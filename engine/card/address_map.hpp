@@ -57,8 +57,9 @@ public:
 
     /// log2 of the burst size in bytes.
     std::uint32_t burst_shift() const { return burst_shift_; }
-    /// Address bits above the burst offset that the lowest pieces give to column or bank group
-    /// only: an aligned block of 2^run_bits() bursts stays in one row of one bank per bank group.
+    /// Low address bits above the burst offset that go to column or bank group only: an aligned
+    /// block of 2^run_bits() bursts stays in one row of one bank per bank group. (Of the possible
+    /// blocks, the one holding the most bank-group periods.)
     std::uint32_t run_bits() const { return run_bits_; }
     /// Bursts after which the bank-group sequence inside such a block repeats (a power of two).
     std::uint32_t bank_group_period() const { return bank_group_period_; }

@@ -6,6 +6,7 @@ ChannelInterleave::ChannelInterleave(std::uint32_t channels, std::uint64_t granu
                                      std::uint64_t channel_bytes)
     : channels_(channels), granule_(granule), channel_bytes_(channel_bytes) {
     if (std::has_single_bit(granule)) shift_ = static_cast<std::uint32_t>(std::countr_zero(granule));
+    if (std::has_single_bit(channels)) channel_shift_ = std::countr_zero(channels);
 }
 
 void ChannelInterleave::split(std::uint64_t address, std::uint64_t length, std::span<Range> out) const {

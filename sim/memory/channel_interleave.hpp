@@ -31,6 +31,9 @@ public:
     Location locate(std::uint64_t address) const {
         const std::uint64_t g = granule_of(address);
         const std::uint64_t offset = address - g * granule_;
+        if (channel_shift_ >= 0)
+            return {static_cast<std::uint32_t>(g & (channels_ - 1)),
+                    (g >> channel_shift_) * granule_ + offset};
         return {static_cast<std::uint32_t>(g % channels_), (g / channels_) * granule_ + offset};
     }
     /// The card address of channel-local byte `local` of `channel`.
@@ -70,6 +73,7 @@ private:
     std::uint64_t granule_;
     std::uint64_t channel_bytes_;
     std::uint32_t shift_ = 0; ///< log2 granule when a power of two, else 0
+    int channel_shift_ = -1;  ///< log2 channels when a power of two, else -1
 };
 
 } // namespace cardsim::sim::memory

@@ -88,11 +88,12 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
         gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
         return;
     }
-    if (observer_) {
-        const auto at = sc_core::sc_time_stamp() + delay;
+    if (observer_) { // the arrival as the channels see it: the memory-clock edge at or after it
+        const TimeBase& tb = channels_[0]->time_base();
+        const Cycle arrival = tb.cycle_at_or_after(sc_core::sc_time_stamp() + delay);
         observer_->observe({address, static_cast<std::uint32_t>(length),
                             cmd == tlm::TLM_READ_COMMAND ? Direction::Read : Direction::Write,
-                            static_cast<std::uint64_t>(at.to_seconds() * 1e12 + 0.5)});
+                            tb.clock().ps_of(arrival)});
     }
     if (interleave_.single(address, length)) { // one channel: forward with a local address
         const auto at = interleave_.locate(address);

@@ -21,7 +21,8 @@ namespace cardsim::sim::memory {
 class RequestObserver {
 public:
     virtual ~RequestObserver() = default;
-    /// A request arriving at `request.time_ps` (sc_time_stamp() + delay, in ps).
+    /// A request arriving at `request.time_ps`: the memory-clock edge at or after
+    /// sc_time_stamp() + delay, in ps.
     virtual void observe(const MemRequest& request) = 0;
 };
 

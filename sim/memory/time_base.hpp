@@ -12,22 +12,21 @@ namespace cardsim::sim::memory {
 /// of its edge rounded down, so cycle -> time -> cycle gives the cycle back.
 class TimeBase {
 public:
-    explicit TimeBase(const MemoryClock& clock)
-        : clock_(clock), resolution_fs_(static_cast<std::uint64_t>(
-                             sc_core::sc_get_time_resolution().to_seconds() * 1e15 + 0.5)) {}
+    explicit TimeBase(const MemoryClock& clock);
     /// The first memory-clock cycle at or after `t`.
     Cycle cycle_at_or_after(const sc_core::sc_time& t) const {
         return clock_.cycles_at_or_after_fs(t.value() * resolution_fs_);
     }
     /// The time of cycle `c`.
     sc_core::sc_time time_of(Cycle c) const {
-        return sc_core::sc_time::from_value(clock_.fs_floor(c) / resolution_fs_);
+        return sc_core::sc_time::from_value(by_resolution_.divide(clock_.fs_floor(c)));
     }
     const MemoryClock& clock() const { return clock_; }
 
 private:
     MemoryClock clock_;
     std::uint64_t resolution_fs_;
+    Divider by_resolution_;
 };
 
 } // namespace cardsim::sim::memory

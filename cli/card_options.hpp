@@ -1,0 +1,22 @@
+#pragma once
+// The standard card-config options of subcommands: `--config FILE` and `--set path=value`.
+
+#include "engine/card/card_config.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <span>
+
+namespace cardsim::cli {
+
+/// `--config FILE` (a TOML card config merged over the built-in D5005 default) and
+/// `--set path=value` (repeatable; a dotted key of the config, applied after the file).
+boost::program_options::options_description card_options();
+
+/// The card config the parsed options ask for: the default, the `--config` file, the `--set`
+/// overrides, then `extra` (a subcommand's own overrides, e.g. `--channels`). Bad input is a
+/// cardsim::Error naming the file or the option, the key and what was expected.
+card::CardConfig load_card(const boost::program_options::variables_map& vm,
+                           std::span<const card::Override> extra = {});
+
+} // namespace cardsim::cli

@@ -1,0 +1,225 @@
+// `cardsim ddr`: the card's DDR4 model on its own. `ddr replay TRACE` plays a memory trace
+// (DRAMSim3, DRAMSys .stl or cardsim format) through the model and prints a summary; `ddr gen
+// PATTERN` writes the standard patterns as traces in any of the formats.
+
+#include "cli/card_options.hpp"
+#include "cli/command.hpp"
+#include "engine/error.hpp"
+#include "sim/memory/replay.hpp"
+#include "sim/memory/trace_format.hpp"
+#include "sim/memory/trace_patterns.hpp"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <string>
+#include <vector>
+
+namespace cardsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+namespace mem = cardsim::sim::memory;
+
+/// A byte count or address: decimal or 0x-hex, with an optional K, M, G (binary) suffix.
+std::uint64_t parse_bytes(const std::string& option, const std::string& text) {
+    std::string_view s = text;
+    std::uint64_t scale = 1;
+    if (!s.empty()) {
+        switch (s.back()) {
+        case 'K':
+        case 'k':
+            scale = 1ull << 10;
+            break;
+        case 'M':
+        case 'm':
+            scale = 1ull << 20;
+            break;
+        case 'G':
+        case 'g':
+            scale = 1ull << 30;
+            break;
+        default:
+            break;
+        }
+        if (scale != 1) s.remove_suffix(1);
+    }
+    int base = 10;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s.remove_prefix(2);
+        base = 16;
+    }
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (s.empty() || ec != std::errc{} || p != s.data() + s.size() ||
+        (v != 0 && v > ~std::uint64_t{0} / scale))
+        throw Error(fmt::format("--{} {}: expected a byte count such as 4096, 0x1000, 64K, 256M or 1G",
+                                option, text));
+    return v * scale;
+}
+
+/// `R:W`, e.g. 2:1.
+std::pair<std::uint32_t, std::uint32_t> parse_ratio(const std::string& text) {
+    auto colon = text.find(':');
+    std::uint32_t r = 0, w = 0;
+    auto ok = [](std::string_view s, std::uint32_t& v) {
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return !s.empty() && ec == std::errc{} && p == s.data() + s.size();
+    };
+    if (colon == std::string::npos || !ok(std::string_view(text).substr(0, colon), r) ||
+        !ok(std::string_view(text).substr(colon + 1), w) || r + w == 0)
+        throw Error(fmt::format("--ratio {}: expected READS:WRITES such as 2:1 or 1:0", text));
+    return {r, w};
+}
+
+mem::TraceFormat format_option(const std::string& text) {
+    auto f = mem::parse_trace_format(text);
+    if (!f) throw Error(fmt::format("--format {}: expected dramsim3, dramsys or cardsim", text));
+    return *f;
+}
+
+/// The trace context of a card config: clocks, request size, address range.
+mem::TraceContext context_of(const card::CardConfig& card, const po::variables_map& vm) {
+    mem::TraceContext ctx;
+    ctx.memory_mts = card.ddr.speed_mts;
+    ctx.player_mhz = vm.count("player-mhz") ? vm["player-mhz"].as<std::uint32_t>() : card.ddr.speed_mts / 2;
+    ctx.request_bytes =
+        vm.count("request-bytes") ? vm["request-bytes"].as<std::uint32_t>() : card.ddr.burst_bytes();
+    if (ctx.player_mhz == 0) throw Error("--player-mhz: expected a clock above 0 MHz");
+    if (ctx.request_bytes == 0) throw Error("--request-bytes: expected at least 1 byte");
+    ctx.address_limit = card.ddr.total_bytes();
+    return ctx;
+}
+
+po::options_description trace_clock_options() {
+    po::options_description o("trace clocks");
+    o.add_options()(
+        "request-bytes", po::value<std::uint32_t>()->value_name("B"),
+        "bytes of a DRAMSim3 request, and of a DRAMSys request without (LEN) (default: one burst, 64)")(
+        "player-mhz", po::value<std::uint32_t>()->value_name("MHZ"),
+        "clock of DRAMSys .stl timestamps (default: the memory clock, 1200)");
+    return o;
+}
+
+int replay(std::span<const std::string> args) {
+    po::options_description o("ddr replay");
+    o.add_options()("trace", po::value<std::string>()->required(), "the memory trace")(
+        "format", po::value<std::string>()->default_value("auto"),
+        "dramsim3 | dramsys | cardsim | auto (detect)")("channels",
+                                                        po::value<std::uint32_t>()->value_name("N"),
+                                                        "DDR channels (same as --set ddr.channels=N)")(
+        "pace", po::value<std::string>()->default_value("closed"),
+        "closed: as fast as the model accepts; timed: at the trace's timestamps")(
+        "outstanding", po::value<std::uint32_t>()->default_value(64),
+        "requests in flight at most (0 = unbounded)");
+    o.add(card_options());
+    o.add(trace_clock_options());
+    const char* const positional[] = {"trace"};
+    auto vm = parse("ddr replay", "TRACE [options]", args, o, positional);
+    std::vector<card::Override> extra;
+    if (vm.count("channels"))
+        extra.push_back({"ddr.channels", std::to_string(vm["channels"].as<std::uint32_t>())});
+    const card::CardConfig card = load_card(vm, extra);
+    const std::string path = vm["trace"].as<std::string>();
+    const std::string fmt_text = vm["format"].as<std::string>();
+    const mem::TraceFormat format =
+        fmt_text == "auto" ? mem::detect_trace_format(path) : format_option(fmt_text);
+    mem::PlayerOptions options;
+    const std::string pace = vm["pace"].as<std::string>();
+    if (pace == "closed")
+        options.pacing = mem::Pacing::Closed;
+    else if (pace == "timed")
+        options.pacing = mem::Pacing::Timed;
+    else
+        throw Error(fmt::format("--pace {}: expected closed or timed", pace));
+    options.outstanding = vm["outstanding"].as<std::uint32_t>();
+
+    mem::TraceReader reader(path, format, context_of(card, vm));
+    mem::ReplayHarness harness(card.ddr);
+    const mem::ReplayResult result = harness.run(reader, options);
+    fmt::print("trace           {} ({}, {} lines)\n", path, mem::name(format), reader.line());
+    fmt::print("card            {} (config {}), {} x DDR4-{} channels, {} pacing, {} outstanding\n",
+               card.name, card::digest_hex(card), card.ddr.channels, card.ddr.speed_mts, pace,
+               options.outstanding ? std::to_string(options.outstanding) : std::string("unbounded"));
+    fmt::print("{}", mem::format_summary(result, card.ddr));
+    return Ok;
+}
+
+int gen(std::span<const std::string> args) {
+    po::options_description o("ddr gen");
+    o.add_options()("pattern", po::value<std::string>()->required(), "sequential | random | streams | mix")(
+        "output,o", po::value<std::string>()->required()->value_name("FILE"), "the trace to write")(
+        "format", po::value<std::string>()->default_value("cardsim"), "dramsim3 | dramsys | cardsim")(
+        "count", po::value<std::uint64_t>()->default_value(1 << 20),
+        "requests")("size", po::value<std::string>()->default_value("64"), "bytes per request")(
+        "base", po::value<std::string>()->default_value("0"), "first byte of the region")(
+        "span", po::value<std::string>()->default_value("1G"),
+        "bytes of the region")("streams", po::value<std::uint32_t>()->default_value(4),
+                               "streams: how many")("stride", po::value<std::string>()->default_value("0"),
+                                                    "bytes between a stream's requests (0 = size)")(
+        "spacing", po::value<std::string>()->default_value("0"),
+        "streams: bytes between bases (0 = span / streams)")("ratio", po::value<std::string>(),
+                                                             "READS:WRITES (default 1:0; mix 2:1)")(
+        "gap", po::value<std::uint64_t>()->default_value(0), "memory cycles between timestamps")(
+        "seed", po::value<std::uint64_t>()->default_value(1), "random: seed");
+    o.add(card_options());
+    o.add(trace_clock_options());
+    const char* const positional[] = {"pattern"};
+    auto vm = parse("ddr gen", "PATTERN -o FILE [options]", args, o, positional);
+    const card::CardConfig card = load_card(vm);
+    const std::string pattern = vm["pattern"].as<std::string>();
+    mem::PatternSpec spec;
+    auto kind = mem::parse_pattern(pattern);
+    if (!kind) throw Error(fmt::format("ddr gen {}: expected sequential, random, streams or mix", pattern));
+    spec.kind = *kind;
+    spec.count = vm["count"].as<std::uint64_t>();
+    const std::uint64_t size = parse_bytes("size", vm["size"].as<std::string>());
+    if (size == 0 || size > 0xffffffffu) throw Error("--size: expected 1 .. 4294967295 bytes");
+    spec.size = static_cast<std::uint32_t>(size);
+    spec.base = parse_bytes("base", vm["base"].as<std::string>());
+    spec.span = parse_bytes("span", vm["span"].as<std::string>());
+    spec.streams = vm["streams"].as<std::uint32_t>();
+    spec.stride = parse_bytes("stride", vm["stride"].as<std::string>());
+    spec.spacing = parse_bytes("spacing", vm["spacing"].as<std::string>());
+    std::tie(spec.reads, spec.writes) =
+        parse_ratio(vm.count("ratio") ? vm["ratio"].as<std::string>()
+                                      : (spec.kind == mem::PatternKind::Mix ? "2:1" : "1:0"));
+    spec.gap_cycles = vm["gap"].as<std::uint64_t>();
+    spec.seed = vm["seed"].as<std::uint64_t>();
+    if (spec.base > card.ddr.total_bytes() || spec.span > card.ddr.total_bytes() - spec.base)
+        throw Error(fmt::format("--base 0x{:x} --span {} runs past the end of the card's {} bytes of DDR",
+                                spec.base, spec.span, card.ddr.total_bytes()));
+    const mem::TraceFormat format = format_option(vm["format"].as<std::string>());
+    const std::string out = vm["output"].as<std::string>();
+    mem::PatternGenerator generator(spec, mem::MemoryClock(card.ddr.speed_mts));
+    mem::TraceWriter writer(out, format, context_of(card, vm));
+    mem::MemRequest r;
+    std::uint64_t n = 0;
+    while (generator.next(r)) {
+        writer.write(r);
+        ++n;
+    }
+    writer.close();
+    fmt::print("wrote {} {} requests to {} ({} format)\n", n, pattern, out, mem::name(format));
+    return Ok;
+}
+
+int run(std::span<const std::string> args) {
+    if (!args.empty() && args[0] == "replay") return replay(args.subspan(1));
+    if (!args.empty() && args[0] == "gen") return gen(args.subspan(1));
+    const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h");
+    fmt::print(
+        help ? stdout : stderr,
+        "usage: cardsim ddr replay TRACE [--config C] [--set k=v] [--format dramsim3|dramsys|cardsim]\n"
+        "                              [--channels N] [--pace closed|timed] [--outstanding N]\n"
+        "       cardsim ddr gen PATTERN -o FILE [--format F] [--count N] [--size B] [--span B] ...\n"
+        "       (cardsim ddr replay --help, cardsim ddr gen --help for every option)\n");
+    if (help) return Ok;
+    if (args.empty()) return BadInput;
+    throw Error(fmt::format("cardsim ddr: unknown action `{}`; expected replay or gen", args[0]));
+}
+
+const Register reg{{"ddr", "the DDR4 model on its own: replay memory traces, generate patterns", run}};
+
+} // namespace
+} // namespace cardsim::cli

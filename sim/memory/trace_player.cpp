@@ -1,0 +1,86 @@
+#include "sim/memory/trace_player.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace cardsim::sim::memory {
+
+TracePlayer::TracePlayer(const sc_core::sc_module_name& name, const MemoryClock& clock)
+    : sc_core::sc_module(name), socket("socket"), time_(clock) {
+    SC_THREAD(run);
+}
+
+void TracePlayer::arm(RequestSource& source, PlayerOptions options) {
+    source_ = &source;
+    options_ = options;
+    totals_ = PlayerTotals{};
+    failure_.reset();
+    source_error_ = nullptr;
+    in_flight_.reset(options.outstanding);
+    start_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TracePlayer::run() {
+    for (;;) {
+        while (!source_)
+            wait(start_);
+        try {
+            play();
+        } catch (...) { // handed to the caller of sc_start(), not to the kernel
+            source_error_ = std::current_exception();
+        }
+        source_ = nullptr;
+    }
+}
+
+void TracePlayer::play() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const Cycle origin = time_.cycle_at_or_after(now);
+    const MemoryClock& clock = time_.clock();
+    const bool closed = options_.pacing == Pacing::Closed;
+    const std::uint32_t bound = options_.outstanding;
+    totals_.start = origin;
+    totals_.end = origin;
+    tlm::tlm_generic_payload gp;
+    gp.set_data_ptr(nullptr);
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_byte_enable_length(0);
+    MemRequest r;
+    Cycle previous = origin;
+    while (source_->next(r)) {
+        Cycle arrival = closed ? previous : origin + clock.cycles_of_ps(r.time_ps);
+        if (bound != 0 && in_flight_.size() == bound) {
+            arrival = std::max(arrival, in_flight_.pop_earliest());
+        }
+        if (closed) previous = arrival;
+        const bool read = r.direction == Direction::Read;
+        gp.set_command(read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+        gp.set_address(r.address);
+        gp.set_data_length(r.length);
+        gp.set_streaming_width(r.length);
+        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time delay = time_.time_of(arrival) - now;
+        socket->b_transport(gp, delay);
+        if (gp.is_response_error()) {
+            failure_ = {r, gp.get_response_status()};
+            break;
+        }
+        const Cycle done = time_.cycle_at_or_after(now + delay);
+        if (bound != 0) {
+            in_flight_.insert(done);
+        }
+        ++totals_.requests;
+        if (read) {
+            ++totals_.reads;
+            totals_.read_bytes += r.length;
+            totals_.read_latency.add(done - arrival);
+        } else {
+            ++totals_.writes;
+            totals_.write_bytes += r.length;
+        }
+        totals_.end = std::max(totals_.end, done);
+    }
+    wait(time_.time_of(totals_.end) - now);
+}
+
+} // namespace cardsim::sim::memory

@@ -1,0 +1,216 @@
+// The card config: the built-in default, files merged over it, --set overrides, errors naming
+// the key, and the digest.
+
+#include "engine/card/card_config.hpp"
+#include "engine/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cardsim::card;
+
+/// A config file in the temp directory, removed at scope exit.
+struct TempToml {
+    std::filesystem::path path;
+    explicit TempToml(const std::string& text, const std::string& name = "card") {
+        path = std::filesystem::temp_directory_path() /
+               (name + "_" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".toml");
+        std::ofstream(path) << text;
+    }
+    ~TempToml() { std::filesystem::remove(path); }
+};
+
+/// The message of the cardsim::Error that `f` throws (fails the test if it throws none).
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const cardsim::Error& e) {
+        return e.what();
+    }
+    FAIL("expected a cardsim::Error");
+    return {};
+}
+
+std::vector<Override> sets(std::initializer_list<const char*> texts) {
+    std::vector<Override> out;
+    for (auto t : texts)
+        out.push_back(parse_override(t));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the built-in default is the D5005 of the reference figures", "[card]") {
+    const CardConfig c = default_card_config();
+    CHECK(c.name == "d5005");
+    CHECK(c.clock.kernel_mhz == 300.0);
+    CHECK(c.ddr.channels == 4);
+    CHECK(c.ddr.channel_bytes() == 8ull << 30);
+    CHECK(c.ddr.total_bytes() == 32ull << 30);
+    CHECK(c.ddr.data_bits == 64);
+    CHECK(c.ddr.speed_mts == 2400);
+    CHECK(c.ddr.channel_peak_bytes_per_second() == 19.2e9);
+    CHECK(c.ddr.burst_bytes() == 64);
+    CHECK(c.ddr.tck_ps() == Approx(833.333).epsilon(1e-6));
+    const auto& t = c.ddr.timing;
+    CHECK(std::vector<std::uint32_t>{t.cl, t.cwl, t.trcd, t.trp, t.tras, t.tccd_s, t.tccd_l, t.trrd_s,
+                                     t.trrd_l, t.tfaw} ==
+          std::vector<std::uint32_t>{17, 12, 17, 17, 39, 4, 6, 4, 6, 26});
+    CHECK(t.trfc == 420);   // 350 ns
+    CHECK(t.trefi == 9360); // 7.8 us
+    CHECK(t.burst_length == 8);
+    CHECK(c.ddr.geometry.bank_groups == 4);
+    CHECK(c.ddr.geometry.banks_per_group == 4);
+    CHECK(c.ddr.geometry.row_bytes == 8192);
+    CHECK(c.ddr.controller.address_map == "row:bank:column:bankgroup");
+    CHECK(c.ddr.controller.page_policy == PagePolicy::Open);
+    CHECK(c.sram.bytes == 11721ull * 20 * 1024 / 8); // every M20K block
+    for (auto kind : all_unit_kinds)
+        CHECK(c.units.has(kind) == !is_optional(kind));
+    CHECK_FALSE(c.gelu());
+    CHECK_FALSE(c.windowed_attention());
+    CHECK_FALSE(c.units.matvec.bias);
+    CHECK_FALSE(c.capabilities.experts);
+    CHECK(c.capabilities.cards == 1);
+    CHECK(c.numerics == cardsim::numerics::EngineNumerics{});
+    CHECK(c.weights.code_bits == 8);
+    CHECK(c.weights.block_size == 32);
+    CHECK_FALSE(c.weights.group_size.has_value());
+    CHECK(c.weights.scale == ScaleKind::E8M0);
+}
+
+TEST_CASE("the shipped configs/d5005.toml is the compiled-in default", "[card]") {
+    std::ifstream in(std::string(CARDSIM_SOURCE_DIR) + "/configs/d5005.toml", std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    CHECK(text.str() == default_card_config_text());
+}
+
+TEST_CASE("a config file is merged over the default: absent keys keep their defaults", "[card]") {
+    TempToml f("[ddr]\nchannels = 2\n[units.gelu]\ncount = 1\n");
+    const CardConfig c = load_card_config(f.path);
+    CHECK(c.ddr.channels == 2);
+    CHECK(c.ddr.speed_mts == 2400);
+    CHECK(c.units[UnitKind::Gelu].count == 1);
+    CHECK(c.units[UnitKind::Gelu].width == 64);
+    CHECK(c.gelu());
+}
+
+TEST_CASE("overrides apply after the file, in order, with TOML values or bare words", "[card]") {
+    TempToml f("[ddr]\nchannels = 2\n");
+    const auto o = sets({"ddr.channels=1", "ddr.channels = 3", "numerics.cache=int8",
+                         "ddr.controller.address_map=row:bank:bankgroup:column", "weights.group_size=128",
+                         "clock.kernel_mhz=331", "units.attention.window=true",
+                         "ddr.controller.page_policy=\"closed\""});
+    const CardConfig c = load_card_config(f.path, o);
+    CHECK(c.ddr.channels == 3);
+    CHECK(c.numerics.cache == cardsim::numerics::CacheFormat::Int8);
+    CHECK(c.ddr.controller.address_map == "row:bank:bankgroup:column");
+    CHECK(c.weights.group_size == 128u);
+    CHECK(c.clock.kernel_mhz == 331.0);
+    CHECK(c.windowed_attention());
+    CHECK(c.ddr.controller.page_policy == PagePolicy::Closed);
+}
+
+TEST_CASE("an unknown key in a file is an error naming the file, line and key", "[card]") {
+    TempToml f("# comment\n[ddr]\nchannels = 2\nchanels = 3\n");
+    const std::string e = error_of([&] { load_card_config(f.path); });
+    CHECK_THAT(e, Catch::Contains(f.path.string() + ":4"));
+    CHECK_THAT(e, Catch::Contains("unknown key `ddr.chanels`"));
+    CHECK_THAT(e, Catch::Contains("channels"));
+    CHECK_THAT(error_of([&] { load_card_config({}, sets({"units.relu.count=1"})); }),
+               Catch::Contains("--set units.relu.count=1: unknown key `units.relu`"));
+}
+
+TEST_CASE("a value of the wrong type is an error naming the key and the expected type", "[card]") {
+    TempToml f("[ddr]\nchannels = \"four\"\n");
+    const std::string e = error_of([&] { load_card_config(f.path); });
+    CHECK_THAT(e, Catch::Contains(f.path.string() + ":2"));
+    CHECK_THAT(e, Catch::Contains("`ddr.channels` is a string"));
+    CHECK_THAT(e, Catch::Contains("expected an integer in 1..64"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.geometry=4"})); }),
+               Catch::Contains("`ddr.geometry` is an integer (4); expected a table"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"units.matvec.bias=1"})); }),
+               Catch::Contains("`units.matvec.bias` is an integer (1); expected true or false"));
+}
+
+TEST_CASE("an out-of-range value is an error naming the key and the range", "[card]") {
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.channels=0"})); }),
+               Catch::Contains("--set ddr.channels=0: `ddr.channels` is 0; expected an integer in 1..64"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.data_bits=48"})); }),
+               Catch::Contains("`ddr.data_bits` is 48; expected one of 8, 16, 32, 64, 128"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"clock.kernel_mhz=0.5"})); }),
+               Catch::Contains("`clock.kernel_mhz` is 0.5; expected a number in 1..2000"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"units.matvec.count=-1"})); }),
+               Catch::Contains("`units.matvec.count` is -1"));
+}
+
+TEST_CASE("an unknown spelling of an enum or knob is an error listing the spellings", "[card]") {
+    CHECK_THAT(
+        error_of([] { load_card_config({}, sets({"ddr.controller.page_policy=ajar"})); }),
+        Catch::Contains("`ddr.controller.page_policy` is \"ajar\"; expected one of \"open\" | \"closed\""));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"numerics.cache=int4"})); }),
+               Catch::Contains("`numerics.cache` is invalid") && Catch::Contains("int8_hadamard"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"weights.group_size=rows"})); }),
+               Catch::Contains("`weights.group_size`") && Catch::Contains("\"row\" or a positive integer"));
+}
+
+TEST_CASE("combinations no single range catches are errors naming the key", "[card]") {
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.controller.address_map=row:bank:column"})); }),
+               Catch::Contains("`ddr.controller.address_map`") &&
+                   Catch::Contains("`bankgroup` is given 0 bits"));
+    CHECK_THAT(
+        error_of([] { load_card_config({}, sets({"ddr.controller.address_map=row:bank:col:bankgroup"})); }),
+        Catch::Contains("`col` is not a field"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.capacity_mib=6000"})); }),
+               Catch::Contains("`ddr.capacity_mib`") && Catch::Contains("power-of-two number of rows"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.interleave_bytes=100"})); }),
+               Catch::Contains("`ddr.interleave_bytes`: 100 is not a multiple of the 64-byte burst"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.timing.tck_ps=625"})); }),
+               Catch::Contains(
+                   "--set ddr.timing.tck_ps=625: `ddr.timing.tck_ps`: 625 ps disagrees with speed_mts 2400"));
+    CHECK(load_card_config({}, sets({"ddr.timing.tck_ps=833.333"})).ddr.speed_mts == 2400);
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"weights.group_size=48"})); }),
+               Catch::Contains("`weights.group_size`: 48 is not a multiple of block_size 32"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.timing.trefi=400"})); }),
+               Catch::Contains("`ddr.timing.trefi`: 400 cycles is not more than trfc"));
+}
+
+TEST_CASE("bad files and bad --set arguments are errors saying what was expected", "[card]") {
+    CHECK_THAT(error_of([] { load_card_config(std::filesystem::path("/nonexistent/card.toml")); }),
+               Catch::Contains("cannot read card config `/nonexistent/card.toml`"));
+    TempToml bad("[ddr\nchannels = 2\n");
+    CHECK_THAT(error_of([&] { load_card_config(bad.path); }),
+               Catch::Contains(bad.path.string() + ":1:") && Catch::Contains("not valid TOML"));
+    CHECK_THAT(error_of([] { parse_override("ddr.channels"); }), Catch::Contains("expected path=value"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr..channels=2"})); }),
+               Catch::Contains("is not a dotted key path"));
+}
+
+TEST_CASE("the digest ignores formatting, comments, key order and the name, and sees every value", "[card]") {
+    const CardConfig d = default_card_config();
+    // The canonical text is TOML that loads back to the same config.
+    TempToml canon(canonical_text(d));
+    const CardConfig back = load_card_config(canon.path);
+    CHECK(back == d);
+    CHECK(digest(back) == digest(d));
+    // Same values, other layout and name: same digest.
+    TempToml other("name = \"my card\"\n[ddr.timing]\ncwl=12 # same\ncl = 17\n[ddr]\nchannels=4\n");
+    const CardConfig o = load_card_config(other.path);
+    CHECK(o.name == "my card");
+    CHECK(digest(o) == digest(d));
+    CHECK(digest_hex(o).size() == 16);
+    // Any value changed: another digest.
+    for (const char* s : {"ddr.channels=2", "ddr.timing.cl=18", "numerics.state=f16", "units.gelu.count=1",
+                          "weights.scale=f16", "capabilities.cards=2", "sram.bytes=1000"})
+        CHECK(digest(load_card_config({}, sets({s}))) != digest(d));
+}

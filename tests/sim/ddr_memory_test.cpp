@@ -1,0 +1,239 @@
+// The DDR memory as TLM-2.0 targets: data through the channels, routing by interleave, the
+// annotated delay, errors, the sparse store, and recording a run for replay. Each test case runs
+// in its own process (SystemC elaborates once).
+
+#include "engine/card/card_config.hpp"
+#include "sim/memory/ddr_memory.hpp"
+#include "sim/memory/replay.hpp"
+#include "sim/memory/trace_format.hpp"
+#include "sim/memory/trace_recorder.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+namespace {
+
+using namespace cardsim::sim::memory;
+
+/// An initiator that runs `body` in its thread.
+class TestInitiator : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<TestInitiator> socket;
+    SC_HAS_PROCESS(TestInitiator);
+    TestInitiator(const sc_core::sc_module_name& name, std::function<void(TestInitiator&)> body)
+        : sc_core::sc_module(name), socket("socket"), body_(std::move(body)) {
+        SC_THREAD(run);
+    }
+    /// One blocking transaction; returns its response, adds its time to `delay`.
+    tlm::tlm_response_status transact(tlm::tlm_command cmd, std::uint64_t address, unsigned char* data,
+                                      std::uint32_t length, sc_core::sc_time& delay) {
+        tlm::tlm_generic_payload& gp = last;
+        gp.set_command(cmd);
+        gp.set_address(address);
+        gp.set_data_ptr(data);
+        gp.set_data_length(length);
+        gp.set_streaming_width(length);
+        gp.set_byte_enable_ptr(nullptr);
+        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        socket->b_transport(gp, delay);
+        return gp.get_response_status();
+    }
+    tlm::tlm_generic_payload last; ///< the last transaction, as the target left it
+
+private:
+    void run() { body_(*this); }
+    std::function<void(TestInitiator&)> body_;
+};
+
+cardsim::card::DdrConfig ddr() {
+    return cardsim::card::default_card_config().ddr;
+}
+
+std::vector<unsigned char> pattern(std::size_t n, unsigned seed) {
+    std::vector<unsigned char> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = static_cast<unsigned char>((i * 131 + seed * 7) ^ (i >> 8));
+    return v;
+}
+
+} // namespace
+
+TEST_CASE("bytes written through TLM read back, spread over the channels by the interleave", "[ddr][tlm]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d);
+    const std::uint64_t at = 3 * d.interleave_bytes - 100; // unaligned, crosses channels
+    const auto data = pattern(10 * d.interleave_bytes + 37, 1);
+    std::vector<unsigned char> back(data.size());
+    std::vector<unsigned char> small(40);
+    TestInitiator cpu("cpu", [&](TestInitiator& self) {
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        auto w = data;
+        REQUIRE(self.transact(tlm::TLM_WRITE_COMMAND, at, w.data(), static_cast<std::uint32_t>(w.size()),
+                              delay) == tlm::TLM_OK_RESPONSE);
+        REQUIRE(self.transact(tlm::TLM_READ_COMMAND, at, back.data(), static_cast<std::uint32_t>(back.size()),
+                              delay) == tlm::TLM_OK_RESPONSE);
+        REQUIRE(self.transact(tlm::TLM_READ_COMMAND, at + 500, small.data(), 40, delay) ==
+                tlm::TLM_OK_RESPONSE);
+    });
+    cpu.socket.bind(memory.socket);
+    sc_core::sc_start();
+    CHECK(back == data);
+    CHECK(std::equal(small.begin(), small.end(), data.begin() + 500));
+    // Each byte sits in the channel and at the local address the interleave names.
+    for (std::uint64_t i = 0; i < data.size(); i += 97) {
+        const auto loc = memory.interleave().locate(at + i);
+        std::byte b{};
+        memory.channel(loc.channel).store().read(loc.local, {&b, 1});
+        CHECK(std::to_integer<unsigned char>(b) == data[i]);
+    }
+    // The channels saw the bytes the split says.
+    std::vector<ChannelInterleave::Range> ranges(d.channels);
+    memory.interleave().split(at, data.size(), ranges);
+    for (std::uint32_t c = 0; c < d.channels; ++c)
+        CHECK(memory.channel(c).timing().stats().write_bytes == ranges[c].size());
+}
+
+TEST_CASE("the annotated delay is the timing core's completion", "[ddr][tlm]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d);
+    const MemoryClock clock(d.speed_mts);
+    sc_core::sc_time first, second, late;
+    TestInitiator cpu("cpu", [&](TestInitiator& self) {
+        unsigned char buf[64];
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        self.transact(tlm::TLM_READ_COMMAND, 0, buf, 64, delay);
+        first = delay;
+        delay = sc_core::SC_ZERO_TIME;
+        self.transact(tlm::TLM_READ_COMMAND, 64 * 4, buf, 64, delay); // same row, same bank group
+        second = delay;
+        wait(sc_core::sc_time(1, sc_core::SC_US));
+        delay = sc_core::sc_time(10, sc_core::SC_NS); // local time offset of a decoupled initiator
+        self.transact(tlm::TLM_READ_COMMAND, 64 * 8, buf, 64, delay);
+        late = delay;
+    });
+    cpu.socket.bind(memory.socket);
+    sc_core::sc_start();
+    const auto& t = d.timing;
+    const TimeBase tb(clock);
+    CHECK(first == tb.time_of(t.trcd + t.cl + t.burst_cycles()));
+    CHECK(second == tb.time_of(t.trcd + t.cl + t.burst_cycles() + t.tccd_l)); // queued behind the first
+    const Cycle arrival = tb.cycle_at_or_after(sc_core::sc_time(1010, sc_core::SC_NS));
+    CHECK(late == tb.time_of(arrival + t.cl + t.burst_cycles()) - sc_core::sc_time(1, sc_core::SC_US));
+}
+
+TEST_CASE("a transaction outside the DDR is an address error named with the region", "[ddr][tlm]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d);
+    tlm::tlm_response_status past = tlm::TLM_OK_RESPONSE, be = tlm::TLM_OK_RESPONSE;
+    std::string message;
+    TestInitiator cpu("cpu", [&](TestInitiator& self) {
+        unsigned char buf[128] = {};
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        past = self.transact(tlm::TLM_READ_COMMAND, d.total_bytes() - 64, buf, 128, delay);
+        message = memory.describe_error(self.last);
+        tlm::tlm_generic_payload gp;
+        unsigned char enables[4] = {0xff, 0, 0xff, 0};
+        gp.set_command(tlm::TLM_WRITE_COMMAND);
+        gp.set_address(0);
+        gp.set_data_ptr(buf);
+        gp.set_data_length(4);
+        gp.set_streaming_width(4);
+        gp.set_byte_enable_ptr(enables);
+        gp.set_byte_enable_length(4);
+        self.socket->b_transport(gp, delay);
+        be = gp.get_response_status();
+    });
+    cpu.socket.bind(memory.socket);
+    sc_core::sc_start();
+    CHECK(past == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK_THAT(message,
+               Catch::Contains("read of 128 bytes at 0x7ffffffc0") && Catch::Contains("[0, 0x800000000)"));
+    CHECK(be == tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+}
+
+TEST_CASE("a weight stream is one transaction that ends with its slowest channel", "[ddr][tlm]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d);
+    const std::uint64_t bytes = 4 << 20;
+    sc_core::sc_time delay;
+    TestInitiator cpu("cpu", [&](TestInitiator& self) {
+        delay = sc_core::SC_ZERO_TIME;
+        self.transact(tlm::TLM_READ_COMMAND, 0, nullptr, static_cast<std::uint32_t>(bytes),
+                      delay); // timing only
+    });
+    cpu.socket.bind(memory.socket);
+    sc_core::sc_start();
+    Cycle slowest = 0;
+    for (std::uint32_t c = 0; c < d.channels; ++c) {
+        CHECK(memory.channel(c).timing().stats().read_bytes == bytes / d.channels);
+        CHECK(memory.channel(c).timing().stats().read_requests == 1);
+        slowest = std::max(slowest, memory.channel(c).timing().stats().last_data);
+    }
+    CHECK(delay == TimeBase(MemoryClock(d.speed_mts)).time_of(slowest));
+    // Over 90 % of the four channels' peak.
+    CHECK(static_cast<double>(bytes) / delay.to_seconds() > 0.9 * 4 * d.channel_peak_bytes_per_second());
+}
+
+TEST_CASE("the sparse store allocates only the pages written", "[ddr]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d);
+    const std::byte one{0x5a};
+    memory.load(d.total_bytes() - 1, {&one, 1});
+    std::uint64_t pages = 0;
+    for (std::uint32_t c = 0; c < d.channels; ++c)
+        pages += memory.channel(c).store().pages();
+    CHECK(pages == 1);
+    std::byte back[2] = {};
+    memory.peek(d.total_bytes() - 2, back);
+    CHECK(back[0] == std::byte{0});
+    CHECK(back[1] == one);
+    CHECK_THROWS_WITH(memory.load(d.total_bytes(), {&one, 1}), Catch::Contains("run past the end"));
+}
+
+TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr][replay]") {
+    const auto d = ddr();
+    const auto path = std::filesystem::temp_directory_path() / "cardsim_ddr_record_test.trace";
+    TraceContext ctx;
+    ctx.address_limit = d.total_bytes();
+    DdrMemory memory("recorded", d);
+    TraceRecorder recorder(path, ctx);
+    memory.set_observer(&recorder);
+    ReplayHarness harness(d); // elaborated together: a process elaborates once
+    Cycle recorded_end = 0;
+    TestInitiator unit("unit", [&](TestInitiator& self) {
+        // A unit's traffic: weight streams, small reads, a result write, at kernel-clock times.
+        const sc_core::sc_time kernel(10.0 / 3.0, sc_core::SC_NS);
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        for (int i = 0; i < 20; ++i) {
+            self.transact(tlm::TLM_READ_COMMAND, 0x100000ull * i, nullptr, 256 * 1024, delay);
+            sc_core::sc_time small = delay + kernel * 7.0;
+            self.transact(tlm::TLM_READ_COMMAND, 0x40000000ull + 4096ull * i, nullptr, 256, small);
+            sc_core::sc_time out = delay + kernel * 3.0;
+            self.transact(tlm::TLM_WRITE_COMMAND, 0x80000000ull + 1024ull * i, nullptr, 4096, out);
+            wait(kernel * 11.0);
+        }
+        recorded_end = memory.flush();
+    });
+    unit.socket.bind(memory.socket);
+    sc_core::sc_start();
+    memory.set_observer(nullptr);
+    recorder.close();
+    TraceReader reader(path, TraceFormat::Cardsim, ctx);
+    const ReplayResult r = harness.run(reader, {Pacing::Timed, 0});
+    CHECK(r.player.requests == 60);
+    CHECK(r.end - r.player.start == recorded_end); // the recorded run started at cycle 0
+    for (std::uint32_t c = 0; c < d.channels; ++c) {
+        const auto& a = memory.channel(c).timing().stats();
+        const auto& b = r.channels[c];
+        CHECK(a.row_hits == b.row_hits);
+        CHECK(a.row_conflicts == b.row_conflicts);
+        CHECK(a.bytes() == b.bytes());
+        CHECK(a.last_data - 0 == b.last_data - r.player.start);
+    }
+    std::filesystem::remove(path);
+}
