@@ -3,6 +3,7 @@
 // constants read (what `cardsim inspect` lists, and what the shim's `one_matrix` rule looks at).
 
 #include "engine/graph/graph.hpp"
+#include "models/build.hpp"
 #include "models/weight_source.hpp"
 
 #include <string>
@@ -19,8 +20,9 @@ struct Binding {
     graph::Weight weight;
 };
 
-/// Every constant of every op of `g`, in op order and, within an op, in field order.
-std::vector<Binding> bindings(const graph::Graph& g);
+/// Every constant of every op of `g`, in op order and, within an op, in field order; a Moe op's
+/// shared-expert gate (carried beside the IR, see MoeExtra) comes after its fields.
+std::vector<Binding> bindings(const BuiltGraph& g);
 
 /// A line for a person: `layer 3 attention  Gemm → layer3.q  model.layers.3.self_attn.q_proj.weight
 /// [4096, 1024]  heads of 512: rows 0..256 of eachᵀ`.
