@@ -27,7 +27,7 @@ std::string describe(const graph::Site& site) {
     return fmt::format("layer {} {}", *site.layer, graph::name(site.part));
 }
 
-std::string describe(const Binding& b, const WeightSource& source) {
+std::string describe(const Binding& b, const graph::WeightSource& source) {
     const auto shape = source.shape(b.weight.tensor);
     return fmt::format("{:<20} {:<13} → {:<22} {} [{}] {}", describe(b.site), b.kind, b.value,
                        source.name(b.weight.tensor), fmt::join(shape, ", "), describe(b.weight.view));

@@ -3,8 +3,9 @@
 // constants read (what `cardsim inspect` lists, and what the shim's `one_matrix` rule looks at).
 
 #include "engine/graph/graph.hpp"
+#include "engine/graph/weight_source.hpp"
 #include "models/build.hpp"
-#include "models/weight_source.hpp"
+#include "models/view_text.hpp"
 
 #include <string>
 #include <vector>
@@ -26,7 +27,7 @@ std::vector<Binding> bindings(const BuiltGraph& g);
 
 /// A line for a person: `layer 3 attention  Gemm → layer3.q  model.layers.3.self_attn.q_proj.weight
 /// [4096, 1024]  heads of 512: rows 0..256 of eachᵀ`.
-std::string describe(const Binding& b, const WeightSource& source);
+std::string describe(const Binding& b, const graph::WeightSource& source);
 
 /// The site as `layer 3 attention` or `head`.
 std::string describe(const graph::Site& site);

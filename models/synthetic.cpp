@@ -1,6 +1,7 @@
 #include "models/synthetic.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "models/recognise.hpp"
 #include "models/safetensors_writer.hpp"
 
@@ -10,7 +11,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <unistd.h>
 
 namespace cardsim::models {
@@ -160,14 +160,6 @@ private:
     std::uint64_t key_;
     double scale_ = 1.0;
 };
-
-/// Writes `text` to `path` (inside the temporary directory).
-void write_text(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw Error(fmt::format("{}: cannot write", path.string()));
-}
 
 } // namespace
 
@@ -345,7 +337,7 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
         throw Error(fmt::format("{}: cannot create the output directory: {}", temp.string(),
                                 ec ? ec.message() : "it exists"));
     try {
-        write_text(temp / "config.json", config_text + "\n");
+        io::write_file_atomically(temp / "config.json", config_text + "\n");
         std::vector<TensorValues> values;
         for (auto& t : specs)
             values.emplace_back(t, tensor_key(t.name, o.seed));
@@ -387,7 +379,7 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
         if (o.shards > 1) {
             json::object index{{"metadata", json::object{{"total_size", total}}},
                                {"weight_map", std::move(weight_map)}};
-            write_text(temp / "model.safetensors.index.json", json::serialize(index) + "\n");
+            io::write_file_atomically(temp / "model.safetensors.index.json", json::serialize(index) + "\n");
         }
         if (fs::exists(dir)) {
             const fs::path old = parent / fmt::format(".{}.old{}", dir.filename().string(), ::getpid());

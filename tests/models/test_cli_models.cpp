@@ -2,11 +2,9 @@
 
 #include "models/model.hpp"
 #include "support.hpp"
+#include "tests/support/run_cardsim.hpp"
 
 #include <catch2/catch.hpp>
-
-#include <cstdio>
-#include <sys/wait.h>
 
 using namespace cardsim::models;
 using namespace cardsim::models::test;
@@ -14,17 +12,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// Runs `cardsim <args>` with stdout and stderr captured; returns the exit code and the output.
+/// Runs `cardsim <args>`; returns the exit code and what it printed.
 std::pair<int, std::string> run_cli(const std::string& args) {
-    const std::string cmd = std::string(CARDSIM_BINARY) + " " + args + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::string out;
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, p))
-        out.append(buf, n);
-    const int status = ::pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    const auto r = cardsim::test::run_cardsim(args);
+    return {r.code, r.out};
 }
 
 } // namespace

@@ -240,10 +240,14 @@ TEST_CASE("views read the rows they name and refuse rows the tensor lacks", "[mo
     CHECK(c.values(w, RowRange{2, 3}) == std::vector<double>{20, 21, 30, 31, 40, 41});
     // Heads of 3 rows: the second and third row of each head.
     CHECK(c.values(w, HeadPart{3, 1, 2}) == std::vector<double>{10, 11, 20, 21, 40, 41, 50, 51});
-    CHECK(c.view_of(w, HeadPart{3, 1, 2}) == ViewShape{4, 2});
-    REQUIRE_THROWS_WITH(c.values(w, RowRange{5, 2}), Contains("`t`") && Contains("rows 5..7"));
-    REQUIRE_THROWS_WITH(c.values(w, HeadPart{4, 0, 2}), Contains("`t`") && Contains("do not divide"));
-    REQUIRE_THROWS_WITH(c.values(w, HeadPart{3, 2, 2}), Contains("`t`") && Contains("inside a head of 3"));
+    CHECK(c.view_of(w, HeadPart{3, 1, 2}) == graph::ViewShape{4, 2});
+    REQUIRE_THROWS_WITH(c.values(w, RowRange{5, 2}),
+                        Contains("model.safetensors") && Contains("`t`") && Contains("rows 5..7"));
+    REQUIRE_THROWS_WITH(c.values(w, HeadPart{4, 0, 2}), Contains("`t`") && Contains("does not divide"));
+    REQUIRE_THROWS_WITH(c.values(w, HeadPart{3, 2, 2}), Contains("`t`") && Contains("stride of 3"));
+    std::vector<float> f(12);
+    REQUIRE_THROWS_WITH(c.read_f32(w, RowRange{6, 1}, f), Contains("`t`") && Contains("rows 6..7"));
+    REQUIRE_THROWS_WITH(c.read_f32(99, Whole{}, f), Contains("weight 99 does not exist"));
     std::vector<double> small(3);
     REQUIRE_THROWS_WITH(c.read_f64(w, Whole{}, small), Contains("`t`") && Contains("12 elements"));
 }
