@@ -49,7 +49,7 @@ int run(std::span<const std::string> args) {
         fmt::print("  layer {:>3}: {}\n", i, kinds[i]);
 
     std::set<graph::W> bound;
-    const auto binds = models::bindings(g);
+    const auto binds = models::bindings(built);
     for (auto& b : binds)
         bound.insert(b.weight.tensor);
     std::size_t bound_params = 0;

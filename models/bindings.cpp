@@ -4,7 +4,8 @@
 
 namespace cardsim::models {
 
-std::vector<Binding> bindings(const graph::Graph& g) {
+std::vector<Binding> bindings(const BuiltGraph& built) {
+    const graph::Graph& g = built.graph;
     std::vector<Binding> out;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
@@ -14,6 +15,9 @@ std::vector<Binding> bindings(const graph::Graph& g) {
             vals.empty() || vals[0].id >= g.names.size() ? std::string() : g.names[vals[0].id];
         for (const auto& w : graph::weights(op))
             out.push_back(Binding{i, g.sites.at(i), std::string(graph::kind(op)), value, w});
+        if (const auto* extra = built.moe_extra(i); extra && extra->shared_expert_gate)
+            out.push_back(Binding{i, g.sites.at(i), std::string(graph::kind(op)), value,
+                                  graph::Weight{*extra->shared_expert_gate, graph::Whole{true}}});
     }
     return out;
 }
@@ -23,7 +27,7 @@ std::string describe(const graph::Site& site) {
     return fmt::format("layer {} {}", *site.layer, graph::name(site.part));
 }
 
-std::string describe(const Binding& b, const WeightSource& source) {
+std::string describe(const Binding& b, const graph::WeightSource& source) {
     const auto shape = source.shape(b.weight.tensor);
     return fmt::format("{:<20} {:<13} → {:<22} {} [{}] {}", describe(b.site), b.kind, b.value,
                        source.name(b.weight.tensor), fmt::join(shape, ", "), describe(b.weight.view));

@@ -3,7 +3,9 @@
 // constants read (what `cardsim inspect` lists, and what the shim's `one_matrix` rule looks at).
 
 #include "engine/graph/graph.hpp"
-#include "models/weight_source.hpp"
+#include "engine/graph/weight_source.hpp"
+#include "models/build.hpp"
+#include "models/view_text.hpp"
 
 #include <string>
 #include <vector>
@@ -19,12 +21,13 @@ struct Binding {
     graph::Weight weight;
 };
 
-/// Every constant of every op of `g`, in op order and, within an op, in field order.
-std::vector<Binding> bindings(const graph::Graph& g);
+/// Every constant of every op of `g`, in op order and, within an op, in field order; a Moe op's
+/// shared-expert gate (carried beside the IR, see MoeExtra) comes after its fields.
+std::vector<Binding> bindings(const BuiltGraph& g);
 
 /// A line for a person: `layer 3 attention  Gemm → layer3.q  model.layers.3.self_attn.q_proj.weight
 /// [4096, 1024]  heads of 512: rows 0..256 of eachᵀ`.
-std::string describe(const Binding& b, const WeightSource& source);
+std::string describe(const Binding& b, const graph::WeightSource& source);
 
 /// The site as `layer 3 attention` or `head`.
 std::string describe(const graph::Site& site);

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "models/json.hpp"
+#include "models/view_text.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -136,6 +137,14 @@ std::size_t Checkpoint::parameter_count() const {
     return n;
 }
 
+graph::ViewShape Checkpoint::checked_view(graph::W w, const graph::View& view) const {
+    auto s = graph::view_shape(info(w).shape, view);
+    if (auto* why = std::get_if<std::string>(&s))
+        throw Error(fmt::format("{}: tensor `{}` [{}]: the view `{}` does not fit it: {}", file_of(w),
+                                name(w), fmt::join(shape(w), ", "), describe(view), *why));
+    return std::get<graph::ViewShape>(s);
+}
+
 namespace {
 
 /// Converts `n` elements of dtype `d` stored at `src` into `out`.
@@ -168,7 +177,7 @@ void convert(Dtype d, const std::byte* src, std::size_t n, T* out) {
 
 template <class Row>
 void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size, Row row) const {
-    const ViewShape vs = view_of(w, view);
+    const graph::ViewShape vs = checked_view(w, view);
     if (out_size != vs.numel())
         throw Error(fmt::format("tensor `{}`: reading view `{}` needs room for {} elements, not {}", name(w),
                                 describe(view), vs.numel(), out_size));
@@ -187,6 +196,12 @@ void Checkpoint::read_f32(graph::W w, const graph::View& view, std::span<float> 
     const Dtype d = dtype(w);
     read(w, view, out.size(),
          [&](std::size_t r, const std::byte* src, std::size_t n) { convert(d, src, n, out.data() + r * n); });
+}
+
+std::vector<double> Checkpoint::values(graph::W w, const graph::View& view) const {
+    std::vector<double> out(checked_view(w, view).numel());
+    read_f64(w, view, out);
+    return out;
 }
 
 void Checkpoint::read_f64(graph::W w, const graph::View& view, std::span<double> out) const {

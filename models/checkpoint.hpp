@@ -3,8 +3,8 @@
 // `model.safetensors.index.json`. Every tensor of every shard gets one index (graph::W), in name
 // order, and is read through the shard's memory map.
 
+#include "engine/graph/weight_source.hpp"
 #include "models/safetensors.hpp"
-#include "models/weight_source.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -24,7 +24,7 @@ inline constexpr std::string_view INDEX_FILE = "model.safetensors.index.json";
 inline constexpr std::string_view CONFIG_FILE = "config.json";
 
 /// An opened, validated checkpoint. Movable and cheap to copy (shard maps are shared).
-class Checkpoint final : public WeightSource {
+class Checkpoint final : public graph::WeightSource {
 public:
     /// Opens `dir`: parses config.json (an object), maps and validates every safetensors file, and
     /// for a sharded checkpoint checks the index against the shards (each listed tensor in its file,
@@ -57,7 +57,11 @@ public:
     std::size_t tensor_count() const override { return entries_.size(); }
     const std::string& name(graph::W w) const override { return info(w).name; }
     std::span<const std::size_t> shape(graph::W w) const override { return info(w).shape; }
-    Dtype dtype(graph::W w) const override { return info(w).dtype; }
+    /// The stored element type of tensor `w`.
+    Dtype dtype(graph::W w) const { return info(w).dtype; }
+    /// The elements `view` reads of tensor `w`, in double (exact for every dtype but 64-bit
+    /// integers beyond 2^53).
+    std::vector<double> values(graph::W w, const graph::View& view) const;
     void read_f32(graph::W w, const graph::View& view, std::span<float> out) const override;
     void read_f64(graph::W w, const graph::View& view, std::span<double> out) const override;
 
@@ -68,6 +72,9 @@ private:
     };
     /// Calls `row(view row, stored bytes of its row, row length)` for every row `view` reads of `w`,
     /// after checking that `out_size` elements are wanted.
+    /// The shape `view` reads of tensor `w`; a cardsim::Error naming the file, tensor and view if it
+    /// does not fit.
+    graph::ViewShape checked_view(graph::W w, const graph::View& view) const;
     /// The name of the tensor `e` points at.
     const std::string& entry_name(const Entry& e) const { return files_[e.file].tensors()[e.tensor].name; }
     template <class Row>

@@ -91,17 +91,6 @@ double half_to_double(std::uint16_t h) {
     return minifloat(h, 5, 10, true, 0);
 }
 
-double bf16_to_double(std::uint16_t b) {
-    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16));
-}
-
-std::uint16_t float_to_bf16(float x) {
-    auto u = std::bit_cast<std::uint32_t>(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u); // quiet NaN
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<std::uint16_t>(u >> 16);
-}
-
 std::uint16_t float_to_half(float x) {
     const auto u = std::bit_cast<std::uint32_t>(x);
     const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);

@@ -1,7 +1,9 @@
 #pragma once
 // The element types of a safetensors tensor: their names, sizes and conversion to double.
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -49,10 +51,17 @@ double to_double(Dtype d, const std::byte* p);
 double half_to_double(std::uint16_t h);
 
 /// The bfloat16 at bits `b` as a double (exact).
-double bf16_to_double(std::uint16_t b);
+inline double bf16_to_double(std::uint16_t b) {
+    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16));
+}
 
 /// `x` rounded to bfloat16 (nearest, ties to even; NaN stays NaN).
-std::uint16_t float_to_bf16(float x);
+inline std::uint16_t float_to_bf16(float x) {
+    auto u = std::bit_cast<std::uint32_t>(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u); // quiet NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<std::uint16_t>(u >> 16);
+}
 
 /// `x` rounded to an IEEE half (nearest, ties to even; overflow to infinity).
 std::uint16_t float_to_half(float x);

@@ -59,13 +59,17 @@ void softmax(std::vector<double>& x) {
 
 } // namespace
 
-GraphEvaluator::GraphEvaluator(const BuiltGraph& graph, const WeightSource& weights)
+GraphEvaluator::GraphEvaluator(const BuiltGraph& graph, const graph::WeightSource& weights)
     : graph_(graph), weights_(weights) {}
 
 const std::vector<double>& GraphEvaluator::constant(const Weight& w) {
     auto key = std::make_pair(w.tensor, describe(w.view));
     auto it = constants_.find(key);
-    if (it == constants_.end()) it = constants_.emplace(key, weights_.values(w.tensor, w.view)).first;
+    if (it == constants_.end()) {
+        std::vector<double> v(weights_.view_of(w.tensor, w.view).numel());
+        weights_.read_f64(w.tensor, w.view, v);
+        it = constants_.emplace(key, std::move(v)).first;
+    }
     return it->second;
 }
 
@@ -195,7 +199,7 @@ void GraphEvaluator::run(const Batch& b) {
                 },
                 [&](const Gemm& o) {
                     const auto& w = constant(o.w);
-                    const ViewShape vs = weights_.view_of(o.w.tensor, o.w.view);
+                    const graph::ViewShape vs = weights_.view_of(o.w.tensor, o.w.view);
                     const bool t = std::visit([](auto& v) { return v.transpose; }, o.w.view);
                     const std::size_t n = t ? vs.rows : vs.row_len, k = t ? vs.row_len : vs.rows;
                     const std::vector<double>* bias = o.b ? &constant(*o.b) : nullptr;

@@ -4,8 +4,9 @@
 // builders against the f64 reference (models/reference.hpp) and is the graph-level half of that
 // comparison; it shares no code with the reference.
 
+#include "engine/graph/weight_source.hpp"
 #include "models/build.hpp"
-#include "models/weight_source.hpp"
+#include "models/view_text.hpp"
 
 #include <cstdint>
 #include <map>
@@ -41,7 +42,7 @@ struct EncoderSequence {
 class GraphEvaluator {
 public:
     /// Keeps references to `graph` and `weights`, which must outlive the evaluator.
-    GraphEvaluator(const BuiltGraph& graph, const WeightSource& weights);
+    GraphEvaluator(const BuiltGraph& graph, const graph::WeightSource& weights);
 
     /// The outputs of one decoder step.
     struct Step {
@@ -89,7 +90,7 @@ private:
     std::vector<double>& state(const Batch& b, std::size_t token_row, graph::StateId s);
 
     const BuiltGraph& graph_;
-    const WeightSource& weights_;
+    const graph::WeightSource& weights_;
     std::map<std::pair<graph::W, std::string>, std::vector<double>> constants_;
     std::map<std::size_t, SeqState> seqs_;
     std::vector<Matrix> vals_;

@@ -1,6 +1,7 @@
 #include "models/synthetic.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "models/recognise.hpp"
 #include "models/safetensors_writer.hpp"
 
@@ -10,7 +11,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <unistd.h>
 
 namespace cardsim::models {
@@ -112,42 +112,54 @@ std::uint64_t tensor_key(std::string_view name, std::uint64_t seed) {
     return mix(seed ^ hash(name));
 }
 
-/// The value of element `i` of `t` from its key.
-double value(const TensorSpec& t, std::uint64_t key, std::size_t i) {
-    const std::uint64_t u = mix(key + i * 0xd1b54a32d192ed03ull);
-    const std::size_t fan_in = t.shape.size() > 1 ? t.shape[1] : 1;
-    switch (t.role) {
-    case Role::Embedding:
-    case Role::Table:
-    case Role::Linear:
-        return normal(u) / std::sqrt(static_cast<double>(fan_in));
-    case Role::Norm:
-    case Role::ZeroCentredNorm: {
-        const bool outlier = mix(key ^ (i * 0x632be59bd9b4e019ull)) % 64 == 0;
-        const double w = (outlier ? 4.0 : 1.0) + 0.1 * normal(u);
-        return t.role == Role::Norm ? w : w - 1.0;
+/// The values of one tensor: its role's scale worked out once, then a value per element index.
+class TensorValues {
+public:
+    TensorValues(const TensorSpec& t, std::uint64_t key) : role_(t.role), key_(key) {
+        const std::size_t fan_in = t.shape.size() > 1 ? t.shape[1] : 1;
+        switch (t.role) {
+        case Role::Embedding:
+        case Role::Table:
+        case Role::Linear:
+            scale_ = 1.0 / std::sqrt(static_cast<double>(fan_in));
+            break;
+        case Role::Conv:
+            scale_ = 1.0 / std::sqrt(static_cast<double>(t.shape.back()));
+            break;
+        case Role::Bias:
+            scale_ = 0.02;
+            break;
+        default:
+            scale_ = 0.1;
+        }
     }
-    case Role::Bias:
-        return 0.02 * normal(u);
-    case Role::Conv:
-        return normal(u) / std::sqrt(static_cast<double>(t.shape.back()));
-    case Role::ALog:
-        return std::log(1.0 + 15.0 * uniform(u));
-    case Role::DtBias: {
-        const double dt = std::exp(std::log(0.001) + uniform(u) * (std::log(0.1) - std::log(0.001)));
-        return dt + std::log(-std::expm1(-dt)); // softplus⁻¹(dt)
-    }
-    }
-    return 0.0;
-}
 
-/// Writes `text` to `path` (inside the temporary directory).
-void write_text(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw Error(fmt::format("{}: cannot write", path.string()));
-}
+    /// The value of element `i`.
+    double operator()(std::size_t i) const {
+        const std::uint64_t u = mix(key_ + i * 0xd1b54a32d192ed03ull);
+        switch (role_) {
+        case Role::Norm:
+        case Role::ZeroCentredNorm: {
+            const bool outlier = mix(key_ ^ (i * 0x632be59bd9b4e019ull)) % 64 == 0;
+            const double w = (outlier ? 4.0 : 1.0) + scale_ * normal(u);
+            return role_ == Role::Norm ? w : w - 1.0;
+        }
+        case Role::ALog:
+            return std::log(1.0 + 15.0 * uniform(u));
+        case Role::DtBias: {
+            const double dt = std::exp(std::log(0.001) + uniform(u) * (std::log(0.1) - std::log(0.001)));
+            return dt + std::log(-std::expm1(-dt)); // softplus⁻¹(dt)
+        }
+        default:
+            return scale_ * normal(u);
+        }
+    }
+
+private:
+    Role role_;
+    std::uint64_t key_;
+    double scale_ = 1.0;
+};
 
 } // namespace
 
@@ -272,7 +284,7 @@ json::object synth_config(SynthArch arch, SynthSize size) {
 }
 
 double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i) {
-    return value(t, tensor_key(t.name, seed), i);
+    return TensorValues(t, tensor_key(t.name, seed))(i);
 }
 
 SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) {
@@ -325,10 +337,10 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
         throw Error(fmt::format("{}: cannot create the output directory: {}", temp.string(),
                                 ec ? ec.message() : "it exists"));
     try {
-        write_text(temp / "config.json", config_text + "\n");
-        std::vector<std::uint64_t> keys;
+        io::write_file_atomically(temp / "config.json", config_text + "\n");
+        std::vector<TensorValues> values;
         for (auto& t : specs)
-            keys.push_back(tensor_key(t.name, o.seed));
+            values.emplace_back(t, tensor_key(t.name, o.seed));
         json::object weight_map;
         const std::map<std::string, std::string> metadata{
             {"format", "pt"},
@@ -348,17 +360,15 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
             write_safetensors(
                 temp / file, plan,
                 [&](std::size_t t, std::size_t first, std::size_t count, std::span<std::byte> out) {
-                    const TensorSpec& spec = specs[ids[t]];
-                    const std::uint64_t key = keys[ids[t]];
+                    const TensorValues& value = values[ids[t]];
                     if (o.dtype == Dtype::BF16) {
                         for (std::size_t j = 0; j < count; ++j) {
-                            const std::uint16_t b =
-                                float_to_bf16(static_cast<float>(value(spec, key, first + j)));
+                            const std::uint16_t b = float_to_bf16(static_cast<float>(value(first + j)));
                             std::memcpy(out.data() + 2 * j, &b, 2);
                         }
                     } else {
                         for (std::size_t j = 0; j < count; ++j) {
-                            const float f = static_cast<float>(value(spec, key, first + j));
+                            const float f = static_cast<float>(value(first + j));
                             std::memcpy(out.data() + 4 * j, &f, 4);
                         }
                     }
@@ -369,7 +379,7 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
         if (o.shards > 1) {
             json::object index{{"metadata", json::object{{"total_size", total}}},
                                {"weight_map", std::move(weight_map)}};
-            write_text(temp / "model.safetensors.index.json", json::serialize(index) + "\n");
+            io::write_file_atomically(temp / "model.safetensors.index.json", json::serialize(index) + "\n");
         }
         if (fs::exists(dir)) {
             const fs::path old = parent / fmt::format(".{}.old{}", dir.filename().string(), ::getpid());

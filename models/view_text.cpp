@@ -1,0 +1,32 @@
+#include "models/view_text.hpp"
+
+#include <fmt/format.h>
+
+namespace cardsim::models {
+namespace {
+
+template <class... F>
+struct Overload : F... {
+    using F::operator()...;
+};
+template <class... F>
+Overload(F...) -> Overload<F...>;
+
+} // namespace
+
+std::string describe(const graph::View& view) {
+    return std::visit(
+        Overload{
+            [](const graph::Whole& w) { return fmt::format("whole{}", w.transpose ? "ᵀ" : ""); },
+            [](const graph::RowRange& r) {
+                return fmt::format("rows {}..{}{}", r.first, r.first + r.count, r.transpose ? "ᵀ" : "");
+            },
+            [](const graph::HeadPart& h) {
+                return fmt::format("heads of {}: rows {}..{} of each{}", h.stride, h.offset,
+                                   h.offset + h.width, h.transpose ? "ᵀ" : "");
+            },
+        },
+        view);
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,81 @@
+// `cardsim make-model` and `cardsim inspect` from the command line: exit codes, what they print.
+
+#include "models/model.hpp"
+#include "support.hpp"
+#include "tests/support/run_cardsim.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace cardsim::models;
+using namespace cardsim::models::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// Runs `cardsim <args>`; returns the exit code and what it printed.
+std::pair<int, std::string> run_cli(const std::string& args) {
+    const auto r = cardsim::test::run_cardsim(args);
+    return {r.code, r.out};
+}
+
+} // namespace
+
+TEST_CASE("make-model writes a checkpoint the loader reads and inspect describes", "[models][cli]") {
+    ScratchDir d("cli-make");
+    const auto dir = (d / "m").string();
+    auto [code, out] =
+        run_cli("make-model --arch hybrid-moe --size tiny --seed 3 --dtype f32 --shards 2 -o " + dir);
+    INFO(out);
+    REQUIRE(code == 0);
+    CHECK_THAT(out, Contains("hybrid decoder with experts (qwen3_next)"));
+    const auto m = load_model(dir);
+    CHECK(m.checkpoint.files().size() == 2);
+    CHECK(m.checkpoint.dtype(0) == Dtype::F32);
+
+    auto [icode, inspect] = run_cli("inspect " + dir);
+    INFO(inspect);
+    REQUIRE(icode == 0);
+    CHECK_THAT(inspect, Contains("architecture: hybrid decoder with experts (qwen3_next)"));
+    CHECK_THAT(inspect, Contains("3 × deltanet+moe") && Contains("1 × attention+moe"));
+    CHECK_THAT(inspect, Contains(std::to_string(m.checkpoint.parameter_count())));
+    CHECK_THAT(
+        inspect,
+        Contains("model.layers.0.linear_attn.in_proj_qkvz.weight [96, 32] heads of 48: rows 0..8 of eachᵀ"));
+    CHECK_THAT(inspect,
+               Contains("model.layers.3.self_attn.q_proj.weight [64, 32] heads of 32: rows 16..32 of eachᵀ"));
+    CHECK_THAT(inspect, Contains("mlp.shared_expert_gate.weight"));
+    CHECK_THAT(inspect, !Contains("tensors the graph does not read"));
+}
+
+TEST_CASE("make-model and inspect refuse bad input with exit code 2 and a reason", "[models][cli]") {
+    ScratchDir d("cli-bad");
+    auto [c1, o1] = run_cli("make-model --arch rnn -o " + (d / "x").string());
+    CHECK(c1 == 2);
+    CHECK_THAT(o1, Contains("--arch `rnn`"));
+    auto [c2, o2] = run_cli("make-model --arch dense --size huge -o " + (d / "x").string());
+    CHECK(c2 == 2);
+    CHECK_THAT(o2, Contains("--size `huge`"));
+    auto [c3, o3] = run_cli("make-model --arch dense --dtype f16 -o " + (d / "x").string());
+    CHECK(c3 == 2);
+    CHECK_THAT(o3, Contains("--dtype `f16`"));
+    auto [c4, o4] = run_cli("make-model --arch dense");
+    CHECK(c4 == 2);
+    REQUIRE(run_cli("make-model --arch dense -o " + (d / "m").string()).first == 0);
+    auto [c5, o5] = run_cli("make-model --arch dense -o " + (d / "m").string());
+    CHECK(c5 == 2);
+    CHECK_THAT(o5, Contains("already exists"));
+    CHECK(run_cli("make-model --arch encoder --force -o " + (d / "m").string()).first == 0);
+    CHECK(std::holds_alternative<EncoderSpec>(load_model(d / "m").spec));
+
+    write_file(d / "m" / "model.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
+    auto [c6, o6] = run_cli("inspect " + (d / "m").string());
+    CHECK(c6 == 2);
+    CHECK_THAT(o6, Contains("embeddings.tok_embeddings.weight"));
+    write_file(d / "m" / "model.safetensors", std::string("\x10\0\0\0\0\0\0\0{}", 10));
+    auto [c8, o8] = run_cli("inspect " + (d / "m").string());
+    CHECK(c8 == 2);
+    CHECK_THAT(o8, Contains("model.safetensors") && Contains("truncated"));
+    auto [c7, o7] = run_cli("inspect " + (d / "nowhere").string());
+    CHECK(c7 == 2);
+    CHECK_THAT(o7, Contains("not a directory"));
+}
