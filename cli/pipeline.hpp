@@ -1,0 +1,61 @@
+#pragma once
+// The vertical slice behind `cardsim run` and `cardsim demo`: a checkpoint in; a timed,
+// bit-exact run on the simulated card out, checked against the golden executor and measured
+// against the f64 reference, with its trace and exports.
+
+#include "engine/card/card_config.hpp"
+#include "sim/card/simulation.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cardsim::cli {
+
+/// What to run and what to write.
+struct RunRequest {
+    std::filesystem::path model_dir;
+    card::CardConfig config;
+    std::size_t tokens = 8;              ///< tokens to generate (decoders)
+    std::vector<std::uint32_t> prompt;   ///< prompt token ids; empty: a fixed default
+    sim::Mode mode = sim::Mode::Full;
+    bool reference = true;               ///< measure accuracy against the f64 reference (full runs)
+    std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
+    bool trace_data = false;             ///< the trace carries the bytes every command wrote
+    bool progress = false;               ///< print a progress line (on a terminal)
+};
+
+/// Accuracy of the card's logits against the f64 reference, teacher-forced on the card's tokens.
+struct Accuracy {
+    double max_abs_error = 0;  ///< over every logit of every step
+    double top1_agreement = 0; ///< fraction of steps whose reference arg-max is the card's token
+    double kl = 0;             ///< mean KL(reference ‖ card) of the softmaxes, nats
+    std::size_t steps = 0;
+};
+
+/// What a run produced, as numbers and as the text `cardsim run` prints.
+struct RunReport {
+    std::string model;                  ///< the recognised architecture
+    std::vector<std::uint32_t> prompt, generated;
+    sim::RunResult run;
+    std::uint64_t ddr_bytes = 0;        ///< every byte the run moved through DDR
+    double peak_bytes_per_second = 0;   ///< the card's DDR peak
+    std::optional<bool> bit_exact;      ///< full runs: outputs equal the golden executor's
+    std::string mismatch;               ///< the first difference, when not bit-exact
+    std::optional<Accuracy> accuracy;
+    std::size_t steps = 0, prefill_steps = 0;
+
+    /// The summary a person reads.
+    std::string text() const;
+    /// One `key=value` per line for machines (sweeps parse it).
+    std::string machine() const;
+    /// Whether the run is a success: no bus error, and bit-exact where checked.
+    bool ok() const { return !run.fault && bit_exact.value_or(true); }
+};
+
+/// Loads, checks (refusals are a cardsim::Error listing them), compiles, simulates, checks and
+/// measures; writes the requested files.
+RunReport run_model(const RunRequest& request);
+
+} // namespace cardsim::cli
