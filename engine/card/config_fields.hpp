@@ -65,7 +65,8 @@ void describe(V& v, C& c) {
         v.integer("latency", c.sram.latency, 0, 1000);
         v.integer("bytes_per_cycle", c.sram.bytes_per_cycle, 1, 1u << 20);
     });
-    v.section("command_processor", [&] { v.integer("issue_cycles", c.command_processor.issue_cycles, 1, 1000); });
+    v.section("command_processor",
+              [&] { v.integer("issue_cycles", c.command_processor.issue_cycles, 1, 1000); });
     v.section("units", [&] {
         for (auto kind : all_unit_kinds) {
             v.section(name(kind), [&] {
