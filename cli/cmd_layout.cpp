@@ -1,7 +1,6 @@
 // `cardsim layout`: the arena layout of a built-in graph for a bucket.
 
 #include "cli/command.hpp"
-#include "cli/layout_listing.hpp"
 #include "engine/error.hpp"
 #include "engine/graph/examples.hpp"
 #include "engine/graph/layout.hpp"
@@ -9,7 +8,9 @@
 #include <fmt/core.h>
 
 namespace cardsim::cli {
+namespace {
 
+/// One line per value (name, rows × width, offset, bytes) and the arena size, in bytes.
 std::string layout_listing(const graph::Graph& g, const graph::Bucket& b) {
     auto l = graph::layout(g, b);
     std::string out =
@@ -31,8 +32,6 @@ std::string layout_listing(const graph::Graph& g, const graph::Bucket& b) {
                     g.vals.size(), g.ops.size(), 4 * l.len, total ? 100.0 * 4 * l.len / total : 0.0, total);
     return out;
 }
-
-namespace {
 
 int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
