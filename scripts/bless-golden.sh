@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Rewrites every regression trace in traces/golden/ from a fresh run, printing what changed.
+# Run it only when a change of cycles or bits is intended; commit the traces with the change.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for name in dense-default dense-perblock hybrid-default hybrid-perblock encoder-default encoder-perblock; do
+  echo "== $name"
+  bash tests/regression/golden.sh ./build/cardsim "$PWD" "$name" --bless
+done
