@@ -23,10 +23,12 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
             sram_.store().require(r.base + r.size,
                                   fmt::format("the program's {} region", program::name(r.kind)));
     }
-    for (auto& chunk : image.chunks) {
-        auto& w = context_.region(program::Region::Weights);
-        ddr_.load(w.base + chunk.address, chunk.bytes);
-    }
+    // A timing-only run moves no data: its DDR stays empty (the io region still gets the host's inputs).
+    if (mode == Mode::Full)
+        for (auto& chunk : image.chunks) {
+            auto& w = context_.region(program::Region::Weights);
+            ddr_.load(w.base + chunk.address, chunk.bytes);
+        }
     sram_port_.sram.bind(sram_.socket);
     std::vector<UnitModule*> plain;
     for (auto kind : card::all_unit_kinds) {
