@@ -288,6 +288,11 @@ double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i) {
 }
 
 SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) {
+    return write_synthetic(synth_config(o.arch, o.size), o, dir);
+}
+
+SynthResult write_synthetic(const boost::json::object& config, const SynthOptions& o,
+                            const std::filesystem::path& dir) {
     namespace fs = std::filesystem;
     if (o.dtype != Dtype::BF16 && o.dtype != Dtype::F32)
         throw Error(fmt::format("make-model writes bf16 or f32, not {}", name(o.dtype)));
@@ -295,7 +300,6 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
     if (fs::exists(dir) && !o.replace)
         throw Error(fmt::format("{}: already exists (pass --force to replace it)", dir.string()));
 
-    const json::object config = synth_config(o.arch, o.size);
     const std::string config_text = json::serialize(config);
     SynthResult r;
     r.spec = parse_config(config, (dir / "config.json").string());
