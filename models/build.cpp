@@ -15,6 +15,11 @@ const MoeExtra* BuiltGraph::moe_extra(std::size_t op) const {
 
 std::map<std::string, graph::W> bind_tensors(const Checkpoint& checkpoint, const ModelSpec& spec) {
     std::map<std::string, graph::W> out;
+    // A config implying far more tensors than there are (a corrupt layer or expert count) fails
+    // before they are listed; otherwise the first missing tensor is named below.
+    if (const std::size_t n = expected_tensor_count(spec); n > 2 * checkpoint.tensor_count() + 1024)
+        throw Error(fmt::format("{}: config.json makes a {} of {} tensors, but the checkpoint holds {}",
+                                checkpoint.dir().string(), describe(spec), n, checkpoint.tensor_count()));
     for (const auto& t : expected_tensors(spec)) {
         auto w = checkpoint.find(t.name);
         if (!w)

@@ -11,6 +11,11 @@
 
 namespace cardsim::models {
 
+/// The most layers a config may declare (real models have at most a few hundred).
+inline constexpr std::size_t MAX_LAYERS = 4096;
+/// The most experts a config may declare per layer.
+inline constexpr std::size_t MAX_EXPERTS = 4096;
+
 /// The `model_type`s the recognisers know: qwen3, qwen2, llama, qwen3_next, qwen3_5, qwen3_5_text,
 /// modernbert.
 std::span<const std::string_view> known_model_types();
@@ -19,7 +24,8 @@ std::span<const std::string_view> known_model_types();
 /// default tensor prefix of its type. Every field a graph needs is checked: missing fields,
 /// wrong types, and contradictions (hidden size not divisible by heads, heads not a multiple of kv
 /// heads, `layer_types` against `full_attention_interval`, a value given twice that disagrees, an
-/// odd rotary dim) are cardsim::Errors naming the file and field.
+/// odd rotary dim, more than MAX_LAYERS layers or MAX_EXPERTS experts) are cardsim::Errors naming
+/// the file and field.
 ModelSpec parse_config(const boost::json::object& config, const std::string& file);
 
 /// Recognises `checkpoint`: `parse_config` of its config.json, then the tensor prefix actually used

@@ -51,6 +51,8 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
     d.hidden = c.positive("hidden_size");
     d.intermediate = c.positive("intermediate_size");
     const std::size_t layers = c.positive("num_hidden_layers");
+    if (layers > MAX_LAYERS)
+        c.fail("num_hidden_layers", fmt::format("is {}, more than the {} cardsim reads", layers, MAX_LAYERS));
     auto& a = d.attention;
     a.heads = c.positive("num_attention_heads");
     a.kv_heads = c.opt_positive("num_key_value_heads").value_or(a.heads);
@@ -171,6 +173,8 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
 
     if (family == DecoderFamily::Qwen3Next) {
         const std::size_t experts = c.opt_count("num_experts").value_or(512);
+        if (experts > MAX_EXPERTS)
+            c.fail("num_experts", fmt::format("is {}, more than the {} cardsim reads", experts, MAX_EXPERTS));
         if (experts > 0) {
             MoeShape m;
             m.experts = experts;

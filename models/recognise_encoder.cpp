@@ -15,6 +15,9 @@ EncoderSpec parse_encoder(const ConfigReader& c) {
     e.hidden = c.positive("hidden_size");
     e.intermediate = c.positive("intermediate_size");
     e.layers = c.positive("num_hidden_layers");
+    if (e.layers > MAX_LAYERS)
+        c.fail("num_hidden_layers",
+               fmt::format("is {}, more than the {} cardsim reads", e.layers, MAX_LAYERS));
     e.heads = c.positive("num_attention_heads");
     if (e.hidden % e.heads != 0)
         c.fail("hidden_size",

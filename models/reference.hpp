@@ -25,19 +25,24 @@ public:
     DecoderReference& operator=(DecoderReference&&) noexcept;
 
     /// One sequence being decoded: its KV caches, conv histories and Gated-DeltaNet states in double.
+    /// Refers to its DecoderReference, which must outlive it. Move-only.
     class Session {
     public:
-        /// Feeds the next token; returns the logits after it (vocab wide).
+        ~Session();
+        Session(Session&&) noexcept;
+        Session& operator=(Session&&) noexcept;
+        /// Feeds the next token; returns the logits after it (vocab wide). A token outside the
+        /// vocabulary is a cardsim::Error.
         std::vector<double> feed(std::int64_t token);
         /// Tokens fed so far.
         std::size_t length() const { return length_; }
 
     private:
         friend class DecoderReference;
-        struct Layer;
+        struct Layers; ///< per layer: KV cache, conv history, delta state
         explicit Session(const DecoderReference& ref);
         const DecoderReference* ref_;
-        std::vector<std::shared_ptr<Layer>> layers_;
+        std::unique_ptr<Layers> layers_;
         std::size_t length_ = 0;
     };
 
@@ -57,6 +62,7 @@ public:
     /// The vocabulary size.
     std::size_t vocab() const;
 
+    /// The config values and tensors in double (defined with the forward pass).
     struct Weights;
 
 private:
@@ -66,6 +72,7 @@ private:
 /// The reference of the encoder (modernbert with the heads of models/README.md).
 class EncoderReference {
 public:
+    /// Reads the config and every tensor into double; cardsim::Error naming the file when one is missing.
     explicit EncoderReference(const Checkpoint& checkpoint);
     ~EncoderReference();
     EncoderReference(EncoderReference&&) noexcept;
@@ -82,6 +89,7 @@ public:
     Result run(std::span<const std::int64_t> tokens, std::size_t question_type,
                std::span<const std::size_t> markers) const;
 
+    /// The config values and tensors in double (defined with the forward pass).
     struct Weights;
 
 private:

@@ -34,7 +34,8 @@ double Fields::number(std::string_view key, std::optional<double> fallback) cons
 std::size_t Fields::count(std::string_view key, std::optional<std::size_t> fallback) const {
     const double x =
         number(key, fallback ? std::optional<double>(static_cast<double>(*fallback)) : std::nullopt);
-    if (x < 0 || std::floor(x) != x) throw Error(fmt::format("{}: field `{}` is not a count", file_, key));
+    if (!(x >= 0 && x < 0x1p53) || std::floor(x) != x)
+        throw Error(fmt::format("{}: field `{}` is not a count", file_, key));
     return static_cast<std::size_t>(x);
 }
 

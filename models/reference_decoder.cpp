@@ -51,7 +51,13 @@ struct LayerState {
 
 } // namespace
 
-struct DecoderReference::Session::Layer : LayerState {};
+struct DecoderReference::Session::Layers {
+    std::vector<LayerState> layers;
+};
+
+DecoderReference::Session::~Session() = default;
+DecoderReference::Session::Session(Session&&) noexcept = default;
+DecoderReference::Session& DecoderReference::Session::operator=(Session&&) noexcept = default;
 
 DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<Weights>()) {
     Weights& W = *w_;
@@ -167,15 +173,16 @@ std::size_t DecoderReference::vocab() const {
     return w_->vocab;
 }
 
-DecoderReference::Session::Session(const DecoderReference& ref) : ref_(&ref) {
+DecoderReference::Session::Session(const DecoderReference& ref)
+    : ref_(&ref), layers_(std::make_unique<Layers>()) {
     const Weights& W = *ref.w_;
     for (const auto& l : W.layers) {
-        auto s = std::make_shared<Layer>();
+        LayerState s;
         if (l.linear) {
-            s->history.assign(W.kernel, Vec(2 * W.nk * W.dk + W.nv * W.dv, 0.0));
-            s->S.assign(W.nv * W.dk * W.dv, 0.0);
+            s.history.assign(W.kernel, Vec(2 * W.nk * W.dk + W.nv * W.dv, 0.0));
+            s.S.assign(W.nv * W.dk * W.dv, 0.0);
         }
-        layers_.push_back(std::move(s));
+        layers_->layers.push_back(std::move(s));
     }
 }
 
@@ -384,7 +391,8 @@ std::vector<double> DecoderReference::Session::feed(std::int64_t token) {
     for (std::size_t i = 0; i < W.layers.size(); ++i) {
         const auto& l = W.layers[i];
         const Vec h = rms_norm(x, l.input_norm, W.eps, W.zero_centred);
-        const Vec y = l.linear ? deltanet(W, l, *layers_[i], h) : attention(W, l, *layers_[i], h, pos);
+        LayerState& state = layers_->layers[i];
+        const Vec y = l.linear ? deltanet(W, l, state, h) : attention(W, l, state, h, pos);
         for (std::size_t c = 0; c < x.size(); ++c)
             x[c] += y[c];
         const Vec h2 = rms_norm(x, l.post_norm, W.eps, W.zero_centred);

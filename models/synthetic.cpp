@@ -56,8 +56,8 @@ DecoderSize decoder_size(SynthArch a, SynthSize s) {
     constexpr std::array<DecoderSize, 4> t{{
         {96, 32, 4, 2, 1, 16, 64, 2, 4, 8, 8, 4, 2, 16, 32},
         {512, 128, 8, 4, 2, 32, 384, 4, 8, 16, 16, 8, 2, 64, 128},
-        {32768, 512, 12, 4, 2, 128, 1536, 4, 8, 64, 64, 16, 4, 256, 512},
-        {151936, 1024, 24, 8, 2, 256, 3072, 16, 16, 128, 128, 32, 4, 512, 1024},
+        {32768, 512, 12, 4, 2, 128, 1536, 4, 8, 64, 64, 8, 2, 256, 512},
+        {151936, 1024, 24, 8, 2, 256, 3072, 16, 16, 128, 128, 16, 4, 192, 512},
     }};
     return t[i];
 }
@@ -288,6 +288,11 @@ double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i) {
 }
 
 SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) {
+    return write_synthetic(synth_config(o.arch, o.size), o, dir);
+}
+
+SynthResult write_synthetic(const boost::json::object& config, const SynthOptions& o,
+                            const std::filesystem::path& dir) {
     namespace fs = std::filesystem;
     if (o.dtype != Dtype::BF16 && o.dtype != Dtype::F32)
         throw Error(fmt::format("make-model writes bf16 or f32, not {}", name(o.dtype)));
@@ -295,7 +300,6 @@ SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) 
     if (fs::exists(dir) && !o.replace)
         throw Error(fmt::format("{}: already exists (pass --force to replace it)", dir.string()));
 
-    const json::object config = synth_config(o.arch, o.size);
     const std::string config_text = json::serialize(config);
     SynthResult r;
     r.spec = parse_config(config, (dir / "config.json").string());

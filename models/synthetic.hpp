@@ -32,8 +32,8 @@ std::string_view name(SynthSize s);
 
 /// What to write.
 struct SynthOptions {
-    SynthArch arch = SynthArch::Dense;
-    SynthSize size = SynthSize::Tiny;
+    SynthArch arch = SynthArch::Dense; ///< for make_model
+    SynthSize size = SynthSize::Tiny;  ///< for make_model
     std::uint64_t seed = 0;
     Dtype dtype = Dtype::BF16; ///< BF16 or F32 (others are refused)
     unsigned shards = 1;       ///< 1: model.safetensors; more: shards and an index
@@ -63,5 +63,12 @@ struct SynthResult {
 /// `dir` when complete. An existing `dir` is an error unless `options.replace`. Throws
 /// cardsim::Error naming the path.
 SynthResult make_model(const SynthOptions& options, const std::filesystem::path& dir);
+
+/// Writes a checkpoint of any config the recognisers know (`parse_config` must accept it): that
+/// config.json, and every tensor `expected_tensors` lists with `synth_value`s of `options.seed`, in
+/// `options.dtype`, over `options.shards` files. `make_model` is this with `synth_config`; tests use
+/// it for the variants make-model does not write (qwen2, llama, sliding windows, biases).
+SynthResult write_synthetic(const boost::json::object& config, const SynthOptions& options,
+                            const std::filesystem::path& dir);
 
 } // namespace cardsim::models

@@ -152,6 +152,32 @@ void encoder_tensors(const EncoderSpec& e, std::vector<TensorSpec>& out) {
 
 } // namespace
 
+std::size_t expected_tensor_count(const ModelSpec& spec) {
+    if (auto* e = std::get_if<EncoderSpec>(&spec)) {
+        const std::size_t norm = e->norm_bias ? 2 : 1, attn = e->attention_bias ? 2 : 1,
+                          mlp = e->mlp_bias ? 2 : 1;
+        std::size_t n = 1 + norm + norm + 5; // embedding and its norm, final norm, heads
+        for (std::size_t i = 0; i < e->layers; ++i)
+            n += (i > 0 ? norm : 0) + 2 * attn + norm + 2 * mlp;
+        return n;
+    }
+    const auto& d = std::get<DecoderSpec>(spec);
+    std::size_t n = 2 + (d.tied ? 0 : 1); // embedding, final norm, head
+    const auto& a = d.attention;
+    for (const auto& l : d.layers) {
+        n += 2; // the two norms
+        if (l.mixer == Mixer::Attention)
+            n += 4 + (a.qkv_bias ? 3 : 0) + (a.o_bias ? 1 : 0) + (a.qk_norm ? 2 : 0);
+        else
+            n += (d.delta->grouped ? 2 : 4) + 5;
+        if (l.moe)
+            n += 1 + 3 * d.moe->experts + (d.moe->shared_intermediate > 0 ? 4 : 0);
+        else
+            n += 3 + (d.mlp_bias ? 3 : 0);
+    }
+    return n;
+}
+
 std::vector<TensorSpec> expected_tensors(const ModelSpec& spec) {
     std::vector<TensorSpec> out;
     if (auto* d = std::get_if<DecoderSpec>(&spec))

@@ -57,6 +57,9 @@ inline constexpr std::string_view MARKER_BIAS = "heads.marker.bias";
 inline constexpr std::string_view ACT_WEIGHT = "heads.act.weight";
 inline constexpr std::string_view ACT_BIAS = "heads.act.bias";
 
+/// How many tensors `spec` needs (without listing them).
+std::size_t expected_tensor_count(const ModelSpec& spec);
+
 /// Every tensor `spec` needs, in module order (embedding, layers, final norm, head).
 std::vector<TensorSpec> expected_tensors(const ModelSpec& spec);
 

@@ -237,3 +237,42 @@ TEST_CASE("a checkpoint whose tensors disagree with its config names the tensor"
     write_file(d / "m" / "config.json", json::serialize(cfg));
     REQUIRE_THROWS_WITH(load_model(d / "m"), Contains("embeddings.tok_embeddings.weight"));
 }
+
+TEST_CASE("absurd counts are refused before anything is allocated for them", "[models][config]") {
+    REQUIRE_THROWS_WITH(parse(qwen3_with(R"("num_hidden_layers": 28)", R"("num_hidden_layers": 1000000000)")),
+                        Contains("`num_hidden_layers`") && Contains("more than"));
+    auto next = synth_config(SynthArch::HybridMoe, SynthSize::Tiny);
+    next["num_experts"] = 100000;
+    next["num_experts_per_tok"] = 2;
+    REQUIRE_THROWS_WITH(parse_config(next, "n.json"), Contains("`num_experts`") && Contains("more than"));
+    // A config implying more tensors than the checkpoint holds fails before listing them.
+    ScratchDir d("cfg-count");
+    tiny(SynthArch::Dense, d / "m");
+    auto cfg = read_json_file((d / "m" / "config.json").string()).as_object();
+    cfg["num_hidden_layers"] = 4000;
+    write_file(d / "m" / "config.json", json::serialize(cfg));
+    REQUIRE_THROWS_WITH(build_graph(load_model(d / "m")), Contains("tensors, but the checkpoint holds"));
+}
+
+TEST_CASE("the tensor count matches the tensor list for every spec", "[models][config]") {
+    std::vector<boost::json::object> configs;
+    for (auto a : {SynthArch::Dense, SynthArch::Hybrid, SynthArch::HybridMoe, SynthArch::Encoder})
+        for (auto s : {SynthSize::Tiny, SynthSize::B08})
+            configs.push_back(synth_config(a, s));
+    auto enc = synth_config(SynthArch::Encoder, SynthSize::Tiny);
+    enc["norm_bias"] = enc["attention_bias"] = enc["mlp_bias"] = true;
+    configs.push_back(enc);
+    auto q2 = synth_config(SynthArch::Dense, SynthSize::Tiny);
+    q2["model_type"] = "qwen2";
+    q2["tie_word_embeddings"] = false;
+    configs.push_back(q2);
+    auto next = synth_config(SynthArch::HybridMoe, SynthSize::Tiny);
+    next["mlp_only_layers"] = json::array{0, 3};
+    next["shared_expert_intermediate_size"] = 0;
+    configs.push_back(next);
+    for (auto& c : configs) {
+        const auto spec = parse_config(c, "c.json");
+        INFO(describe(spec));
+        CHECK(expected_tensor_count(spec) == expected_tensors(spec).size());
+    }
+}

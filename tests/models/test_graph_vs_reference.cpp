@@ -6,6 +6,7 @@
 #include "models/reference.hpp"
 #include "support.hpp"
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 using namespace cardsim::models;
@@ -58,6 +59,19 @@ void batch_agrees(const std::filesystem::path& dir) {
     }
     CHECK(eval.length(0) == a.size());
     CHECK(eval.length(1) == b.size());
+}
+
+/// Writes a synthetic f32 checkpoint of `config` into `dir`.
+void variant(const boost::json::object& config, const std::filesystem::path& dir) {
+    SynthOptions o;
+    o.seed = 2;
+    o.dtype = Dtype::F32;
+    o.threads = 1;
+    write_synthetic(config, o, dir);
+}
+
+boost::json::object json_of(const char* text) {
+    return boost::json::parse(text).as_object();
 }
 
 } // namespace
@@ -122,4 +136,96 @@ TEST_CASE("the encoder's graph gives the f64 reference's marker logits and act o
         CHECK(relative_error(out.act.row(s), r.act) < TOLERANCE);
     }
     CHECK(marker == out.marker_logits.rows);
+}
+
+TEST_CASE("qwen2 (q, k, v biases, no QK norm) decodes like the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-qwen2");
+    variant(json_of(R"({"model_type":"qwen2","vocab_size":96,"hidden_size":32,"intermediate_size":64,
+        "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"rms_norm_eps":1e-6,
+        "rope_theta":10000,"tie_word_embeddings":false})"),
+            d / "m");
+    const auto spec = std::get<DecoderSpec>(load_model(d / "m").spec);
+    CHECK(spec.attention.qkv_bias);
+    CHECK_FALSE(spec.attention.o_bias);
+    CHECK_FALSE(spec.attention.qk_norm);
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 5);
+}
+
+TEST_CASE("llama with attention and MLP biases decodes like the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-llama");
+    variant(json_of(R"({"model_type":"llama","vocab_size":96,"hidden_size":32,"intermediate_size":48,
+        "num_hidden_layers":2,"num_attention_heads":2,"num_key_value_heads":1,"head_dim":16,"rms_norm_eps":1e-5,
+        "rope_theta":500000,"attention_bias":true,"mlp_bias":true,"tie_word_embeddings":true})"),
+            d / "m");
+    decoder_agrees(d / "m", {1, 2, 3, 4}, 5);
+}
+
+TEST_CASE("qwen3 sliding-window layers decode like the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-window");
+    auto cfg = synth_config(SynthArch::Dense, SynthSize::Tiny);
+    cfg["use_sliding_window"] = true;
+    cfg["sliding_window"] = 2;
+    cfg["max_window_layers"] = 1;
+    variant(cfg, d / "m");
+    const auto spec = std::get<DecoderSpec>(load_model(d / "m").spec);
+    CHECK_FALSE(spec.layers[0].window);
+    CHECK(spec.layers[1].window == 2u);
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70, 8}, 4);
+}
+
+TEST_CASE("qwen3_next without experts, and with unnormalised top-k, decode like the reference",
+          "[models][reference]") {
+    ScratchDir d("gvr-next");
+    auto cfg = synth_config(SynthArch::HybridMoe, SynthSize::Tiny);
+    cfg["num_experts"] = 0;
+    variant(cfg, d / "dense");
+    CHECK_FALSE(std::get<DecoderSpec>(load_model(d / "dense").spec).moe);
+    decoder_agrees(d / "dense", {9, 8, 7}, 4);
+    cfg = synth_config(SynthArch::HybridMoe, SynthSize::Tiny);
+    cfg["norm_topk_prob"] = false;
+    cfg["mlp_only_layers"] = boost::json::array{2};
+    cfg["shared_expert_intermediate_size"] = 0;
+    variant(cfg, d / "moe");
+    decoder_agrees(d / "moe", {9, 8, 7}, 4);
+}
+
+TEST_CASE("a text-only qwen3_5 without the attention output gate decodes like the reference",
+          "[models][reference]") {
+    ScratchDir d("gvr-text");
+    auto top = synth_config(SynthArch::Hybrid, SynthSize::Tiny);
+    auto cfg = top["text_config"].as_object();
+    cfg["attn_output_gate"] = false;
+    variant(cfg, d / "m");
+    const auto m = load_model(d / "m");
+    CHECK(std::get<DecoderSpec>(m.spec).prefix == "model.");
+    CHECK(m.checkpoint.find("model.layers.3.self_attn.q_proj.weight"));
+    decoder_agrees(d / "m", {9, 8, 7}, 4);
+}
+
+TEST_CASE("an encoder with norm, attention and MLP biases matches the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-enc-bias");
+    auto cfg = synth_config(SynthArch::Encoder, SynthSize::Tiny);
+    cfg["norm_bias"] = true;
+    cfg["attention_bias"] = true;
+    cfg["mlp_bias"] = true;
+    cfg.erase("global_rope_theta");
+    cfg.erase("local_rope_theta");
+    cfg["rope_parameters"] =
+        json_of(R"({"full_attention":{"rope_theta":80000},"sliding_attention":{"rope_theta":5000}})");
+    variant(cfg, d / "m");
+    const Model m = load_model(d / "m");
+    CHECK(std::get<EncoderSpec>(m.spec).global_theta == 80000);
+    const BuiltGraph g = build_graph(m);
+    GraphEvaluator eval(g, m.checkpoint);
+    const EncoderReference ref(m.checkpoint);
+    const std::vector<EncoderSequence> batch{{{4, 8, 15, 16, 23, 42}, 1, {0, 5}}, {{7}, 3, {0}}};
+    const auto out = eval.encode(batch);
+    std::size_t marker = 0;
+    for (std::size_t s = 0; s < batch.size(); ++s) {
+        const auto r = ref.run(batch[s].tokens, batch[s].question_type, batch[s].markers);
+        for (double expected : r.marker_logits)
+            CHECK(std::fabs(out.marker_logits.at(marker++, 0) - expected) <=
+                  TOLERANCE * std::max(1.0, std::fabs(expected)));
+        CHECK(relative_error(out.act.row(s), r.act) < TOLERANCE);
+    }
 }
