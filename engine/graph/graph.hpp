@@ -187,7 +187,8 @@ struct GatherMarkers {
 };
 
 /// Per sequence, its first token's row of `h` followed by `[top1, top1 - top2, entropy / ln k,
-/// k / 255]` over the softmax of its `k` markers' logits (the act head's input).
+/// k / 255]` over the softmax of its `k` markers' logits (the act head's input); with fewer than two
+/// markers top2 and the entropy term are 0 (all four features are 0 when k = 0).
 struct ActFeatures {
     Val h;      ///< token rows
     Val logits; ///< marker rows, one wide
