@@ -1,6 +1,6 @@
 #pragma once
 // Memory traces on disk: DRAMSim3's, DRAMSys' .stl and cardsim's compact format (see
-// traces/FORMAT-ddr.md). Read as a stream (a fixed buffer, never the whole file) and written to a
+// traces/FORMAT.md section 10). Read as a stream (a fixed buffer, never the whole file) and written to a
 // temporary file renamed when complete.
 
 #include "sim/memory/mem_request.hpp"
