@@ -80,6 +80,7 @@ RunResult simulate(const card::CardConfig& config, const lower::Compiled& compil
         vcd_tmp = plan.vcd + ".tmp";
         vcd = sc_core::sc_create_vcd_trace_file(vcd_tmp.c_str()); // SystemC appends ".vcd"
         if (!vcd) throw Error("cannot write the VCD " + plan.vcd);
+        vcd->set_time_unit(1, sc_core::SC_PS);
         for (auto& u : card.units())
             sc_core::sc_trace(vcd, u->busy_signal(), std::string(u->name()) + ".busy");
         auto& ctx = card.context();

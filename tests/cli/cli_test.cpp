@@ -41,7 +41,9 @@ TEST_CASE("disasm prints one line per command and refuses a malformed file by na
     c.operands = {{Region::Arena, Access::Read, 0, 256},
                   {Region::Weights, Access::Read, 0, 65536},
                   {},
-                  {Region::Arena, Access::ReadWrite, 256, 512}, {}, {}};
+                  {Region::Arena, Access::ReadWrite, 256, 512},
+                  {},
+                  {}};
     c.dims = {1, 128, 64, 128, 0};
     p.commands = {c, c};
     p.commands[1].deps = {0};

@@ -2,7 +2,8 @@
 # A regression trace: regenerate its model, rerun it, and compare with traces/golden/NAME.trace
 # exactly (data digests and cycles). `--bless` replaces the golden trace instead (printing the diff).
 # `--twice` also checks determinism: a second run gives a byte-identical trace.
-# Usage: golden.sh CARDSIM SOURCE_DIR NAME [--bless|--twice]
+# `--timing-only` checks that a timing-only run gives every command the golden start and end cycles.
+# Usage: golden.sh CARDSIM SOURCE_DIR NAME [--bless|--twice|--timing-only]
 set -euo pipefail
 cardsim=$1 src=$2 name=$3 mode=${4:-}
 tmp=$(mktemp -d)
@@ -18,8 +19,16 @@ case "$name" in
   *) echo "unknown regression trace $name" >&2; exit 2 ;;
 esac
 "$cardsim" make-model --arch "$arch" --size tiny --seed 1 -o "$tmp/model" > /dev/null
-"$cardsim" run "$tmp/model" "${run[@]}" --no-reference --trace "$tmp/run.trace" > "$tmp/run.txt"
 golden="$src/traces/golden/$name.trace"
+if [ "$mode" = --timing-only ]; then
+  "$cardsim" run "$tmp/model" "${run[@]}" --timing-only --trace "$tmp/timing.trace" > /dev/null
+  cycles() { awk '$1 == "cmd" { print $2, $3, $4, $5, $6 }' "$1"; }
+  diff <(cycles "$golden") <(cycles "$tmp/timing.trace") > "$tmp/cycles.diff" ||
+    { echo "timing-only cycles differ from $golden:"; head -20 "$tmp/cycles.diff"; exit 1; }
+  echo "timing-only: every command's cycles equal the golden full run's ($(cycles "$golden" | wc -l) commands)"
+  exit 0
+fi
+"$cardsim" run "$tmp/model" "${run[@]}" --no-reference --trace "$tmp/run.trace" > "$tmp/run.txt"
 case "$mode" in
   --bless) "$cardsim" trace bless "$tmp/run.trace" "$golden" ;;
   --twice)

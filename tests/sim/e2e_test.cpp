@@ -59,6 +59,11 @@ TEST_CASE("a decoder's outputs read back from the card equal the golden executor
             REQUIRE(std::memcmp(got.data(), expect.data(), got.size()) == 0);
         }
     }
+    // The run never beats its DDR roofline: its bytes over the peak of every channel.
+    std::uint64_t bytes = 0;
+    for (auto& ch : r.channels)
+        bytes += ch.read_bytes + ch.write_bytes;
+    REQUIRE(r.seconds >= double(bytes) / (config.ddr.channels * config.ddr.channel_peak_bytes_per_second()));
     // The steps really differ (the caches grow), so equality above is not vacuous.
     REQUIRE(r.outputs[0].values[0] != r.outputs[3].values[0]);
     REQUIRE(r.step_end[3] > r.step_end[2]);

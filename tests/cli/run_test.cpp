@@ -1,0 +1,139 @@
+// `cardsim run`, `check` and `compile` as a user runs them on generated checkpoints of each
+// architecture: bit-exact verdicts, refusals with their sentences, exports that parse.
+
+#include "tests/support/run_cardsim.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using cardsim::test::contains;
+using cardsim::test::run_cardsim;
+
+namespace {
+
+/// A fresh folder for one test case.
+std::filesystem::path scratch(const std::string& name) {
+    auto d = std::filesystem::temp_directory_path() / ("cardsim_run_test_" + name);
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d;
+}
+
+/// Generates a tiny checkpoint of `arch` in `dir`.
+std::string model(const std::filesystem::path& dir, const std::string& arch) {
+    auto m = (dir / arch).string();
+    REQUIRE(run_cardsim("make-model --arch " + arch + " --size tiny --seed 2 -o " + m).code == 0);
+    return m;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string encoder_config() {
+    return std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+}
+
+} // namespace
+
+TEST_CASE("run is bit-exact on a dense and a hybrid decoder and reports the card and the accuracy") {
+    auto d = scratch("decoders");
+    for (auto arch : {"dense", "hybrid"}) {
+        auto r = run_cardsim("run " + model(d, arch) + " --tokens 3");
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        REQUIRE(contains(r.out, "bit-exact: yes"));
+        REQUIRE(contains(r.out, "generated: "));
+        REQUIRE(contains(r.out, "accuracy vs f64 reference over 3 steps"));
+        REQUIRE(contains(r.out, "% of the 76.8 GB/s peak"));
+    }
+}
+
+TEST_CASE("an encoder is refused on the default card and runs bit-exact on a card with its units") {
+    auto d = scratch("encoder");
+    auto m = model(d, "encoder");
+    auto refused = run_cardsim("check " + m);
+    REQUIRE(refused.code == 1);
+    REQUIRE(contains(refused.out, "ffn: the engine has no unit for GELU"));
+    REQUIRE(contains(refused.out, "verdict: the card refuses this model"));
+    auto accepted = run_cardsim("check " + m + " --config " + encoder_config());
+    REQUIRE(accepted.code == 0);
+    REQUIRE(contains(accepted.out, "verdict: the card runs this model"));
+    auto r = run_cardsim("run " + m + " --config " + encoder_config() + " --prompt 1,2,3,4,5,6,7,8");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    REQUIRE(contains(r.out, "bit-exact: yes"));
+    REQUIRE(run_cardsim("run " + m).code == 2); // refused: the sentences on stderr
+}
+
+TEST_CASE("a model with experts is refused with the sentence, layer by layer") {
+    auto d = scratch("moe");
+    auto r = run_cardsim("check " + model(d, "hybrid-moe"));
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, "layer 0, ffn: the engine has no unit for experts"));
+}
+
+TEST_CASE("run writes a trace, a Perfetto file, a VCD and a CSV that carry every command") {
+    auto d = scratch("exports");
+    auto m = model(d, "dense");
+    auto r = run_cardsim("run " + m + " --tokens 2 --no-reference --trace " + (d / "t.trace").string() +
+                         " --perfetto " + (d / "t.json").string() + " --vcd " + (d / "t.vcd").string() +
+                         " --csv " + (d / "t.csv").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto trace = slurp(d / "t.trace");
+    std::size_t commands = 0;
+    for (std::size_t at = 0; (at = trace.find("\ncmd ", at)) != std::string::npos; ++at)
+        ++commands;
+    REQUIRE(commands > 10);
+    auto json = boost::json::parse(slurp(d / "t.json"));
+    std::size_t slices = 0;
+    for (auto& e : json.at("traceEvents").as_array())
+        if (e.as_object().at("ph").as_string() == "X") ++slices;
+    REQUIRE(slices == commands);
+    auto vcd = slurp(d / "t.vcd");
+    REQUIRE(contains(vcd, "$timescale"));
+    REQUIRE(contains(vcd, "$enddefinitions"));
+    REQUIRE(contains(vcd, "$scope module matvec_0 $end"));
+    REQUIRE(contains(vcd, " busy "));
+    REQUIRE(contains(vcd, "$scope module channel3 $end"));
+    REQUIRE(contains(vcd, " active "));
+    auto csv = slurp(d / "t.csv");
+    REQUIRE(std::count(csv.begin(), csv.end(), '\n') == std::ptrdiff_t(commands + 1));
+    REQUIRE_FALSE(std::filesystem::exists(d / "t.vcd.tmp.vcd"));
+}
+
+TEST_CASE("compile writes a program that disasm reads and a DDR image beside it") {
+    auto d = scratch("compile");
+    auto m = model(d, "hybrid");
+    auto prog = (d / "p.cardsim").string();
+    auto c = run_cardsim("compile " + m + " -o " + prog);
+    REQUIRE(c.code == 0);
+    REQUIRE(std::filesystem::exists(prog + ".ddr"));
+    auto dis = run_cardsim("disasm " + prog);
+    REQUIRE(dis.code == 0);
+    REQUIRE(contains(dis.out, "Matvec"));
+    REQUIRE(contains(dis.out, "DeltaStep"));
+    REQUIRE(run_cardsim("compile " + m + " -o " + prog + " --bucket seqs=0").code == 2);
+}
+
+TEST_CASE("a bad prompt, knob or config key is bad input naming it") {
+    auto d = scratch("bad");
+    auto m = model(d, "dense");
+    auto p = run_cardsim("run " + m + " --prompt 1,x");
+    REQUIRE(p.code == 2);
+    REQUIRE(contains(p.out, "`x` is not a token id"));
+    auto k = run_cardsim("run " + m + " --knob cache=int3");
+    REQUIRE(k.code == 2);
+    REQUIRE(contains(k.out, "int3"));
+    auto s = run_cardsim("run " + m + " --set ddr.chanels=2");
+    REQUIRE(s.code == 2);
+    REQUIRE(contains(s.out, "chanels"));
+}
