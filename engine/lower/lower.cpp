@@ -6,7 +6,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
+#include <exception>
+#include <functional>
+#include <thread>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -59,6 +64,7 @@ public:
         for (auto& grp : fusion.groups)
             emit(grp);
         copy_outputs();
+        run_jobs();
         add_dependencies(out_.program);
         map_regions();
         return std::move(out_);
@@ -72,6 +78,13 @@ private:
     Compiled out_;
     std::uint64_t weights_end_ = 0, caches_end_ = 0, state_end_ = 0, io_end_ = 0;
     std::map<std::tuple<W, std::string, Storing>, Place> weights_;
+    /// A weight chunk to fill: its index in the image, its reserved size, how to make its bytes.
+    struct Job {
+        std::size_t chunk;
+        std::uint64_t bytes;
+        std::function<std::vector<std::byte>()> make;
+    };
+    std::vector<Job> jobs_;
 
     void refuse_what_the_card_cannot_run() {
         if (auto problem = check(g_)) throw Error("the graph is malformed: " + *problem);
@@ -137,13 +150,54 @@ private:
             m.outputs.emplace_back(v, io(4 * rows(v) * width(v)));
     }
 
-    /// Places `bytes` in the weights region at the next stripe (matrices) or line (raw constants).
-    Place weights_bytes(std::vector<std::byte> bytes, bool stripe) {
+    /// Reserves `bytes` in the weights region at the next stripe (matrices) or line (raw constants),
+    /// to be filled by `make` when the jobs run (in parallel, after every command is emitted).
+    Place reserve(std::uint64_t bytes, bool stripe, std::function<std::vector<std::byte>()> make) {
         std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
-        Place p{Region::Weights, at, bytes.size()};
-        weights_end_ = at + bytes.size();
-        out_.image.chunks.push_back(Chunk{at, std::move(bytes)}); // the region's base is 0
+        Place p{Region::Weights, at, bytes};
+        weights_end_ = at + bytes;
+        out_.image.chunks.push_back(Chunk{at, {}}); // the region's base is 0
+        jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(make)});
         return p;
+    }
+
+    /// Fills every reserved chunk, the checkpoint reads and the quantisation spread over the cores.
+    /// Deterministic: each job writes its own chunk; the first failure (in job order) is rethrown.
+    void run_jobs() {
+        const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+        std::vector<std::exception_ptr> errors(jobs_.size());
+        std::atomic<std::size_t> next{0};
+        auto worker = [&] {
+            for (std::size_t j; (j = next.fetch_add(1)) < jobs_.size();) {
+                try {
+                    auto bytes = jobs_[j].make();
+                    if (bytes.size() != jobs_[j].bytes)
+                        throw Error(fmt::format("a packed weight has {} bytes, {} were reserved", bytes.size(),
+                                                jobs_[j].bytes));
+                    out_.image.chunks[jobs_[j].chunk].bytes = std::move(bytes);
+                } catch (...) {
+                    errors[j] = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> pool;
+        for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+        worker();
+        for (auto& t : pool) t.join();
+        for (auto& e : errors)
+            if (e) std::rethrow_exception(e);
+    }
+
+    /// The values `view` reads of `tensor`, transposed when `transpose_copy`.
+    std::vector<float> values_of(const Weight& w, bool transpose_copy) const {
+        auto shape = ws_.view_of(w.tensor, w.view);
+        auto values = ws_.values_f32(w.tensor, w.view);
+        if (!transpose_copy) return values;
+        std::size_t r = shape.rows, c = shape.row_len;
+        std::vector<float> t(values.size());
+        for (std::size_t i = 0; i < r; ++i)
+            for (std::size_t j = 0; j < c; ++j) t[j * r + i] = values[i * c + j];
+        return t;
     }
 
     /// The weights-region bytes of `w` stored as `how`, placing them the first time.
@@ -151,21 +205,16 @@ private:
         auto key = std::make_tuple(w.tensor, rows_key(w.view), how);
         if (auto it = weights_.find(key); it != weights_.end()) return it->second;
         auto shape = ws_.view_of(w.tensor, w.view);
-        auto values = ws_.values_f32(w.tensor, w.view);
         std::size_t r = shape.rows, c = shape.row_len;
-        if (how == Storing::PackedTransposed) {
-            std::vector<float> t(values.size());
-            for (std::size_t i = 0; i < r; ++i)
-                for (std::size_t j = 0; j < c; ++j)
-                    t[j * r + i] = values[i * c + j];
-            values = std::move(t);
-            std::swap(r, c);
-        }
+        if (how == Storing::PackedTransposed) std::swap(r, c);
         if (r * c != want_rows * want_cols || (how != Storing::RawF32 && (r != want_rows || c != want_cols)))
-            throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}",
-                                    ws_.name(w.tensor), r, c, want_rows, want_cols));
-        Place p = how == Storing::RawF32 ? weights_bytes(raw(values), false)
-                                         : weights_bytes(t_.storage.pack(values, r, c), true);
+            throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}", ws_.name(w.tensor), r, c,
+                                    want_rows, want_cols));
+        bool t = how == Storing::PackedTransposed;
+        Place p = how == Storing::RawF32
+                      ? reserve(4 * r * c, false, [this, w] { return raw(values_of(w, false)); })
+                      : reserve(t_.storage.packed_bytes(r, c), true,
+                                [this, w, t, r, c] { return t_.storage.pack(values_of(w, t), r, c); });
         weights_.emplace(key, p);
         return p;
     }
@@ -214,20 +263,27 @@ private:
     void merged_matvec(const shim::Group& grp) {
         auto& first = std::get<Gemm>(g_.ops[grp.ops.front()]);
         std::size_t k = width(first.a), n = 0;
-        std::vector<float> values;
         std::vector<std::size_t> parts;
+        std::vector<Weight> views;
         for (auto i : grp.ops) {
             auto& m = std::get<Gemm>(g_.ops[i]);
-            auto v = ws_.values_f32(m.w.tensor, m.w.view);
-            if (v.size() != width(m.out) * k)
-                throw Error(fmt::format("tensor {}: its view reads {} values, op {} needs {} × {}",
-                                        ws_.name(m.w.tensor), v.size(), i, width(m.out), k));
-            values.insert(values.end(), v.begin(), v.end());
+            auto shape = ws_.view_of(m.w.tensor, m.w.view);
+            if (shape.rows != width(m.out) || shape.row_len != k)
+                throw Error(fmt::format("tensor {}: its view reads {} × {}, op {} needs {} × {}", ws_.name(m.w.tensor),
+                                        shape.rows, shape.row_len, i, width(m.out), k));
+            views.push_back(m.w);
             parts.push_back(width(m.out));
             n += width(m.out);
         }
         if (parts.size() > 3) throw Error("a merged matvec writes at most three values");
-        auto w = weights_bytes(t_.storage.pack(values, n, k), true);
+        auto w = reserve(t_.storage.packed_bytes(n, k), true, [this, views, n, k] {
+            std::vector<float> values;
+            for (auto& v : views) {
+                auto part = ws_.values_f32(v.tensor, v.view);
+                values.insert(values.end(), part.begin(), part.end());
+            }
+            return t_.storage.pack(values, n, k);
+        });
         auto& c = command(Opcode::Matvec, grp.ops.front());
         c.operands = {operand(arena(first.a), Access::Read), operand(w, Access::Read), absent()};
         for (std::size_t p = 0; p < 3; ++p) {

@@ -20,6 +20,9 @@ struct Storage {
     /// The bytes of a `[rows, cols]` row-major f32 matrix in the card's weight format.
     std::function<std::vector<std::byte>(std::span<const float> values, std::size_t rows, std::size_t cols)>
         pack;
+    /// The bytes `pack` returns for a `[rows, cols]` matrix (known before packing). Both may be
+    /// called from several threads at once.
+    std::function<std::size_t(std::size_t rows, std::size_t cols)> packed_bytes;
     /// Bytes one cached head row of `head_dim` values takes in the cache's keep format.
     std::function<std::size_t(std::size_t head_dim)> cache_row_bytes;
     /// Bytes one Gated-DeltaNet state element takes (4 for f32, 2 for f16).

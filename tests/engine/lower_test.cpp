@@ -35,6 +35,7 @@ lower::Target test_target() {
         std::memcpy(b.data(), v.data(), b.size());
         return b;
     };
+    t.storage.packed_bytes = [](std::size_t rows, std::size_t cols) { return 4 * rows * cols; };
     t.storage.cache_row_bytes = [](std::size_t head_dim) { return 2 * head_dim; };
     return t;
 }
