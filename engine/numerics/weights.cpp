@@ -162,14 +162,14 @@ void quantize_into(std::span<const float> values, const MatrixLayout& layout, st
     std::vector<float> group(f.group);
     std::vector<std::int8_t> codes(f.group);
     for (std::size_t r = 0; r < layout.rows; ++r) {
-        std::byte* row = out.data() + r * layout.row_stride();
+        std::byte* row_scales = out.data() + r * layout.row_stride();
+        std::byte* row = row_scales + layout.scale_bytes(); // the codes
         for (std::size_t g = 0; g < layout.groups(); ++g) {
             const std::size_t first = g * f.group, n = std::min(f.group, layout.cols - first);
             std::copy_n(values.data() + r * layout.cols + first, n, group.begin());
             std::fill(group.begin() + static_cast<std::ptrdiff_t>(n), group.end(),
                       0.0f); // padding: zero codes
-            quantize_group(group.data(), f.group, f, codes.data(),
-                           row + layout.code_bytes() + g * scale_size);
+            quantize_group(group.data(), f.group, f, codes.data(), row_scales + g * scale_size);
             if (f.codes == CodeFormat::Int8) {
                 std::memcpy(row + first, codes.data(), f.group);
                 continue;
