@@ -147,6 +147,11 @@ struct QuantizedMatrix {
     MatrixView view() const { return MatrixView(layout, bytes); }
 };
 
+/// The F16-scale rule on one group of values (above; also the Int8Rows keep rule): writes
+/// x.size() codes within +-max_code into `codes` and returns the scale (NaN for a group holding a
+/// NaN or an infinity, with zero codes).
+F16 quantize_f16_group(std::span<const float> x, int max_code, std::span<std::int8_t> codes);
+
 /// Quantises a row-major rows x cols tensor (rows = values.size() / cols) into `layout`'s bytes,
 /// writing all of `out` (layout.bytes() bytes: codes, scales, zero padding). Throws cardsim::Error
 /// when the sizes disagree.
