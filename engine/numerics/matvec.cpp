@@ -325,9 +325,13 @@ struct RowScales {
         }
         s.nan = hi == 0xFF;
         s.ew_min = lo - 127, s.ew_max = hi - 127, s.m_max = 1;
-        for (std::size_t g = 0; g < groups; ++g)
-            for (std::size_t i = 0; i < per_group; ++i)
-                ew[g * per_group + i] = scales[g] - 127;
+        if (per_group == 1) // one chunk a group: a loop the compiler vectorises
+            for (std::size_t g = 0; g < groups; ++g)
+                ew[g] = scales[g] - 127;
+        else
+            for (std::size_t g = 0; g < groups; ++g)
+                for (std::size_t i = 0; i < per_group; ++i)
+                    ew[g * per_group + i] = scales[g] - 127;
         return s;
     }
     // f16: exponent field - 25 (normal) or -24 (subnormal), significand 1024 + fraction or fraction.
@@ -343,17 +347,80 @@ struct RowScales {
         hi = std::max(hi, magnitude != 0 ? e : std::numeric_limits<int>::min());
         m_max = std::max(m_max, magnitude);
         const std::int32_t m = (h & 0x8000) ? -magnitude : magnitude;
-        for (std::size_t i = 0; i < per_group; ++i) {
-            ew[g * per_group + i] = e;
-            mw[g * per_group + i] = m;
-        }
+        ew[g] = e; // per group first, spread over the chunks below
+        mw[g] = m;
     }
+    if (per_group > 1)
+        for (std::size_t g = groups; g-- > 0;)
+            for (std::size_t i = per_group; i-- > 0;) {
+                ew[g * per_group + i] = ew[g];
+                mw[g * per_group + i] = mw[g];
+            }
     s.nan = any_nan != 0, s.ew_min = lo, s.ew_max = hi, s.m_max = m_max;
+    return s;
+}
+
+/// The f16 scales of a row with one chunk a group, 8 at a time (the tail by decode_body's rule).
+__attribute__((target("avx2"))) RowScales decode_f16_avx2(const std::uint8_t* scales, std::size_t groups,
+                                                          std::int32_t* ew, std::int32_t* mw) {
+    const __m256i fraction_mask = _mm256_set1_epi32(0x3FF), field_mask = _mm256_set1_epi32(0x1F);
+    const __m256i implicit = _mm256_set1_epi32(0x400), zero = _mm256_setzero_si256();
+    const __m256i sub_e = _mm256_set1_epi32(-24), bias = _mm256_set1_epi32(25),
+                  nan_field = _mm256_set1_epi32(0x1F);
+    __m256i lo = _mm256_set1_epi32(std::numeric_limits<int>::max()),
+            hi = _mm256_set1_epi32(std::numeric_limits<int>::min());
+    __m256i m_max = zero, any_nan = zero;
+    std::size_t g = 0;
+    for (; g + 8 <= groups; g += 8) {
+        const __m256i h =
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 2 * g)));
+        const __m256i field = _mm256_and_si256(_mm256_srli_epi32(h, 10), field_mask);
+        const __m256i subnormal = _mm256_cmpeq_epi32(field, zero);
+        const __m256i magnitude =
+            _mm256_or_si256(_mm256_and_si256(h, fraction_mask), _mm256_andnot_si256(subnormal, implicit));
+        const __m256i e = _mm256_blendv_epi8(_mm256_sub_epi32(field, bias), sub_e, subnormal);
+        const __m256i negative = _mm256_srai_epi32(_mm256_slli_epi32(h, 16), 31);
+        const __m256i m = _mm256_sub_epi32(_mm256_xor_si256(magnitude, negative), negative);
+        const __m256i live = _mm256_xor_si256(_mm256_cmpeq_epi32(magnitude, zero), _mm256_set1_epi32(-1));
+        lo = _mm256_blendv_epi8(lo, _mm256_min_epi32(lo, e), live);
+        hi = _mm256_blendv_epi8(hi, _mm256_max_epi32(hi, e), live);
+        m_max = _mm256_max_epi32(m_max, magnitude);
+        any_nan = _mm256_or_si256(any_nan, _mm256_cmpeq_epi32(field, nan_field));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(ew + g), e);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(mw + g), m);
+    }
+    alignas(32) int l8[8], h8[8], m8[8], n8[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(l8), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(h8), hi);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(m8), m_max);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(n8), any_nan);
+    RowScales s;
+    for (int i = 0; i < 8; ++i) {
+        s.ew_min = std::min(s.ew_min, l8[i]);
+        s.ew_max = std::max(s.ew_max, h8[i]);
+        s.m_max = std::max(s.m_max, m8[i]);
+        s.nan = s.nan || n8[i] != 0;
+    }
+    for (; g < groups; ++g) { // the tail, one at a time
+        const int h = scales[2 * g] | scales[2 * g + 1] << 8;
+        const int field = (h >> 10) & 0x1F, magnitude = field == 0 ? (h & 0x3FF) : (h & 0x3FF) | 0x400;
+        const int e = field == 0 ? -24 : field - 25;
+        s.nan = s.nan || field == 0x1F;
+        if (magnitude != 0) {
+            s.ew_min = std::min(s.ew_min, e);
+            s.ew_max = std::max(s.ew_max, e);
+        }
+        s.m_max = std::max(s.m_max, magnitude);
+        ew[g] = e;
+        mw[g] = (h & 0x8000) ? -magnitude : magnitude;
+    }
     return s;
 }
 
 __attribute__((target("avx2"))) RowScales decode_avx2(const std::uint8_t* scales, const MatrixLayout& l,
                                                       std::int32_t* ew, std::int32_t* mw) {
+    if (l.format.scale == ScaleFormat::F16 && l.format.group == DOT_BLOCK)
+        return decode_f16_avx2(scales, l.groups(), ew, mw);
     return decode_body(scales, l, ew, mw);
 }
 
