@@ -1,5 +1,7 @@
 #include "engine/numerics/knob.hpp"
 
+#include "engine/error.hpp"
+
 #include <array>
 #include <utility>
 
@@ -79,6 +81,30 @@ std::string to_string(const EngineNumerics& p) {
     s += " cache=" + std::string(name(p.cache));
     s += " attention=" + std::string(name(p.attention));
     return s;
+}
+
+EngineNumerics parse_point(std::span<const std::string> assignments, std::string_view where) {
+    EngineNumerics point;
+    for (const std::string& a : assignments) {
+        const auto eq = a.find('=');
+        if (eq == std::string::npos)
+            throw Error(std::string(where) + " `" + a + "`: expected key=value, e.g. cache=int8");
+        if (auto problem =
+                set_knob(point, std::string_view(a).substr(0, eq), std::string_view(a).substr(eq + 1)))
+            throw Error(std::string(where) + " `" + a + "`: " + *problem);
+    }
+    return point;
+}
+
+std::vector<EngineNumerics> all_points() {
+    std::vector<EngineNumerics> out;
+    for (auto& [s, _s] : scaling_names)
+        for (auto& [w, _w] : words_names)
+            for (auto& [st, _st] : state_names)
+                for (auto& [c, _c] : cache_names)
+                    for (auto& [a, _a] : attention_names)
+                        out.push_back(EngineNumerics{s, w, st, c, a});
+    return out;
 }
 
 } // namespace cardsim::numerics

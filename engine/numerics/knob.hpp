@@ -2,8 +2,10 @@
 // The numerics knob point of a card: which arithmetic contract its units keep.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cardsim::numerics {
 
@@ -50,5 +52,12 @@ std::optional<std::string> set_knob(EngineNumerics& point, std::string_view key,
 
 /// The point as `scaling=sub32 activations=one state=f32 cache=f16 attention=vector`.
 std::string to_string(const EngineNumerics& point);
+
+/// The default point with each `key=value` of `assignments` set in order. Throws cardsim::Error
+/// naming `where` (e.g. `--knob`) and the assignment when one is malformed or unknown.
+EngineNumerics parse_point(std::span<const std::string> assignments, std::string_view where);
+
+/// Every knob point (the cross product of all knob values), in declaration order.
+std::vector<EngineNumerics> all_points();
 
 } // namespace cardsim::numerics

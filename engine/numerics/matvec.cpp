@@ -225,6 +225,211 @@ float window_row(const std::int32_t* dots, const PreparedActivation& a, const st
     return window_sum(terms);
 }
 
+// ---- the fused AVX2 path for narrow codes: dots, exponents, shifts and the i64 sum in one pass ---
+
+/// Chunk exponents of the weights as 8 int32 lanes in the order of reduce8's sums (chunk-major,
+/// each chunk repeated Planes times): E8M0 bytes minus 127, or f16 exponents.
+template <int Planes>
+__attribute__((target("avx2"), always_inline)) inline __m256i lanes_of(const std::int32_t* per_chunk,
+                                                                       std::size_t c) {
+    if constexpr (Planes == 1) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(per_chunk + c));
+    } else {
+        const __m256i four =
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(per_chunk + c)));
+        return _mm256_permutevar8x32_epi32(four, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+    }
+}
+
+/// sum over chunks and planes of (d x m) << clamp(exponent lane + e_w - base, 0, 62), d the narrow
+/// dots, as an i64 (exact: the caller checked that no term leaves the window nor the i64).
+template <CodeFormat F, bool UnitScale, int Planes>
+__attribute__((target("avx2"))) std::int64_t fused_row(const std::byte* codes, const PreparedActivation& a,
+                                                       const std::int32_t* ew, const std::int32_t* mw,
+                                                       int base) {
+    constexpr int per = 8 / Planes;
+    const std::int8_t* act = a.codes8.data();
+    const std::size_t padded = a.padded_cols, chunks = a.chunks;
+    const std::int32_t* lane_e = a.lane_exponent.data();
+    const __m256i vbase = _mm256_set1_epi32(base), zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(62);
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    std::size_t c = 0;
+    for (; c + per <= chunks; c += per, lane_e += 8) {
+        __m256i v[8];
+        for (int i = 0; i < per; ++i) {
+            const __m256i w = load_weights<F>(codes, c + i);
+            for (int p = 0; p < Planes; ++p)
+                v[i * Planes + p] = dot_narrow(w, act + p * padded + DOT_BLOCK * (c + i));
+        }
+        __m256i d = reduce8(v);
+        if constexpr (!UnitScale) d = _mm256_mullo_epi32(d, lanes_of<Planes>(mw, c)); // |d x m| < 2^31
+        __m256i k = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane_e)),
+                                     lanes_of<Planes>(ew, c));
+        k = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(k, vbase), zero), top);
+        const __m256i d0 = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(d));
+        const __m256i d1 = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(d, 1));
+        const __m256i k0 = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(k));
+        const __m256i k1 = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(k, 1));
+        acc0 = _mm256_add_epi64(acc0, _mm256_sllv_epi64(d0, k0));
+        acc1 = _mm256_add_epi64(acc1, _mm256_sllv_epi64(d1, k1));
+    }
+    alignas(32) std::int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_add_epi64(acc0, acc1));
+    std::int64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    for (; c < chunks; ++c) {
+        const __m256i w = load_weights<F>(codes, c);
+        for (int p = 0; p < Planes; ++p) {
+            const std::int64_t d = hsum(dot_narrow(w, act + p * padded + DOT_BLOCK * c));
+            const int k = std::clamp(a.exponent[a.plane_word[p] * chunks + c] + ew[c] - base, 0, 62);
+            sum += (UnitScale ? d : d * mw[c]) << k;
+        }
+    }
+    return sum;
+}
+
+std::int64_t fused(const std::byte* codes, CodeFormat f, bool unit, const PreparedActivation& a,
+                   const std::int32_t* ew, const std::int32_t* mw, int base) {
+    const bool two = a.planes == 2;
+    if (f == CodeFormat::Int8) {
+        if (unit)
+            return two ? fused_row<CodeFormat::Int8, true, 2>(codes, a, ew, mw, base)
+                       : fused_row<CodeFormat::Int8, true, 1>(codes, a, ew, mw, base);
+        return two ? fused_row<CodeFormat::Int8, false, 2>(codes, a, ew, mw, base)
+                   : fused_row<CodeFormat::Int8, false, 1>(codes, a, ew, mw, base);
+    }
+    if (unit)
+        return two ? fused_row<CodeFormat::Int4, true, 2>(codes, a, ew, mw, base)
+                   : fused_row<CodeFormat::Int4, true, 1>(codes, a, ew, mw, base);
+    return two ? fused_row<CodeFormat::Int4, false, 2>(codes, a, ew, mw, base)
+               : fused_row<CodeFormat::Int4, false, 1>(codes, a, ew, mw, base);
+}
+
+/// A row's scales as per-chunk exponents and significands (ew, mw; chunks + 8 entries, the tail 0),
+/// with the exponent range over nonzero scales and whether any is NaN.
+struct RowScales {
+    bool nan = false;
+    int ew_min = std::numeric_limits<int>::max(), ew_max = std::numeric_limits<int>::min();
+    std::int32_t m_max = 0;
+};
+
+/// decode_row_scales' body: branchless loops the compiler vectorises.
+[[gnu::always_inline]] inline RowScales decode_body(const std::uint8_t* scales, const MatrixLayout& l,
+                                                    std::int32_t* ew, std::int32_t* mw) {
+    RowScales s;
+    const std::size_t groups = l.groups(), per_group = l.format.group / DOT_BLOCK;
+    if (l.format.scale == ScaleFormat::E8M0) {
+        std::uint8_t lo = 0xFF, hi = 0;
+        for (std::size_t g = 0; g < groups; ++g) {
+            lo = std::min(lo, scales[g]);
+            hi = std::max(hi, scales[g]);
+        }
+        s.nan = hi == 0xFF;
+        s.ew_min = lo - 127, s.ew_max = hi - 127, s.m_max = 1;
+        if (per_group == 1) // one chunk a group: a loop the compiler vectorises
+            for (std::size_t g = 0; g < groups; ++g)
+                ew[g] = scales[g] - 127;
+        else
+            for (std::size_t g = 0; g < groups; ++g)
+                for (std::size_t i = 0; i < per_group; ++i)
+                    ew[g * per_group + i] = scales[g] - 127;
+        return s;
+    }
+    // f16: exponent field - 25 (normal) or -24 (subnormal), significand 1024 + fraction or fraction.
+    int lo = std::numeric_limits<int>::max(), hi = std::numeric_limits<int>::min(), any_nan = 0;
+    std::int32_t m_max = 0;
+    for (std::size_t g = 0; g < groups; ++g) {
+        const int h = scales[2 * g] | scales[2 * g + 1] << 8;
+        const int field = (h >> 10) & 0x1F, fraction = h & 0x3FF;
+        const int magnitude = field == 0 ? fraction : fraction | 0x400;
+        const int e = field == 0 ? -24 : field - 25;
+        any_nan |= field == 0x1F;
+        lo = std::min(lo, magnitude != 0 ? e : std::numeric_limits<int>::max());
+        hi = std::max(hi, magnitude != 0 ? e : std::numeric_limits<int>::min());
+        m_max = std::max(m_max, magnitude);
+        const std::int32_t m = (h & 0x8000) ? -magnitude : magnitude;
+        ew[g] = e; // per group first, spread over the chunks below
+        mw[g] = m;
+    }
+    if (per_group > 1)
+        for (std::size_t g = groups; g-- > 0;)
+            for (std::size_t i = per_group; i-- > 0;) {
+                ew[g * per_group + i] = ew[g];
+                mw[g * per_group + i] = mw[g];
+            }
+    s.nan = any_nan != 0, s.ew_min = lo, s.ew_max = hi, s.m_max = m_max;
+    return s;
+}
+
+/// The f16 scales of a row with one chunk a group, 8 at a time (the tail by decode_body's rule).
+__attribute__((target("avx2"))) RowScales decode_f16_avx2(const std::uint8_t* scales, std::size_t groups,
+                                                          std::int32_t* ew, std::int32_t* mw) {
+    const __m256i fraction_mask = _mm256_set1_epi32(0x3FF), field_mask = _mm256_set1_epi32(0x1F);
+    const __m256i implicit = _mm256_set1_epi32(0x400), zero = _mm256_setzero_si256();
+    const __m256i sub_e = _mm256_set1_epi32(-24), bias = _mm256_set1_epi32(25),
+                  nan_field = _mm256_set1_epi32(0x1F);
+    __m256i lo = _mm256_set1_epi32(std::numeric_limits<int>::max()),
+            hi = _mm256_set1_epi32(std::numeric_limits<int>::min());
+    __m256i m_max = zero, any_nan = zero;
+    std::size_t g = 0;
+    for (; g + 8 <= groups; g += 8) {
+        const __m256i h =
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 2 * g)));
+        const __m256i field = _mm256_and_si256(_mm256_srli_epi32(h, 10), field_mask);
+        const __m256i subnormal = _mm256_cmpeq_epi32(field, zero);
+        const __m256i magnitude =
+            _mm256_or_si256(_mm256_and_si256(h, fraction_mask), _mm256_andnot_si256(subnormal, implicit));
+        const __m256i e = _mm256_blendv_epi8(_mm256_sub_epi32(field, bias), sub_e, subnormal);
+        const __m256i negative = _mm256_srai_epi32(_mm256_slli_epi32(h, 16), 31);
+        const __m256i m = _mm256_sub_epi32(_mm256_xor_si256(magnitude, negative), negative);
+        const __m256i live = _mm256_xor_si256(_mm256_cmpeq_epi32(magnitude, zero), _mm256_set1_epi32(-1));
+        lo = _mm256_blendv_epi8(lo, _mm256_min_epi32(lo, e), live);
+        hi = _mm256_blendv_epi8(hi, _mm256_max_epi32(hi, e), live);
+        m_max = _mm256_max_epi32(m_max, magnitude);
+        any_nan = _mm256_or_si256(any_nan, _mm256_cmpeq_epi32(field, nan_field));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(ew + g), e);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(mw + g), m);
+    }
+    alignas(32) int l8[8], h8[8], m8[8], n8[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(l8), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(h8), hi);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(m8), m_max);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(n8), any_nan);
+    RowScales s;
+    for (int i = 0; i < 8; ++i) {
+        s.ew_min = std::min(s.ew_min, l8[i]);
+        s.ew_max = std::max(s.ew_max, h8[i]);
+        s.m_max = std::max(s.m_max, m8[i]);
+        s.nan = s.nan || n8[i] != 0;
+    }
+    for (; g < groups; ++g) { // the tail, one at a time
+        const int h = scales[2 * g] | scales[2 * g + 1] << 8;
+        const int field = (h >> 10) & 0x1F, magnitude = field == 0 ? (h & 0x3FF) : (h & 0x3FF) | 0x400;
+        const int e = field == 0 ? -24 : field - 25;
+        s.nan = s.nan || field == 0x1F;
+        if (magnitude != 0) {
+            s.ew_min = std::min(s.ew_min, e);
+            s.ew_max = std::max(s.ew_max, e);
+        }
+        s.m_max = std::max(s.m_max, magnitude);
+        ew[g] = e;
+        mw[g] = (h & 0x8000) ? -magnitude : magnitude;
+    }
+    return s;
+}
+
+__attribute__((target("avx2"))) RowScales decode_avx2(const std::uint8_t* scales, const MatrixLayout& l,
+                                                      std::int32_t* ew, std::int32_t* mw) {
+    if (l.format.scale == ScaleFormat::F16 && l.format.group == DOT_BLOCK)
+        return decode_f16_avx2(scales, l.groups(), ew, mw);
+    return decode_body(scales, l, ew, mw);
+}
+
+RowScales decode_row_scales(const std::uint8_t* scales, const MatrixLayout& l, std::int32_t* ew,
+                            std::int32_t* mw) {
+    if (use_avx2()) return decode_avx2(scales, l, ew, mw);
+    return decode_body(scales, l, ew, mw);
+}
+
 } // namespace
 
 void use_kernel(Kernel k) {
@@ -295,6 +500,14 @@ PreparedActivation prepare(const QuantizedActivation& q, const MatrixLayout& lay
                 a.exponent_max = std::max(a.exponent_max, e);
             }
         }
+    if (a.planes <= 2) {
+        const std::size_t per = 8 / static_cast<std::size_t>(a.planes);
+        for (std::size_t c = 0; c + per <= a.chunks; c += per)
+            for (std::size_t i = 0; i < per; ++i)
+                for (int p = 0; p < a.planes; ++p)
+                    a.lane_exponent.push_back(a.exponent[a.plane_word[p] * a.chunks + c + i] +
+                                              a.plane_shift[p]);
+    }
     return a;
 }
 
@@ -312,30 +525,18 @@ void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> o
         return;
     }
     const bool unit = l.format.scale == ScaleFormat::E8M0;
-    const std::size_t chunks_per_group = l.format.group / DOT_BLOCK;
     const std::int64_t max_weight = l.format.codes == CodeFormat::Int8 ? 128 : 8;
     const int count_bits = bit_length(static_cast<unsigned __int128>(a.chunks * a.planes));
-    std::vector<std::int32_t> dots(a.planes * a.chunks), ew(a.chunks), mw(a.chunks);
+    std::vector<std::int32_t> dots(a.planes * a.chunks), ew(a.chunks + 8, 0), mw(a.chunks + 8, 1);
+    const bool fused_ok = use_avx2() && a.narrow && a.planes <= 2;
     std::vector<Term> terms;
     for (std::size_t k = 0; k < out.size(); ++k) {
         const std::size_t r = first_row + k;
-        // The row's scales, per chunk; the exponent range of the groups with a nonzero scale.
-        bool nan = false;
-        int ew_min = std::numeric_limits<int>::max(), ew_max = std::numeric_limits<int>::min();
-        std::int32_t m_max = 0;
-        for (std::size_t g = 0; g < l.groups(); ++g) {
-            const GroupScale s = m.scale(r, g);
-            nan = nan || s.nan;
-            if (s.significand != 0) {
-                ew_min = std::min(ew_min, s.exponent);
-                ew_max = std::max(ew_max, s.exponent);
-                m_max = std::max(m_max, s.significand < 0 ? -s.significand : s.significand);
-            }
-            for (std::size_t i = 0; i < chunks_per_group; ++i) {
-                ew[g * chunks_per_group + i] = s.exponent;
-                mw[g * chunks_per_group + i] = s.significand;
-            }
-        }
+        const RowScales rs = decode_row_scales(reinterpret_cast<const std::uint8_t*>(m.scales(r).data()), l,
+                                               ew.data(), mw.data());
+        const bool nan = rs.nan;
+        const int ew_min = rs.ew_min, ew_max = rs.ew_max;
+        const std::int32_t m_max = rs.m_max;
         if (nan) {
             out[k] = nan_out();
             continue;
@@ -344,12 +545,20 @@ void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> o
             out[k] = 0.0f;
             continue;
         }
-        row_dots(m.codes(r).data(), l.format.codes, a, dots.data());
         const int base = a.exponent_min + ew_min;
         const int span = a.exponent_max + ew_max - base;
         const int bound_bits =
             bit_length(static_cast<unsigned __int128>(DOT_BLOCK * max_weight * a.max_code * m_max));
-        if (span + bound_bits <= WINDOW_PLACES && span + bound_bits + 1 + count_bits <= 63) {
+        const bool in_window = span + bound_bits <= WINDOW_PLACES && span + bound_bits + 1 + count_bits <= 63;
+        if (in_window && fused_ok) {
+            const std::int64_t acc =
+                fused(m.codes(r).data(), l.format.codes, unit, a, ew.data(), mw.data(), base);
+            const bool negative = acc < 0;
+            out[k] = round_to_f32(negative, static_cast<unsigned __int128>(negative ? -acc : acc), base);
+            continue;
+        }
+        row_dots(m.codes(r).data(), l.format.codes, a, dots.data());
+        if (in_window) {
             const std::int64_t acc = unit ? accumulate<true>(dots.data(), a, ew.data(), mw.data(), base)
                                           : accumulate<false>(dots.data(), a, ew.data(), mw.data(), base);
             const bool negative = acc < 0;

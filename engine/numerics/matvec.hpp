@@ -32,18 +32,19 @@ namespace cardsim::numerics {
 struct PreparedActivation {
     std::size_t cols = 0, padded_cols = 0, chunks = 0;
     int words = 1;
-    int planes = 1;                         ///< words x parts
-    bool narrow = true;                     ///< int8 planes (else int16)
-    std::vector<std::int8_t> codes8;        ///< planes x padded_cols
-    std::vector<std::int16_t> codes16;      ///< planes x padded_cols
-    std::vector<int> plane_word;            ///< the word of each plane
-    std::vector<int> plane_shift;           ///< the place of each plane's codes within its word's code
-    std::vector<std::int32_t> exponent;     ///< words x chunks: the word's block exponent at each chunk
-    std::vector<std::uint8_t> live;         ///< words x chunks: whether the word has a nonzero code there
-    bool nonfinite = false;                 ///< some block is NonFinite: every output is NaN
-    bool any_live = false;                  ///< some code is nonzero
-    int exponent_min = 0, exponent_max = 0; ///< over live (word, chunk)
-    std::int64_t max_code = 0;              ///< the largest |code| of any word
+    int planes = 1;                          ///< words x parts
+    bool narrow = true;                      ///< int8 planes (else int16)
+    std::vector<std::int8_t> codes8;         ///< planes x padded_cols
+    std::vector<std::int16_t> codes16;       ///< planes x padded_cols
+    std::vector<int> plane_word;             ///< the word of each plane
+    std::vector<int> plane_shift;            ///< the place of each plane's codes within its word's code
+    std::vector<std::int32_t> exponent;      ///< words x chunks: the word's block exponent at each chunk
+    std::vector<std::int32_t> lane_exponent; ///< narrow, <= 2 planes: exponent + plane shift, 8 lanes a group
+    std::vector<std::uint8_t> live;          ///< words x chunks: whether the word has a nonzero code there
+    bool nonfinite = false;                  ///< some block is NonFinite: every output is NaN
+    bool any_live = false;                   ///< some code is nonzero
+    int exponent_min = 0, exponent_max = 0;  ///< over live (word, chunk)
+    std::int64_t max_code = 0;               ///< the largest |code| of any word
 };
 
 /// Lays `a` out for a matrix of `layout`. Throws cardsim::Error when the lengths disagree or the

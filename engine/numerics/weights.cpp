@@ -56,21 +56,32 @@ void quantize_group(const float* x, std::size_t n, const WeightFormat& f, std::i
                                                     -static_cast<double>(q), static_cast<double>(q)));
         return;
     }
-    // amax / q rounded to double, then to f16: no double rounding, since amax / q is never within
-    // 2^-31 (relative) of an f16 tie unless on it (amax has 24 bits, q 7 or 3).
-    F16 d = f16_from_double(amax / q);
-    if (std::bit_cast<std::uint16_t>(d) >= 0x7C00) d = f16_max; // overflow: the largest finite f16
+    const F16 d = quantize_f16_group(std::span<const float>(x, n), q, std::span<std::int8_t>(codes, n));
     put_f16(d);
-    const double dv = to_f32(d);
-    if (dv == 0) return;
-    // x / d in double is the exact quotient rounded once; it is never within 2^-36 of a half-integer
-    // unless on it, so rounding it to an integer is the exact quotient's rounding.
-    for (std::size_t j = 0; j < n; ++j)
-        codes[j] = static_cast<std::int8_t>(std::clamp(round_even(static_cast<double>(x[j]) / dv),
-                                                       -static_cast<double>(q), static_cast<double>(q)));
 }
 
 } // namespace
+
+F16 quantize_f16_group(std::span<const float> x, int max_code, std::span<std::int8_t> codes) {
+    std::fill(codes.begin(), codes.end(), std::int8_t{0});
+    double amax = 0;
+    for (float v : x) {
+        if (!std::isfinite(v)) return f16_nan;
+        amax = std::max(amax, static_cast<double>(std::abs(v)));
+    }
+    // amax / q rounded to double, then to f16: no double rounding, since amax / q is never within
+    // 2^-31 (relative) of an f16 tie unless on it (amax has 24 bits, q at most 7).
+    F16 d = f16_from_double(amax / max_code);
+    if (d.bits >= 0x7C00) d = f16_max; // overflow: the largest finite f16
+    const double dv = to_f32(d);
+    if (dv == 0) return d;
+    // x / d in double is the exact quotient rounded once; it is never within 2^-36 of a half-integer
+    // unless on it, so rounding it to an integer is the exact quotient's rounding.
+    const double q = max_code;
+    for (std::size_t j = 0; j < x.size(); ++j)
+        codes[j] = static_cast<std::int8_t>(std::clamp(round_even(static_cast<double>(x[j]) / dv), -q, q));
+    return d;
+}
 
 std::string_view name(CodeFormat c) {
     return c == CodeFormat::Int8 ? "int8" : "int4";
@@ -162,14 +173,14 @@ void quantize_into(std::span<const float> values, const MatrixLayout& layout, st
     std::vector<float> group(f.group);
     std::vector<std::int8_t> codes(f.group);
     for (std::size_t r = 0; r < layout.rows; ++r) {
-        std::byte* row = out.data() + r * layout.row_stride();
+        std::byte* row_scales = out.data() + r * layout.row_stride();
+        std::byte* row = row_scales + layout.scale_bytes(); // the codes
         for (std::size_t g = 0; g < layout.groups(); ++g) {
             const std::size_t first = g * f.group, n = std::min(f.group, layout.cols - first);
             std::copy_n(values.data() + r * layout.cols + first, n, group.begin());
             std::fill(group.begin() + static_cast<std::ptrdiff_t>(n), group.end(),
                       0.0f); // padding: zero codes
-            quantize_group(group.data(), f.group, f, codes.data(),
-                           row + layout.code_bytes() + g * scale_size);
+            quantize_group(group.data(), f.group, f, codes.data(), row_scales + g * scale_size);
             if (f.codes == CodeFormat::Int8) {
                 std::memcpy(row + first, codes.data(), f.group);
                 continue;

@@ -17,15 +17,18 @@
 // Codes are never -128 (int8) or -8 (int4) from the quantiser; a view reads them if bytes hold them.
 //
 // Byte layout (little-endian), `rows` rows of `row_stride` bytes, row r at byte r * row_stride:
-//   [codes of the row][scales of the row][zero bytes up to row_stride]
-// - codes: padded_cols = groups x group codes (columns from `cols` up are zero codes).
-//   int8: byte c is column c's code, two's complement.
-//   int4: 16 bytes per block of 32 columns; block b's byte j (at 16 b + j) holds column 32 b + j in
-//   its low nibble and column 32 b + j + 16 in its high nibble, 4-bit two's complement.
+//   [scales of the row][codes of the row][zero bytes up to row_stride]
+// Scales come first so a unit streaming the row knows its exponent range (the accumulator window)
+// before the codes arrive, and a row is one ascending stream of bytes.
 // - scales: one per group in column order. E8M0: one byte X, the scale 2^(X - 127), 0xFF NaN (an
 //   OCP MX INT8 block, whose element is code x 2^-6, has X_ours = X_mx - 6). F16: two bytes,
 //   binary16 little-endian.
-// - row_stride = code bytes + scale bytes rounded up to `row_align` (a card config value: the DDR
+// - codes, from byte scale_bytes of the row: padded_cols = groups x group codes (columns from `cols` up are
+// zero codes).
+//   int8: byte c is column c's code, two's complement.
+//   int4: 16 bytes per block of 32 columns; block b's byte j (at 16 b + j) holds column 32 b + j in
+//   its low nibble and column 32 b + j + 16 in its high nibble, 4-bit two's complement.
+// - row_stride = scale bytes + code bytes rounded up to `row_align` (a card config value: the DDR
 //   user port is 64 bytes on the D5005).
 
 #include "engine/numerics/half.hpp"
@@ -119,12 +122,12 @@ public:
     std::span<const std::byte> row(std::size_t r) const {
         return bytes_.subspan(r * layout_.row_stride(), layout_.row_stride());
     }
-    /// Row r's code bytes.
-    std::span<const std::byte> codes(std::size_t r) const { return row(r).first(layout_.code_bytes()); }
-    /// Row r's scale bytes.
-    std::span<const std::byte> scales(std::size_t r) const {
-        return row(r).subspan(layout_.code_bytes(), layout_.scale_bytes());
+    /// Row r's code bytes (after its scales).
+    std::span<const std::byte> codes(std::size_t r) const {
+        return row(r).subspan(layout_.scale_bytes(), layout_.code_bytes());
     }
+    /// Row r's scale bytes (the first of the row).
+    std::span<const std::byte> scales(std::size_t r) const { return row(r).first(layout_.scale_bytes()); }
     /// The code of row r, column c (c < padded_cols).
     int code(std::size_t r, std::size_t c) const;
     /// The scale of row r, group g.
@@ -143,6 +146,11 @@ struct QuantizedMatrix {
     std::vector<std::byte> bytes;
     MatrixView view() const { return MatrixView(layout, bytes); }
 };
+
+/// The F16-scale rule on one group of values (above; also the Int8Rows keep rule): writes
+/// x.size() codes within +-max_code into `codes` and returns the scale (NaN for a group holding a
+/// NaN or an infinity, with zero codes).
+F16 quantize_f16_group(std::span<const float> x, int max_code, std::span<std::int8_t> codes);
 
 /// Quantises a row-major rows x cols tensor (rows = values.size() / cols) into `layout`'s bytes,
 /// writing all of `out` (layout.bytes() bytes: codes, scales, zero padding). Throws cardsim::Error

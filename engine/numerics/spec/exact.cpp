@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace cardsim::numerics::spec {
 
@@ -103,7 +104,16 @@ float signed_zero(bool negative) {
 
 } // namespace
 
+// IEEE 754's rules for infinities and NaNs, then the exact operation rounded once.
+const float qnan = std::numeric_limits<float>::quiet_NaN();
+const float inf = std::numeric_limits<float>::infinity();
+
 float add(float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return qnan;
+    if (std::isinf(a) || std::isinf(b)) {
+        if (std::isinf(a) && std::isinf(b) && std::signbit(a) != std::signbit(b)) return qnan;
+        return std::isinf(a) ? a : b;
+    }
     Rational s = value(a) + value(b);
     if (s == 0) return signed_zero(std::signbit(a) && std::signbit(b));
     return round_to_f32(s);
@@ -112,13 +122,24 @@ float sub(float a, float b) {
     return add(a, -b);
 }
 float mul(float a, float b) {
+    const bool negative = std::signbit(a) != std::signbit(b);
+    if (std::isnan(a) || std::isnan(b)) return qnan;
+    if (std::isinf(a) || std::isinf(b)) {
+        if (a == 0 || b == 0) return qnan;
+        return negative ? -inf : inf;
+    }
     Rational p = value(a) * value(b);
-    if (p == 0) return signed_zero(std::signbit(a) != std::signbit(b));
+    if (p == 0) return signed_zero(negative);
     return round_to_f32(p);
 }
 float div(float a, float b) {
+    const bool negative = std::signbit(a) != std::signbit(b);
+    if (std::isnan(a) || std::isnan(b)) return qnan;
+    if (std::isinf(a)) return std::isinf(b) ? qnan : (negative ? -inf : inf);
+    if (std::isinf(b)) return signed_zero(negative);
+    if (b == 0) return a == 0 ? qnan : (negative ? -inf : inf);
     Rational p = value(a) / value(b);
-    if (p == 0) return signed_zero(std::signbit(a) != std::signbit(b));
+    if (p == 0) return signed_zero(negative);
     return round_to_f32(p);
 }
 

@@ -43,8 +43,8 @@ std::uint32_t round_to_format(const Rational& q, BinaryFormat format);
 /// q rounded to f32 (round_to_format in binary32).
 float round_to_f32(const Rational& q);
 
-/// f32 arithmetic as IEEE defines it: the exact result of one operation rounded once (finite
-/// operands; the spec path handles inf/NaN before calling these).
+/// f32 arithmetic as IEEE 754 defines it: the exact result of one operation rounded once, with the
+/// standard's rules for infinities, NaNs (the quiet NaN 0x7FC00000 out) and the sign of zero.
 float add(float a, float b);
 float sub(float a, float b);
 float mul(float a, float b);

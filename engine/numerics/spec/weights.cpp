@@ -33,7 +33,8 @@ std::vector<std::byte> quantize_matrix(std::span<const float> values, const Matr
     std::vector<std::byte> out(l.rows * o.stride, std::byte{0});
     const Integer q = l.format.codes == CodeFormat::Int8 ? 127 : 7;
     for (std::size_t r = 0; r < l.rows; ++r) {
-        std::byte* row = out.data() + r * o.stride;
+        std::byte* row_scales = out.data() + r * o.stride;
+        std::byte* row = row_scales + o.scale_bytes;
         for (std::size_t g = 0; g < o.groups; ++g) {
             std::vector<Rational> x;
             bool finite = true;
@@ -48,7 +49,7 @@ std::vector<std::byte> quantize_matrix(std::span<const float> values, const Matr
             for (auto& v : x)
                 amax = std::max(amax, v < 0 ? Rational(-v) : v);
             std::vector<Integer> codes(x.size(), 0);
-            std::byte* scale = row + o.code_bytes + g * (l.format.scale == ScaleFormat::E8M0 ? 1 : 2);
+            std::byte* scale = row_scales + g * (l.format.scale == ScaleFormat::E8M0 ? 1 : 2);
             if (l.format.scale == ScaleFormat::E8M0) {
                 int k = -127;
                 if (!finite) {
@@ -97,7 +98,7 @@ std::vector<std::byte> quantize_matrix(std::span<const float> values, const Matr
 
 int weight_code(std::span<const std::byte> bytes, const MatrixLayout& l, std::size_t r, std::size_t c) {
     const Offsets o = offsets(l);
-    const std::byte* row = bytes.data() + r * o.stride;
+    const std::byte* row = bytes.data() + r * o.stride + o.scale_bytes;
     if (l.format.codes == CodeFormat::Int8) return static_cast<int>(static_cast<std::int8_t>(row[c]));
     const auto b = static_cast<std::uint8_t>(row[(c / 32) * 16 + (c % 32) % 16]);
     const int nibble = (c % 32) < 16 ? b & 0xF : b >> 4;
@@ -107,7 +108,7 @@ int weight_code(std::span<const std::byte> bytes, const MatrixLayout& l, std::si
 std::optional<Rational> weight_scale(std::span<const std::byte> bytes, const MatrixLayout& l, std::size_t r,
                                      std::size_t g) {
     const Offsets o = offsets(l);
-    const std::byte* row = bytes.data() + r * o.stride + o.code_bytes;
+    const std::byte* row = bytes.data() + r * o.stride;
     if (l.format.scale == ScaleFormat::E8M0) {
         const auto x = static_cast<std::uint8_t>(row[g]);
         if (x == 0xFF) return std::nullopt;

@@ -21,6 +21,7 @@ enum class RowKind {
     Zeros,      ///< +0 and -0 only
     Extremes,   ///< FLT_MAX, the smallest subnormal, powers of two and their neighbours
     Outliers,   ///< small values with a few large outliers
+    Unit,       ///< Gaussian values of standard deviation 1
 };
 
 inline constexpr RowKind all_row_kinds[] = {RowKind::Normal,   RowKind::Wide,       RowKind::Subnormal,
@@ -75,6 +76,9 @@ inline std::vector<float> make_row(RowKind kind, std::size_t n, std::mt19937_64&
         }
         case RowKind::Outliers:
             x = gauss(rng) * 0.01f * (j % 17 == 3 ? 1000.0f : 1.0f);
+            break;
+        case RowKind::Unit:
+            x = gauss(rng);
             break;
         }
         row[j] = x;

@@ -101,9 +101,10 @@ TEST_CASE("the matvec agrees with the exact spec on arbitrary bytes: extreme cod
                 // every other row: codes at the extremes (-128 / -8 and 127 / 7) and tame scales
                 for (std::size_t r = 0; r < l.rows; r += 2) {
                     for (std::size_t i = 0; i < l.code_bytes(); ++i)
-                        bytes[r * l.row_stride() + i] = static_cast<std::byte>(rng() % 2 ? 0x80 : 0x7F);
+                        bytes[r * l.row_stride() + l.scale_bytes() + i] =
+                            static_cast<std::byte>(rng() % 2 ? 0x80 : 0x7F);
                     for (std::size_t i = 0; i < l.scale_bytes(); ++i)
-                        bytes[r * l.row_stride() + l.code_bytes() + i] = static_cast<std::byte>(
+                        bytes[r * l.row_stride() + i] = static_cast<std::byte>(
                             f.scale == ScaleFormat::E8M0 ? 120 + rng() % 8 : (i % 2 ? 0x1C : rng()));
                 }
                 for (RowKind kind :

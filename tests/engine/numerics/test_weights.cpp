@@ -68,7 +68,7 @@ TEST_CASE("the view reads every code and scale of arbitrary bytes as the layout 
     }
 }
 
-TEST_CASE("the matrix layout puts codes then scales in each row, padded to the row alignment") {
+TEST_CASE("the matrix layout puts scales then codes in each row, padded to the row alignment") {
     // 4096 x 4096 int4 with E8M0 scales per 32: 2048 code bytes + 128 scale bytes = 2176 = 34 x 64.
     MatrixLayout a = matrix_layout(4096, 4096, {CodeFormat::Int4, ScaleFormat::E8M0, 32}, 64);
     REQUIRE(a.code_bytes() == 2048);
@@ -85,11 +85,11 @@ TEST_CASE("the matrix layout puts codes then scales in each row, padded to the r
         w[j] = static_cast<float>(static_cast<int>(j % 15) - 7) * 0.125f;
     QuantizedMatrix m = quantize_matrix(w, 32, {CodeFormat::Int4, ScaleFormat::E8M0, 32}, 64);
     REQUIRE(m.bytes.size() == 64);
+    REQUIRE(static_cast<std::uint8_t>(m.bytes[0]) == 127 - 3); // the scale 2^-3 first: amax 7/8 -> code 7
     for (std::size_t j = 0; j < 16; ++j) {
         const int lo = static_cast<int>(j % 15) - 7, hi = static_cast<int>((j + 16) % 15) - 7;
-        REQUIRE(static_cast<std::uint8_t>(m.bytes[j]) == ((lo & 0xF) | (hi & 0xF) << 4));
+        REQUIRE(static_cast<std::uint8_t>(m.bytes[1 + j]) == ((lo & 0xF) | (hi & 0xF) << 4));
     }
-    REQUIRE(static_cast<std::uint8_t>(m.bytes[16]) == 127 - 3); // the scale 2^-3: amax 7/8 -> code 7
     for (std::size_t j = 17; j < 64; ++j)
         REQUIRE(m.bytes[j] == std::byte{0});
 }
