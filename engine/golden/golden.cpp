@@ -176,6 +176,7 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 std::vector<float> sinks = o.sinks ? raw(*o.sinks) : std::vector<float>{};
                 kernels::attend(values_[o.q.id], o.heads, o.kv_heads, o.head_dim, max_positions_,
                                 o.window.value_or(0), o.scale, o.softcap.value_or(0.0), sinks, cache,
+                                config_.numerics.attention, kernels::attention_query_scheme(config_.numerics),
                                 ids(in.positions, rows(o.q)), states_[o.keys.id], states_[o.values.id],
                                 out(o.out));
             } else if constexpr (std::is_same_v<T, Conv>) {

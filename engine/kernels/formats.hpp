@@ -3,6 +3,7 @@
 // the bytes of a cached attention row in each cache keep format, and of a Gated-DeltaNet state.
 
 #include "engine/card/card_config.hpp"
+#include "engine/numerics/keep.hpp"
 #include "engine/numerics/knob.hpp"
 #include "engine/numerics/scheme.hpp"
 #include "engine/numerics/weights.hpp"
@@ -24,24 +25,19 @@ numerics::Scheme activation_scheme(const numerics::EngineNumerics& n);
 /// The layout of a packed `[rows, cols]` matrix on card `c` (rows padded to the DDR burst, 64 B).
 numerics::MatrixLayout matrix_layout(const card::CardConfig& c, std::size_t rows, std::size_t cols);
 
-/// Bytes one cached head row of `head_dim` values takes: f16 2 per value; int8 and int8_hadamard
-/// one per value plus an f32 scale (4 bytes, first).
+/// The numerics keep format of a cache knob: F16, Int8Rows, Int8RowsRotated.
+numerics::Keep keep_of(numerics::CacheFormat f);
+
+/// Bytes one cached head row of `head_dim` values takes (numerics::kept_bytes).
 std::size_t cache_row_bytes(numerics::CacheFormat f, std::size_t head_dim);
 
-/// Writes one head row into its cache bytes. f16: each value rounded to nearest even. int8: scale
-/// s = max|x| / 127 in f32 (0 for a zero row), codes round-half-even(x / s) clamped to ±127.
-/// int8_hadamard: the same after the row is rotated by the normalised Walsh–Hadamard matrix of
-/// `head_dim` (a power of two), computed in double by the fixed butterfly order and rounded to f32.
+/// Writes one head row into its cache bytes (numerics::keep_row).
 void encode_cache_row(numerics::CacheFormat f, std::span<const float> row, std::span<std::byte> out);
 
-/// Reads one head row back as f32 (int8: code × scale; int8_hadamard rotates back, H being its own
-/// inverse).
-void decode_cache_row(numerics::CacheFormat f, std::span<const std::byte> bytes, std::span<float> out);
+/// The query scheme of array attention at knob point `n` (the contract's).
+numerics::Scheme attention_query_scheme(const numerics::EngineNumerics& n);
 
 /// Bytes of one Gated-DeltaNet state element: 4 (f32) or 2 (f16).
 std::size_t state_element_bytes(numerics::StateFormat f);
-
-/// The normalised Walsh–Hadamard transform of `x` in place (length a power of two), in double.
-void hadamard(std::span<double> x);
 
 } // namespace cardsim::kernels

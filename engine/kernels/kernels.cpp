@@ -4,6 +4,7 @@
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/functions.hpp"
 #include "engine/numerics/activation.hpp"
+#include "engine/numerics/attention.hpp"
 #include "engine/numerics/half.hpp"
 #include "engine/numerics/matvec.hpp"
 
@@ -37,7 +38,8 @@ std::size_t rows_of(std::size_t size, std::size_t width) {
 void rotate_head(std::span<float> h, std::size_t rotary_dim, double theta, double pos) {
     const std::size_t half = rotary_dim / 2;
     for (std::size_t i = 0; i < half; ++i) {
-        double angle = pos * pow(theta, -2.0 * double(i) / double(rotary_dim));
+        double angle = double(
+            static_cast<float>(pos * double(numerics::inverse_frequency(int(i), int(rotary_dim), theta))));
         double c = cos(angle), s = sin(angle);
         double x1 = h[i], x2 = h[i + half];
         h[i] = f32(x1 * c - x2 * s);
@@ -175,14 +177,17 @@ void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t he
         auto seq = of_sequence(cache, rows, r);
         for (std::size_t h = 0; h < kv_heads; ++h)
             encode_cache_row(f, x.subspan(r * width + h * head_dim, head_dim),
-                             seq.subspan((positions[r] * kv_heads + h) * row_bytes, row_bytes));
+                             seq.subspan((h * max_positions + positions[r]) * row_bytes, row_bytes));
     }
 }
 
 void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
             std::size_t max_positions, std::size_t window, double scale, double softcap,
-            std::span<const float> sinks, numerics::CacheFormat f, std::span<const std::uint32_t> positions,
+            std::span<const float> sinks, numerics::CacheFormat f, numerics::AttentionMath math,
+            const numerics::Scheme& query_scheme, std::span<const std::uint32_t> positions,
             std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out) {
+    if (softcap > 0 || !sinks.empty())
+        throw Error("attend: the attention unit takes no soft cap and no sinks");
     const std::size_t width = heads * head_dim, rows = rows_of(q.size(), width), group = heads / kv_heads;
     const std::size_t row_bytes = cache_row_bytes(f, head_dim);
     for (std::size_t r = 0; r < rows; ++r) {
@@ -190,26 +195,15 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
         if (last >= max_positions) throw Error(fmt::format("attend: position {} is past the cache", last));
         auto ks = of_sequence(keys, rows, r), vs = of_sequence(values, rows, r);
         for (std::size_t h = 0; h < heads; ++h) {
-            std::size_t kvh = h / group;
+            std::size_t kvh = h / group, at = (kvh * max_positions + first) * row_bytes, n = last - first + 1;
+            numerics::CacheView view{keep_of(f), head_dim, n, ks.subspan(at, n * row_bytes),
+                                     vs.subspan(at, n * row_bytes)};
             auto qh = q.subspan(r * width + h * head_dim, head_dim);
-            std::vector<double> scores;
-            std::vector<std::vector<float>> vals;
-            std::vector<float> k(head_dim);
-            for (std::size_t p = first; p <= last; ++p) {
-                decode_cache_row(f, ks.subspan((p * kv_heads + kvh) * row_bytes, row_bytes), k);
-                double s = 0;
-                for (std::size_t d = 0; d < head_dim; ++d)
-                    s += double(qh[d]) * double(k[d]);
-                s *= scale;
-                if (softcap > 0) s = softcap * std::tanh(s / softcap);
-                scores.push_back(s);
-                std::vector<float> v(head_dim);
-                decode_cache_row(f, vs.subspan((p * kv_heads + kvh) * row_bytes, row_bytes), v);
-                vals.push_back(std::move(v));
-            }
-            double sink = sinks.empty() ? 0.0 : double(sinks[h]);
-            weighted(scores, vals, head_dim, sinks.empty() ? nullptr : &sink,
-                     out.subspan(r * width + h * head_dim, head_dim));
+            auto oh = out.subspan(r * width + h * head_dim, head_dim);
+            if (math == numerics::AttentionMath::Array)
+                numerics::attend_array(qh, view, static_cast<float>(scale), query_scheme, oh);
+            else
+                numerics::attend_vector(qh, view, static_cast<float>(scale), oh);
         }
     }
 }

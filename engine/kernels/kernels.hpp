@@ -5,8 +5,10 @@
 // or raw f32 vectors; caches and states are bytes in their keep formats (formats.hpp).
 //
 // Arithmetic, unless a function says otherwise: sums and products in IEEE double in the stated
-// (sequential) order, transcendental functions from functions.hpp, each result rounded once to
-// f32. The matvec is the numerics contract's exact block sum (engine/numerics/matvec.hpp).
+// (sequential) order, the numerics library's correctly rounded f32 functions (functions.hpp), each
+// result rounded once to f32. The matvec is the numerics contract's exact block sum
+// (engine/numerics/matvec.hpp); caches are kept and attended by the numerics library
+// (keep.hpp, attention.hpp).
 
 #include "engine/numerics/knob.hpp"
 #include "engine/numerics/scheme.hpp"
@@ -45,17 +47,20 @@ void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::si
             std::span<const std::uint32_t> positions);
 
 /// Writes each row (`kv_heads × head_dim`) into its sequence's cache (row r is sequence r) at its
-/// position, every head row in the keep format `f`.
+/// position, every head row in the keep format `f`. A sequence's cache holds each kv head's
+/// `max_positions` rows one after another: row (h, p) at (h · max_positions + p) · row bytes.
 void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
                   std::size_t max_positions, numerics::CacheFormat f,
                   std::span<const std::uint32_t> positions, std::span<std::byte> cache);
 
 /// One query row per sequence over its cache, positions `0 ..= pos` (or the last `window`),
-/// grouped-query, vector math: scores in double (`scale · q·k`, optionally soft-capped, sinks in the
-/// softmax's denominator), softmax with the max subtracted, outputs rounded once.
+/// grouped-query (query head h reads kv head h / (heads / kv_heads)), by the numerics library's
+/// vector or array attention (engine/numerics/attention.hpp; the array quantises the query under
+/// `query_scheme`). Soft caps and sinks are refused (cardsim::Error): no card unit takes them.
 void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
             std::size_t max_positions, std::size_t window, double scale, double softcap,
-            std::span<const float> sinks, numerics::CacheFormat f, std::span<const std::uint32_t> positions,
+            std::span<const float> sinks, numerics::CacheFormat f, numerics::AttentionMath math,
+            const numerics::Scheme& query_scheme, std::span<const std::uint32_t> positions,
             std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out);
 
 /// Self attention of fused `[q | k | v]` rows within each sequence (`seq_starts`, then the row

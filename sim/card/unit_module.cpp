@@ -40,14 +40,19 @@ std::vector<UnitModule::Span> UnitModule::traffic(const program::Command& c, std
     if (!cache_write && !cache_read) return {Span{0, o.bytes}};
     const std::uint64_t rows = c.dims[0], kv_heads = cache_write ? c.dims[1] : c.dims[2];
     const std::uint64_t head_dim = cache_write ? c.dims[2] : c.dims[3], window = cache_read ? c.dims[5] : 0;
-    const std::uint64_t row = kv_heads * kernels::cache_row_bytes(ctx_.config.numerics.cache, head_dim);
+    const std::uint64_t row = kernels::cache_row_bytes(ctx_.config.numerics.cache, head_dim);
+    const std::uint64_t max_positions = cache_write ? c.dims[3] : c.dims[4];
     const std::uint64_t stride = rows ? o.bytes / rows : 0;
     std::vector<Span> spans;
+    // A sequence's cache holds each kv head's rows one after another (kernels::cache_append).
     for (std::uint64_t r = 0; r < rows; ++r) {
         std::uint64_t last = r < ctx_.positions.size() ? ctx_.positions[r] : 0;
         std::uint64_t first = cache_write ? last : (window && last + 1 > window ? last + 1 - window : 0);
-        std::uint64_t begin = r * stride + first * row, bytes = (last - first + 1) * row;
-        if (begin + bytes <= o.bytes) spans.push_back(Span{begin, bytes});
+        for (std::uint64_t h = 0; h < kv_heads; ++h) {
+            std::uint64_t begin = r * stride + (h * max_positions + first) * row,
+                          bytes = (last - first + 1) * row;
+            if (begin + bytes <= o.bytes) spans.push_back(Span{begin, bytes});
+        }
     }
     return spans;
 }

@@ -94,6 +94,7 @@ void run(const card::CardConfig& cfg, const Command& c, std::span<std::vector<st
         return;
     case Opcode::Attend:
         kernels::attend(f32s(o[0]), d(1), d(2), d(3), d(4), d(5), param(c, 0), param(c, 1), f32s(o[4]), cache,
+                        cfg.numerics.attention, kernels::attention_query_scheme(cfg.numerics),
                         u32s(o[1]).first(d(0)), o[2], o[3], f32s(o[5]));
         return;
     case Opcode::SelfAttention:
@@ -152,9 +153,6 @@ void run(const card::CardConfig& cfg, const Command& c, std::span<std::vector<st
 } // namespace
 
 Execute make_executor(const card::CardConfig& config) {
-    if (config.numerics.attention == numerics::AttentionMath::Array)
-        throw Error(
-            "numerics.attention = array: the array attention kernels are not in this build; use vector");
     kernels::weight_format(config);
     return
         [config](const Command& c, std::span<std::vector<std::byte>> operands) { run(config, c, operands); };

@@ -8,8 +8,8 @@
 namespace cardsim::sim {
 
 /// The results of every opcode on a card of `config` (its weight format and keep formats), as the
-/// card's units compute them in full runs. Throws cardsim::Error for a knob point the kernels do
-/// not run (array attention math).
+/// card's units compute them in full runs. Throws cardsim::Error for a weight format the matvec
+/// does not run.
 Execute make_executor(const card::CardConfig& config);
 
 } // namespace cardsim::sim
