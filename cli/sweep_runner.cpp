@@ -7,11 +7,16 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <deque>
+#include <fcntl.h>
 #include <set>
+#include <sys/file.h>
 #include <thread>
+#include <unistd.h>
 
 namespace cardsim::cli::sweep {
 namespace {
@@ -97,6 +102,78 @@ void materialise_models(const SweepSpec& spec, const std::vector<const Point*>& 
     }
 }
 
+/// The settings a results directory's rows depend on beyond their axis values: the base config,
+/// the models, the tokens, the prompt and the mode. Kept in DIR/sweep-settings.txt.
+std::string settings_text(const SweepSpec& spec) {
+    std::string t =
+        "# The settings of the sweep whose results are in this directory; a rerun (resume) must match.\n";
+    t += fmt::format("base_config_digest={}\n", card::digest_hex(spec.base));
+    for (auto& m : spec.models) {
+        if (auto g = std::get_if<GeneratedModel>(&m.source))
+            t +=
+                fmt::format("model.{}=generate arch={} size={} seed={}\n", m.name, g->arch, g->size, g->seed);
+        else
+            t += fmt::format("model.{}={}\n", m.name, std::get<std::filesystem::path>(m.source).string());
+    }
+    t += fmt::format("tokens={}\n", spec.tokens);
+    std::string ids;
+    for (auto id : spec.prompt)
+        ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
+    t += fmt::format("prompt={}\n", ids);
+    t += fmt::format("mode={}\n", spec.full ? "full" : "timing-only");
+    return t;
+}
+
+/// Checks that DIR/sweep-settings.txt, if there, matches `spec` (naming the first line that
+/// differs).
+void check_settings(const SweepSpec& spec, const std::filesystem::path& dir) {
+    const auto file = dir / "sweep-settings.txt";
+    const std::string want = settings_text(spec);
+    if (!std::filesystem::exists(file)) return;
+    const std::string have = io::read_file(file);
+    if (have == want) return;
+    auto lines = [](const std::string& s) {
+        std::vector<std::string> v;
+        std::size_t at = 0;
+        while (at < s.size()) {
+            auto nl = s.find('\n', at);
+            v.push_back(s.substr(at, nl - at));
+            at = nl == std::string::npos ? s.size() : nl + 1;
+        }
+        return v;
+    };
+    auto a = lines(have), b = lines(want);
+    std::size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i])
+        ++i;
+    throw Error(fmt::format(
+        "{}:{}: the results here were made with `{}` but {} asks for `{}`; use another -o DIR "
+        "(or remove the directory to start over)",
+        file.string(), i + 1, i < a.size() ? a[i] : "", spec.file.string(), i < b.size() ? b[i] : ""));
+}
+
+/// An exclusive lock on DIR/.lock for its lifetime: two sweeps never write one directory.
+class DirectoryLock {
+public:
+    explicit DirectoryLock(const std::filesystem::path& dir) {
+        const auto file = dir / ".lock";
+        fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) throw Error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
+        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            ::close(fd_);
+            throw Error(
+                fmt::format("{}: another cardsim sweep is writing into {}; wait for it or use another -o DIR",
+                            file.string(), dir.string()));
+        }
+    }
+    ~DirectoryLock() { ::close(fd_); }
+    DirectoryLock(const DirectoryLock&) = delete;
+    DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 /// One point being run.
 struct Running {
     const Point* point;
@@ -118,7 +195,10 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     SweepOutcome outcome;
     outcome.points = points.size();
     std::filesystem::create_directories(dir);
+    const DirectoryLock lock(dir);
+    check_settings(spec, dir);
     ResultsFile results(dir / "results.csv", spec, grid);
+    io::write_file_atomically(dir / "sweep-settings.txt", settings_text(spec));
     if (options.retry_failed) results.forget_failures();
     std::deque<const Point*> todo;
     for (auto& p : points)
