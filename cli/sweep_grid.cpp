@@ -33,7 +33,7 @@ Grid build_grid(const SweepSpec& spec) {
         };
         bool skip = false;
         for (auto& c : spec.skip_if) {
-            const std::string where = fmt::format("{} (point {}: {})", c.where, id, describe(spec, p));
+            const std::string where = fmt::format("{}: at point {} ({})", c.where, id, describe(spec, p));
             Value v = c.expression.evaluate(lookup, where);
             auto b = std::get_if<bool>(&v);
             if (!b)

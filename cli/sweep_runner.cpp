@@ -206,7 +206,15 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
             ++outcome.already_done;
         else
             todo.push_back(&p);
-    if (todo.empty()) return outcome;
+    auto count_failed = [&] {
+        for (auto& p : points)
+            if (auto row = results.row(p.id); row && (*row)[results.status_column()] != name(Status::Ok))
+                ++outcome.failed;
+    };
+    if (todo.empty()) {
+        count_failed();
+        return outcome;
+    }
     materialise_models(spec, {todo.begin(), todo.end()}, dir);
     const auto work = dir / ".work";
     std::filesystem::create_directories(work);
@@ -228,14 +236,23 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
                    std::string(filled, '#'), std::string(width - filled, '.'), finished, total, failed_now,
                    running.size(), clock_text(elapsed), left);
     };
+    // Records a finished point's row and reports it (a line a point when not on a terminal).
+    auto note = [&](const Point& p, CsvRow row) {
+        const bool ok = row[results.status_column()] == name(Status::Ok);
+        ++finished, ++outcome.ran;
+        if (!ok) ++failed_now;
+        if (!options.progress)
+            fmt::print(stderr, "point {} ({}): {}{} [{}/{}]\n", p.id, describe(spec, p),
+                       row[results.status_column()], ok ? "" : ": " + row.back(), finished, total);
+        results.add(std::move(row));
+    };
     auto launch = [&](const Point* p) {
         auto sets = overrides(spec, *p);
         std::optional<card::CardConfig> config;
         try {
             config = card::load_card_config(spec.config, sets);
         } catch (const Error& e) {
-            results.add(error_row(spec, *p, e.what()));
-            ++finished, ++failed_now;
+            note(*p, error_row(spec, *p, e.what()));
             return;
         }
         std::vector<std::string> argv{
@@ -259,15 +276,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     };
     auto record = [&](Running& r, const Ended& ended, bool timed_out) {
         RunOutput run{ended, slurp(r.out), slurp(r.err), timed_out};
-        auto row =
-            result_row(spec, *r.point, r.config, model_directory(spec.models[r.point->model], dir), run);
-        const bool ok = row[results.status_column()] == name(Status::Ok);
-        results.add(row);
-        ++finished, ++outcome.ran;
-        if (!ok) ++failed_now;
-        if (!options.progress)
-            fmt::print(stderr, "point {} ({}): {}{} [{}/{}]\n", r.point->id, describe(spec, *r.point),
-                       row[results.status_column()], ok ? "" : ": " + row.back(), finished, total);
+        note(*r.point,
+             result_row(spec, *r.point, r.config, model_directory(spec.models[r.point->model], dir), run));
         std::filesystem::remove(r.out);
         std::filesystem::remove(r.err);
     };
@@ -312,9 +322,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     results.finish();
     std::error_code ec;
     std::filesystem::remove_all(work, ec);
-    for (auto& p : points)
-        if (auto row = results.row(p.id); row && (*row)[results.status_column()] != name(Status::Ok))
-            ++outcome.failed;
+    count_failed();
     return outcome;
 }
 
