@@ -72,8 +72,15 @@ std::vector<Point> shard_points(const std::vector<Point>& points, Shard shard) {
 std::vector<card::Override> overrides(const SweepSpec& spec, const Point& point) {
     std::vector<card::Override> out;
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
-        out.push_back({spec.axes[a].path, toml_literal(point.values[a])});
+        if (spec.axes[a].path != tokens_axis)
+            out.push_back({spec.axes[a].path, toml_literal(point.values[a])});
     return out;
+}
+
+std::size_t point_tokens(const SweepSpec& spec, const Point& point) {
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+        if (spec.axes[a].path == tokens_axis) return std::size_t(std::get<std::int64_t>(point.values[a]));
+    return spec.tokens;
 }
 
 std::string describe(const SweepSpec& spec, const Point& point) {

@@ -43,6 +43,9 @@ std::vector<Point> shard_points(const std::vector<Point>& points, Shard shard);
 /// The `--set path=value` overrides that make a point's card config from the base.
 std::vector<card::Override> overrides(const SweepSpec& spec, const Point& point);
 
+/// The tokens a point generates: its `tokens` axis value, or the spec's `tokens`.
+std::size_t point_tokens(const SweepSpec& spec, const Point& point);
+
 /// The point as `model=... ddr.channels=2 clock.kernel_mhz=250` (for listings and messages).
 std::string describe(const SweepSpec& spec, const Point& point);
 

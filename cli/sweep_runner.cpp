@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -115,7 +116,9 @@ std::string settings_text(const SweepSpec& spec) {
         else
             t += fmt::format("model.{}={}\n", m.name, std::get<std::filesystem::path>(m.source).string());
     }
-    t += fmt::format("tokens={}\n", spec.tokens);
+    const bool swept =
+        std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == tokens_axis; });
+    t += swept ? std::string("tokens=(an axis)\n") : fmt::format("tokens={}\n", spec.tokens);
     std::string ids;
     for (auto id : spec.prompt)
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
@@ -257,7 +260,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
         }
         std::vector<std::string> argv{
             self,        "run",      model_directory(spec.models[p->model], dir).string(),
-            "--machine", "--tokens", std::to_string(spec.tokens)};
+            "--machine", "--tokens", std::to_string(point_tokens(spec, *p))};
         if (!spec.full) argv.emplace_back("--timing-only");
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
         for (auto& s : sets)

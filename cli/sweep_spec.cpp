@@ -288,7 +288,22 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
                                spec.config->string()));
     }
     spec.base = card::load_card_config(spec.config);
-    if (auto n = root.get("tokens")) spec.tokens = std::size_t(r.integer(*n, "tokens", 1, 1000000));
+    if (auto n = root.get("tokens")) {
+        if (auto arr = n->as_array()) {
+            // Token counts to sweep: an axis of its own, before the config axes.
+            Axis axis{std::string(tokens_axis), {}, r.where(*n)};
+            if (arr->empty()) r.fail(*n, "tokens", "is an empty array; expected token counts");
+            for (auto& v : *arr) {
+                AxisValue t{r.integer(v, "tokens", 1, 1000000)};
+                if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
+                    r.fail(v, "tokens", fmt::format("lists {} twice", cell(t)));
+                axis.values.push_back(t);
+            }
+            spec.axes.push_back(std::move(axis));
+        } else {
+            spec.tokens = std::size_t(r.integer(*n, "tokens", 1, 1000000));
+        }
+    }
     if (auto n = root.get("full")) {
         if (!n->is_boolean()) r.fail(*n, "full", SpecReader::type_of(*n) + "; expected true or false");
         spec.full = n->as_boolean()->get();
@@ -333,6 +348,8 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             return std::pair(sa.line, sa.column) < std::pair(sb.line, sb.column);
         });
         for (auto& [path, node] : leaves) {
+            if (path == tokens_axis)
+                r.fail(*node, "axes.tokens", "is not a config key; sweep token counts with `tokens = [...]`");
             Axis axis{path, r.axis_values(*node, path), r.where(*node)};
             // Every value must be a valid setting of the key on the base card.
             for (auto& v : axis.values) {

@@ -40,7 +40,11 @@ struct ModelSource {
     std::variant<std::filesystem::path, GeneratedModel> source;
 };
 
-/// One swept config key: its dotted path and its values, in order.
+/// The name of the axis a `tokens = [8, 64]` array makes: it sets `cardsim run --tokens`, not a
+/// config key.
+inline constexpr std::string_view tokens_axis = "tokens";
+
+/// One swept config key (or `tokens`): its dotted path and its values, in order.
 struct Axis {
     std::string path;
     std::vector<AxisValue> values;
@@ -59,7 +63,7 @@ struct SweepSpec {
     std::string name;                            ///< `name`, default the file's stem
     std::optional<std::filesystem::path> config; ///< base card config; none = the built-in D5005
     std::vector<ModelSource> models;
-    std::size_t tokens = 8;            ///< tokens each point generates
+    std::size_t tokens = 8;            ///< tokens each point generates (unless `tokens` is an axis)
     std::vector<std::uint32_t> prompt; ///< prompt ids; empty = run's default
     bool full = false;                 ///< full runs (bit-exact check + accuracy), else timing-only
     std::vector<Axis> axes;            ///< in the order the file lists them

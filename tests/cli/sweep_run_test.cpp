@@ -147,3 +147,29 @@ TEST_CASE("per-point traces (sweep --traces) are written for every point run") {
     }
     REQUIRE(read(s / "out/traces/point-0.trace") != read(s / "out/traces/point-1.trace"));
 }
+
+TEST_CASE("an array of token counts is an axis: each point runs with its own token count") {
+    Scratch s("tokens");
+    write(s / "spec.toml",
+          "tokens = [2, 6]\nmodel = { generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } }\n"
+          "[axes]\nddr.channels = [2]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    REQUIRE(rows[0][2] == "tokens");
+    REQUIRE(rows[1][2] == "2");
+    REQUIRE(rows[2][2] == "6");
+    const auto cycles = column(rows[0], "cycles");
+    auto direct = run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
+                              " --timing-only --machine --tokens 6 --set ddr.channels=2");
+    REQUIRE(direct.code == 0);
+    REQUIRE(rows[2][cycles] == machine(direct.out).at("cycles"));
+    REQUIRE(std::stod(rows[2][cycles]) > std::stod(rows[1][cycles]));
+    // `tokens` is not a config key: it cannot be written under [axes].
+    write(s / "bad.toml", tiny_model() + "[axes]\ntokens = [1, 2]\n");
+    auto b = run_cardsim("sweep " + (s / "bad.toml").string() + " --list");
+    REQUIRE(b.code == 2);
+    REQUIRE(contains(b.out, "`axes.tokens` is not a config key"));
+}
