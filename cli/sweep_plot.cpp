@@ -143,15 +143,17 @@ std::string subtitle(const Results& r) {
 
 /// The common head of every chart script: both terminals render the same plot.
 std::string head(const std::filesystem::path& png_tmp) {
-    return fmt::format("set terminal pngcairo size 1000,620 noenhanced font \"sans,10\"\n"
+    return fmt::format("set terminal pngcairo size 1000,660 noenhanced font \"sans,10\"\n"
                        "set output {}\n"
-                       "set grid\nset key outside right top\nset border 3\nset tics nomirror\n",
+                       "set grid\nset border 3\nset tics nomirror\n"
+                       "set key at screen 0.5, screen 0.015 center bottom horizontal maxrows 3\n"
+                       "set bmargin at screen 0.22\n",
                        gp_string(png_tmp.string()));
 }
 
 /// The tail of a chart script: the plot again as SVG.
 std::string tail(const std::filesystem::path& svg_tmp) {
-    return fmt::format("set terminal svg size 1000,620 noenhanced font \"sans,10\" background \"white\"\n"
+    return fmt::format("set terminal svg size 1000,660 noenhanced font \"sans,10\" background \"white\"\n"
                        "set output {}\nreplot\nunset output\n",
                        gp_string(svg_tmp.string()));
 }
@@ -160,10 +162,12 @@ std::string tail(const std::filesystem::path& svg_tmp) {
 /// gnuplot succeeded.
 ChartFiles render(const std::filesystem::path& gnuplot, const std::filesystem::path& dir,
                   const std::string& name, const std::string& title, const std::string& body) {
-    ChartFiles f{dir / (name + ".png"), dir / (name + ".svg"), dir / (name + ".gp"), title};
-    auto png_tmp = dir / ("." + name + ".png.tmp"), svg_tmp = dir / ("." + name + ".svg.tmp");
+    // Absolute paths, so the kept script renders again from anywhere.
+    const auto abs = std::filesystem::absolute(dir).lexically_normal();
+    ChartFiles f{abs / (name + ".png"), abs / (name + ".svg"), abs / (name + ".gp"), title};
+    auto png_tmp = abs / ("." + name + ".png.tmp"), svg_tmp = abs / ("." + name + ".svg.tmp");
     io::write_file_atomically(f.script, head(png_tmp) + body + tail(svg_tmp));
-    auto log = dir / ("." + name + ".log");
+    auto log = abs / ("." + name + ".log");
     auto ended = Child::spawn({gnuplot.string(), f.script.string()}, log, log).wait();
     std::string text = std::filesystem::exists(log) ? io::read_file(log) : "";
     std::filesystem::remove(log);
@@ -282,7 +286,7 @@ std::string pareto_chart(const Results& r, std::string_view figure, std::string&
     for (auto& p : pts)
         if (p.second > 0) lo = lo == 0 ? p.second : std::min(lo, p.second), hi = std::max(hi, p.second);
     if (lower && lo > 0 && hi / lo > 30) body += "set logscale y\n";
-    body += "set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.08\n";
+    body += "set offsets graph 0.05, graph 0.3, graph 0.08, graph 0.08\n";
     body +=
         "plot $points using 1:2 with points pt 7 ps 1.2 lc rgb \"#7f7f7f\" title \"point (#id)\", \\\n"
         "     $front using 1:2 with linespoints pt 7 ps 1.8 lw 2 lc rgb \"#d62728\" title \"Pareto front\", "

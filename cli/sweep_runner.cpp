@@ -229,8 +229,11 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     const auto start = Clock::now();
     const std::size_t total = todo.size();
     std::size_t finished = 0, failed_now = 0;
-    auto progress = [&] {
+    auto last_drawn = Clock::time_point{};
+    auto progress = [&](bool changed) {
         if (!options.progress) return;
+        if (!changed && Clock::now() - last_drawn < std::chrono::milliseconds(250)) return;
+        last_drawn = Clock::now();
         const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
         std::string left = finished ? clock_text(elapsed / double(finished) * double(total - finished)) : "?";
         constexpr std::size_t width = 24;
@@ -311,7 +314,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
             }
             running.erase(running.begin() + std::ptrdiff_t(i));
         }
-        progress();
+        progress(any);
         if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (stop_requested) {
