@@ -124,6 +124,7 @@ RunReport run_model(const RunRequest& req) {
         inputs.push_back(in);
     }
     auto compiled = lower::lower(g, model.checkpoint, lower::target_of(req.config), lower::Options{bucket, max_positions});
+    rep.arena_bytes = compiled.program.arena_bytes;
     auto next_out = output_index(compiled, g.next), logits_out = output_index(compiled, g.logits);
     // Decoder steps feed the prompt, then the card's own arg-max.
     sim::RunPlan plan;
@@ -264,6 +265,7 @@ std::string RunReport::machine() const {
     kv("roofline_fraction", run.seconds > 0 ? double(ddr_bytes) / peak_bytes_per_second / run.seconds : 0.0);
     for (auto& [name, busy] : run.unit_busy)
         if (busy) kv(fmt::format("busy_{}", name), run.cycles ? double(busy) / double(run.cycles) : 0.0);
+    kv("arena_bytes", arena_bytes);
     kv("bit_exact", bit_exact ? (*bit_exact ? "yes" : "no") : "unchecked");
     if (accuracy) {
         kv("max_abs_error", accuracy->max_abs_error);

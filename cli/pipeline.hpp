@@ -41,6 +41,7 @@ struct RunReport {
     sim::RunResult run;
     std::uint64_t ddr_bytes = 0;        ///< every byte the run moved through DDR
     double peak_bytes_per_second = 0;   ///< the card's DDR peak
+    std::uint64_t arena_bytes = 0;      ///< on-chip SRAM the program's arena takes
     std::optional<bool> bit_exact;      ///< full runs: outputs equal the golden executor's
     std::string mismatch;               ///< the first difference, when not bit-exact
     std::optional<Accuracy> accuracy;

@@ -15,6 +15,8 @@ packages=(
   libtomlplusplus-dev                   # toml++ card configs
   libxxhash-dev                         # xxh64 digests
   libfmt-dev                            # formatting
+  gnuplot-nox                           # cardsim plot: sweep charts (PNG, SVG)
+  parallel                              # GNU parallel: sweep shards (cardsim sweep --emit parallel)
 )
 missing=()
 for p in "${packages[@]}"; do

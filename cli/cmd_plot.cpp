@@ -1,0 +1,35 @@
+// `cardsim plot DIR`: PNG and SVG charts of a sweep's results.csv, drawn by gnuplot.
+
+#include "cli/command.hpp"
+#include "cli/sweep_plot.hpp"
+
+#include <fmt/core.h>
+
+namespace cardsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+int run(std::span<const std::string> args) {
+    po::options_description o("options");
+    o.add_options()("dir", po::value<std::string>()->required(),
+                    "a sweep's output directory (or its results.csv)")(
+        "output,o", po::value<std::string>(), "where the charts go (default: DIR/plots)");
+    const char* const positional[] = {"dir"};
+    auto vm = parse("plot", "DIR [-o PLOT_DIR]", args, o, positional);
+    sweep::PlotRequest req;
+    req.results = vm["dir"].as<std::string>();
+    auto base = std::filesystem::is_directory(req.results) ? req.results : req.results.parent_path();
+    req.output_dir =
+        vm.count("output") ? std::filesystem::path(vm["output"].as<std::string>()) : base / "plots";
+    for (auto& c : sweep::plot_results(req))
+        fmt::print("{}: {} (and {}, script {})\n", c.png.string(), c.title, c.svg.filename().string(),
+                   c.script.filename().string());
+    return Ok;
+}
+
+const Register reg{
+    {"plot", "chart a sweep's results (gnuplot): tokens/s per axis, accuracy vs throughput", run}};
+
+} // namespace
+} // namespace cardsim::cli

@@ -1,0 +1,48 @@
+#pragma once
+// Child processes of `cardsim sweep` and `cardsim plot`: spawning a program with its output going
+// to files, and asking how it ended.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace cardsim::cli::sweep {
+
+/// The path of the running cardsim executable (from /proc/self/exe).
+std::filesystem::path self_executable();
+
+/// The first executable called `name` on $PATH, if any.
+std::optional<std::filesystem::path> find_on_path(std::string_view name);
+
+/// How a child process ended.
+struct Ended {
+    int code = -1;  ///< exit code, or -1 when killed by a signal
+    int signal = 0; ///< the signal that killed it, or 0
+    /// `exit code 3` or `killed by signal 9 (Killed)`.
+    std::string text() const;
+};
+
+/// A running child process. Its standard input is /dev/null; its standard output and error go
+/// to the given files (created or truncated).
+class Child {
+public:
+    /// Starts `argv[0]` (a path) with `argv`. Failure to start is a cardsim::Error.
+    static Child spawn(const std::vector<std::string>& argv, const std::filesystem::path& out,
+                       const std::filesystem::path& err);
+    /// How it ended, if it has (does not block).
+    std::optional<Ended> poll();
+    /// Waits for it to end.
+    Ended wait();
+    /// Sends it `signal`.
+    void kill(int signal) const;
+    pid_t pid() const { return pid_; }
+
+private:
+    explicit Child(pid_t pid) : pid_(pid) {}
+    pid_t pid_;
+};
+
+} // namespace cardsim::cli::sweep
