@@ -75,9 +75,9 @@ TEST_CASE("a timing-only sweep writes one row a point, in point order, with the 
 TEST_CASE("a refused point and an invalid combination are rows with their error, and the sweep exits 1") {
     Scratch s("fail");
     // trfc 9000 and trefi 5000 are each valid alone, not together (trefi must exceed trfc).
-    // Full runs: this build refuses array attention when it executes the arithmetic.
+    // A card with no norm unit refuses the model (the shim: no unit for an RmsNorm).
     write(s / "spec.toml", tiny_model(2) + "full = true\n[axes]\n"
-                                           "numerics.attention = [\"vector\", \"array\"]\n"
+                                           "units.norm.count = [1, 0]\n"
                                            "ddr.timing.trfc = [420, 9000]\n"
                                            "ddr.timing.trefi = [9360, 5000]\n");
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
@@ -91,14 +91,14 @@ TEST_CASE("a refused point and an invalid combination are rows with their error,
     for (std::size_t i = 1; i < rows.size(); ++i) {
         const auto& row = rows[i];
         INFO(i << ": " << row[error]);
-        const bool array = row[2] == "array", bad_refresh = row[3] == "9000" && row[4] == "5000";
+        const bool refused = row[2] == "0", bad_refresh = row[3] == "9000" && row[4] == "5000";
         if (bad_refresh) {
             REQUIRE(row[status] == "error");
             REQUIRE(contains(row[error], "ddr.timing.trefi"));
             REQUIRE(contains(row[error], "not more than trfc"));
-        } else if (array) {
+        } else if (refused) {
             REQUIRE(row[status] == "error");
-            REQUIRE(contains(row[error], "array attention"));
+            REQUIRE(contains(row[error], "no unit for"));
         } else {
             REQUIRE(row[status] == "ok");
             REQUIRE(!row[cycles].empty());
