@@ -241,14 +241,17 @@ __attribute__((target("avx2"), always_inline)) inline __m256i lanes_of(const std
     }
 }
 
-/// sum over chunks and planes of (d x m) << clamp(exponent lane + e_w - base, 0, 62), d the narrow
-/// dots, as an i64 (exact: the caller checked that no term leaves the window nor the i64).
-template <CodeFormat F, bool UnitScale, int Planes>
+/// sum over chunks and planes of (d x m) << clamp(exponent lane + e_w - base, 0, 62) as an i64
+/// (exact: the caller checked that no term leaves the window nor the i64). Narrow planes with any
+/// scale (|d x m| < 2^31), or int16 planes with E8M0 scales (|d| < 2^28).
+template <CodeFormat F, bool UnitScale, int Planes, bool Narrow>
 __attribute__((target("avx2"))) std::int64_t fused_row(const std::byte* codes, const PreparedActivation& a,
                                                        const std::int32_t* ew, const std::int32_t* mw,
                                                        int base) {
     constexpr int per = 8 / Planes;
+    static_assert(Narrow || UnitScale, "int16 planes times f16 significands overflow 32-bit lanes");
     const std::int8_t* act = a.codes8.data();
+    const std::int16_t* act16 = a.codes16.data();
     const std::size_t padded = a.padded_cols, chunks = a.chunks;
     const std::int32_t* lane_e = a.lane_exponent.data();
     const __m256i vbase = _mm256_set1_epi32(base), zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(62);
@@ -258,8 +261,12 @@ __attribute__((target("avx2"))) std::int64_t fused_row(const std::byte* codes, c
         __m256i v[8];
         for (int i = 0; i < per; ++i) {
             const __m256i w = load_weights<F>(codes, c + i);
-            for (int p = 0; p < Planes; ++p)
-                v[i * Planes + p] = dot_narrow(w, act + p * padded + DOT_BLOCK * (c + i));
+            for (int p = 0; p < Planes; ++p) {
+                if constexpr (Narrow)
+                    v[i * Planes + p] = dot_narrow(w, act + p * padded + DOT_BLOCK * (c + i));
+                else
+                    v[i * Planes + p] = dot_wide(w, act16 + p * padded + DOT_BLOCK * (c + i));
+            }
         }
         __m256i d = reduce8(v);
         if constexpr (!UnitScale) d = _mm256_mullo_epi32(d, lanes_of<Planes>(mw, c)); // |d x m| < 2^31
@@ -279,29 +286,35 @@ __attribute__((target("avx2"))) std::int64_t fused_row(const std::byte* codes, c
     for (; c < chunks; ++c) {
         const __m256i w = load_weights<F>(codes, c);
         for (int p = 0; p < Planes; ++p) {
-            const std::int64_t d = hsum(dot_narrow(w, act + p * padded + DOT_BLOCK * c));
-            const int k = std::clamp(a.exponent[a.plane_word[p] * chunks + c] + ew[c] - base, 0, 62);
+            const std::int64_t d = Narrow ? hsum(dot_narrow(w, act + p * padded + DOT_BLOCK * c))
+                                          : hsum(dot_wide(w, act16 + p * padded + DOT_BLOCK * c));
+            const int k =
+                std::clamp(a.exponent[a.plane_word[p] * chunks + c] + a.plane_shift[p] + ew[c] - base, 0, 62);
             sum += (UnitScale ? d : d * mw[c]) << k;
         }
     }
     return sum;
 }
 
+template <CodeFormat F, bool UnitScale, bool Narrow>
+std::int64_t fused_planes(const std::byte* codes, const PreparedActivation& a, const std::int32_t* ew,
+                          const std::int32_t* mw, int base) {
+    return a.planes == 2 ? fused_row<F, UnitScale, 2, Narrow>(codes, a, ew, mw, base)
+                         : fused_row<F, UnitScale, 1, Narrow>(codes, a, ew, mw, base);
+}
+
+template <CodeFormat F>
+std::int64_t fused_format(const std::byte* codes, bool unit, const PreparedActivation& a,
+                          const std::int32_t* ew, const std::int32_t* mw, int base) {
+    if (!a.narrow) return fused_planes<F, true, false>(codes, a, ew, mw, base); // E8M0 only
+    return unit ? fused_planes<F, true, true>(codes, a, ew, mw, base)
+                : fused_planes<F, false, true>(codes, a, ew, mw, base);
+}
+
 std::int64_t fused(const std::byte* codes, CodeFormat f, bool unit, const PreparedActivation& a,
                    const std::int32_t* ew, const std::int32_t* mw, int base) {
-    const bool two = a.planes == 2;
-    if (f == CodeFormat::Int8) {
-        if (unit)
-            return two ? fused_row<CodeFormat::Int8, true, 2>(codes, a, ew, mw, base)
-                       : fused_row<CodeFormat::Int8, true, 1>(codes, a, ew, mw, base);
-        return two ? fused_row<CodeFormat::Int8, false, 2>(codes, a, ew, mw, base)
-                   : fused_row<CodeFormat::Int8, false, 1>(codes, a, ew, mw, base);
-    }
-    if (unit)
-        return two ? fused_row<CodeFormat::Int4, true, 2>(codes, a, ew, mw, base)
-                   : fused_row<CodeFormat::Int4, true, 1>(codes, a, ew, mw, base);
-    return two ? fused_row<CodeFormat::Int4, false, 2>(codes, a, ew, mw, base)
-               : fused_row<CodeFormat::Int4, false, 1>(codes, a, ew, mw, base);
+    return f == CodeFormat::Int8 ? fused_format<CodeFormat::Int8>(codes, unit, a, ew, mw, base)
+                                 : fused_format<CodeFormat::Int4>(codes, unit, a, ew, mw, base);
 }
 
 /// A row's scales as per-chunk exponents and significands (ew, mw; chunks + 8 entries, the tail 0),
@@ -500,7 +513,7 @@ PreparedActivation prepare(const QuantizedActivation& q, const MatrixLayout& lay
                 a.exponent_max = std::max(a.exponent_max, e);
             }
         }
-    if (a.planes <= 2) {
+    if (a.planes <= 2) { // the fused kernel's lanes
         const std::size_t per = 8 / static_cast<std::size_t>(a.planes);
         for (std::size_t c = 0; c + per <= a.chunks; c += per)
             for (std::size_t i = 0; i < per; ++i)
@@ -528,7 +541,7 @@ void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> o
     const std::int64_t max_weight = l.format.codes == CodeFormat::Int8 ? 128 : 8;
     const int count_bits = bit_length(static_cast<unsigned __int128>(a.chunks * a.planes));
     std::vector<std::int32_t> dots(a.planes * a.chunks), ew(a.chunks + 8, 0), mw(a.chunks + 8, 1);
-    const bool fused_ok = use_avx2() && a.narrow && a.planes <= 2;
+    const bool fused_ok = use_avx2() && a.planes <= 2 && (a.narrow || unit);
     std::vector<Term> terms;
     for (std::size_t k = 0; k < out.size(); ++k) {
         const std::size_t r = first_row + k;
