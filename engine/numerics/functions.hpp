@@ -14,6 +14,9 @@
 // = 1, +0; silu = +inf, -0; softplus = +inf, +0; gelu = +inf, -0; sin/cos(+-inf) = NaN;
 // rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x < 0) = NaN, rsqrt(+inf) = +0. Odd functions keep the
 // sign of zero (silu(-0) = sin(-0) = gelu(-0) = -0); results that underflow keep their sign.
+//
+// Inside namespace cardsim::numerics these names hide <cmath>'s float overloads: write std::exp
+// for the C library's function.
 
 #include <string_view>
 

@@ -61,7 +61,8 @@ void matvec(const MatrixView& m, const QuantizedActivation& a, std::span<float> 
 /// Which kernel the fast path uses: the AVX2 one where the CPU has it, else portable C++. Both give
 /// the same bits; tests force each.
 enum class Kernel { Best, Portable };
-/// Sets the kernel for this process (tests use it to hold both to the spec).
+/// Sets the kernel for this process (tests use it to hold both to the spec); not for use while
+/// another thread runs a matvec.
 void use_kernel(Kernel k);
 
 } // namespace cardsim::numerics

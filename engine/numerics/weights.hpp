@@ -128,9 +128,9 @@ public:
     }
     /// Row r's scale bytes (the first of the row).
     std::span<const std::byte> scales(std::size_t r) const { return row(r).first(layout_.scale_bytes()); }
-    /// The code of row r, column c (c < padded_cols).
+    /// The code of row r, column c (r < rows, c < padded_cols).
     int code(std::size_t r, std::size_t c) const;
-    /// The scale of row r, group g.
+    /// The scale of row r, group g (r < rows, g < groups).
     GroupScale scale(std::size_t r, std::size_t g) const;
     /// Row r dequantised: code x scale (exact in f32), NaN throughout a NaN group; cols values.
     std::vector<float> dequantize_row(std::size_t r) const;
