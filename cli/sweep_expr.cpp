@@ -55,6 +55,7 @@ class ExpressionParser {
 public:
     ExpressionParser(std::string_view text, std::string_view where) : text_(text), where_(where) {}
 
+    /// Parses the whole text into an Expression.
     Expression run() {
         Expression e;
         e.text_ = std::string(text_);
@@ -68,10 +69,12 @@ public:
     }
 
 private:
+    /// Throws a syntax error at the current column.
     [[noreturn]] void fail(std::string_view what) const {
         throw Error(fmt::format("{}: expression \"{}\": at column {}: {}{}", where_, text_, at_ + 1, what,
                                 at_ < text_.size() ? fmt::format(" (found `{}`)", text_.substr(at_)) : ""));
     }
+    /// Moves past spaces.
     void skip_space() {
         while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_])))
             ++at_;
@@ -89,28 +92,33 @@ private:
         at_ += token.size();
         return true;
     }
+    /// Appends a node; returns its index.
     std::size_t add(Expression::Node n) {
         out_->nodes_.push_back(std::move(n));
         return out_->nodes_.size() - 1;
     }
+    /// or := and { or and }
     std::size_t parse_or() {
         auto left = parse_and();
         while (accept("or") || accept("||"))
             left = add(Expression::Binary{'|', left, parse_and()});
         return left;
     }
+    /// and := not { and not }
     std::size_t parse_and() {
         auto left = parse_not();
         while (accept("and") || accept("&&"))
             left = add(Expression::Binary{'&', left, parse_not()});
         return left;
     }
+    /// not := not not | cmp
     std::size_t parse_not() {
         skip_space();
         if (accept("not") || (text_.substr(at_, 2) != "!=" && accept("!")))
             return add(Expression::Unary{'!', parse_not()});
         return parse_cmp();
     }
+    /// cmp := sum [ comparison sum ]
     std::size_t parse_cmp() {
         auto left = parse_sum();
         static constexpr std::pair<std::string_view, char> ops[] = {{"<=", 'l'}, {">=", 'g'}, {"==", '='},
@@ -119,6 +127,7 @@ private:
             if (accept(token)) return add(Expression::Binary{op, left, parse_sum()});
         return left;
     }
+    /// sum := prod { (+|-) prod }
     std::size_t parse_sum() {
         auto left = parse_prod();
         for (;;) {
@@ -130,6 +139,7 @@ private:
                 return left;
         }
     }
+    /// prod := unary { (*|/|%) unary }
     std::size_t parse_prod() {
         auto left = parse_unary();
         for (;;) {
@@ -143,10 +153,12 @@ private:
                 return left;
         }
     }
+    /// unary := - unary | atom
     std::size_t parse_unary() {
         if (accept("-")) return add(Expression::Unary{'-', parse_unary()});
         return parse_atom();
     }
+    /// atom := number | string | true | false | name | ( expr )
     std::size_t parse_atom() {
         skip_space();
         if (at_ == text_.size()) fail("expected a number, a string, a name or `(`");

@@ -44,14 +44,18 @@ struct Results {
     std::vector<std::size_t> axes; ///< axis columns (and `model` when several models)
     std::vector<std::size_t> ok;   ///< rows whose status is ok
     std::size_t failed = 0;
+    /// The index of column `name` (the header's size when absent).
     std::size_t column(std::string_view name) const {
         auto it = std::find(table.header.begin(), table.header.end(), name);
         return it == table.header.end() ? table.header.size() : std::size_t(it - table.header.begin());
     }
+    /// Whether the header has column `name`.
     bool has(std::string_view name) const { return column(name) < table.header.size(); }
+    /// One cell.
     const std::string& at(std::size_t row, std::size_t col) const { return table.rows[row][col]; }
 };
 
+/// Reads a results.csv and finds its axes and ok rows.
 Results load(const std::filesystem::path& file) {
     Results r;
     r.table = read_csv(file, /*drop_partial_tail=*/true);

@@ -59,10 +59,12 @@ class SpecReader {
 public:
     SpecReader(const std::filesystem::path& file) : file_(file), dir_(file.parent_path()) {}
 
+    /// `file:line` of a node.
     std::string where(const toml::node& n) const {
         return fmt::format("{}:{}", file_.string(), n.source().begin.line);
     }
 
+    /// Throws cardsim::Error: `file:line: `key` what`.
     [[noreturn]] void fail(const toml::node& n, std::string_view key, const std::string& what) const {
         throw Error(fmt::format("{}: `{}` {}", where(n), key, what));
     }
@@ -100,16 +102,19 @@ public:
         }
     }
 
+    /// A path of the spec, relative to the spec's directory unless absolute.
     std::filesystem::path resolve(const std::string& p) const {
         std::filesystem::path path(p);
         return (path.is_absolute() ? path : dir_ / path).lexically_normal();
     }
 
+    /// A string value, or an error naming its type.
     std::string text(const toml::node& n, std::string_view key) const {
         if (!n.is_string()) fail(n, key, type_of(n) + "; expected a string");
         return n.as_string()->get();
     }
 
+    /// An integer value in lo..hi, or an error saying so.
     std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
         if (!n.is_integer())
             fail(n, key, fmt::format("{}; expected an integer in {}..{}", type_of(n), lo, hi));
@@ -172,6 +177,7 @@ public:
         return m;
     }
 
+    /// Fails unless `dir` holds a checkpoint (a config.json).
     void check_checkpoint(const toml::node& n, std::string_view key, const std::filesystem::path& dir) const {
         if (!std::filesystem::exists(dir / "config.json"))
             fail(n, key,
@@ -212,6 +218,7 @@ public:
         return out;
     }
 
+    /// The values of a range table { from, to, step }, `to` included.
     std::vector<AxisValue> range(const toml::table& t, const toml::node& n, const std::string& key) const {
         only(t, key + ".", {"from", "to", "step"});
         auto from = t.get("from"), to = t.get("to"), step = t.get("step");
