@@ -289,8 +289,13 @@ std::string pareto_chart(const Results& r, std::string_view figure, std::string&
     double lo = 0, hi = 0;
     for (auto& p : pts)
         if (p.second > 0) lo = lo == 0 ? p.second : std::min(lo, p.second), hi = std::max(hi, p.second);
-    if (lower && lo > 0 && hi / lo > 30) body += "set logscale y\n";
-    body += "set offsets graph 0.05, graph 0.3, graph 0.08, graph 0.08\n";
+    const bool log = lower && lo > 0 && hi / lo > 30;
+    if (log)
+        body += "set logscale y\n";
+    else if (std::all_of(pts.begin(), pts.end(), [](auto& p) { return p.second >= 0; }))
+        body += "set yrange [0:*]\n"; // errors, KL and agreement are never negative
+
+    body += fmt::format("set offsets graph 0.05, graph 0.3, graph 0.08, {}\n", log ? "graph 0.08" : "0");
     body +=
         "plot $points using 1:2 with points pt 7 ps 1.2 lc rgb \"#7f7f7f\" title \"point (#id)\", \\\n"
         "     $front using 1:2 with linespoints pt 7 ps 1.8 lw 2 lc rgb \"#d62728\" title \"Pareto front\", "

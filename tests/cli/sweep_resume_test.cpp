@@ -190,9 +190,7 @@ TEST_CASE("a resume refuses a directory holding another sweep's results") {
 
 TEST_CASE("with retry-failed a rerun runs the failed points again, and only those") {
     Scratch s("retry");
-    write(s / "spec.toml", tiny_model(2) +
-                               "full = true\n[axes]\nunits.norm.count = [1, 0]\n"
-                               "ddr.channels = [1, 2]\n");
+    write(s / "spec.toml", tiny_model(2) + "[axes]\nunits.conv.count = [1, 0]\nddr.channels = [1, 2]\n");
     const std::string cmd = "sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string();
     auto first = run_cardsim(cmd);
     REQUIRE(first.code == 1);

@@ -74,10 +74,10 @@ TEST_CASE("a timing-only sweep writes one row a point, in point order, with the 
 
 TEST_CASE("a refused point and an invalid combination are rows with their error, and the sweep exits 1") {
     Scratch s("fail");
-    // trfc 9000 and trefi 5000 are each valid alone, not together (trefi must exceed trfc).
-    // A card with no norm unit refuses the model (the shim: no unit for an RmsNorm).
-    write(s / "spec.toml", tiny_model(2) + "full = true\n[axes]\n"
-                                           "units.norm.count = [1, 0]\n"
+    // Without a conv unit the card refuses the hybrid model; trfc 9000 and trefi 5000 are each
+    // valid alone, not together (trefi must exceed trfc).
+    write(s / "spec.toml", tiny_model(2) + "[axes]\n"
+                                           "units.conv.count = [1, 0]\n"
                                            "ddr.timing.trfc = [420, 9000]\n"
                                            "ddr.timing.trefi = [9360, 5000]\n");
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
@@ -91,14 +91,18 @@ TEST_CASE("a refused point and an invalid combination are rows with their error,
     for (std::size_t i = 1; i < rows.size(); ++i) {
         const auto& row = rows[i];
         INFO(i << ": " << row[error]);
-        const bool refused = row[2] == "0", bad_refresh = row[3] == "9000" && row[4] == "5000";
+        const bool no_conv = row[2] == "0", bad_refresh = row[3] == "9000" && row[4] == "5000";
         if (bad_refresh) {
             REQUIRE(row[status] == "error");
             REQUIRE(contains(row[error], "ddr.timing.trefi"));
             REQUIRE(contains(row[error], "not more than trfc"));
-        } else if (refused) {
+        } else if (no_conv) {
             REQUIRE(row[status] == "error");
-            REQUIRE(contains(row[error], "no unit for"));
+            // The refusal names the model, not the directory the sweep ran in.
+            REQUIRE(row[error].rfind("hybrid-tiny-seed1: the card refuses this model: | layer 0, mixer:",
+                                     0) == 0);
+            REQUIRE(contains(row[error], "Conv"));
+            REQUIRE(!contains(row[error], (s / "out").string()));
         } else {
             REQUIRE(row[status] == "ok");
             REQUIRE(!row[cycles].empty());
