@@ -1,5 +1,8 @@
 #include "models/checkpoint.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "engine/error.hpp"
 #include "models/json.hpp"
 #include "models/view_text.hpp"
@@ -128,6 +131,15 @@ const std::string& Checkpoint::file_of(graph::W w) const {
 
 std::span<const std::byte> Checkpoint::bytes(graph::W w) const {
     return files_[entries_.at(w).file].bytes(info(w));
+}
+
+void Checkpoint::release(graph::W w) const {
+    auto b = bytes(w);
+    if (b.empty()) return;
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    auto begin = reinterpret_cast<std::uintptr_t>(b.data()) / page * page;
+    auto end = reinterpret_cast<std::uintptr_t>(b.data() + b.size());
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED); // advice only: failure is harmless
 }
 
 std::size_t Checkpoint::parameter_count() const {

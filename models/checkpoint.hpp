@@ -64,6 +64,9 @@ public:
     std::vector<double> values(graph::W w, const graph::View& view) const;
     void read_f32(graph::W w, const graph::View& view, std::span<float> out) const override;
     void read_f64(graph::W w, const graph::View& view, std::span<double> out) const override;
+    /// Drops tensor `w`'s mapped pages from memory (madvise DONTNEED on the pages it covers; they
+    /// are read from the file again when touched).
+    void release(graph::W w) const override;
 
 private:
     struct Entry {

@@ -43,6 +43,9 @@ public:
     virtual void read_f32(W w, const View& view, std::span<float> out) const = 0;
     /// As `read_f32`, in double.
     virtual void read_f64(W w, const View& view, std::span<double> out) const = 0;
+    /// Tells the source that tensor `w` will not be read again soon, so memory it holds for it
+    /// (mapped pages) may be given back; reading it later still works. Does nothing by default.
+    virtual void release(W) const {}
 
     /// The shape `view` reads of tensor `w`; throws cardsim::Error naming the tensor if it does not fit.
     ViewShape view_of(W w, const View& view) const;

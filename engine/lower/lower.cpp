@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstring>
 #include <exception>
 #include <functional>
-#include <thread>
-#include <cstring>
 #include <map>
+#include <thread>
 #include <tuple>
 
 namespace cardsim::lower {
@@ -172,8 +172,8 @@ private:
                 try {
                     auto bytes = jobs_[j].make();
                     if (bytes.size() != jobs_[j].bytes)
-                        throw Error(fmt::format("a packed weight has {} bytes, {} were reserved", bytes.size(),
-                                                jobs_[j].bytes));
+                        throw Error(fmt::format("a packed weight has {} bytes, {} were reserved",
+                                                bytes.size(), jobs_[j].bytes));
                     out_.image.chunks[jobs_[j].chunk].bytes = std::move(bytes);
                 } catch (...) {
                     errors[j] = std::current_exception();
@@ -181,9 +181,11 @@ private:
             }
         };
         std::vector<std::thread> pool;
-        for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+        for (std::size_t t = 1; t < threads; ++t)
+            pool.emplace_back(worker);
         worker();
-        for (auto& t : pool) t.join();
+        for (auto& t : pool)
+            t.join();
         for (auto& e : errors)
             if (e) std::rethrow_exception(e);
     }
@@ -192,11 +194,13 @@ private:
     std::vector<float> values_of(const Weight& w, bool transpose_copy) const {
         auto shape = ws_.view_of(w.tensor, w.view);
         auto values = ws_.values_f32(w.tensor, w.view);
+        ws_.release(w.tensor); // packed once: its mapped pages need not stay resident
         if (!transpose_copy) return values;
         std::size_t r = shape.rows, c = shape.row_len;
         std::vector<float> t(values.size());
         for (std::size_t i = 0; i < r; ++i)
-            for (std::size_t j = 0; j < c; ++j) t[j * r + i] = values[i * c + j];
+            for (std::size_t j = 0; j < c; ++j)
+                t[j * r + i] = values[i * c + j];
         return t;
     }
 
@@ -208,8 +212,8 @@ private:
         std::size_t r = shape.rows, c = shape.row_len;
         if (how == Storing::PackedTransposed) std::swap(r, c);
         if (r * c != want_rows * want_cols || (how != Storing::RawF32 && (r != want_rows || c != want_cols)))
-            throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}", ws_.name(w.tensor), r, c,
-                                    want_rows, want_cols));
+            throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}",
+                                    ws_.name(w.tensor), r, c, want_rows, want_cols));
         bool t = how == Storing::PackedTransposed;
         Place p = how == Storing::RawF32
                       ? reserve(4 * r * c, false, [this, w] { return raw(values_of(w, false)); })
@@ -269,8 +273,8 @@ private:
             auto& m = std::get<Gemm>(g_.ops[i]);
             auto shape = ws_.view_of(m.w.tensor, m.w.view);
             if (shape.rows != width(m.out) || shape.row_len != k)
-                throw Error(fmt::format("tensor {}: its view reads {} × {}, op {} needs {} × {}", ws_.name(m.w.tensor),
-                                        shape.rows, shape.row_len, i, width(m.out), k));
+                throw Error(fmt::format("tensor {}: its view reads {} × {}, op {} needs {} × {}",
+                                        ws_.name(m.w.tensor), shape.rows, shape.row_len, i, width(m.out), k));
             views.push_back(m.w);
             parts.push_back(width(m.out));
             n += width(m.out);
@@ -282,6 +286,8 @@ private:
                 auto part = ws_.values_f32(v.tensor, v.view);
                 values.insert(values.end(), part.begin(), part.end());
             }
+            for (auto& v : views)
+                ws_.release(v.tensor);
             return t_.storage.pack(values, n, k);
         });
         auto& c = command(Opcode::Matvec, grp.ops.front());
