@@ -95,10 +95,18 @@ void run(benchmark::State& state, models::SynthSize size, sim::Mode mode) {
     state.counters["host_over_simulated"] = simulated > 0 ? host / simulated : 0;
 }
 
-void hybrid_0p1b_timing_only(benchmark::State& s) { run(s, models::SynthSize::B01, sim::Mode::TimingOnly); }
-void hybrid_0p1b_full(benchmark::State& s) { run(s, models::SynthSize::B01, sim::Mode::Full); }
-void hybrid_0p8b_timing_only(benchmark::State& s) { run(s, models::SynthSize::B08, sim::Mode::TimingOnly); }
-void hybrid_0p8b_full(benchmark::State& s) { run(s, models::SynthSize::B08, sim::Mode::Full); }
+void hybrid_0p1b_timing_only(benchmark::State& s) {
+    run(s, models::SynthSize::B01, sim::Mode::TimingOnly);
+}
+void hybrid_0p1b_full(benchmark::State& s) {
+    run(s, models::SynthSize::B01, sim::Mode::Full);
+}
+void hybrid_0p8b_timing_only(benchmark::State& s) {
+    run(s, models::SynthSize::B08, sim::Mode::TimingOnly);
+}
+void hybrid_0p8b_full(benchmark::State& s) {
+    run(s, models::SynthSize::B08, sim::Mode::Full);
+}
 
 } // namespace
 

@@ -50,8 +50,9 @@ void compile(benchmark::State& state, models::SynthSize size) {
         if (pid == 0) {
             auto model = models::load_model(dir);
             auto built = models::build_graph(model);
-            auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(card::default_card_config()),
-                                  lower::Options{graph::Bucket{1, 1, 0}, 256});
+            auto c =
+                lower::lower(built.graph, model.checkpoint, lower::target_of(card::default_card_config()),
+                             lower::Options{graph::Bucket{1, 1, 0}, 256});
             ::_exit(c.image.chunks.empty() ? 1 : 0);
         }
         int status = 0;
@@ -66,8 +67,12 @@ void compile(benchmark::State& state, models::SynthSize size) {
     state.counters["peak_over_checkpoint"] = peak_mb / ckpt_mb;
 }
 
-void hybrid_0p1b(benchmark::State& s) { compile(s, models::SynthSize::B01); }
-void hybrid_0p8b(benchmark::State& s) { compile(s, models::SynthSize::B08); }
+void hybrid_0p1b(benchmark::State& s) {
+    compile(s, models::SynthSize::B01);
+}
+void hybrid_0p8b(benchmark::State& s) {
+    compile(s, models::SynthSize::B08);
+}
 
 } // namespace
 

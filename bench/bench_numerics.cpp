@@ -194,22 +194,40 @@ BENCHMARK(BM_Hadamard)->Arg(64)->Arg(128)->Arg(256);
 void function(benchmark::State& state, Function f, float sigma, bool positive) {
     std::vector<float> x = gaussian(N, 4, sigma);
     if (positive)
-        for (float& v : x) v = std::abs(v) + 1e-3f;
+        for (float& v : x)
+            v = std::abs(v) + 1e-3f;
     float sink = 0;
     for (auto _ : state) {
-        for (float v : x) sink += apply(f, v);
+        for (float v : x)
+            sink += apply(f, v);
         benchmark::DoNotOptimize(sink);
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * N));
 }
-void BM_Exp(benchmark::State& s) { function(s, Function::Exp, 4.0f, false); }
-void BM_Sigmoid(benchmark::State& s) { function(s, Function::Sigmoid, 4.0f, false); }
-void BM_Silu(benchmark::State& s) { function(s, Function::Silu, 4.0f, false); }
-void BM_Softplus(benchmark::State& s) { function(s, Function::Softplus, 4.0f, false); }
-void BM_Rsqrt(benchmark::State& s) { function(s, Function::Rsqrt, 100.0f, true); }
-void BM_Sin(benchmark::State& s) { function(s, Function::Sin, 1000.0f, false); }
-void BM_Cos(benchmark::State& s) { function(s, Function::Cos, 1000.0f, false); }
-void BM_Gelu(benchmark::State& s) { function(s, Function::Gelu, 4.0f, false); }
+void BM_Exp(benchmark::State& s) {
+    function(s, Function::Exp, 4.0f, false);
+}
+void BM_Sigmoid(benchmark::State& s) {
+    function(s, Function::Sigmoid, 4.0f, false);
+}
+void BM_Silu(benchmark::State& s) {
+    function(s, Function::Silu, 4.0f, false);
+}
+void BM_Softplus(benchmark::State& s) {
+    function(s, Function::Softplus, 4.0f, false);
+}
+void BM_Rsqrt(benchmark::State& s) {
+    function(s, Function::Rsqrt, 100.0f, true);
+}
+void BM_Sin(benchmark::State& s) {
+    function(s, Function::Sin, 1000.0f, false);
+}
+void BM_Cos(benchmark::State& s) {
+    function(s, Function::Cos, 1000.0f, false);
+}
+void BM_Gelu(benchmark::State& s) {
+    function(s, Function::Gelu, 4.0f, false);
+}
 BENCHMARK(BM_Exp);
 BENCHMARK(BM_Sigmoid);
 BENCHMARK(BM_Silu);

@@ -21,7 +21,8 @@ int run(std::span<const std::string> args) {
     auto model = models::load_model(vm["model"].as<std::string>());
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
-    fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec), report.text(built.graph));
+    fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec),
+               report.text(built.graph));
     return report.runs() ? Ok : Negative;
 }
 

@@ -28,11 +28,16 @@ graph::Bucket parse_bucket(const std::string& text) {
         }
         auto key = part.substr(0, eq);
         if (eq == std::string::npos || used != part.size() - eq - 1 || (v == 0 && key != "markers"))
-            throw Error(fmt::format("--bucket: `{}` is not key=count (keys seqs, tokens, markers; counts positive)", part));
-        if (key == "seqs") b.seqs = v;
-        else if (key == "tokens") b.tokens = v, tokens_given = true;
-        else if (key == "markers") b.markers = v;
-        else throw Error(fmt::format("--bucket: unknown key `{}`, expected seqs, tokens or markers", key));
+            throw Error(fmt::format(
+                "--bucket: `{}` is not key=count (keys seqs, tokens, markers; counts positive)", part));
+        if (key == "seqs")
+            b.seqs = v;
+        else if (key == "tokens")
+            b.tokens = v, tokens_given = true;
+        else if (key == "markers")
+            b.markers = v;
+        else
+            throw Error(fmt::format("--bucket: unknown key `{}`, expected seqs, tokens or markers", key));
         if (end == std::string::npos) break;
         at = end + 1;
     }
@@ -44,24 +49,28 @@ int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
-    opts.add_options()("model", po::value<std::string>()->required(), "checkpoint directory")(
-        "bucket", po::value<std::string>()->default_value("seqs=1"), "row counts: seqs=S[,tokens=T][,markers=M]")(
-        "max-positions", po::value<std::size_t>()->default_value(256), "positions each sequence's caches hold")(
-        "output,o", po::value<std::string>()->required(), "program file (the DDR image goes to FILE.ddr)");
+    opts.add_options()("model", po::value<std::string>()->required(),
+                       "checkpoint directory")("bucket", po::value<std::string>()->default_value("seqs=1"),
+                                               "row counts: seqs=S[,tokens=T][,markers=M]")(
+        "max-positions", po::value<std::size_t>()->default_value(256),
+        "positions each sequence's caches hold")("output,o", po::value<std::string>()->required(),
+                                                 "program file (the DDR image goes to FILE.ddr)");
     const char* const positional[] = {"model"};
-    auto vm = parse("compile", "MODEL_DIR -o PROG [--config C] [--set k=v] [--bucket seqs=1] [--max-positions N]",
-                    args, opts, positional);
+    auto vm =
+        parse("compile", "MODEL_DIR -o PROG [--config C] [--set k=v] [--bucket seqs=1] [--max-positions N]",
+              args, opts, positional);
     auto config = load_card(vm);
     auto model = models::load_model(vm["model"].as<std::string>());
     auto built = models::build_graph(model);
-    auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config),
-                          lower::Options{parse_bucket(vm["bucket"].as<std::string>()), vm["max-positions"].as<std::size_t>()});
+    auto c = lower::lower(
+        built.graph, model.checkpoint, lower::target_of(config),
+        lower::Options{parse_bucket(vm["bucket"].as<std::string>()), vm["max-positions"].as<std::size_t>()});
     std::string out = vm["output"].as<std::string>();
     lower::write(c.image, out + ".ddr");
     program::write(c.program, out);
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes)\n", out,
-               c.program.commands.size(), c.program.arena_bytes, c.program.region(program::Region::Weights)->size, out,
-               c.image.bytes());
+               c.program.commands.size(), c.program.arena_bytes,
+               c.program.region(program::Region::Weights)->size, out, c.image.bytes());
     return Ok;
 }
 

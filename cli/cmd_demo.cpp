@@ -31,8 +31,8 @@ int run(std::span<const std::string> args) {
     opts.add_options()("tokens", po::value<std::size_t>()->default_value(8), "tokens to generate")(
         "model", po::value<std::string>(), "checkpoint folder (default: the cache folder's demo model)");
     auto vm = parse("demo", "[--tokens N] [--config C] [--set k=v]", args, opts);
-    std::filesystem::path dir =
-        vm.count("model") ? std::filesystem::path(vm["model"].as<std::string>()) : cache_folder() / "demo-hybrid-small-seed1";
+    std::filesystem::path dir = vm.count("model") ? std::filesystem::path(vm["model"].as<std::string>())
+                                                  : cache_folder() / "demo-hybrid-small-seed1";
     if (!std::filesystem::exists(dir / "config.json")) {
         std::filesystem::create_directories(dir.parent_path());
         models::SynthOptions opt;
@@ -48,9 +48,10 @@ int run(std::span<const std::string> args) {
     req.model_dir = dir;
     req.tokens = vm["tokens"].as<std::size_t>();
     req.progress = ::isatty(2);
-    fmt::print("cardsim demo: {} on the {} card ({} DDR channels at {} MT/s, kernel clock {} MHz), numerics {}\n\n",
-               dir.filename().string(), req.config.name, req.config.ddr.channels, req.config.ddr.speed_mts,
-               req.config.clock.kernel_mhz, numerics::to_string(req.config.numerics));
+    fmt::print(
+        "cardsim demo: {} on the {} card ({} DDR channels at {} MT/s, kernel clock {} MHz), numerics {}\n\n",
+        dir.filename().string(), req.config.name, req.config.ddr.channels, req.config.ddr.speed_mts,
+        req.config.clock.kernel_mhz, numerics::to_string(req.config.numerics));
     auto rep = run_model(req);
     fmt::print("{}", rep.text());
     return rep.ok() ? Ok : Negative;

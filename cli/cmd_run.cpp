@@ -30,7 +30,8 @@ std::vector<std::uint32_t> parse_ids(const std::string& text) {
             used = 0;
         }
         if (used != word.size() || v > 0xffffffffu)
-            throw Error(fmt::format("--prompt: `{}` is not a token id (expected non-negative integers, e.g. 1,17,42)", word));
+            throw Error(fmt::format(
+                "--prompt: `{}` is not a token id (expected non-negative integers, e.g. 1,17,42)", word));
         ids.push_back(std::uint32_t(v));
     }
     return ids;
@@ -40,10 +41,12 @@ int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
-    opts.add_options()("model", po::value<std::string>()->required(), "checkpoint directory (config.json + safetensors)")(
+    opts.add_options()("model", po::value<std::string>()->required(),
+                       "checkpoint directory (config.json + safetensors)")(
         "tokens", po::value<std::size_t>()->default_value(8), "tokens to generate (decoders)")(
         "prompt", po::value<std::string>(), "prompt token ids, e.g. 1,17,42 (default: a fixed prompt)")(
-        "knob", po::value<std::vector<std::string>>()->composing(), "numerics knob k=v (scaling, activations, state, cache, attention)")(
+        "knob", po::value<std::vector<std::string>>()->composing(),
+        "numerics knob k=v (scaling, activations, state, cache, attention)")(
         "trace", po::value<std::string>(), "write the run's trace here")(
         "trace-data", po::bool_switch(), "the trace carries the bytes each command wrote")(
         "perfetto", po::value<std::string>(), "write a Perfetto / Chrome trace JSON here")(
@@ -53,8 +56,9 @@ int run(std::span<const std::string> args) {
         "no-reference", po::bool_switch(), "skip the f64 reference")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"model"};
-    auto vm = parse("run", "MODEL_DIR [--config C] [--set k=v] [--tokens N] [--prompt IDS] [--knob k=v] "
-                           "[--trace F] [--perfetto F] [--vcd F] [--timing-only]",
+    auto vm = parse("run",
+                    "MODEL_DIR [--config C] [--set k=v] [--tokens N] [--prompt IDS] [--knob k=v] "
+                    "[--trace F] [--perfetto F] [--vcd F] [--timing-only]",
                     args, opts, positional);
     std::vector<card::Override> knobs;
     if (vm.count("knob"))

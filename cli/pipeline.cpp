@@ -24,7 +24,8 @@ namespace {
 /// The prompt when none is given: a few fixed ids below `vocab`.
 std::vector<std::uint32_t> default_prompt(std::size_t vocab) {
     std::vector<std::uint32_t> p;
-    for (std::uint32_t t : {1u, 17u, 42u, 7u}) p.push_back(t % std::uint32_t(vocab));
+    for (std::uint32_t t : {1u, 17u, 42u, 7u})
+        p.push_back(t % std::uint32_t(vocab));
     return p;
 }
 
@@ -38,8 +39,10 @@ std::vector<float> floats(const std::vector<std::byte>& b) {
 std::vector<double> softmax(const std::vector<double>& x) {
     double m = *std::max_element(x.begin(), x.end()), s = 0;
     std::vector<double> p(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) s += p[i] = std::exp(x[i] - m);
-    for (auto& v : p) v /= s;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        s += p[i] = std::exp(x[i] - m);
+    for (auto& v : p)
+        v /= s;
     return p;
 }
 
@@ -54,7 +57,8 @@ std::optional<std::size_t> output_index(const lower::Compiled& c, std::optional<
 /// Compares every step's outputs with the golden executor's; returns the first difference.
 std::optional<std::string> compare_golden(const graph::Graph& g, const graph::WeightSource& w,
                                           const card::CardConfig& config, const lower::Compiled& c,
-                                          const std::vector<graph::BatchInputs>& inputs, const sim::RunResult& run) {
+                                          const std::vector<graph::BatchInputs>& inputs,
+                                          const sim::RunResult& run) {
     golden::Golden gold(g, w, config, c.options.bucket, c.options.max_positions);
     for (std::size_t s = 0; s < run.outputs.size(); ++s) {
         gold.step(inputs[s]);
@@ -67,8 +71,9 @@ std::optional<std::string> compare_golden(const graph::Graph& g, const graph::We
                 std::memcpy(&a, &got[i], 4);
                 std::memcpy(&b, &want[i], 4);
                 if (a != b)
-                    return fmt::format("step {}, output {}, element {}: card {:#010x} ({}), golden {:#010x} ({})", s,
-                                       g.names[v.id], i, a, got[i], b, want[i]);
+                    return fmt::format(
+                        "step {}, output {}, element {}: card {:#010x} ({}), golden {:#010x} ({})", s,
+                        g.names[v.id], i, a, got[i], b, want[i]);
             }
             if (want.size() != got.size())
                 return fmt::format("step {}, output {}: {} values on the card, {} golden", s, g.names[v.id],
@@ -90,7 +95,8 @@ RunReport run_model(const RunRequest& req) {
     auto verdict = shim::check_model(g, caps);
     if (!verdict.runs()) {
         std::string why = fmt::format("{}: the card refuses this model:", req.model_dir.string());
-        for (auto& r : verdict.refusals) why += fmt::format("\n  {}", r.text());
+        for (auto& r : verdict.refusals)
+            why += fmt::format("\n  {}", r.text());
         throw Error(why);
     }
     const auto* dec = std::get_if<models::DecoderSpec>(&model.spec);
@@ -111,19 +117,23 @@ RunReport run_model(const RunRequest& req) {
         rep.steps = rep.prompt.size() + std::max<std::size_t>(req.tokens, 1) - 1;
         max_positions = rep.steps;
     } else {
-        for (std::size_t t = 0; t < rep.prompt.size(); t += 4) markers.push_back(t);
+        for (std::size_t t = 0; t < rep.prompt.size(); t += 4)
+            markers.push_back(t);
         bucket = graph::Bucket{rep.prompt.size(), 1, markers.size()};
         rep.steps = 1;
         graph::BatchInputs in;
         in.ids = rep.prompt;
-        for (std::uint32_t t = 0; t < rep.prompt.size(); ++t) in.positions.push_back(t);
+        for (std::uint32_t t = 0; t < rep.prompt.size(); ++t)
+            in.positions.push_back(t);
         in.seq_starts = {0, std::uint32_t(rep.prompt.size())};
         in.qtype = {0};
-        for (auto m : markers) in.marker_rows.push_back(std::uint32_t(m));
+        for (auto m : markers)
+            in.marker_rows.push_back(std::uint32_t(m));
         in.marker_starts = {0, std::uint32_t(markers.size())};
         inputs.push_back(in);
     }
-    auto compiled = lower::lower(g, model.checkpoint, lower::target_of(req.config), lower::Options{bucket, max_positions});
+    auto compiled = lower::lower(g, model.checkpoint, lower::target_of(req.config),
+                                 lower::Options{bucket, max_positions});
     rep.arena_bytes = compiled.program.arena_bytes;
     auto next_out = output_index(compiled, g.next), logits_out = output_index(compiled, g.logits);
     // Decoder steps feed the prompt, then the card's own arg-max.
@@ -154,7 +164,8 @@ RunReport run_model(const RunRequest& req) {
         tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
         rep.generated.assign(tokens.begin() + std::ptrdiff_t(rep.prompt.size()), tokens.end());
     }
-    for (auto& ch : rep.run.channels) rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
+    for (auto& ch : rep.run.channels)
+        rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
     if (req.mode == sim::Mode::Full && !rep.run.fault) {
         auto mismatch = compare_golden(g, model.checkpoint, req.config, compiled, inputs, rep.run);
@@ -172,7 +183,8 @@ RunReport run_model(const RunRequest& req) {
                 if (s + 1 < rep.prefill_steps) continue; // accuracy over the generating steps
                 auto got = floats(rep.run.outputs[s].values[*logits_out]);
                 std::vector<double> gd(got.begin(), got.end());
-                for (std::size_t i = 0; i < want.size(); ++i) acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
+                for (std::size_t i = 0; i < want.size(); ++i)
+                    acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
                 auto best = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
                 if (best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
                 auto p = softmax(want), q = softmax(gd);
@@ -189,7 +201,8 @@ RunReport run_model(const RunRequest& req) {
             auto got = floats(rep.run.outputs[0].values[*logits_out]);
             for (std::size_t i = 0; i < want.marker_logits.size() && i < got.size(); ++i)
                 acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
-            auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) - want.marker_logits.begin();
+            auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) -
+                      want.marker_logits.begin();
             auto gb = std::max_element(got.begin(), got.end()) - got.begin();
             agree = wb == gb;
             acc.steps = 1;
@@ -212,43 +225,51 @@ std::string RunReport::text() const {
     o += fmt::format("model: {}\n", model);
     auto ids = [](const std::vector<std::uint32_t>& v) {
         std::string s;
-        for (auto t : v) s += fmt::format("{}{}", s.empty() ? "" : " ", t);
+        for (auto t : v)
+            s += fmt::format("{}{}", s.empty() ? "" : " ", t);
         return s;
     };
     o += fmt::format("prompt: {}\n", ids(prompt));
     if (!generated.empty()) o += fmt::format("generated: {}\n", ids(generated));
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     double secs = run.seconds;
-    o += fmt::format("card: {} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)\n", steps, run.cycles,
-                     secs * 1e3, secs > 0 ? double(steps) / secs : 0.0);
+    o += fmt::format("card: {} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)\n", steps,
+                     run.cycles, secs * 1e3, secs > 0 ? double(steps) / secs : 0.0);
     if (steps > prefill_steps && run.step_end.size() == steps && prefill_steps > 0) {
-        double decode = double(run.step_end.back() - run.step_end[prefill_steps - 1]) /
-                        double(run.cycles) * secs / double(steps - prefill_steps);
+        double decode = double(run.step_end.back() - run.step_end[prefill_steps - 1]) / double(run.cycles) *
+                        secs / double(steps - prefill_steps);
         o += fmt::format("decode: {:.3f} ms a token ({:.1f} tokens/s)\n", decode * 1e3, 1.0 / decode);
     }
     double bw = secs > 0 ? double(ddr_bytes) / secs : 0;
     double roofline = double(ddr_bytes) / peak_bytes_per_second;
-    o += fmt::format("ddr: {:.1f} MB moved, {:.2f} GB/s ({:.1f} % of the {:.1f} GB/s peak); roofline {:.3f} ms, "
-                     "achieved {:.1f} % of it\n",
-                     double(ddr_bytes) / 1e6, bw / 1e9, 100 * bw / peak_bytes_per_second, peak_bytes_per_second / 1e9,
-                     roofline * 1e3, secs > 0 ? 100 * roofline / secs : 0.0);
+    o += fmt::format(
+        "ddr: {:.1f} MB moved, {:.2f} GB/s ({:.1f} % of the {:.1f} GB/s peak); roofline {:.3f} ms, "
+        "achieved {:.1f} % of it\n",
+        double(ddr_bytes) / 1e6, bw / 1e9, 100 * bw / peak_bytes_per_second, peak_bytes_per_second / 1e9,
+        roofline * 1e3, secs > 0 ? 100 * roofline / secs : 0.0);
     for (std::size_t c = 0; c < run.channels.size(); ++c) {
         auto& ch = run.channels[c];
-        o += fmt::format("  channel {}: {:.1f} MB read, {:.1f} MB written, row hits {} misses {} conflicts {}\n", c,
-                         double(ch.read_bytes) / 1e6, double(ch.write_bytes) / 1e6, ch.row_hits, ch.row_misses,
-                         ch.row_conflicts);
+        o += fmt::format(
+            "  channel {}: {:.1f} MB read, {:.1f} MB written, row hits {} misses {} conflicts {}\n", c,
+            double(ch.read_bytes) / 1e6, double(ch.write_bytes) / 1e6, ch.row_hits, ch.row_misses,
+            ch.row_conflicts);
     }
     o += "units busy:";
     for (auto& [name, busy] : run.unit_busy)
-        if (busy) o += fmt::format(" {} {:.1f} %", name, run.cycles ? 100.0 * double(busy) / double(run.cycles) : 0.0);
+        if (busy)
+            o += fmt::format(" {} {:.1f} %", name,
+                             run.cycles ? 100.0 * double(busy) / double(run.cycles) : 0.0);
     o += "\n";
-    if (bit_exact) o += *bit_exact ? "bit-exact: yes (every output equals the golden executor's)\n"
-                                   : fmt::format("bit-exact: NO: {}\n", mismatch);
-    else o += "bit-exact: not checked (timing-only run)\n";
+    if (bit_exact)
+        o += *bit_exact ? "bit-exact: yes (every output equals the golden executor's)\n"
+                        : fmt::format("bit-exact: NO: {}\n", mismatch);
+    else
+        o += "bit-exact: not checked (timing-only run)\n";
     if (accuracy)
-        o += fmt::format("accuracy vs f64 reference over {} steps: max |logit error| {:.3g}, top-1 agreement {:.1f} %, "
-                         "KL {:.3g} nats\n",
-                         accuracy->steps, accuracy->max_abs_error, 100 * accuracy->top1_agreement, accuracy->kl);
+        o += fmt::format(
+            "accuracy vs f64 reference over {} steps: max |logit error| {:.3g}, top-1 agreement {:.1f} %, "
+            "KL {:.3g} nats\n",
+            accuracy->steps, accuracy->max_abs_error, 100 * accuracy->top1_agreement, accuracy->kl);
     o += fmt::format("host: {:.2f} s\n", run.host_seconds);
     return o;
 }

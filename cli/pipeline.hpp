@@ -17,13 +17,13 @@ namespace cardsim::cli {
 struct RunRequest {
     std::filesystem::path model_dir;
     card::CardConfig config;
-    std::size_t tokens = 8;              ///< tokens to generate (decoders)
-    std::vector<std::uint32_t> prompt;   ///< prompt token ids; empty: a fixed default
+    std::size_t tokens = 8;            ///< tokens to generate (decoders)
+    std::vector<std::uint32_t> prompt; ///< prompt token ids; empty: a fixed default
     sim::Mode mode = sim::Mode::Full;
-    bool reference = true;               ///< measure accuracy against the f64 reference (full runs)
+    bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
-    bool trace_data = false;             ///< the trace carries the bytes every command wrote
-    bool progress = false;               ///< print a progress line (on a terminal)
+    bool trace_data = false; ///< the trace carries the bytes every command wrote
+    bool progress = false;   ///< print a progress line (on a terminal)
 };
 
 /// Accuracy of the card's logits against the f64 reference, teacher-forced on the card's tokens.
@@ -36,14 +36,14 @@ struct Accuracy {
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
 struct RunReport {
-    std::string model;                  ///< the recognised architecture
+    std::string model; ///< the recognised architecture
     std::vector<std::uint32_t> prompt, generated;
     sim::RunResult run;
-    std::uint64_t ddr_bytes = 0;        ///< every byte the run moved through DDR
-    double peak_bytes_per_second = 0;   ///< the card's DDR peak
-    std::uint64_t arena_bytes = 0;      ///< on-chip SRAM the program's arena takes
-    std::optional<bool> bit_exact;      ///< full runs: outputs equal the golden executor's
-    std::string mismatch;               ///< the first difference, when not bit-exact
+    std::uint64_t ddr_bytes = 0;      ///< every byte the run moved through DDR
+    double peak_bytes_per_second = 0; ///< the card's DDR peak
+    std::uint64_t arena_bytes = 0;    ///< on-chip SRAM the program's arena takes
+    std::optional<bool> bit_exact;    ///< full runs: outputs equal the golden executor's
+    std::string mismatch;             ///< the first difference, when not bit-exact
     std::optional<Accuracy> accuracy;
     std::size_t steps = 0, prefill_steps = 0;
 

@@ -27,7 +27,8 @@ Trace trace_of(const sim::RunResult& run, const program::Program& program, const
         if (mode == sim::Mode::Full && !r.written.empty()) {
             std::vector<WrittenOperand> ops;
             for (auto& w : r.written)
-                ops.push_back(WrittenOperand{{reinterpret_cast<const std::uint8_t*>(w.data()), w.size()}, Encoding::F32});
+                ops.push_back(WrittenOperand{{reinterpret_cast<const std::uint8_t*>(w.data()), w.size()},
+                                             Encoding::F32});
             set_written(rec, ops, true);
         } else {
             rec.written = r.bytes_written;

@@ -120,7 +120,8 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 void write_file_atomically(const std::filesystem::path& destination, std::span<const std::byte> bytes) {
-    write_file_atomically(destination, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    write_file_atomically(destination,
+                          std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 std::vector<std::byte> read_bytes(const std::filesystem::path& path) {

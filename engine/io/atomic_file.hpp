@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <filesystem>
 #include <span>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cardsim::io {
 

@@ -25,7 +25,9 @@ Target target_of(const card::CardConfig& c) {
         return kernels::matrix_layout(c, rows, cols).bytes();
     };
     auto cache = c.numerics.cache;
-    t.storage.cache_row_bytes = [cache](std::size_t head_dim) { return kernels::cache_row_bytes(cache, head_dim); };
+    t.storage.cache_row_bytes = [cache](std::size_t head_dim) {
+        return kernels::cache_row_bytes(cache, head_dim);
+    };
     t.storage.state_element_bytes = kernels::state_element_bytes(c.numerics.state);
     return t;
 }

@@ -6,7 +6,8 @@ namespace cardsim::shim {
 
 Capabilities capabilities(const card::CardConfig& c) {
     Capabilities caps;
-    for (auto kind : card::all_unit_kinds) caps.set(kind, c.units.has(kind));
+    for (auto kind : card::all_unit_kinds)
+        caps.set(kind, c.units.has(kind));
     caps.matvec_bias = c.units.matvec.bias;
     caps.matvec_scale = c.units.matvec.scale;
     caps.matvec_relu = c.capabilities.relu;

@@ -7,6 +7,8 @@
 namespace cardsim::test {
 
 /// The capabilities of the default D5005 card config.
-inline shim::Capabilities default_card() { return shim::capabilities(card::default_card_config()); }
+inline shim::Capabilities default_card() {
+    return shim::capabilities(card::default_card_config());
+}
 
 } // namespace cardsim::test

@@ -26,7 +26,8 @@ namespace {
 /// card's weight format and dequantised, and whose other tensors come back as they are.
 class Dequantised final : public graph::WeightSource {
 public:
-    Dequantised(const graph::WeightSource& base, const graph::Graph& g, const card::CardConfig& c) : base_(base), c_(c) {
+    Dequantised(const graph::WeightSource& base, const graph::Graph& g, const card::CardConfig& c)
+        : base_(base), c_(c) {
         for (auto& op : g.ops) {
             if (auto* m = std::get_if<graph::Gemm>(&op)) packed_.insert(m->w.tensor);
             if (auto* e = std::get_if<graph::Embed>(&op)) packed_.insert(e->table.tensor);

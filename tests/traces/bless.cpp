@@ -2,8 +2,8 @@
 
 #include "traces/bless.hpp"
 #include "engine/error.hpp"
-#include "fixtures.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "fixtures.hpp"
 #include "traces/writer.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // `cardsim trace show|diff|bless` run as a user would: output and exit codes.
 
-#include "fixtures.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "fixtures.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"
 

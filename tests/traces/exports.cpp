@@ -1,7 +1,7 @@
 // Exports: Perfetto / Chrome trace JSON and CSV carry every command.
 
-#include "fixtures.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "fixtures.hpp"
 #include "traces/csv.hpp"
 #include "traces/lexical.hpp"
 #include "traces/perfetto.hpp"

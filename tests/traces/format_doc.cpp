@@ -1,7 +1,7 @@
 // traces/FORMAT.md and the library agree: its example reads, its test vectors hold.
 
-#include "fixtures.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "fixtures.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"
 #include "traces/xxh64.hpp"

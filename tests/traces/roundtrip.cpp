@@ -1,7 +1,7 @@
 // Writing and reading traces: round trips, determinism, the spelling FORMAT.md fixes.
 
-#include "fixtures.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "fixtures.hpp"
 #include "traces/lexical.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"
