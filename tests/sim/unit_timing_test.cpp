@@ -1,0 +1,110 @@
+// Every unit's compute cycles for a range of shapes are the closed form of its documented measure
+// (configs/d5005.toml: MACs for the matvec, cache elements for attention, channels for the conv,
+// state elements for the delta step, elements for the rest) over its configured width, and a
+// command never finishes before its compute cycles plus its pipeline latency.
+
+#include "engine/card/card_config.hpp"
+#include "sim/card/simulation.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace cardsim;
+using namespace cardsim::program;
+
+namespace {
+
+/// An arena operand of `bytes` at `at` (the program's one arena is big enough for all of them).
+Operand arena(Access a, std::uint64_t at, std::uint64_t bytes) {
+    return {Region::Arena, a, at, bytes};
+}
+
+struct Case {
+    Command command;
+    std::uint64_t work; ///< computed here by hand from the shape
+};
+
+} // namespace
+
+TEST_CASE("each unit's compute cycles are its work over its width for a range of shapes") {
+    auto config = card::default_card_config();
+    std::vector<Case> cases;
+    for (std::uint64_t width : {16u, 100u, 4096u}) {
+        Command add;
+        add.opcode = Opcode::Add;
+        add.unit = Unit::Add;
+        add.operands = {arena(Access::Read, 0, 4 * width), arena(Access::Read, 0, 4 * width),
+                        arena(Access::Write, 1 << 20, 4 * width)};
+        add.dims = {1, width};
+        cases.push_back({add, width});
+        Command norm;
+        norm.opcode = Opcode::RmsNorm;
+        norm.unit = Unit::Norm;
+        norm.operands = {arena(Access::Read, 0, 8 * width), {}, arena(Access::Write, 1 << 21, 8 * width)};
+        norm.dims = {2, width, width};
+        norm.params = {f64_bits(1e-6)};
+        cases.push_back({norm, 2 * width});
+    }
+    for (std::uint64_t n : {64u, 512u}) {
+        Command mv;
+        mv.opcode = Opcode::Matvec;
+        mv.unit = Unit::Matvec;
+        const std::uint64_t k = 256;
+        mv.operands = {arena(Access::Read, 0, 4 * k),
+                       {Region::Weights, Access::Read, 0, n * k},
+                       {},
+                       arena(Access::ReadWrite, 1 << 22, 4 * n),
+                       {},
+                       {}};
+        mv.dims = {1, n, k, n, 0};
+        cases.push_back({mv, n * k});
+    }
+    for (std::uint64_t channels : {64u, 1000u}) {
+        Command conv;
+        conv.opcode = Opcode::Conv;
+        conv.unit = Unit::Conv;
+        conv.operands = {arena(Access::Read, 0, 4 * channels),
+                         {Region::Weights, Access::Read, 0, 16 * channels},
+                         arena(Access::ReadWrite, 1 << 23, 12 * channels),
+                         arena(Access::Write, (1 << 23) + (1 << 21), 4 * channels)};
+        conv.dims = {1, channels, 4};
+        cases.push_back({conv, channels});
+    }
+    {
+        Command delta;
+        delta.opcode = Opcode::DeltaStep;
+        delta.unit = Unit::Delta;
+        const std::uint64_t kh = 2, vh = 4, dk = 32, dv = 48;
+        delta.operands = {arena(Access::Read, 0, 4 * kh * dk),
+                          arena(Access::Read, 0, 4 * kh * dk),
+                          arena(Access::Read, 0, 4 * vh * dv),
+                          arena(Access::Read, 0, 4 * vh),
+                          arena(Access::Read, 0, 4 * vh),
+                          arena(Access::ReadWrite, (1 << 23) + (1 << 22), 4 * vh * dk * dv),
+                          arena(Access::Write, 1 << 23, 4 * vh * dv)};
+        delta.dims = {1, kh, vh, dk, dv};
+        cases.push_back({delta, vh * dk * dv});
+    }
+    lower::Compiled c;
+    c.program.arena_bytes = 1 << 24;
+    c.program.regions = {{Region::Weights, Space::Ddr, 0, 1 << 20},
+                         {Region::Io, Space::Ddr, 1 << 21, 4096},
+                         {Region::Arena, Space::Sram, 0, 1 << 24}};
+    for (auto& k : cases)
+        c.program.commands.push_back(k.command);
+    sim::RunPlan plan;
+    plan.mode = sim::Mode::TimingOnly;
+    plan.inputs = [](std::size_t, const sim::StepOutputs*) {
+        return sim::StepInputs{{}, {0}, {}, {}, {}, {}};
+    };
+    auto r = sim::simulate(config, c, plan);
+    REQUIRE_FALSE(r.fault);
+    REQUIRE(r.records.size() == cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        auto& rec = r.records[i];
+        auto spec = config.units[rec.unit];
+        INFO("command " << i << " (" << name(rec.opcode) << "), work " << cases[i].work << ", width "
+                        << spec.width);
+        REQUIRE(rec.compute_cycles == (cases[i].work + spec.width - 1) / spec.width);
+        REQUIRE(rec.end - rec.start >= rec.compute_cycles + spec.latency);
+    }
+}
