@@ -17,10 +17,11 @@
 
 namespace cardsim::sim {
 
-/// Computes one command's results: gets the bytes of every operand (read operands filled, write
-/// operands to fill, in operand order; absent operands empty). The simulator's full mode calls it;
-/// timing-only runs never do.
-using Execute = std::function<void(const program::Command&, std::span<std::vector<std::byte>> operands)>;
+/// Computes one command's results: gets the bytes of every operand in operand order (read
+/// operands hold their data, write operands are to be filled; absent operands empty). The spans
+/// are the card memory in place (or copies where operands overlap). The simulator's full mode calls
+/// it; timing-only runs never do.
+using Execute = std::function<void(const program::Command&, std::span<const std::span<std::byte>> operands)>;
 
 /// Where a program's region lives on the card.
 struct RegionAt {

@@ -10,7 +10,7 @@
 
 namespace cardsim::sim {
 
-/// Forwards transactions from every bound unit to the SRAM (b_transport and debug transport).
+/// Forwards transactions from every bound unit to the SRAM (b_transport, debug transport, DMI).
 class SramPort : public sc_core::sc_module {
 public:
     tlm_utils::multi_passthrough_target_socket<SramPort> units;
@@ -20,6 +20,7 @@ public:
         : sc_core::sc_module(name), units("units"), sram("sram") {
         units.register_b_transport(this, &SramPort::b_transport);
         units.register_transport_dbg(this, &SramPort::transport_dbg);
+        units.register_get_direct_mem_ptr(this, &SramPort::get_direct_mem_ptr);
     }
 
 private:
@@ -27,6 +28,9 @@ private:
         sram->b_transport(gp, delay);
     }
     unsigned int transport_dbg(int, tlm::tlm_generic_payload& gp) { return sram->transport_dbg(gp); }
+    bool get_direct_mem_ptr(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+        return sram->get_direct_mem_ptr(gp, dmi);
+    }
 };
 
 } // namespace cardsim::sim

@@ -35,6 +35,12 @@ void UnitModule::start(std::uint32_t index) {
 
 std::vector<UnitModule::Span> UnitModule::traffic(const program::Command& c, std::size_t k) const {
     const auto& o = c.operands[k];
+    if (c.opcode == program::Opcode::Embed && k == 0) {
+        // A lookup reads one table row per token row. Timing is data-independent (a timing-only run
+        // has no token ids), so the rows are timed as the table's first rows.
+        const std::uint64_t stride = kernels::matrix_layout(ctx_.config, 1, c.dims[1]).row_stride();
+        return {Span{0, std::min(o.bytes, c.dims[0] * stride)}};
+    }
     bool cache_write = c.opcode == program::Opcode::CacheAppend && k == 2;
     bool cache_read = c.opcode == program::Opcode::Attend && (k == 2 || k == 3);
     if (!cache_write && !cache_read) return {Span{0, o.bytes}};
@@ -87,8 +93,8 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
 }
 
 sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd,
-                                       std::vector<std::byte>& bytes, const std::vector<Span>& spans,
-                                       sc_core::sc_time issue, std::uint32_t index) {
+                                       const std::vector<Span>& spans, sc_core::sc_time issue,
+                                       std::uint32_t index) {
     auto& r = ctx_.region(o.region);
     std::uint64_t address = r.base + o.offset;
     if (o.offset % 4 != 0) {
@@ -97,19 +103,55 @@ sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_comma
                                    program::name(o.region), o.offset, address));
         return issue;
     }
-    auto* data = ctx_.timing_only ? nullptr : reinterpret_cast<unsigned char*>(bytes.data());
-    bool whole = spans.size() == 1 && spans[0].offset == 0 && spans[0].bytes == o.bytes;
-    if (whole) return one(o, cmd, address, o.bytes, data, true, issue, index);
-    // Data moves whole and untimed; the time is that of the spans the unit really moves.
-    if (data && cmd == tlm::TLM_READ_COMMAND) one(o, cmd, address, o.bytes, data, false, issue, index);
     sc_core::sc_time done = issue;
     for (auto& s : spans)
         done = std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index));
-    if (data && cmd == tlm::TLM_WRITE_COMMAND) one(o, cmd, address, o.bytes, data, false, issue, index);
     return done;
 }
 
+std::span<std::byte> UnitModule::in_place(const program::Operand& o, std::uint32_t index) {
+    const auto& r = ctx_.region(o.region);
+    const bool in_ddr = r.space == program::Space::Ddr;
+    tlm::tlm_dmi& dmi = in_ddr ? ddr_dmi_ : sram_dmi_;
+    bool& have = in_ddr ? have_ddr_dmi_ : have_sram_dmi_;
+    if (!have) {
+        tlm::tlm_generic_payload gp;
+        gp.set_command(tlm::TLM_READ_COMMAND);
+        gp.set_address(r.base + o.offset);
+        have = in_ddr ? ddr->get_direct_mem_ptr(gp, dmi) : sram->get_direct_mem_ptr(gp, dmi);
+    }
+    const std::uint64_t a = r.base + o.offset;
+    if (!have || !dmi.is_read_write_allowed() || a < dmi.get_start_address() || o.offset > r.size ||
+        o.bytes > r.size - o.offset || a + o.bytes - 1 > dmi.get_end_address()) {
+        ctx_.bus_error(index,
+                       fmt::format("{}+{:#x} ({} bytes at address {:#x}) lies outside the {} region of {} "
+                                   "bytes or the memory",
+                                   program::name(o.region), o.offset, o.bytes, a, program::name(o.region),
+                                   r.size));
+        return {};
+    }
+    return {reinterpret_cast<std::byte*>(dmi.get_dmi_ptr()) + (a - dmi.get_start_address()),
+            static_cast<std::size_t>(o.bytes)};
+}
+
+bool UnitModule::overlaps_a_write(const program::Command& c, std::size_t k) {
+    const auto& a = c.operands[k];
+    for (std::size_t j = 0; j < c.operands.size(); ++j) {
+        const auto& b = c.operands[j];
+        if (j == k || b.region == Region::None || b.bytes == 0) continue;
+        if (a.access == Access::Read && b.access == Access::Read) continue;
+        const auto& ra = ctx_.region(a.region);
+        const auto& rb = ctx_.region(b.region);
+        if (ra.space != rb.space) continue;
+        const std::uint64_t a0 = ra.base + a.offset, b0 = rb.base + b.offset;
+        if (a0 < b0 + b.bytes && b0 < a0 + a.bytes) return true;
+    }
+    return false;
+}
+
 void UnitModule::run() {
+    const std::uint32_t channels = ctx_.interleave.channels();
+    std::vector<memory::ChannelInterleave::Range> ranges(channels);
     for (;;) {
         sc_core::wait(start_);
         const std::uint32_t index = index_;
@@ -122,71 +164,100 @@ void UnitModule::run() {
         rec.instance = instance_;
         rec.opcode = c.opcode;
         rec.start = ctx_.clock.cycle_at_or_after(t0);
-        rec.channel_read.assign(ctx_.interleave.channels(), 0);
-        rec.channel_written.assign(ctx_.interleave.channels(), 0);
-        buffers_.resize(c.operands.size());
+        rec.channel_read.assign(channels, 0);
+        rec.channel_written.assign(channels, 0);
+        auto is_ddr = [&](const program::Operand& o) {
+            return o.region != Region::None && o.bytes && ctx_.region(o.region).space == program::Space::Ddr;
+        };
+        // Each channel's share of the spans of a DDR operand, added to `per`.
         auto count_channels = [&](const program::Operand& o, const std::vector<Span>& spans,
                                   std::vector<std::uint64_t>& per) {
-            if (ctx_.region(o.region).space != program::Space::Ddr) return;
-            for (auto& s : spans)
-                ctx_.interleave.for_each_piece(
-                    ctx_.region(o.region).base + o.offset + s.offset, s.bytes,
-                    [&](std::uint32_t ch, std::uint64_t, std::uint64_t, std::uint64_t n) { per[ch] += n; });
+            if (!is_ddr(o)) return;
+            for (auto& s : spans) {
+                if (s.bytes == 0) continue;
+                ctx_.interleave.split(ctx_.region(o.region).base + o.offset + s.offset, s.bytes, ranges);
+                for (std::uint32_t ch = 0; ch < channels; ++ch)
+                    per[ch] += ranges[ch].size();
+            }
         };
         busy_signal_.write(true);
-        std::vector<std::uint32_t> touched;
+        std::vector<bool> touched(channels, false);
         for (auto& o : c.operands)
-            if (o.region != Region::None && o.bytes && ctx_.region(o.region).space == program::Space::Ddr)
-                ctx_.interleave.for_each_piece(
-                    ctx_.region(o.region).base + o.offset, o.bytes,
-                    [&](std::uint32_t ch, std::uint64_t, std::uint64_t, std::uint64_t) {
-                        if (std::find(touched.begin(), touched.end(), ch) == touched.end())
-                            touched.push_back(ch);
-                    });
+            if (is_ddr(o)) {
+                ctx_.interleave.split(ctx_.region(o.region).base + o.offset, o.bytes, ranges);
+                for (std::uint32_t ch = 0; ch < channels; ++ch)
+                    touched[ch] = touched[ch] || !ranges[ch].empty();
+            }
         auto activity = [&](int delta) {
-            for (auto ch : touched) {
+            for (std::uint32_t ch = 0; ch < channels; ++ch) {
+                if (!touched[ch]) continue;
                 ctx_.channel_active[ch] = std::uint32_t(int(ctx_.channel_active[ch]) + delta);
                 if (ch < ctx_.channel_signals.size())
                     ctx_.channel_signals[ch]->write(ctx_.channel_active[ch]);
             }
         };
         activity(+1);
-        // Reads, all issued now.
+        // Reads, all issued now; their data moves without time (below).
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
-            auto& buf = buffers_[i];
-            buf.assign(ctx_.timing_only || o.region == Region::None ? 0 : o.bytes, std::byte{0});
-            if (o.region == Region::None || o.bytes == 0) continue;
-            bool reads_it = o.access == Access::Read || (o.access == Access::ReadWrite);
-            if (!reads_it) continue;
+            if (o.region == Region::None || o.bytes == 0 || o.access == Access::Write) continue;
             auto spans = traffic(c, i);
-            reads = std::max(reads,
-                             transport(o, tlm::TLM_READ_COMMAND, buf, spans, sc_core::SC_ZERO_TIME, index));
+            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, spans, sc_core::SC_ZERO_TIME, index));
             for (auto& sp : spans)
                 rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
             count_channels(o, spans, rec.channel_read);
         }
         if (ctx_.fault) return;
-        // Compute.
-        if (!ctx_.timing_only && ctx_.execute) ctx_.execute(c, buffers_);
+        // Compute (full runs) on the operands in place (DMI), or on copies for an operand that
+        // overlaps another one the command writes.
+        const bool full = !ctx_.timing_only && ctx_.execute;
+        if (full) {
+            views_.assign(c.operands.size(), {});
+            buffers_.resize(c.operands.size());
+            for (std::size_t i = 0; i < c.operands.size(); ++i) {
+                auto& o = c.operands[i];
+                if (o.region == Region::None || o.bytes == 0) continue;
+                auto place = in_place(o, index);
+                if (ctx_.fault) return;
+                if (!overlaps_a_write(c, i)) {
+                    views_[i] = place;
+                    continue;
+                }
+                auto& buf = buffers_[i];
+                buf.assign(o.bytes, std::byte{0});
+                if (o.access != Access::Write) std::copy(place.begin(), place.end(), buf.begin());
+                views_[i] = buf;
+            }
+            ctx_.execute(c, views_);
+            for (std::size_t i = 0; i < c.operands.size(); ++i) {
+                auto& o = c.operands[i];
+                if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
+                if (views_[i].data() == buffers_[i].data() && !buffers_[i].empty())
+                    std::copy(buffers_[i].begin(), buffers_[i].end(), in_place(o, index).begin());
+            }
+        }
         rec.compute_cycles = compute_cycles(work(c, ctx_.positions), spec_.width);
         auto writes_at = std::max(reads, ctx_.clock.time_of(rec.compute_cycles));
         // Writes, issued when the reads and the compute are done.
         sc_core::sc_time end = writes_at;
-        std::vector<std::byte> written;
+        XXH64_state_t* digest = full ? XXH64_createState() : nullptr;
+        if (digest) XXH64_reset(digest, 0);
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
             auto spans = traffic(c, i);
-            end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, buffers_[i], spans, writes_at, index));
+            end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index));
             rec.bytes_written += o.bytes;
             count_channels(o, spans, rec.channel_written);
-            if (!ctx_.timing_only) written.insert(written.end(), buffers_[i].begin(), buffers_[i].end());
-            if (ctx_.keep_data && !ctx_.timing_only) rec.written.push_back(buffers_[i]);
+            if (!full) continue;
+            auto bytes = in_place(o, index);
+            XXH64_update(digest, bytes.data(), bytes.size());
+            if (ctx_.keep_data) rec.written.emplace_back(bytes.begin(), bytes.end());
         }
+        rec.digest = digest ? XXH64_digest(digest) : 0;
+        if (digest) XXH64_freeState(digest);
         if (ctx_.fault) return;
-        rec.digest = ctx_.timing_only ? 0 : XXH64(written.data(), written.size(), 0);
         // Finish on the kernel edge after the last write, plus the pipeline latency.
         rec.end = ctx_.clock.cycle_at_or_after(t0 + end) + spec_.latency;
         sc_core::wait(ctx_.clock.time_of(rec.end) - t0);

@@ -15,10 +15,13 @@ namespace cardsim::sim {
 
 /// A unit instance of one kind (matvec, attention, norm, ...), as a SystemC module with two TLM-2.0
 /// initiator sockets (DDR and on-chip SRAM). Event-driven: its thread sleeps until `start` hands it
-/// a command, then issues the command's reads as one transaction per operand (a weight stream is
-/// one transaction), computes (full mode), issues the writes once both its reads and its compute
-/// are done, and wakes when the last write completes plus its pipeline latency:
+/// a command, then issues the command's reads as one data-less transaction per operand (a weight
+/// stream is one transaction), computes (full mode) on the operands in place through the
+/// memories' DMI grants, issues the writes once both its reads and its compute are done, and
+/// wakes when the last write completes plus its pipeline latency:
 ///   end = start + max(read time, compute cycles) + write time + latency.
+/// Data moves at the command's start in simulation order, as the scoreboard allows; timing never
+/// depends on data, so a timing-only run has the same cycles.
 class UnitModule : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<UnitModule> ddr;
@@ -47,14 +50,20 @@ private:
     /// which an append writes each sequence's new rows and an attention reads each sequence's
     /// attended positions.
     std::vector<Span> traffic(const program::Command& c, std::size_t k) const;
-    /// Moves operand `o` (read or write): its data whole (full runs), its timing over `spans`;
+    /// Times operand `o` (read or write) over `spans`, one transaction each and without data;
     /// returns when the last span completes, relative to now.
-    sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd, std::vector<std::byte>& bytes,
+    sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd,
                                const std::vector<Span>& spans, sc_core::sc_time issue, std::uint32_t index);
     /// One transaction: `bytes` bytes at `address` of the operand's space, timed (`timed`) or debug.
     sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
                          std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
                          std::uint32_t index);
+    /// Operand `o`'s bytes in place, through the memory's DMI grant (a bus error, and nothing,
+    /// when the operand leaves its region or the grant).
+    std::span<std::byte> in_place(const program::Operand& o, std::uint32_t index);
+    /// Whether operand `k` of `c` shares bytes with another operand of which one of the two is
+    /// written: such an operand is computed on a copy, so the kernel sees the bytes as they were.
+    bool overlaps_a_write(const program::Command& c, std::size_t k);
 
     program::Unit kind_;
     std::uint32_t instance_;
@@ -65,7 +74,10 @@ private:
     std::uint64_t busy_cycles_ = 0;
     sc_core::sc_event start_;
     sc_core::sc_signal<bool> busy_signal_;
-    std::vector<std::vector<std::byte>> buffers_;
+    std::vector<std::vector<std::byte>> buffers_; ///< copies of overlapping operands
+    std::vector<std::span<std::byte>> views_;     ///< each operand's bytes for the kernel
+    tlm::tlm_dmi ddr_dmi_, sram_dmi_;
+    bool have_ddr_dmi_ = false, have_sram_dmi_ = false;
     tlm::tlm_generic_payload payload_;
 };
 

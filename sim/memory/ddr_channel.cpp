@@ -3,16 +3,21 @@
 namespace cardsim::sim::memory {
 
 DdrChannel::DdrChannel(const sc_core::sc_module_name& name, const card::DdrConfig& ddr)
-    : sc_core::sc_module(name), socket("socket"), timing_(ddr), store_(ddr.channel_bytes()),
+    : sc_core::sc_module(name), socket("socket"), timing_(ddr), capacity_(ddr.channel_bytes()),
       time_(MemoryClock(ddr.speed_mts)) {
     socket.register_b_transport(this, &DdrChannel::b_transport);
     socket.register_transport_dbg(this, &DdrChannel::transport_dbg);
 }
 
+SparseStore& DdrChannel::store() {
+    if (!store_) store_ = std::make_unique<SparseStore>(capacity_);
+    return *store_;
+}
+
 tlm::tlm_response_status DdrChannel::check(const tlm::tlm_generic_payload& gp) const {
     const std::uint64_t a = gp.get_address();
     const std::uint64_t n = gp.get_data_length();
-    if (a > store_.capacity() || n > store_.capacity() - a) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
+    if (a > capacity_ || n > capacity_ - a) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
     if (gp.get_byte_enable_ptr()) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
     if (gp.get_streaming_width() < n) return tlm::TLM_BURST_ERROR_RESPONSE;
     return tlm::TLM_OK_RESPONSE;
@@ -37,9 +42,9 @@ void DdrChannel::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     if (unsigned char* data = gp.get_data_ptr()) {
         auto bytes = reinterpret_cast<std::byte*>(data);
         if (dir == Direction::Read)
-            store_.read(address, {bytes, length});
+            store().read(address, {bytes, length});
         else
-            store_.write(address, {bytes, length});
+            store().write(address, {bytes, length});
     }
     delay = time_.time_of(done) - now;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -48,13 +53,13 @@ void DdrChannel::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
 unsigned int DdrChannel::transport_dbg(tlm::tlm_generic_payload& gp) {
     const std::uint64_t a = gp.get_address();
     std::uint64_t n = gp.get_data_length();
-    if (a >= store_.capacity() || !gp.get_data_ptr()) return 0;
-    n = std::min<std::uint64_t>(n, store_.capacity() - a);
+    if (a >= capacity_ || !gp.get_data_ptr()) return 0;
+    n = std::min<std::uint64_t>(n, capacity_ - a);
     auto bytes = reinterpret_cast<std::byte*>(gp.get_data_ptr());
     if (gp.get_command() == tlm::TLM_READ_COMMAND)
-        store_.read(a, {bytes, n});
+        store().read(a, {bytes, n});
     else if (gp.get_command() == tlm::TLM_WRITE_COMMAND)
-        store_.write(a, {bytes, n});
+        store().write(a, {bytes, n});
     else
         return 0;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);

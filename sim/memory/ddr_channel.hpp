@@ -6,6 +6,8 @@
 #include "sim/memory/sparse_store.hpp"
 #include "sim/memory/time_base.hpp"
 
+#include <memory>
+
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
@@ -29,8 +31,9 @@ public:
 
     ChannelTiming& timing() { return timing_; }
     const ChannelTiming& timing() const { return timing_; }
-    SparseStore& store() { return store_; }
-    const SparseStore& store() const { return store_; }
+    /// The channel's own bytes, reserved on first use: a channel inside a DdrMemory never moves
+    /// data (the memory holds the bytes of the whole address space), a channel on its own does.
+    SparseStore& store();
     const TimeBase& time_base() const { return time_; }
 
 private:
@@ -40,7 +43,8 @@ private:
     tlm::tlm_response_status check(const tlm::tlm_generic_payload& gp) const;
 
     ChannelTiming timing_;
-    SparseStore store_;
+    std::unique_ptr<SparseStore> store_;
+    std::uint64_t capacity_;
     TimeBase time_;
 };
 

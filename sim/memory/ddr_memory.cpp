@@ -10,13 +10,15 @@ namespace cardsim::sim::memory {
 
 DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr)
     : sc_core::sc_module(name), socket("socket"), to_channel_("to_channel"),
-      interleave_(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes()), ranges_(ddr.channels) {
+      interleave_(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes()), store_(interleave_.total_bytes()),
+      ranges_(ddr.channels) {
     for (std::uint32_t i = 0; i < ddr.channels; ++i) {
         channels_.push_back(std::make_unique<DdrChannel>(fmt::format("channel_{}", i).c_str(), ddr));
         to_channel_.bind(channels_.back()->socket);
     }
     socket.register_b_transport(this, &DdrMemory::b_transport);
     socket.register_transport_dbg(this, &DdrMemory::transport_dbg);
+    socket.register_get_direct_mem_ptr(this, &DdrMemory::get_direct_mem_ptr);
 }
 
 Cycle DdrMemory::flush() {
@@ -35,20 +37,14 @@ void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {
     if (address > size() || bytes.size() > size() - address)
         throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the end of the {} bytes of DDR",
                                 bytes.size(), address, size()));
-    interleave_.for_each_piece(address, bytes.size(),
-                               [&](std::uint32_t c, std::uint64_t local, std::uint64_t off, std::uint64_t n) {
-                                   channels_[c]->store().write(local, bytes.subspan(off, n));
-                               });
+    store_.write(address, bytes);
 }
 
 void DdrMemory::peek(std::uint64_t address, std::span<std::byte> bytes) const {
     if (address > size() || bytes.size() > size() - address)
         throw Error(fmt::format("DDR read: {} bytes at 0x{:x} run past the end of the {} bytes of DDR",
                                 bytes.size(), address, size()));
-    interleave_.for_each_piece(address, bytes.size(),
-                               [&](std::uint32_t c, std::uint64_t local, std::uint64_t off, std::uint64_t n) {
-                                   channels_[c]->store().read(local, bytes.subspan(off, n));
-                               });
+    store_.read(address, bytes);
 }
 
 std::string DdrMemory::describe_error(const tlm::tlm_generic_payload& gp) const {
@@ -95,22 +91,22 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
                             cmd == tlm::TLM_READ_COMMAND ? Direction::Read : Direction::Write,
                             tb.clock().ps_of(arrival)});
     }
-    if (interleave_.single(address, length)) { // one channel: forward with a local address
-        const auto at = interleave_.locate(address);
-        gp.set_address(at.local);
-        to_channel_[at.channel]->b_transport(gp, delay);
-        gp.set_address(address);
-        return;
-    }
     if (unsigned char* data = gp.get_data_ptr()) {
         auto bytes = reinterpret_cast<std::byte*>(data);
-        interleave_.for_each_piece(
-            address, length, [&](std::uint32_t c, std::uint64_t local, std::uint64_t off, std::uint64_t n) {
-                if (cmd == tlm::TLM_READ_COMMAND)
-                    channels_[c]->store().read(local, {bytes + off, n});
-                else
-                    channels_[c]->store().write(local, {bytes + off, n});
-            });
+        if (cmd == tlm::TLM_READ_COMMAND)
+            store_.read(address, {bytes, length});
+        else
+            store_.write(address, {bytes, length});
+    }
+    if (interleave_.single(address, length)) { // one channel: forward, timing only, with a local address
+        const auto at = interleave_.locate(address);
+        unsigned char* data = gp.get_data_ptr();
+        gp.set_address(at.local);
+        gp.set_data_ptr(nullptr);
+        to_channel_[at.channel]->b_transport(gp, delay);
+        gp.set_address(address);
+        gp.set_data_ptr(data);
+        return;
     }
     interleave_.split(address, length, ranges_);
     sc_core::sc_time done = delay;
@@ -150,6 +146,16 @@ unsigned int DdrMemory::transport_dbg(int, tlm::tlm_generic_payload& gp) {
         return 0;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     return static_cast<unsigned int>(n);
+}
+
+bool DdrMemory::get_direct_mem_ptr(int, tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+    dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(store_.base()));
+    dmi.set_start_address(0);
+    dmi.set_end_address(size() - 1);
+    dmi.allow_read_write();
+    dmi.set_read_latency(sc_core::SC_ZERO_TIME); // timing comes from the data-less transactions
+    dmi.set_write_latency(sc_core::SC_ZERO_TIME);
+    return true;
 }
 
 } // namespace cardsim::sim::memory

@@ -5,6 +5,7 @@
 #include "sim/memory/channel_interleave.hpp"
 #include "sim/memory/ddr_channel.hpp"
 #include "sim/memory/mem_request.hpp"
+#include "sim/memory/sparse_store.hpp"
 
 #include <memory>
 #include <span>
@@ -31,8 +32,11 @@ public:
 /// capacity) and is routed by the channel interleave. A transaction inside one granule is
 /// forwarded to its channel with the address made channel-local; a larger one (a weight stream
 /// of megabytes) is split into one timing-only transaction per channel it touches — each a
-/// contiguous channel-local range — and completes when the last channel does; its data is copied
-/// granule by granule between the payload and the channels' stores. The annotated delay is the
+/// contiguous channel-local range — and completes when the last channel does. The memory holds the
+/// bytes of the whole address space in one sparse store (card addresses, not channel-local), so a
+/// transaction's data is one copy, and a DMI request (`get_direct_mem_ptr`) is granted for the
+/// whole space, read and write: units then reach operands in place and time them with
+/// data-less transactions. The annotated delay is the
 /// time to completion, as in DdrChannel. Out-of-range addresses, byte enables and short streaming
 /// widths are TLM error responses; `describe_error` turns one into a sentence.
 class DdrMemory : public sc_core::sc_module {
@@ -58,6 +62,8 @@ public:
     void load(std::uint64_t address, std::span<const std::byte> bytes);
     /// Reads bytes without timing.
     void peek(std::uint64_t address, std::span<std::byte> bytes) const;
+    /// The bytes of the whole address space.
+    const SparseStore& store() const { return store_; }
     /// Every later transaction is shown to `observer` (null to stop).
     void set_observer(RequestObserver* observer) { observer_ = observer; }
     /// A sentence for a failed transaction: what, where, and why.
@@ -66,10 +72,12 @@ public:
 private:
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
+    bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
 
     tlm_utils::multi_passthrough_initiator_socket<DdrMemory> to_channel_;
     std::vector<std::unique_ptr<DdrChannel>> channels_;
     ChannelInterleave interleave_;
+    SparseStore store_;
     tlm::tlm_generic_payload part_;                ///< reused for per-channel parts
     std::vector<ChannelInterleave::Range> ranges_; ///< reused per split request
     RequestObserver* observer_ = nullptr;

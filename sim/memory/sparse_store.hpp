@@ -1,37 +1,52 @@
 #pragma once
-// The bytes of a large memory, allocated a page at a time on first write.
+// The bytes of a large memory, committed a page at a time on first write.
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
-#include <vector>
 
 namespace cardsim::sim::memory {
 
-/// A sparse byte store of `capacity` bytes: a page (64 KiB) is allocated when first written;
-/// never-written bytes read as zero. Only a table of page pointers (8 bytes per page) is
-/// allocated up front, so an 8 GiB channel costs 1 MiB until it holds data.
+/// A sparse byte store of `capacity` bytes: one anonymous mapping reserved without commitment
+/// (MAP_NORESERVE), so the operating system commits a page only when it is first written and
+/// never-written bytes read as zero; a 32 GiB DDR costs address space, not memory, until it holds
+/// data. Being one mapping, any byte range is contiguous in host memory: `data` hands it out for
+/// direct access (TLM-2.0 DMI). Not copyable; movable.
 class SparseStore {
 public:
-    static constexpr std::uint64_t page_bytes = 64 * 1024;
+    /// Granularity of `pages` (the host's page size).
+    static std::uint64_t page_bytes();
 
+    /// Reserves `capacity` bytes (a cardsim::Error when the host refuses the reservation).
     explicit SparseStore(std::uint64_t capacity);
+    ~SparseStore();
+    SparseStore(SparseStore&& other) noexcept;
+    SparseStore& operator=(SparseStore&& other) noexcept;
+    SparseStore(const SparseStore&) = delete;
+    SparseStore& operator=(const SparseStore&) = delete;
+
     /// Copies `out.size()` bytes from `address` (inside the capacity) into `out`.
     void read(std::uint64_t address, std::span<std::byte> out) const;
-    /// Copies `in` to `address` (inside the capacity), allocating the pages it touches.
+    /// Copies `in` to `address` (inside the capacity), committing the pages it touches.
     void write(std::uint64_t address, std::span<const std::byte> in);
+    /// The bytes [address, address + length) in place (inside the capacity).
+    std::span<std::byte> data(std::uint64_t address, std::uint64_t length) {
+        return {base_ + address, static_cast<std::size_t>(length)};
+    }
+    std::span<const std::byte> data(std::uint64_t address, std::uint64_t length) const {
+        return {base_ + address, static_cast<std::size_t>(length)};
+    }
+    /// The first byte of the store (for DMI grants).
+    std::byte* base() { return base_; }
     std::uint64_t capacity() const { return capacity_; }
-    /// Pages allocated so far.
-    std::uint64_t pages() const { return allocated_; }
-    /// Drops every page (all bytes read as zero again).
+    /// Pages resident in host memory now (written pages; never-written ones stay out).
+    std::uint64_t pages() const;
+    /// Gives every page back (all bytes read as zero again).
     void clear();
 
 private:
-    using Page = std::unique_ptr<std::byte[]>;
-    std::uint64_t capacity_;
-    std::vector<Page> pages_;
-    std::uint64_t allocated_ = 0;
+    std::uint64_t capacity_ = 0;
+    std::byte* base_ = nullptr;
 };
 
 } // namespace cardsim::sim::memory

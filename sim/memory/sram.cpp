@@ -34,6 +34,18 @@ Sram::Sram(const sc_core::sc_module_name& name, const card::SramConfig& sram, do
       kernel_cycle_(1.0e6 / kernel_mhz, sc_core::SC_PS) {
     socket.register_b_transport(this, &Sram::b_transport);
     socket.register_transport_dbg(this, &Sram::transport_dbg);
+    socket.register_get_direct_mem_ptr(this, &Sram::get_direct_mem_ptr);
+}
+
+bool Sram::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+    if (store_.capacity() == 0) return false;
+    dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(store_.base()));
+    dmi.set_start_address(0);
+    dmi.set_end_address(store_.capacity() - 1);
+    dmi.allow_read_write();
+    dmi.set_read_latency(sc_core::SC_ZERO_TIME);
+    dmi.set_write_latency(sc_core::SC_ZERO_TIME);
+    return true;
 }
 
 sc_core::sc_time Sram::access_time(std::uint64_t bytes) const {

@@ -29,6 +29,8 @@ public:
     void read(std::uint64_t offset, std::span<std::byte> out) const;
     void write(std::uint64_t offset, std::span<const std::byte> in);
     std::uint64_t capacity() const { return store_.capacity(); }
+    /// The first byte (for DMI grants: the SRAM is one contiguous range).
+    std::byte* base() { return store_.base(); }
 
 private:
     void check(std::uint64_t offset, std::uint64_t bytes, std::string_view what) const;
@@ -38,7 +40,8 @@ private:
 /// The on-chip SRAM as a loosely-timed TLM target. Addresses are offsets into the SRAM. An access
 /// of n bytes adds latency + ceil(n / bytes_per_cycle) kernel cycles to the delay (the config's
 /// [sram] figures; banked ports, no contention between units). An access past the capacity is a
-/// TLM_ADDRESS_ERROR_RESPONSE; `describe_error` names the sizes.
+/// TLM_ADDRESS_ERROR_RESPONSE; `describe_error` names the sizes. DMI is granted over the whole
+/// capacity, read and write (units reach operands in place and time them with data-less accesses).
 class Sram : public sc_core::sc_module {
 public:
     tlm_utils::simple_target_socket<Sram> socket;
@@ -54,6 +57,7 @@ public:
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned int transport_dbg(tlm::tlm_generic_payload& gp);
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
 
     SramStore store_;
     card::SramConfig config_;

@@ -15,12 +15,12 @@ using program::Command;
 using program::Opcode;
 namespace flag = program::flag;
 
-/// An operand's bytes as f32 (buffers come from operator new: aligned for float).
-std::span<float> f32s(std::vector<std::byte>& b) {
+/// An operand's bytes as f32 (operands are f32-aligned in card memory and in copies).
+std::span<float> f32s(std::span<std::byte> b) {
     return {reinterpret_cast<float*>(b.data()), b.size() / 4};
 }
 /// An operand's bytes as u32.
-std::span<const std::uint32_t> u32s(std::vector<std::byte>& b) {
+std::span<const std::uint32_t> u32s(std::span<std::byte> b) {
     return {reinterpret_cast<const std::uint32_t*>(b.data()), b.size() / 4};
 }
 double param(const Command& c, std::size_t i) {
@@ -28,7 +28,7 @@ double param(const Command& c, std::size_t i) {
 }
 
 /// The packed matrix of `rows_or_zero` rows (0: as many as the bytes hold) and `cols` columns.
-numerics::MatrixView matrix(const card::CardConfig& cfg, std::vector<std::byte>& bytes, std::size_t rows,
+numerics::MatrixView matrix(const card::CardConfig& cfg, std::span<const std::byte> bytes, std::size_t rows,
                             std::size_t cols) {
     if (rows == 0) {
         auto one = kernels::matrix_layout(cfg, 1, cols);
@@ -37,7 +37,7 @@ numerics::MatrixView matrix(const card::CardConfig& cfg, std::vector<std::byte>&
     return numerics::MatrixView(kernels::matrix_layout(cfg, rows, cols), bytes, "a weight operand");
 }
 
-void run(const card::CardConfig& cfg, const Command& c, std::span<std::vector<std::byte>> o) {
+void run(const card::CardConfig& cfg, const Command& c, std::span<const std::span<std::byte>> o) {
     auto d = [&](std::size_t i) { return static_cast<std::size_t>(c.dims.at(i)); };
     const auto cache = cfg.numerics.cache;
     switch (c.opcode) {
@@ -154,8 +154,9 @@ void run(const card::CardConfig& cfg, const Command& c, std::span<std::vector<st
 
 Execute make_executor(const card::CardConfig& config) {
     kernels::weight_format(config);
-    return
-        [config](const Command& c, std::span<std::vector<std::byte>> operands) { run(config, c, operands); };
+    return [config](const Command& c, std::span<const std::span<std::byte>> operands) {
+        run(config, c, operands);
+    };
 }
 
 } // namespace cardsim::sim

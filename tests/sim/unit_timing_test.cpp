@@ -4,6 +4,7 @@
 // command never finishes before its compute cycles plus its pipeline latency.
 
 #include "engine/card/card_config.hpp"
+#include "engine/kernels/formats.hpp"
 #include "sim/card/simulation.hpp"
 
 #include <catch2/catch.hpp>
@@ -107,4 +108,36 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
         REQUIRE(rec.compute_cycles == (cases[i].work + spec.width - 1) / spec.width);
         REQUIRE(rec.end - rec.start >= rec.compute_cycles + spec.latency);
     }
+}
+
+TEST_CASE("an embed reads one table row per token row, not the whole table") {
+    auto config = card::default_card_config();
+    const std::uint64_t width = 256, rows = 3, table_rows = 1000;
+    const std::uint64_t stride = kernels::matrix_layout(config, 1, width).row_stride();
+    Command embed;
+    embed.opcode = Opcode::Embed;
+    embed.unit = Unit::Embed;
+    embed.operands = {{Region::Weights, Access::Read, 0, table_rows * stride},
+                      {Region::Io, Access::Read, 0, 4 * rows},
+                      arena(Access::Write, 0, 4 * rows * width)};
+    embed.dims = {rows, width};
+    lower::Compiled c;
+    c.program.arena_bytes = 1 << 20;
+    c.program.regions = {{Region::Weights, Space::Ddr, 0, 1 << 22},
+                         {Region::Io, Space::Ddr, 1 << 23, 4096},
+                         {Region::Arena, Space::Sram, 0, 1 << 20}};
+    c.program.commands.push_back(embed);
+    sim::RunPlan plan;
+    plan.mode = sim::Mode::TimingOnly;
+    plan.inputs = [](std::size_t, const sim::StepOutputs*) {
+        return sim::StepInputs{{}, {0, 0, 0}, {}, {}, {}, {}};
+    };
+    auto r = sim::simulate(config, c, plan);
+    REQUIRE_FALSE(r.fault);
+    REQUIRE(r.records.size() == 1);
+    CHECK(r.records[0].bytes_read == rows * stride + 4 * rows);
+    std::uint64_t per_channel = 0;
+    for (auto b : r.records[0].channel_read)
+        per_channel += b;
+    CHECK(per_channel == rows * stride + 4 * rows);
 }
