@@ -1,5 +1,7 @@
 #include "engine/kernels/kernels.hpp"
 
+#include "engine/kernels/parallel.hpp"
+
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/functions.hpp"
@@ -135,8 +137,13 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
     const std::size_t n = w.layout().rows, k = w.layout().cols;
     std::vector<float> y(n);
     for (std::size_t r = 0; r < rows_of(x.size(), k); ++r) {
-        auto a = numerics::quantize(x.subspan(r * k, k), scheme, w.layout().format.group);
-        numerics::matvec(w, a, y);
+        const auto a = numerics::prepare(
+            numerics::quantize(x.subspan(r * k, k), scheme, w.layout().format.group), w.layout());
+        // Output rows are independent: split them over the host's cores (at least 64 K MACs each).
+        parallel_for(n, std::max<std::size_t>(1, (std::size_t{1} << 16) / std::max<std::size_t>(k, 1)),
+                     [&](std::size_t begin, std::size_t end) {
+                         numerics::matvec(w, a, std::span<float>(y).subspan(begin, end - begin), begin);
+                     });
         auto o = out.subspan(r * n, n);
         for (std::size_t i = 0; i < n; ++i) {
             switch (epilogue) {
@@ -194,17 +201,22 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
         std::size_t last = positions[r], first = window && last + 1 > window ? last + 1 - window : 0;
         if (last >= max_positions) throw Error(fmt::format("attend: position {} is past the cache", last));
         auto ks = of_sequence(keys, rows, r), vs = of_sequence(values, rows, r);
-        for (std::size_t h = 0; h < heads; ++h) {
-            std::size_t kvh = h / group, at = (kvh * max_positions + first) * row_bytes, n = last - first + 1;
-            numerics::CacheView view{keep_of(f), head_dim, n, ks.subspan(at, n * row_bytes),
-                                     vs.subspan(at, n * row_bytes)};
-            auto qh = q.subspan(r * width + h * head_dim, head_dim);
-            auto oh = out.subspan(r * width + h * head_dim, head_dim);
-            if (math == numerics::AttentionMath::Array)
-                numerics::attend_array(qh, view, static_cast<float>(scale), query_scheme, oh);
-            else
-                numerics::attend_vector(qh, view, static_cast<float>(scale), oh);
-        }
+        const std::size_t n = last - first + 1;
+        // Heads are independent: split them over the host's cores when each holds enough work.
+        parallel_for(
+            heads, std::max<std::size_t>(1, 4096 / (n * head_dim)), [&](std::size_t h0, std::size_t h1) {
+                for (std::size_t h = h0; h < h1; ++h) {
+                    std::size_t kvh = h / group, at = (kvh * max_positions + first) * row_bytes;
+                    numerics::CacheView view{keep_of(f), head_dim, n, ks.subspan(at, n * row_bytes),
+                                             vs.subspan(at, n * row_bytes)};
+                    auto qh = q.subspan(r * width + h * head_dim, head_dim);
+                    auto oh = out.subspan(r * width + h * head_dim, head_dim);
+                    if (math == numerics::AttentionMath::Array)
+                        numerics::attend_array(qh, view, static_cast<float>(scale), query_scheme, oh);
+                    else
+                        numerics::attend_vector(qh, view, static_cast<float>(scale), oh);
+                }
+            });
     }
 }
 
@@ -294,34 +306,37 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
                 std::span<std::byte> state, std::span<float> out) {
     const std::size_t rows = rows_of(v.size(), value_heads * dv), group = value_heads / key_heads;
     const std::size_t elem = state_element_bytes(sf);
-    std::vector<double> S(dk * dv), delta(dv);
     for (std::size_t r = 0; r < rows; ++r) {
         auto seq = of_sequence(state, rows, r);
-        for (std::size_t h = 0; h < value_heads; ++h) {
-            auto sh = seq.subspan(h * dk * dv * elem, dk * dv * elem);
-            std::size_t kh = h / group;
-            auto qh = q.subspan((r * key_heads + kh) * dk, dk),
-                 khv = k.subspan((r * key_heads + kh) * dk, dk);
-            auto vh = v.subspan((r * value_heads + h) * dv, dv);
-            double decay = exp(g[r * value_heads + h]), b = beta[r * value_heads + h];
-            for (std::size_t i = 0; i < dk * dv; ++i)
-                S[i] = double(read_state(sh, i, sf)) * decay;
-            for (std::size_t j = 0; j < dv; ++j) {
-                double sk = 0;
+        // Value heads are independent: split them over the host's cores.
+        parallel_for(value_heads, 1, [&](std::size_t h0, std::size_t h1) {
+            std::vector<double> S(dk * dv), delta(dv);
+            for (std::size_t h = h0; h < h1; ++h) {
+                auto sh = seq.subspan(h * dk * dv * elem, dk * dv * elem);
+                std::size_t kh = h / group;
+                auto qh = q.subspan((r * key_heads + kh) * dk, dk),
+                     khv = k.subspan((r * key_heads + kh) * dk, dk);
+                auto vh = v.subspan((r * value_heads + h) * dv, dv);
+                double decay = exp(g[r * value_heads + h]), b = beta[r * value_heads + h];
+                for (std::size_t i = 0; i < dk * dv; ++i)
+                    S[i] = double(read_state(sh, i, sf)) * decay;
+                for (std::size_t j = 0; j < dv; ++j) {
+                    double sk = 0;
+                    for (std::size_t i = 0; i < dk; ++i)
+                        sk += S[i * dv + j] * double(khv[i]);
+                    delta[j] = b * (double(vh[j]) - sk);
+                }
                 for (std::size_t i = 0; i < dk; ++i)
-                    sk += S[i * dv + j] * double(khv[i]);
-                delta[j] = b * (double(vh[j]) - sk);
+                    for (std::size_t j = 0; j < dv; ++j)
+                        write_state(sh, i * dv + j, S[i * dv + j] + double(khv[i]) * delta[j], sf);
+                for (std::size_t j = 0; j < dv; ++j) {
+                    double o = 0;
+                    for (std::size_t i = 0; i < dk; ++i)
+                        o += double(read_state(sh, i * dv + j, sf)) * double(qh[i]);
+                    out[(r * value_heads + h) * dv + j] = f32(o);
+                }
             }
-            for (std::size_t i = 0; i < dk; ++i)
-                for (std::size_t j = 0; j < dv; ++j)
-                    write_state(sh, i * dv + j, S[i * dv + j] + double(khv[i]) * delta[j], sf);
-            for (std::size_t j = 0; j < dv; ++j) {
-                double o = 0;
-                for (std::size_t i = 0; i < dk; ++i)
-                    o += double(read_state(sh, i * dv + j, sf)) * double(qh[i]);
-                out[(r * value_heads + h) * dv + j] = f32(o);
-            }
-        }
+        });
     }
 }
 
