@@ -270,7 +270,12 @@ std::string RunReport::text() const {
             "accuracy vs f64 reference over {} steps: max |logit error| {:.3g}, top-1 agreement {:.1f} %, "
             "KL {:.3g} nats\n",
             accuracy->steps, accuracy->max_abs_error, 100 * accuracy->top1_agreement, accuracy->kl);
-    o += fmt::format("host: {:.2f} s\n", run.host_seconds);
+    o +=
+        fmt::format("host: {:.2f} s (setup {:.2f} s, steps {:.2f} s: {:.3g} ms a step, {:.2f}x the simulated "
+                    "time)\n",
+                    run.host_seconds, run.setup_seconds, run.steps_seconds,
+                    steps ? 1e3 * run.steps_seconds / double(steps) : 0.0,
+                    run.seconds > 0 ? run.steps_seconds / run.seconds : 0.0);
     return o;
 }
 
@@ -295,6 +300,8 @@ std::string RunReport::machine() const {
     }
     kv("fault", run.fault ? *run.fault : "");
     kv("host_seconds", run.host_seconds);
+    kv("host_setup_seconds", run.setup_seconds);
+    kv("host_steps_seconds", run.steps_seconds);
     return o;
 }
 

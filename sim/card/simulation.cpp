@@ -36,6 +36,7 @@ private:
     }
 
     void run() {
+        const auto t0 = std::chrono::steady_clock::now();
         const StepOutputs* previous = nullptr;
         auto& io = compiled_.io;
         for (std::size_t s = 0; s < plan_.steps; ++s) {
@@ -57,6 +58,7 @@ private:
             previous = &result_.outputs.back();
             result_.step_end.push_back(card_.context().clock.cycle_at_or_after(sc_core::sc_time_stamp()));
         }
+        result_.steps_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         // Returning ends the simulation: the units wait for work that never comes, so no event is left.
     }
 };
@@ -91,6 +93,7 @@ RunResult simulate(const card::CardConfig& config, const lower::Compiled& compil
             sc_core::sc_trace(vcd, *ctx.channel_signals.back(), fmt::format("ddr.channel{}.active", c));
         }
     }
+    result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
     if (vcd) {
         sc_core::sc_close_vcd_trace_file(vcd);

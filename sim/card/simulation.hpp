@@ -50,7 +50,9 @@ struct RunResult {
     std::vector<ChannelTotals> channels;
     std::vector<std::pair<std::string, std::uint64_t>> unit_busy; ///< per unit instance: busy cycles
     std::optional<std::string> fault;                             ///< the bus error that stopped the run
-    double host_seconds = 0;                                      ///< wall-clock time of the simulation
+    double host_seconds = 0;  ///< wall-clock time of the whole simulation (elaboration and load included)
+    double setup_seconds = 0; ///< of which elaboration and loading the DDR image
+    double steps_seconds = 0; ///< of which running the steps (the per-token cost)
 };
 
 /// Elaborates a card for `config`, loads `compiled`, runs `plan`, and returns what happened.

@@ -191,7 +191,10 @@ TEST_CASE("the closed-form advance of repeating runs gives exactly the burst-by-
         for (int i = 0; i < 400; ++i) {
             const auto kind = rnd() % 8;
             const bool write = kind == 7;
-            const std::uint64_t len = kind < 3 ? 64 : kind < 6 ? 64 * (1 + rnd() % 20000) : 1 + rnd() % 5000;
+            const std::uint64_t len = kind < 2   ? 64
+                                      : kind < 4 ? 64 * (1 + rnd() % 20000)
+                                      : kind < 6 ? 64 * (1 + rnd() % 200000) // streams of up to 12.8 MB
+                                                 : 1 + rnd() % 5000;
             const std::uint64_t addr = rnd() % ((8ull << 30) - len);
             at += rnd() % 4 == 0 ? rnd() % 30000 : rnd() % 50; // idle gaps over refreshes too
             const Direction dir = write ? Direction::Write : Direction::Read;
