@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -130,8 +131,14 @@ Pool& pool_of(Current& c, std::size_t workers) {
 } // namespace
 
 std::size_t host_threads() {
-    const std::size_t w = wanted_threads.load();
-    return w ? w : std::max(1u, std::thread::hardware_concurrency());
+    if (const std::size_t w = wanted_threads.load()) return w;
+    static const std::size_t from_environment = [] {
+        const char* v = std::getenv("CARDSIM_HOST_THREADS");
+        char* end = nullptr;
+        const unsigned long n = v ? std::strtoul(v, &end, 10) : 0;
+        return v && end && *end == '\0' && n > 0 && n <= 1024 ? static_cast<std::size_t>(n) : std::size_t{0};
+    }();
+    return from_environment ? from_environment : std::max(1u, std::thread::hardware_concurrency());
 }
 
 void set_host_threads(std::size_t threads) {

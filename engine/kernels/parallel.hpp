@@ -16,7 +16,8 @@ namespace cardsim::kernels {
 void parallel_for(std::size_t n, std::size_t grain,
                   const std::function<void(std::size_t, std::size_t)>& body);
 
-/// Threads `parallel_for` uses, the caller included: the host's cores unless set.
+/// Threads `parallel_for` uses, the caller included: as set, else the environment's
+/// CARDSIM_HOST_THREADS (a positive integer), else the host's cores.
 std::size_t host_threads();
 /// Sets the thread count (1: every kernel runs on the caller); takes effect at the next call.
 void set_host_threads(std::size_t threads);
