@@ -1,5 +1,5 @@
 // The decoder reference, written from transformers' modeling_qwen3.py, modeling_qwen2.py,
-// modeling_llama.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at a time, KV
+// modeling_llama.py, modeling_mistral.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at a time, KV
 // caches, conv histories and Gated-DeltaNet states in double. The structure (which layers are
 // linear attention, biases, QK norms, experts) comes from the tensors present; sizes from config.json.
 
@@ -64,14 +64,16 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     const Fields top(c.config(), c.config_path());
     const std::string type = top.text("model_type", "");
     const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text";
-    if (!hybrid && type != "qwen3" && type != "qwen2" && type != "llama")
-        throw Error(
-            fmt::format("{}: the decoder reference does not know model_type `{}`", c.config_path(), type));
+    if (!hybrid && type != "qwen3" && type != "qwen2" && type != "llama" && type != "mistral")
+        throw Error(fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
+                                "qwen3, qwen2, llama, mistral, qwen3_next, qwen3_5 and qwen3_5_text)",
+                                c.config_path(), type));
     const Fields f = top.object("text_config").value_or(top);
     W.vocab = f.count("vocab_size");
     W.hidden = f.count("hidden_size");
     W.heads = f.count("num_attention_heads");
-    W.kv_heads = f.count("num_key_value_heads", W.heads);
+    // MistralConfig: 8 kv heads when the field is absent.
+    W.kv_heads = f.count("num_key_value_heads", type == "mistral" && !f.present("num_key_value_heads") ? 8 : W.heads);
     W.head_dim = f.count("head_dim", W.hidden / W.heads);
     W.eps = f.number("rms_norm_eps", 1e-6);
     const auto rp = f.object("rope_parameters");
@@ -107,6 +109,10 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     std::optional<std::size_t> window;
     if ((type == "qwen2" || type == "qwen3") && f.flag("use_sliding_window", false))
         window = f.count("sliding_window");
+    // Mistral: every layer, 4096 when absent, none when null.
+    const bool mistral = type == "mistral";
+    if (mistral && (f.has("sliding_window") || !f.present("sliding_window")))
+        window = f.count("sliding_window", 4096);
     const auto types = f.texts("layer_types");
     const std::size_t max_window_layers = f.count("max_window_layers", 28);
 
@@ -140,7 +146,8 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
                 l.q_norm = tensor(c, p + "self_attn.q_norm.weight");
                 l.k_norm = tensor(c, p + "self_attn.k_norm.weight");
             }
-            const bool sliding = types ? (*types)[i] == "sliding_attention" : i >= max_window_layers;
+            const bool sliding =
+                mistral || (types ? (*types)[i] == "sliding_attention" : i >= max_window_layers);
             if (window && sliding) l.window = window;
         }
         if (has(c, p + "mlp.gate.weight")) {
