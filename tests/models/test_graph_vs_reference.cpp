@@ -229,3 +229,11 @@ TEST_CASE("an encoder with norm, attention and MLP biases matches the f64 refere
         CHECK(relative_error(out.act.row(s), r.act) < TOLERANCE);
     }
 }
+
+TEST_CASE("the windowed decoder's graph (mistral) decodes like the f64 reference past its window",
+          "[models][reference]") {
+    ScratchDir d("gvr-windowed");
+    tiny(SynthArch::Windowed, d / "m"); // a window of 4 positions on every layer
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+    batch_agrees(d / "m");
+}
