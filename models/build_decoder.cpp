@@ -164,27 +164,31 @@ private:
         if (m.q_rank > 0) {
             Val cq = gemm(h, linear(n_.layer(i, "self_attn.q_a_proj.weight")), std::nullopt, m.q_rank, "q_a");
             Val cqn = val(m.q_rank, "q_a_norm");
-            g_.push(RmsNorm{cq, plain(n_.layer(i, "self_attn.q_a_layernorm.weight")), d_.eps, false, m.q_rank, cqn},
+            g_.push(RmsNorm{cq, plain(n_.layer(i, "self_attn.q_a_layernorm.weight")), d_.eps, false, m.q_rank,
+                            cqn},
                     site_);
             src = cqn;
             q_proj = n_.layer(i, "self_attn.q_b_proj.weight");
         }
         const W qw = w(q_proj);
-        Val q_nope = gemm(src, Weight{qw, HeadPart{qk, 0, m.nope, true}}, std::nullopt, heads * m.nope, "q_nope");
-        Val q_rope = gemm(src, Weight{qw, HeadPart{qk, m.nope, m.rope, true}}, std::nullopt, heads * m.rope, "q_rope");
+        Val q_nope =
+            gemm(src, Weight{qw, HeadPart{qk, 0, m.nope, true}}, std::nullopt, heads * m.nope, "q_nope");
+        Val q_rope =
+            gemm(src, Weight{qw, HeadPart{qk, m.nope, m.rope, true}}, std::nullopt, heads * m.rope, "q_rope");
         const W kva = w(n_.layer(i, "self_attn.kv_a_proj_with_mqa.weight"));
         Val ckv = gemm(h, Weight{kva, RowRange{0, m.kv_rank, true}}, std::nullopt, m.kv_rank, "kv_a");
         Val k_rope = gemm(h, Weight{kva, RowRange{m.kv_rank, m.rope, true}}, std::nullopt, m.rope, "k_rope");
         Val latent = val(m.kv_rank, "kv_a_norm");
-        g_.push(
-            RmsNorm{ckv, plain(n_.layer(i, "self_attn.kv_a_layernorm.weight")), d_.eps, false, m.kv_rank, latent},
-            site_);
+        g_.push(RmsNorm{ckv, plain(n_.layer(i, "self_attn.kv_a_layernorm.weight")), d_.eps, false, m.kv_rank,
+                        latent},
+                site_);
         g_.push(Rotate{q_rope, m.rope, m.rope, a.theta, a.interleaved}, site_);
         g_.push(Rotate{k_rope, m.rope, m.rope, a.theta, a.interleaved}, site_);
         const W kvb = w(n_.layer(i, "self_attn.kv_b_proj.weight"));
         Val q_latent = val(heads * m.kv_rank, "q_latent");
-        g_.push(HeadMatmul{q_nope, Weight{kvb, HeadPart{m.nope + m.value, 0, m.nope, false}}, heads, q_latent},
-                site_);
+        g_.push(
+            HeadMatmul{q_nope, Weight{kvb, HeadPart{m.nope + m.value, 0, m.nope, false}}, heads, q_latent},
+            site_);
         StateId latents = g_.state(KeyCache{1, m.kv_rank});
         StateId ropes = g_.state(KeyCache{1, m.rope});
         g_.push(CacheAppend{latent, latents}, site_);
@@ -194,8 +198,10 @@ private:
                                   a.scale.value_or(1.0 / std::sqrt(static_cast<double>(qk))), att},
                 site_);
         Val o = val(heads * m.value, "attn");
-        g_.push(HeadMatmul{att, Weight{kvb, HeadPart{m.nope + m.value, m.nope, m.value, true}}, heads, o}, site_);
-        residual(gemm(o, linear(n_.layer(i, "self_attn.o_proj.weight")), std::nullopt, d_.hidden, "mixer_out"));
+        g_.push(HeadMatmul{att, Weight{kvb, HeadPart{m.nope + m.value, m.nope, m.value, true}}, heads, o},
+                site_);
+        residual(
+            gemm(o, linear(n_.layer(i, "self_attn.o_proj.weight")), std::nullopt, d_.hidden, "mixer_out"));
     }
 
     void deltanet(std::size_t i) {
@@ -259,8 +265,9 @@ private:
     void ffn(std::size_t i) {
         layer_ = i;
         site_ = Site{i, Part::Ffn};
-        Val h = input_norm(i, d_.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight",
-                           "ffn_norm");
+        Val h = input_norm(
+            i, d_.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight",
+            "ffn_norm");
         if (d_.layers[i].moe) {
             const auto& m = *d_.moe;
             Moe op;

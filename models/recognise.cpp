@@ -10,9 +10,9 @@
 namespace cardsim::models {
 namespace {
 
-constexpr std::array<std::string_view, 11> types{
-    "qwen3",   "qwen2",  "llama",       "qwen3_next",  "qwen3_5",   "qwen3_5_text",
-    "mistral", "gemma2", "deepseek_v2", "deepseek_v3", "modernbert"};
+constexpr std::array<std::string_view, 11> types{"qwen3",       "qwen2",        "llama",     "qwen3_next",
+                                                 "qwen3_5",     "qwen3_5_text", "mistral",   "gemma2",
+                                                 "deepseek_v2", "deepseek_v3",  "modernbert"};
 
 /// The tensor a decoder's prefix must hold.
 constexpr std::string_view EMBED = "embed_tokens.weight";

@@ -45,7 +45,8 @@ std::optional<double> defaulted(const ConfigReader& c, std::string_view key, dou
 }
 
 /// A count defaulted the same way (`sliding_window`, `q_lora_rank`).
-std::optional<std::size_t> defaulted_count(const ConfigReader& c, std::string_view key, std::size_t fallback) {
+std::optional<std::size_t> defaulted_count(const ConfigReader& c, std::string_view key,
+                                           std::size_t fallback) {
     if (!c.present(key)) return fallback;
     return c.opt_positive(key);
 }
@@ -87,7 +88,8 @@ void parse_latent(const ConfigReader& c, DecoderSpec& d) {
 /// Gemma-2's fields (`configuration_gemma2.py`): soft caps, the score scale, the scaled embedding,
 /// GeGLU, four norms a layer, and sliding windows on the `sliding_attention` layers (by default the
 /// even ones).
-void parse_gemma2(const ConfigReader& c, DecoderSpec& d, const std::optional<std::vector<std::string>>& types) {
+void parse_gemma2(const ConfigReader& c, DecoderSpec& d,
+                  const std::optional<std::vector<std::string>>& types) {
     auto& a = d.attention;
     a.scale = 1.0 / std::sqrt(c.opt_positive_number("query_pre_attn_scalar").value_or(256.0));
     a.softcap = defaulted(c, "attn_logit_softcapping", 50.0);
@@ -111,7 +113,8 @@ void parse_gemma2(const ConfigReader& c, DecoderSpec& d, const std::optional<std
             const auto& t = (*types)[i];
             if (t != "full_attention" && t != "sliding_attention")
                 c.fail("layer_types",
-                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t, i));
+                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t,
+                                   i));
             sliding = t == "sliding_attention";
         }
         if (sliding) d.layers[i].window = window;

@@ -1,6 +1,6 @@
 // The decoder reference, written from transformers' modeling_qwen3.py, modeling_qwen2.py,
-// modeling_llama.py, modeling_mistral.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at a time, KV
-// caches, conv histories and Gated-DeltaNet states in double. The structure (which layers are
+// modeling_llama.py, modeling_mistral.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at
+// a time, KV caches, conv histories and Gated-DeltaNet states in double. The structure (which layers are
 // linear attention, biases, QK norms, experts) comes from the tensors present; sizes from config.json.
 
 #include "engine/error.hpp"
@@ -65,15 +65,17 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     const std::string type = top.text("model_type", "");
     const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text";
     if (!hybrid && type != "qwen3" && type != "qwen2" && type != "llama" && type != "mistral")
-        throw Error(fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
-                                "qwen3, qwen2, llama, mistral, qwen3_next, qwen3_5 and qwen3_5_text)",
-                                c.config_path(), type));
+        throw Error(
+            fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
+                        "qwen3, qwen2, llama, mistral, qwen3_next, qwen3_5 and qwen3_5_text)",
+                        c.config_path(), type));
     const Fields f = top.object("text_config").value_or(top);
     W.vocab = f.count("vocab_size");
     W.hidden = f.count("hidden_size");
     W.heads = f.count("num_attention_heads");
     // MistralConfig: 8 kv heads when the field is absent.
-    W.kv_heads = f.count("num_key_value_heads", type == "mistral" && !f.present("num_key_value_heads") ? 8 : W.heads);
+    W.kv_heads =
+        f.count("num_key_value_heads", type == "mistral" && !f.present("num_key_value_heads") ? 8 : W.heads);
     W.head_dim = f.count("head_dim", W.hidden / W.heads);
     W.eps = f.number("rms_norm_eps", 1e-6);
     const auto rp = f.object("rope_parameters");

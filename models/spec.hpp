@@ -11,13 +11,13 @@ namespace cardsim::models {
 
 /// The decoder families the recognisers know, by their transformers `model_type`.
 enum class DecoderFamily {
-    Qwen3,     ///< `qwen3`: GQA with QK RMSNorm, SwiGLU
-    Qwen2,     ///< `qwen2`: GQA with q/k/v biases, no QK norm
-    Llama,     ///< `llama`: GQA, optional attention and MLP biases
-    Qwen3Next, ///< `qwen3_next`: hybrid, grouped `in_proj_qkvz`/`in_proj_ba`, usually experts
-    Qwen3_5,   ///< `qwen3_5` / `qwen3_5_text`: hybrid, flat `in_proj_qkv`, `in_proj_z/b/a`
-    Mistral,   ///< `mistral`: Llama's layers, every layer a sliding window
-    Gemma2,    ///< `gemma2`: soft caps, alternating windows, scaled embedding, GeGLU, four norms a layer
+    Qwen3,      ///< `qwen3`: GQA with QK RMSNorm, SwiGLU
+    Qwen2,      ///< `qwen2`: GQA with q/k/v biases, no QK norm
+    Llama,      ///< `llama`: GQA, optional attention and MLP biases
+    Qwen3Next,  ///< `qwen3_next`: hybrid, grouped `in_proj_qkvz`/`in_proj_ba`, usually experts
+    Qwen3_5,    ///< `qwen3_5` / `qwen3_5_text`: hybrid, flat `in_proj_qkv`, `in_proj_z/b/a`
+    Mistral,    ///< `mistral`: Llama's layers, every layer a sliding window
+    Gemma2,     ///< `gemma2`: soft caps, alternating windows, scaled embedding, GeGLU, four norms a layer
     DeepseekV2, ///< `deepseek_v2`: multi-head latent attention (interleaved rotary)
     DeepseekV3, ///< `deepseek_v3`: multi-head latent attention (`rope_interleave`)
 };
@@ -27,7 +27,7 @@ std::string_view name(DecoderFamily f);
 
 /// A decoder layer's token mixer.
 enum class Mixer {
-    Attention,    ///< softmax attention over the sequence's KV cache (`full_attention`)
+    Attention,      ///< softmax attention over the sequence's KV cache (`full_attention`)
     GatedDeltaNet,  ///< Gated-DeltaNet linear attention (`linear_attention`)
     LatentAttention ///< DeepSeek's multi-head latent attention
 };
@@ -46,10 +46,10 @@ struct AttentionShape {
     std::size_t head_dim = 0;
     std::size_t rotary_dim = 0; ///< the first `rotary_dim` of each head rotate (partial rotary)
     double theta = 10000.0;
-    bool qk_norm = false;     ///< RMSNorm of each query and key head before RoPE
-    bool output_gate = false; ///< `q_proj` holds each head's query and output gate
-    bool qkv_bias = false;    ///< q, k, v projections have biases
-    bool o_bias = false;      ///< the output projection has a bias
+    bool qk_norm = false;          ///< RMSNorm of each query and key head before RoPE
+    bool output_gate = false;      ///< `q_proj` holds each head's query and output gate
+    bool qkv_bias = false;         ///< q, k, v projections have biases
+    bool o_bias = false;           ///< the output projection has a bias
     std::optional<double> scale;   ///< the scores' scale; head_dim^-½ when absent
     std::optional<double> softcap; ///< scores become `softcap · tanh(score / softcap)` (Gemma-2)
     bool interleaved = false;      ///< rotary pairs (2i, 2i + 1) rather than (i, i + rotary_dim/2)

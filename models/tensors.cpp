@@ -58,7 +58,8 @@ void decoder_tensors(const DecoderSpec& d, std::vector<TensorSpec>& out) {
             }
             add(n.layer(i, "self_attn.kv_a_proj_with_mqa.weight"), {m.kv_rank + m.rope, H}, Role::Linear);
             add(n.layer(i, "self_attn.kv_a_layernorm.weight"), {m.kv_rank}, norm);
-            add(n.layer(i, "self_attn.kv_b_proj.weight"), {heads * (m.nope + m.value), m.kv_rank}, Role::Linear);
+            add(n.layer(i, "self_attn.kv_b_proj.weight"), {heads * (m.nope + m.value), m.kv_rank},
+                Role::Linear);
             add(n.layer(i, "self_attn.o_proj.weight"), {H, heads * m.value}, Role::Linear);
         } else if (layer.mixer == Mixer::Attention) {
             const std::size_t q = a.heads * a.head_dim * (a.output_gate ? 2 : 1),

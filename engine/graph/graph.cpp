@@ -23,13 +23,37 @@ void add(std::vector<Weight>& out, const std::optional<Weight>& w) {
 } // namespace
 
 std::string_view kind(const Op& op) {
-    static constexpr std::string_view names[] = {
-        "Embed",        "LayerNorm",     "Gemm",        "Rope",    "Attention", "GeGlu",
-        "AddType",      "GatherMarkers", "ActFeatures", "RmsNorm", "Rotate",    "CacheAppend",
-        "AttendCache",  "Conv",          "Silu",        "L2Norm",  "GdnGates",  "DeltaStep",
-        "GatedRmsNorm", "SigmoidGate",   "SiluMul",     "Add",     "ArgMax",    "Gelu",
-        "Relu",         "Scale",         "Softcap",     "Moe",     "HeadMatmul", "GeluMul",
-        "LatentAttendCache"};
+    static constexpr std::string_view names[] = {"Embed",
+                                                 "LayerNorm",
+                                                 "Gemm",
+                                                 "Rope",
+                                                 "Attention",
+                                                 "GeGlu",
+                                                 "AddType",
+                                                 "GatherMarkers",
+                                                 "ActFeatures",
+                                                 "RmsNorm",
+                                                 "Rotate",
+                                                 "CacheAppend",
+                                                 "AttendCache",
+                                                 "Conv",
+                                                 "Silu",
+                                                 "L2Norm",
+                                                 "GdnGates",
+                                                 "DeltaStep",
+                                                 "GatedRmsNorm",
+                                                 "SigmoidGate",
+                                                 "SiluMul",
+                                                 "Add",
+                                                 "ArgMax",
+                                                 "Gelu",
+                                                 "Relu",
+                                                 "Scale",
+                                                 "Softcap",
+                                                 "Moe",
+                                                 "HeadMatmul",
+                                                 "GeluMul",
+                                                 "LatentAttendCache"};
     static_assert(std::size(names) == std::variant_size_v<Op>, "a name per op kind");
     return names[op.index()];
 }

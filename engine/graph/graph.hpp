@@ -398,8 +398,8 @@ struct HeadMatmul {
 /// `r_t` the rope-key cache's (both one head, shared by every query head); `out_h` is the softmax-
 /// weighted sum of the latent rows `c_t`.
 struct LatentAttendCache {
-    Val q_latent;  ///< token rows, heads × latent_dim wide
-    Val q_rope;    ///< token rows, heads × rope_dim wide
+    Val q_latent;   ///< token rows, heads × latent_dim wide
+    Val q_rope;     ///< token rows, heads × rope_dim wide
     StateId latent; ///< a KeyCache of one head of latent_dim
     StateId rope;   ///< a KeyCache of one head of rope_dim
     std::size_t heads = 0;
@@ -410,11 +410,10 @@ struct LatentAttendCache {
 };
 
 /// One step of a graph. Every op runs on the rows the batch has, not the bucket's padded count.
-using Op =
-    std::variant<Embed, LayerNorm, Gemm, Rope, Attention, GeGlu, AddType, GatherMarkers, ActFeatures, RmsNorm,
-                 Rotate, CacheAppend, AttendCache, Conv, Silu, L2Norm, GdnGates, DeltaStep, GatedRmsNorm,
-                 SigmoidGate, SiluMul, Add, ArgMax, Gelu, Relu, Scale, Softcap, Moe, HeadMatmul, GeluMul,
-                 LatentAttendCache>;
+using Op = std::variant<Embed, LayerNorm, Gemm, Rope, Attention, GeGlu, AddType, GatherMarkers, ActFeatures,
+                        RmsNorm, Rotate, CacheAppend, AttendCache, Conv, Silu, L2Norm, GdnGates, DeltaStep,
+                        GatedRmsNorm, SigmoidGate, SiluMul, Add, ArgMax, Gelu, Relu, Scale, Softcap, Moe,
+                        HeadMatmul, GeluMul, LatentAttendCache>;
 
 /// The name of an op's kind, as written in its type (`"Gemm"`, `"AttendCache"`).
 std::string_view kind(const Op& op);

@@ -246,7 +246,8 @@ Fusion fuse(const Graph& g, const Capabilities& caps) {
 std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
     auto none = [](std::string what) { return std::string(no_unit) + what; };
     if (std::holds_alternative<Moe>(op) && !caps.experts) return none("experts");
-    if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) && !caps.mla)
+    if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) &&
+        !caps.mla)
         return none("multi-head latent attention");
     if (auto* r = std::get_if<Rotate>(&op); r && r->interleaved)
         return none("an interleaved rotary embedding"); // the rotate unit pairs (i, i + d/2)

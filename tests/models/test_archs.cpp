@@ -64,7 +64,8 @@ const std::string WINDOW = "the engine's attention takes no mask, window, sink o
 
 } // namespace
 
-TEST_CASE("a generated mistral checkpoint has a window on every layer and is refused for it", "[models][archs]") {
+TEST_CASE("a generated mistral checkpoint has a window on every layer and is refused for it",
+          "[models][archs]") {
     ScratchDir d("archs-mistral");
     tiny(SynthArch::Windowed, d / "m");
     const Model m = load_model(d / "m");
@@ -94,8 +95,9 @@ TEST_CASE("a generated mistral checkpoint has a window on every layer and is ref
     caps.attention_window = true;
     const auto windowed = shim::check_model(b.graph, caps);
     CHECK(refusals(windowed) ==
-          std::vector<std::string>{"layer 0, attention: the engine's attention takes no mask, sink or soft cap",
-                                   "layer 1, attention: the engine's attention takes no mask, sink or soft cap"});
+          std::vector<std::string>{
+              "layer 0, attention: the engine's attention takes no mask, sink or soft cap",
+              "layer 1, attention: the engine's attention takes no mask, sink or soft cap"});
     caps.attention_sinks = caps.attention_softcap = true;
     CHECK(shim::check_model(b.graph, caps).runs());
 }
@@ -200,7 +202,8 @@ TEST_CASE("a generated gemma2 checkpoint carries its soft caps, scale, windows a
                                    "head: the engine has no unit for a logit soft cap"});
 }
 
-TEST_CASE("gemma2's fields: defaults, nulls for no soft cap, the activation and layer types", "[models][archs]") {
+TEST_CASE("gemma2's fields: defaults, nulls for no soft cap, the activation and layer types",
+          "[models][archs]") {
     const auto base = synth_config(SynthArch::Softcap, SynthSize::Tiny);
     auto defaults = parse_edited(base, [](auto& c) {
         for (auto k : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
@@ -226,13 +229,17 @@ TEST_CASE("gemma2's fields: defaults, nulls for no soft cap, the activation and 
     CHECK(none.activation == Activation::Gelu);
     CHECK_THROWS_WITH(parse_edited(base, [](auto& c) { c["hidden_activation"] = "relu"; }),
                       Contains("cfg.json: field `hidden_activation` (a gemma2 model): is `relu`"));
-    CHECK_THROWS_WITH(parse_edited(base, [](auto& c) { c["layer_types"] = boost::json::array{"a", "b"}; }),
+    CHECK_THROWS_WITH(parse_edited(base,
+                                   [](auto& c) {
+                                       c["layer_types"] = boost::json::array{"a", "b"};
+                                   }),
                       Contains("field `layer_types` (a gemma2 model): has `a` for layer 0"));
     CHECK_THROWS_WITH(parse_edited(base, [](auto& c) { c["use_bidirectional_attention"] = true; }),
                       Contains("field `use_bidirectional_attention` (a gemma2 model): is true"));
 }
 
-TEST_CASE("a generated deepseek_v3 checkpoint builds latent attention and is refused for it", "[models][archs]") {
+TEST_CASE("a generated deepseek_v3 checkpoint builds latent attention and is refused for it",
+          "[models][archs]") {
     ScratchDir d("archs-deepseek");
     tiny(SynthArch::Mla, d / "m");
     const Model m = load_model(d / "m");
@@ -274,8 +281,9 @@ TEST_CASE("a generated deepseek_v3 checkpoint builds latent attention and is ref
     auto mla = default_card();
     mla.mla = true;
     CHECK(refusals(shim::check_model(g, mla)) ==
-          std::vector<std::string>{"layer 0, attention: the engine has no unit for an interleaved rotary embedding",
-                                   "layer 1, attention: the engine has no unit for an interleaved rotary embedding"});
+          std::vector<std::string>{
+              "layer 0, attention: the engine has no unit for an interleaved rotary embedding",
+              "layer 1, attention: the engine has no unit for an interleaved rotary embedding"});
 }
 
 TEST_CASE("deepseek's fields: a plain q_proj, V2's interleaving, and what cardsim refuses to build",
@@ -283,7 +291,7 @@ TEST_CASE("deepseek's fields: a plain q_proj, V2's interleaving, and what cardsi
     const auto base = synth_config(SynthArch::Mla, SynthSize::Tiny);
     auto lite = parse_edited(base, [](auto& c) {
         c["model_type"] = "deepseek_v2";
-        c["q_lora_rank"] = nullptr; // DeepSeek-V2-Lite: one q_proj
+        c["q_lora_rank"] = nullptr;   // DeepSeek-V2-Lite: one q_proj
         c["rope_interleave"] = false; // not a V2 field: V2 always rotates complex pairs
     });
     CHECK(lite.family == DecoderFamily::DeepseekV2);
@@ -294,9 +302,10 @@ TEST_CASE("deepseek's fields: a plain q_proj, V2's interleaving, and what cardsi
                       [](auto& t) { return t.name == "model.layers.0.self_attn.q_proj.weight"; }));
     auto neox = parse_edited(base, [](auto& c) { c["rope_interleave"] = false; });
     CHECK_FALSE(neox.attention.interleaved);
-    CHECK_THROWS_WITH(parse_edited(base, [](auto& c) { c["first_k_dense_replace"] = 1; }),
-                      Contains("cfg.json: field `first_k_dense_replace` (a deepseek_v3 model): is 1, so layers "
-                               "1..1 route to experts"));
+    CHECK_THROWS_WITH(
+        parse_edited(base, [](auto& c) { c["first_k_dense_replace"] = 1; }),
+        Contains("cfg.json: field `first_k_dense_replace` (a deepseek_v3 model): is 1, so layers "
+                 "1..1 route to experts"));
     CHECK_THROWS_WITH(parse_edited(base,
                                    [](auto& c) {
                                        c.erase("first_k_dense_replace"); // V3's default: 3
@@ -305,16 +314,21 @@ TEST_CASE("deepseek's fields: a plain q_proj, V2's interleaving, and what cardsi
                       Contains("field `first_k_dense_replace` (a deepseek_v3 model): is 3, so layers 3..4"));
     CHECK_THROWS_WITH(parse_edited(base, [](auto& c) { c["attention_bias"] = true; }),
                       Contains("field `attention_bias` (a deepseek_v3 model): is true"));
-    CHECK_THROWS_WITH(parse_edited(base, [](auto& c) { c["rope_scaling"] = boost::json::object{{"type", "yarn"}}; }),
+    CHECK_THROWS_WITH(parse_edited(base,
+                                   [](auto& c) {
+                                       c["rope_scaling"] = boost::json::object{{"type", "yarn"}};
+                                   }),
                       Contains("only the default RoPE"));
 }
 
-TEST_CASE("the f64 reference says it does not evaluate gemma2 and deepseek rather than guess", "[models][archs]") {
+TEST_CASE("the f64 reference says it does not evaluate gemma2 and deepseek rather than guess",
+          "[models][archs]") {
     ScratchDir d("archs-reference");
     for (auto arch : {SynthArch::Softcap, SynthArch::Mla}) {
         tiny(arch, d / std::string(name(arch)));
         const auto c = Checkpoint::open(d / std::string(name(arch)));
-        CHECK_THROWS_WITH(DecoderReference(c), Contains("the f64 decoder reference does not evaluate model_type"));
+        CHECK_THROWS_WITH(DecoderReference(c),
+                          Contains("the f64 decoder reference does not evaluate model_type"));
     }
 }
 
