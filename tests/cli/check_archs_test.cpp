@@ -39,18 +39,23 @@ TEST_CASE("check refuses a windowed model for its windows, and a card with the a
     REQUIRE(r.code == 1);
     REQUIRE(contains(r.out, ": dense decoder (mistral) with sliding windows\n"));
     REQUIRE(refusal_block(r.out) == "refusals:\n"
-                                    "  layer 0, attention: " + VARIANTS + "\n"
-                                    "  layer 0, attention: the engine has no unit for a sliding window\n"
-                                    "  layer 1, attention: " + VARIANTS + "\n"
-                                    "  layer 1, attention: the engine has no unit for a sliding window\n"
-                                    "verdict: the card refuses this model (4 refusals)\n");
+                                    "  layer 0, attention: " +
+                                        VARIANTS +
+                                        "\n"
+                                        "  layer 0, attention: the engine has no unit for a sliding window\n"
+                                        "  layer 1, attention: " +
+                                        VARIANTS +
+                                        "\n"
+                                        "  layer 1, attention: the engine has no unit for a sliding window\n"
+                                        "verdict: the card refuses this model (4 refusals)\n");
     // configs/encoder.toml's windowed attention unit is the encoder's self attention, not attention
     // over a decoder's cache: the same refusals.
-    auto enc = run_cardsim("check " + m + " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml");
+    auto enc =
+        run_cardsim("check " + m + " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml");
     REQUIRE(enc.code == 1);
     REQUIRE(refusal_block(enc.out) == refusal_block(r.out));
-    const std::string features =
-        " --set units.attention.window=true --set units.attention.sinks=true --set units.attention.softcap=true";
+    const std::string features = " --set units.attention.window=true --set units.attention.sinks=true --set "
+                                 "units.attention.softcap=true";
     auto ok = run_cardsim("check " + m + features);
     INFO(ok.out);
     REQUIRE(ok.code == 0);
@@ -66,18 +71,25 @@ TEST_CASE("check refuses a soft-capped model for its scale, caps, windows and GE
     INFO(r.out);
     REQUIRE(r.code == 1);
     REQUIRE(contains(r.out, ": dense decoder (gemma2) with soft caps, sliding windows\n"));
-    REQUIRE(refusal_block(r.out) == "refusals:\n"
-                                    "  embedding: the engine reads its embedding unscaled\n"
-                                    "  embedding: the engine has no unit for an embedding scale\n"
-                                    "  layer 0, attention: " + VARIANTS + "\n"
-                                    "  layer 0, attention: the engine has no unit for a sliding window\n"
-                                    "  layer 0, ffn: the engine has no unit for GELU\n"
-                                    "  layer 1, attention: " + VARIANTS + "\n"
-                                    "  layer 1, attention: the engine has no unit for soft-capped scores\n"
-                                    "  layer 1, ffn: the engine has no unit for GELU\n"
-                                    "  head: " + VARIANTS + "\n"
-                                    "  head: the engine has no unit for a logit soft cap\n"
-                                    "verdict: the card refuses this model (10 refusals)\n");
+    REQUIRE(refusal_block(r.out) ==
+            "refusals:\n"
+            "  embedding: the engine reads its embedding unscaled\n"
+            "  embedding: the engine has no unit for an embedding scale\n"
+            "  layer 0, attention: " +
+                VARIANTS +
+                "\n"
+                "  layer 0, attention: the engine has no unit for a sliding window\n"
+                "  layer 0, ffn: the engine has no unit for GELU\n"
+                "  layer 1, attention: " +
+                VARIANTS +
+                "\n"
+                "  layer 1, attention: the engine has no unit for soft-capped scores\n"
+                "  layer 1, ffn: the engine has no unit for GELU\n"
+                "  head: " +
+                VARIANTS +
+                "\n"
+                "  head: the engine has no unit for a logit soft cap\n"
+                "verdict: the card refuses this model (10 refusals)\n");
 }
 
 TEST_CASE("check refuses an MLA model for its latent attention and interleaved rotary") {
