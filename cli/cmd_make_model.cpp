@@ -17,7 +17,8 @@ namespace po = boost::program_options;
 
 int run(std::span<const std::string> args) {
     po::options_description o("options");
-    o.add_options()("arch", po::value<std::string>()->required(), "dense | hybrid | hybrid-moe | encoder")(
+    o.add_options()("arch", po::value<std::string>()->required(),
+                    "dense | hybrid | hybrid-moe | encoder | windowed | softcap | mla")(
         "size", po::value<std::string>()->default_value("tiny"), "tiny | small | 0.1b | 0.8b")(
         "seed", po::value<std::uint64_t>()->default_value(0),
         "the seed of the weights")("dtype", po::value<std::string>()->default_value("bf16"), "bf16 | f32")(
@@ -33,8 +34,9 @@ int run(std::span<const std::string> args) {
                dtype = vm["dtype"].as<std::string>();
     auto a = models::parse_synth_arch(arch);
     if (!a)
-        throw Error(
-            fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe or encoder", arch));
+        throw Error(fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe, encoder, "
+                                "windowed, softcap or mla",
+                                arch));
     auto s = models::parse_synth_size(size);
     if (!s)
         throw Error(fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b or 0.8b", size));

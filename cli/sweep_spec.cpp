@@ -51,7 +51,7 @@ constexpr std::size_t max_axis_values = 10000;
 constexpr std::size_t max_points = 1000000;
 
 /// The names `cardsim make-model` knows.
-constexpr std::string_view arch_names = "dense, hybrid, hybrid-moe or encoder";
+constexpr std::string_view arch_names = "dense, hybrid, hybrid-moe, encoder, windowed, softcap or mla";
 constexpr std::string_view size_names = "tiny, small, 0.1b or 0.8b";
 
 /// Reads the spec's TOML with source positions: every error names the file and line.

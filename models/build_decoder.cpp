@@ -1,5 +1,5 @@
-// The decoder graph: one decode step, following transformers' Qwen3 / Qwen2 / Llama / Qwen3-Next /
-// Qwen3.5 modeling code (formulas in models/README.md).
+// The decoder graph: one decode step, following transformers' Qwen3 / Qwen2 / Llama / Mistral /
+// Gemma-2 / DeepSeek-V2/V3 / Qwen3-Next / Qwen3.5 modeling code (formulas in models/README.md).
 
 #include "models/build.hpp"
 #include "models/tensors.hpp"
@@ -21,10 +21,14 @@ public:
     BuiltGraph build() {
         const std::size_t H = d_.hidden;
         x_ = g_.val(Rows::Tokens, H, "hidden");
-        g_.push(Embed{plain(n_.embed()), x_}, Site{std::nullopt, Part::Embedding});
+        const Site embedding{std::nullopt, Part::Embedding};
+        g_.push(Embed{plain(n_.embed()), x_}, embedding);
+        if (d_.embed_scale) g_.push(Scale{x_, *d_.embed_scale, x_}, embedding);
         for (std::size_t i = 0; i < d_.layers.size(); ++i) {
             if (d_.layers[i].mixer == Mixer::Attention)
                 attention(i);
+            else if (d_.layers[i].mixer == Mixer::LatentAttention)
+                latent_attention(i);
             else
                 deltanet(i);
             ffn(i);
@@ -34,6 +38,11 @@ public:
         g_.push(RmsNorm{x_, plain(n_.final_norm()), d_.eps, d_.zero_centred, H, f}, head);
         Val logits = g_.val(Rows::Tokens, d_.vocab, "logits");
         g_.push(Gemm{f, Weight{w(n_.lm_head()), Whole{true}}, std::nullopt, Epilogue::None, logits}, head);
+        if (d_.final_softcap) {
+            Val capped = g_.val(Rows::Tokens, d_.vocab, "logits_capped");
+            g_.push(Softcap{logits, *d_.final_softcap, capped}, head);
+            logits = capped;
+        }
         Val next = g_.val(Rows::Tokens, 1, "next");
         g_.push(ArgMax{logits, next}, head);
         g_.logits = logits;
@@ -66,6 +75,17 @@ private:
         return h;
     }
     void residual(Val out) { g_.push(Add{x_, out, x_}, site_); }
+    /// Adds a block's output `out` to the stream, normed first by `tensor` with sandwich norms
+    /// (Gemma-2's post-attention and post-feedforward norms).
+    void residual(Val out, std::string_view tensor, std::string_view what) {
+        if (d_.sandwich_norms) {
+            Val normed = val(d_.hidden, what);
+            g_.push(RmsNorm{out, plain(n_.layer(layer_, tensor)), d_.eps, d_.zero_centred, d_.hidden, normed},
+                    site_);
+            out = normed;
+        }
+        residual(out);
+    }
 
     void attention(std::size_t i) {
         layer_ = i;
@@ -114,8 +134,8 @@ private:
         g_.push(CacheAppend{v, values}, site_);
         Val att = val(q_width, "attn");
         g_.push(AttendCache{q, keys, values, a.heads, a.kv_heads, hd,
-                            1.0 / std::sqrt(static_cast<double>(hd)), d_.layers[i].window, std::nullopt,
-                            std::nullopt, att},
+                            a.scale.value_or(1.0 / std::sqrt(static_cast<double>(hd))), d_.layers[i].window,
+                            std::nullopt, a.softcap, att},
                 site_);
         if (a.output_gate) {
             Val gated = val(q_width, "attn_gated");
@@ -123,7 +143,65 @@ private:
             att = gated;
         }
         residual(gemm(att, linear(n_.layer(i, "self_attn.o_proj.weight")), bias(a.o_bias, "self_attn.o_proj"),
-                      d_.hidden, "mixer_out"));
+                      d_.hidden, "mixer_out"),
+                 "post_attention_layernorm.weight", "mixer_out_norm");
+    }
+
+    /// DeepSeek's multi-head latent attention in its absorbed decode form: the cache holds one
+    /// normed latent row (kv_lora_rank) and one rotated rope key per position; each head's query
+    /// is carried into the latent space by its key up-projection (rows `0..nope` of its part of
+    /// `kv_b_proj`), and its output out of it by its value up-projection (rows `nope..nope+v`).
+    /// The same numbers as transformers' un-absorbed form: q_nope · (W_uk c) = (W_ukᵀ q_nope) · c.
+    void latent_attention(std::size_t i) {
+        layer_ = i;
+        site_ = Site{i, Part::Attention};
+        const auto& a = d_.attention;
+        const auto& m = *d_.latent;
+        const std::size_t heads = a.heads, qk = m.qk_dim();
+        Val h = input_norm(i, "input_layernorm.weight", "attn_norm");
+        Val src = h;
+        std::string q_proj = n_.layer(i, "self_attn.q_proj.weight");
+        if (m.q_rank > 0) {
+            Val cq = gemm(h, linear(n_.layer(i, "self_attn.q_a_proj.weight")), std::nullopt, m.q_rank, "q_a");
+            Val cqn = val(m.q_rank, "q_a_norm");
+            g_.push(RmsNorm{cq, plain(n_.layer(i, "self_attn.q_a_layernorm.weight")), d_.eps, false, m.q_rank,
+                            cqn},
+                    site_);
+            src = cqn;
+            q_proj = n_.layer(i, "self_attn.q_b_proj.weight");
+        }
+        const W qw = w(q_proj);
+        Val q_nope =
+            gemm(src, Weight{qw, HeadPart{qk, 0, m.nope, true}}, std::nullopt, heads * m.nope, "q_nope");
+        Val q_rope =
+            gemm(src, Weight{qw, HeadPart{qk, m.nope, m.rope, true}}, std::nullopt, heads * m.rope, "q_rope");
+        const W kva = w(n_.layer(i, "self_attn.kv_a_proj_with_mqa.weight"));
+        Val ckv = gemm(h, Weight{kva, RowRange{0, m.kv_rank, true}}, std::nullopt, m.kv_rank, "kv_a");
+        Val k_rope = gemm(h, Weight{kva, RowRange{m.kv_rank, m.rope, true}}, std::nullopt, m.rope, "k_rope");
+        Val latent = val(m.kv_rank, "kv_a_norm");
+        g_.push(RmsNorm{ckv, plain(n_.layer(i, "self_attn.kv_a_layernorm.weight")), d_.eps, false, m.kv_rank,
+                        latent},
+                site_);
+        g_.push(Rotate{q_rope, m.rope, m.rope, a.theta, a.interleaved}, site_);
+        g_.push(Rotate{k_rope, m.rope, m.rope, a.theta, a.interleaved}, site_);
+        const W kvb = w(n_.layer(i, "self_attn.kv_b_proj.weight"));
+        Val q_latent = val(heads * m.kv_rank, "q_latent");
+        g_.push(
+            HeadMatmul{q_nope, Weight{kvb, HeadPart{m.nope + m.value, 0, m.nope, false}}, heads, q_latent},
+            site_);
+        StateId latents = g_.state(KeyCache{1, m.kv_rank});
+        StateId ropes = g_.state(KeyCache{1, m.rope});
+        g_.push(CacheAppend{latent, latents}, site_);
+        g_.push(CacheAppend{k_rope, ropes}, site_);
+        Val att = val(heads * m.kv_rank, "attn_latent");
+        g_.push(LatentAttendCache{q_latent, q_rope, latents, ropes, heads, m.kv_rank, m.rope,
+                                  a.scale.value_or(1.0 / std::sqrt(static_cast<double>(qk))), att},
+                site_);
+        Val o = val(heads * m.value, "attn");
+        g_.push(HeadMatmul{att, Weight{kvb, HeadPart{m.nope + m.value, m.nope, m.value, true}}, heads, o},
+                site_);
+        residual(
+            gemm(o, linear(n_.layer(i, "self_attn.o_proj.weight")), std::nullopt, d_.hidden, "mixer_out"));
     }
 
     void deltanet(std::size_t i) {
@@ -187,7 +265,9 @@ private:
     void ffn(std::size_t i) {
         layer_ = i;
         site_ = Site{i, Part::Ffn};
-        Val h = input_norm(i, "post_attention_layernorm.weight", "ffn_norm");
+        Val h = input_norm(
+            i, d_.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight",
+            "ffn_norm");
         if (d_.layers[i].moe) {
             const auto& m = *d_.moe;
             Moe op;
@@ -221,9 +301,13 @@ private:
         Val up =
             gemm(h, linear(n_.layer(i, "mlp.up_proj.weight")), bias(d_.mlp_bias, "mlp.up_proj"), I, "ffn_up");
         Val act = val(I, "ffn_act");
-        g_.push(SiluMul{gate, up, act}, site_);
+        if (d_.activation == Activation::Silu)
+            g_.push(SiluMul{gate, up, act}, site_);
+        else
+            g_.push(GeluMul{gate, up, d_.activation == Activation::GeluTanh, act}, site_);
         residual(gemm(act, linear(n_.layer(i, "mlp.down_proj.weight")), bias(d_.mlp_bias, "mlp.down_proj"),
-                      d_.hidden, "ffn_out"));
+                      d_.hidden, "ffn_out"),
+                 "post_feedforward_layernorm.weight", "ffn_out_norm");
     }
 
     const DecoderSpec& d_;

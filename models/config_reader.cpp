@@ -22,6 +22,10 @@ bool ConfigReader::has(std::string_view key) const {
     return get(key) != nullptr;
 }
 
+bool ConfigReader::present(std::string_view key) const {
+    return object_->if_contains(boost::json::string_view(key.data(), key.size())) != nullptr;
+}
+
 std::string ConfigReader::field(std::string_view key) const {
     return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
 }

@@ -23,6 +23,9 @@ public:
 
     /// Whether the field exists and is not null.
     bool has(std::string_view key) const;
+    /// Whether the field exists at all (null included): transformers' defaults apply to absent
+    /// fields only, an explicit null means "none" (`sliding_window: null`).
+    bool present(std::string_view key) const;
     /// A required positive integer.
     std::size_t positive(std::string_view key) const;
     /// An optional positive integer.

@@ -33,16 +33,21 @@ double gelu(double x) {
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
 }
 
-/// The NeoX rotation of `x[0 .. rd)` by position `pos`: pairs (i, i + rd/2) at angle
-/// pos · theta^(−2i/rd).
-void rotate(double* x, std::size_t rd, std::size_t pos, double theta) {
+double gelu_tanh(double x) {
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::acos(-1.0)) * (x + 0.044715 * x * x * x)));
+}
+
+/// The rotation of `x[0 .. rd)` by position `pos`: pairs (i, i + rd/2) (NeoX) or (2i, 2i + 1)
+/// (`interleaved`) at angle pos · theta^(−2i/rd).
+void rotate(double* x, std::size_t rd, std::size_t pos, double theta, bool interleaved = false) {
     const std::size_t half = rd / 2;
     for (std::size_t i = 0; i < half; ++i) {
         const double angle = static_cast<double>(pos) * std::pow(theta, -2.0 * static_cast<double>(i) / rd);
         const double c = std::cos(angle), s = std::sin(angle);
-        const double a = x[i], b = x[i + half];
-        x[i] = a * c - b * s;
-        x[i + half] = b * c + a * s;
+        const std::size_t i0 = interleaved ? 2 * i : i, i1 = interleaved ? 2 * i + 1 : i + half;
+        const double a = x[i0], b = x[i1];
+        x[i0] = a * c - b * s;
+        x[i1] = b * c + a * s;
     }
 }
 
@@ -343,7 +348,8 @@ void GraphEvaluator::run(const Batch& b) {
                     Matrix& x = V(o.x);
                     for (std::size_t r = 0; r < x.rows; ++r)
                         for (std::size_t h0 = 0; h0 < x.cols; h0 += o.head_dim)
-                            rotate(&x.data[r * x.cols + h0], o.rotary_dim, b.position[r], o.theta);
+                            rotate(&x.data[r * x.cols + h0], o.rotary_dim, b.position[r], o.theta,
+                                   o.interleaved);
                 },
                 [&](const CacheAppend& o) {
                     const Matrix& x = V(o.x);
@@ -596,14 +602,54 @@ void GraphEvaluator::run(const Batch& b) {
                     const Matrix x = V(o.x);
                     Matrix& out = V(o.out);
                     const std::size_t k = x.cols / o.heads, n = out.cols / o.heads;
+                    const bool t = std::visit([](const auto& v) { return v.transpose; }, o.w.view);
                     for (std::size_t r = 0; r < x.rows; ++r)
                         for (std::size_t h = 0; h < o.heads; ++h)
                             for (std::size_t j = 0; j < n; ++j) {
                                 double s = 0;
                                 for (std::size_t i = 0; i < k; ++i)
-                                    s += w[(h * n + j) * k + i] * x.data[r * x.cols + h * k + i];
+                                    s += (t ? w[(h * n + j) * k + i] : w[(h * k + i) * n + j]) *
+                                         x.data[r * x.cols + h * k + i];
                                 out.data[r * out.cols + h * n + j] = s;
                             }
+                },
+                [&](const GeluMul& o) {
+                    const Matrix gate = V(o.gate), up = V(o.up);
+                    Matrix& out = V(o.out);
+                    for (std::size_t i = 0; i < gate.data.size(); ++i)
+                        out.data[i] = (o.tanh ? gelu_tanh(gate.data[i]) : gelu(gate.data[i])) * up.data[i];
+                },
+                [&](const LatentAttendCache& o) {
+                    const Matrix& ql = V(o.q_latent);
+                    const Matrix& qr = V(o.q_rope);
+                    Matrix& out = V(o.out);
+                    const std::size_t L = o.latent_dim, R = o.rope_dim;
+                    for (std::size_t r = 0; r < ql.rows; ++r) {
+                        const auto& latent = state(b, r, o.latent);
+                        const auto& rope = state(b, r, o.rope);
+                        const std::size_t pos = b.position[r];
+                        if (latent.size() < (pos + 1) * L || rope.size() < (pos + 1) * R)
+                            throw std::logic_error(
+                                fmt::format("op {}: the latent cache lacks position {}", index, pos));
+                        for (std::size_t h = 0; h < o.heads; ++h) {
+                            std::vector<double> p;
+                            for (std::size_t j = 0; j <= pos; ++j) {
+                                double s = 0;
+                                for (std::size_t i = 0; i < L; ++i)
+                                    s += ql.data[r * ql.cols + h * L + i] * latent[j * L + i];
+                                for (std::size_t i = 0; i < R; ++i)
+                                    s += qr.data[r * qr.cols + h * R + i] * rope[j * R + i];
+                                p.push_back(s * o.scale);
+                            }
+                            softmax(p);
+                            for (std::size_t i = 0; i < L; ++i) {
+                                double s = 0;
+                                for (std::size_t j = 0; j <= pos; ++j)
+                                    s += p[j] * latent[j * L + i];
+                                out.data[r * out.cols + h * L + i] = s;
+                            }
+                        }
+                    }
                 },
             },
             g.ops[index]);

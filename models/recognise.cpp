@@ -10,8 +10,9 @@
 namespace cardsim::models {
 namespace {
 
-constexpr std::array<std::string_view, 7> types{"qwen3",   "qwen2",        "llama",     "qwen3_next",
-                                                "qwen3_5", "qwen3_5_text", "modernbert"};
+constexpr std::array<std::string_view, 11> types{"qwen3",       "qwen2",        "llama",     "qwen3_next",
+                                                 "qwen3_5",     "qwen3_5_text", "mistral",   "gemma2",
+                                                 "deepseek_v2", "deepseek_v3",  "modernbert"};
 
 /// The tensor a decoder's prefix must hold.
 constexpr std::string_view EMBED = "embed_tokens.weight";
@@ -32,6 +33,10 @@ ModelSpec parse_config(const boost::json::object& config, const std::string& fil
     if (type == "qwen3_next") return parse_decoder(typed, DecoderFamily::Qwen3Next, type);
     if (type == "qwen3_5" || type == "qwen3_5_text")
         return parse_decoder(typed, DecoderFamily::Qwen3_5, type);
+    if (type == "mistral") return parse_decoder(typed, DecoderFamily::Mistral, type);
+    if (type == "gemma2") return parse_decoder(typed, DecoderFamily::Gemma2, type);
+    if (type == "deepseek_v2") return parse_decoder(typed, DecoderFamily::DeepseekV2, type);
+    if (type == "deepseek_v3") return parse_decoder(typed, DecoderFamily::DeepseekV3, type);
     if (type == "modernbert") return parse_encoder(typed);
     top.fail("model_type",
              fmt::format("is `{}`, which no recogniser knows (known: {})", type, fmt::join(types, ", ")));

@@ -33,6 +33,94 @@ bool is_hybrid(DecoderFamily f) {
     return f == DecoderFamily::Qwen3Next || f == DecoderFamily::Qwen3_5;
 }
 
+bool is_deepseek(DecoderFamily f) {
+    return f == DecoderFamily::DeepseekV2 || f == DecoderFamily::DeepseekV3;
+}
+
+/// An optional number whose transformers default applies only when the field is absent: an explicit
+/// null means none (`attn_logit_softcapping: null`).
+std::optional<double> defaulted(const ConfigReader& c, std::string_view key, double fallback) {
+    if (!c.present(key)) return fallback;
+    return c.opt_positive_number(key);
+}
+
+/// A count defaulted the same way (`sliding_window`, `q_lora_rank`).
+std::optional<std::size_t> defaulted_count(const ConfigReader& c, std::string_view key,
+                                           std::size_t fallback) {
+    if (!c.present(key)) return fallback;
+    return c.opt_positive(key);
+}
+
+/// DeepSeek's multi-head latent attention fields (`configuration_deepseek_v3.py` defaults; V2's are
+/// the same for these). Every layer is latent attention with a dense MLP.
+void parse_latent(const ConfigReader& c, DecoderSpec& d) {
+    LatentShape m;
+    m.q_rank = defaulted_count(c, "q_lora_rank", 1536).value_or(0);
+    m.kv_rank = c.opt_positive("kv_lora_rank").value_or(512);
+    m.nope = c.opt_positive("qk_nope_head_dim").value_or(128);
+    m.rope = c.opt_positive("qk_rope_head_dim").value_or(64);
+    m.value = c.opt_positive("v_head_dim").value_or(128);
+    if (m.rope % 2 != 0) c.fail("qk_rope_head_dim", fmt::format("is {}; a rotary dim must be even", m.rope));
+    auto& a = d.attention;
+    a.head_dim = m.qk_dim();
+    a.rotary_dim = m.rope;
+    a.scale = 1.0 / std::sqrt(static_cast<double>(m.qk_dim()));
+    // V2 rotates complex pairs (view_as_complex); V3 does when rope_interleave (the default).
+    a.interleaved = d.family == DecoderFamily::DeepseekV2 || c.opt_bool("rope_interleave").value_or(true);
+    if (c.opt_bool("attention_bias").value_or(false))
+        c.fail("attention_bias", "is true; cardsim builds the latent attention without biases");
+    // Layers from first_k_dense_replace on route to experts (DeepseekV2DecoderLayer): grouped,
+    // scaled (and for V3 sigmoid, bias-corrected) top-k routing that the Moe op does not express.
+    const std::size_t layers = d.layers.size();
+    const std::size_t dense =
+        c.opt_count("first_k_dense_replace").value_or(d.family == DecoderFamily::DeepseekV3 ? 3 : 0);
+    if (dense < layers)
+        c.fail("first_k_dense_replace",
+               fmt::format("is {}, so layers {}..{} route to experts; cardsim has no graph op for "
+                           "DeepSeek's router yet and builds deepseek checkpoints whose every layer is dense "
+                           "(first_k_dense_replace ≥ num_hidden_layers = {})",
+                           dense, dense, layers - 1, layers));
+    for (auto& l : d.layers)
+        l.mixer = Mixer::LatentAttention;
+    d.latent = m;
+}
+
+/// Gemma-2's fields (`configuration_gemma2.py`): soft caps, the score scale, the scaled embedding,
+/// GeGLU, four norms a layer, and sliding windows on the `sliding_attention` layers (by default the
+/// even ones).
+void parse_gemma2(const ConfigReader& c, DecoderSpec& d,
+                  const std::optional<std::vector<std::string>>& types) {
+    auto& a = d.attention;
+    a.scale = 1.0 / std::sqrt(c.opt_positive_number("query_pre_attn_scalar").value_or(256.0));
+    a.softcap = defaulted(c, "attn_logit_softcapping", 50.0);
+    d.final_softcap = defaulted(c, "final_logit_softcapping", 30.0);
+    d.embed_scale = std::sqrt(static_cast<double>(d.hidden));
+    d.sandwich_norms = true;
+    const std::string act = c.opt_string("hidden_activation").value_or("gelu_pytorch_tanh");
+    if (act == "gelu_pytorch_tanh" || act == "gelu_new")
+        d.activation = Activation::GeluTanh;
+    else if (act == "gelu")
+        d.activation = Activation::Gelu;
+    else
+        c.fail("hidden_activation",
+               fmt::format("is `{}`; the gemma2 MLP is built with gelu_pytorch_tanh, gelu_new or gelu", act));
+    if (c.opt_bool("use_bidirectional_attention").value_or(false))
+        c.fail("use_bidirectional_attention", "is true; cardsim builds causal decoders only");
+    const auto window = defaulted_count(c, "sliding_window", 4096);
+    for (std::size_t i = 0; i < d.layers.size(); ++i) {
+        bool sliding = (i + 1) % 2 == 1;
+        if (types) {
+            const auto& t = (*types)[i];
+            if (t != "full_attention" && t != "sliding_attention")
+                c.fail("layer_types",
+                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t,
+                                   i));
+            sliding = t == "sliding_attention";
+        }
+        if (sliding) d.layers[i].window = window;
+    }
+}
+
 } // namespace
 
 DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const std::string& model_type) {
@@ -40,6 +128,7 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
     d.family = family;
     d.model_type = model_type;
     d.prefix = model_type == "qwen3_5" ? "model.language_model." : "model.";
+    const bool deepseek = is_deepseek(family), gemma = family == DecoderFamily::Gemma2;
 
     // Qwen3.5's full model nests the language model's fields under `text_config`.
     std::optional<ConfigReader> nested = top.sub("text_config");
@@ -55,8 +144,15 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
         c.fail("num_hidden_layers", fmt::format("is {}, more than the {} cardsim reads", layers, MAX_LAYERS));
     auto& a = d.attention;
     a.heads = c.positive("num_attention_heads");
-    a.kv_heads = c.opt_positive("num_key_value_heads").value_or(a.heads);
-    if (auto hd = c.opt_positive("head_dim")) {
+    // MistralConfig's num_key_value_heads is 8 when absent (the number of heads when null).
+    a.kv_heads = family == DecoderFamily::Mistral && !c.present("num_key_value_heads")
+                     ? 8
+                     : c.opt_positive("num_key_value_heads").value_or(a.heads);
+    if (deepseek) {
+        // head_dim in a DeepSeek config is the rotary part; parse_latent sets the shapes.
+    } else if (gemma) {
+        a.head_dim = c.opt_positive("head_dim").value_or(256);
+    } else if (auto hd = c.opt_positive("head_dim")) {
         a.head_dim = *hd;
     } else {
         if (d.hidden % a.heads != 0)
@@ -69,7 +165,7 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
     if (a.heads % a.kv_heads != 0)
         c.fail("num_key_value_heads",
                fmt::format("is {}, which does not divide num_attention_heads = {}", a.kv_heads, a.heads));
-    if (auto act = c.opt_string("hidden_act"); act && *act != "silu")
+    if (auto act = c.opt_string("hidden_act"); !gemma && act && *act != "silu")
         c.fail("hidden_act", fmt::format("is `{}`; the {} MLP is built with SiLU only", *act, model_type));
     d.eps = c.opt_positive_number("rms_norm_eps").value_or(1e-6);
 
@@ -80,7 +176,7 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
         c.fail("tie_word_embeddings",
                fmt::format("is {} but the top-level tie_word_embeddings is {}: contradictory", *tied_inner,
                            *tied_outer));
-    d.tied = tied_inner.value_or(tied_outer.value_or(false));
+    d.tied = tied_inner.value_or(tied_outer.value_or(gemma)); // Gemma2Config ties by default
 
     // RoPE: `rope_parameters` (transformers ≥ 4.57) or the older top-level fields.
     const auto rp = c.sub("rope_parameters");
@@ -92,28 +188,32 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
                         fmt::format("is `{}`; only the default RoPE (one theta) is built", *t));
     a.theta = one_number(rp, "rope_theta", c, "rope_theta", 10000.0);
     if (!(a.theta > 0)) c.fail("rope_theta", "must be positive");
-    const double partial =
-        one_number(rp, "partial_rotary_factor", c, "partial_rotary_factor", is_hybrid(family) ? 0.25 : 1.0);
-    if (!(partial > 0 && partial <= 1))
-        c.fail("partial_rotary_factor", fmt::format("is {} (expected a fraction in (0, 1])", partial));
-    a.rotary_dim =
-        static_cast<std::size_t>(static_cast<double>(a.head_dim) * partial); // transformers truncates
-    if (a.rotary_dim < 2 || a.rotary_dim % 2 != 0)
-        c.fail("partial_rotary_factor",
-               fmt::format("gives a rotary dim of {} of head_dim {}; it must be even and at least 2",
-                           a.rotary_dim, a.head_dim));
+    if (!deepseek) {
+        const double partial = one_number(rp, "partial_rotary_factor", c, "partial_rotary_factor",
+                                          is_hybrid(family) ? 0.25 : 1.0);
+        if (!(partial > 0 && partial <= 1))
+            c.fail("partial_rotary_factor", fmt::format("is {} (expected a fraction in (0, 1])", partial));
+        a.rotary_dim =
+            static_cast<std::size_t>(static_cast<double>(a.head_dim) * partial); // transformers truncates
+        if (a.rotary_dim < 2 || a.rotary_dim % 2 != 0)
+            c.fail("partial_rotary_factor",
+                   fmt::format("gives a rotary dim of {} of head_dim {}; it must be even and at least 2",
+                               a.rotary_dim, a.head_dim));
+    }
 
-    const bool attention_bias = c.opt_bool("attention_bias").value_or(false);
+    // Mistral's projections have no biases whatever the config says; DeepSeek's are checked below.
+    const bool attention_bias =
+        family != DecoderFamily::Mistral && !deepseek && c.opt_bool("attention_bias").value_or(false);
     a.qkv_bias = family == DecoderFamily::Qwen2 || attention_bias;
     a.o_bias = family != DecoderFamily::Qwen2 && attention_bias;
     d.mlp_bias = family == DecoderFamily::Llama && c.opt_bool("mlp_bias").value_or(false);
     a.qk_norm = family == DecoderFamily::Qwen3 || is_hybrid(family);
-    d.zero_centred = is_hybrid(family);
+    d.zero_centred = is_hybrid(family) || gemma;
     a.output_gate = is_hybrid(family) && c.opt_bool("attn_output_gate").value_or(true);
 
     d.layers.resize(layers);
     const auto layer_types = c.opt_strings("layer_types");
-    if (layer_types && layer_types->size() != layers)
+    if (layer_types && layer_types->size() != layers && family != DecoderFamily::Mistral)
         c.fail("layer_types",
                fmt::format("lists {} layers but num_hidden_layers is {}", layer_types->size(), layers));
 
@@ -149,6 +249,16 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
             }
             d.layers[i].mixer = full ? Mixer::Attention : Mixer::GatedDeltaNet;
         }
+    } else if (deepseek) {
+        parse_latent(c, d);
+    } else if (gemma) {
+        parse_gemma2(c, d, layer_types);
+    } else if (family == DecoderFamily::Mistral) {
+        // Every layer attends within sliding_window (4096 when absent, none when null); MistralConfig
+        // ignores layer_types.
+        const auto window = defaulted_count(c, "sliding_window", 4096);
+        for (auto& l : d.layers)
+            l.window = window;
     } else {
         // Sliding-window layers (qwen2, qwen3): only when use_sliding_window is set.
         std::optional<std::size_t> window;

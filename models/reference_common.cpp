@@ -19,6 +19,10 @@ bool Fields::has(std::string_view key) const {
     return get(key) != nullptr;
 }
 
+bool Fields::present(std::string_view key) const {
+    return o_->if_contains(boost::json::string_view(key.data(), key.size())) != nullptr;
+}
+
 double Fields::number(std::string_view key, std::optional<double> fallback) const {
     const auto* v = get(key);
     if (!v) {

@@ -35,6 +35,8 @@ public:
     /// The object `key`, if present.
     std::optional<Fields> object(std::string_view key) const;
     bool has(std::string_view key) const;
+    /// Whether `key` is there at all, null included (transformers' defaults apply to absent keys).
+    bool present(std::string_view key) const;
 
 private:
     const boost::json::value* get(std::string_view key) const;

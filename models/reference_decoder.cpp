@@ -1,6 +1,6 @@
 // The decoder reference, written from transformers' modeling_qwen3.py, modeling_qwen2.py,
-// modeling_llama.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at a time, KV
-// caches, conv histories and Gated-DeltaNet states in double. The structure (which layers are
+// modeling_llama.py, modeling_mistral.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at
+// a time, KV caches, conv histories and Gated-DeltaNet states in double. The structure (which layers are
 // linear attention, biases, QK norms, experts) comes from the tensors present; sizes from config.json.
 
 #include "engine/error.hpp"
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <numeric>
 
 namespace cardsim::models {
@@ -27,7 +28,10 @@ struct DecoderReference::Weights {
         Linear qkv, z, b, a, qkvz, ba, out; // Gated-DeltaNet
         Vec conv, dt_bias, a_log, norm;     // conv [conv_dim, K]
         Linear gate, up, down;              // dense MLP
-        Linear router;                      // experts
+        Vec pre_ff_norm, post_ff_norm;      // Gemma-2's sandwich norms
+        Linear q_a, q_b, kv_a, kv_b;        // DeepSeek's latent attention (q_a empty: one q)
+        Vec q_a_norm, kv_a_norm;
+        Linear router; // experts
         std::vector<Linear> eg, eu, ed;
         Linear sg, su, sd, sgate; // shared expert and its gate
     };
@@ -35,6 +39,14 @@ struct DecoderReference::Weights {
     std::size_t nk = 0, nv = 0, dk = 0, dv = 0, kernel = 4, top_k = 0;
     double eps = 1e-6, theta = 10000.0;
     bool zero_centred = false, norm_topk = true;
+    double embed_scale = 1.0;                          // Gemma-2: √hidden
+    std::optional<double> scaling;                     // the scores' scale, head_dim^-½ when absent
+    std::optional<double> attn_softcap, final_softcap; // Gemma-2
+    enum class Act { Silu, Gelu, GeluTanh } act = Act::Silu;
+    // DeepSeek: latent sizes and the rotary form (V2 complex pairs, V3 de-interleave then NeoX).
+    bool latent = false;
+    std::size_t kv_rank = 0, nope = 0, rope_dim = 0, v_dim = 0;
+    enum class Rotary { NeoX, Complex, Deinterleave } rotary = Rotary::NeoX;
     Vec embed, final_norm;
     Linear lm_head; // empty when tied
     std::vector<Layer> layers;
@@ -64,14 +76,21 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     const Fields top(c.config(), c.config_path());
     const std::string type = top.text("model_type", "");
     const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text";
-    if (!hybrid && type != "qwen3" && type != "qwen2" && type != "llama")
+    const bool gemma = type == "gemma2", deepseek = type == "deepseek_v2" || type == "deepseek_v3";
+    if (!hybrid && !gemma && !deepseek && type != "qwen3" && type != "qwen2" && type != "llama" &&
+        type != "mistral")
         throw Error(
-            fmt::format("{}: the decoder reference does not know model_type `{}`", c.config_path(), type));
+            fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
+                        "qwen3, qwen2, llama, mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_next, "
+                        "qwen3_5 and qwen3_5_text)",
+                        c.config_path(), type));
     const Fields f = top.object("text_config").value_or(top);
     W.vocab = f.count("vocab_size");
     W.hidden = f.count("hidden_size");
     W.heads = f.count("num_attention_heads");
-    W.kv_heads = f.count("num_key_value_heads", W.heads);
+    // MistralConfig: 8 kv heads when the field is absent.
+    W.kv_heads =
+        f.count("num_key_value_heads", type == "mistral" && !f.present("num_key_value_heads") ? 8 : W.heads);
     W.head_dim = f.count("head_dim", W.hidden / W.heads);
     W.eps = f.number("rms_norm_eps", 1e-6);
     const auto rp = f.object("rope_parameters");
@@ -80,7 +99,34 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
                                ? rp->number("partial_rotary_factor")
                                : f.number("partial_rotary_factor", hybrid ? 0.25 : 1.0);
     W.rotary_dim = static_cast<std::size_t>(static_cast<double>(W.head_dim) * partial);
-    W.zero_centred = hybrid;
+    W.zero_centred = hybrid || gemma;
+    if (gemma) {
+        // Gemma2Config: head_dim 256, query_pre_attn_scalar 256, caps 50 / 30 (null: none).
+        W.head_dim = W.rotary_dim = f.count("head_dim", 256);
+        W.scaling = 1.0 / std::sqrt(f.number("query_pre_attn_scalar", 256.0));
+        if (!f.present("attn_logit_softcapping") || f.has("attn_logit_softcapping"))
+            W.attn_softcap = f.number("attn_logit_softcapping", 50.0);
+        if (!f.present("final_logit_softcapping") || f.has("final_logit_softcapping"))
+            W.final_softcap = f.number("final_logit_softcapping", 30.0);
+        W.embed_scale = std::sqrt(static_cast<double>(W.hidden));
+        const std::string act = f.text("hidden_activation", "gelu_pytorch_tanh");
+        if (act != "gelu" && act != "gelu_pytorch_tanh" && act != "gelu_new")
+            throw Error(
+                fmt::format("{}: the reference's gemma2 MLP has no activation `{}`", c.config_path(), act));
+        W.act = act == "gelu" ? Weights::Act::Gelu : Weights::Act::GeluTanh;
+    }
+    if (deepseek) {
+        W.latent = true;
+        W.kv_rank = f.count("kv_lora_rank", 512);
+        W.nope = f.count("qk_nope_head_dim", 128);
+        W.rope_dim = f.count("qk_rope_head_dim", 64);
+        W.v_dim = f.count("v_head_dim", 128);
+        W.head_dim = W.nope + W.rope_dim;
+        W.scaling = 1.0 / std::sqrt(static_cast<double>(W.head_dim));
+        W.rotary = type == "deepseek_v2"             ? Weights::Rotary::Complex
+                   : f.flag("rope_interleave", true) ? Weights::Rotary::Deinterleave
+                                                     : Weights::Rotary::NeoX;
+    }
     const std::size_t L = f.count("num_hidden_layers");
     if (hybrid) {
         W.nk = f.count("linear_num_key_heads");
@@ -91,7 +137,7 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         W.top_k = f.count("num_experts_per_tok", 10);
         W.norm_topk = f.flag("norm_topk_prob", true);
     }
-    const bool tied = f.flag("tie_word_embeddings", top.flag("tie_word_embeddings", false));
+    const bool tied = f.flag("tie_word_embeddings", top.flag("tie_word_embeddings", gemma));
 
     std::string prefix;
     for (std::string p : {"model.language_model.", "model.", ""})
@@ -107,6 +153,10 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     std::optional<std::size_t> window;
     if ((type == "qwen2" || type == "qwen3") && f.flag("use_sliding_window", false))
         window = f.count("sliding_window");
+    // Mistral: every layer, 4096 when absent, none when null.
+    const bool mistral = type == "mistral";
+    if ((mistral || gemma) && (f.has("sliding_window") || !f.present("sliding_window")))
+        window = f.count("sliding_window", 4096);
     const auto types = f.texts("layer_types");
     const std::size_t max_window_layers = f.count("max_window_layers", 28);
 
@@ -115,6 +165,10 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         Weights::Layer l;
         l.input_norm = tensor(c, p + "input_layernorm.weight");
         l.post_norm = tensor(c, p + "post_attention_layernorm.weight");
+        if (has(c, p + "pre_feedforward_layernorm.weight")) {
+            l.pre_ff_norm = tensor(c, p + "pre_feedforward_layernorm.weight");
+            l.post_ff_norm = tensor(c, p + "post_feedforward_layernorm.weight");
+        }
         l.linear = has(c, p + "linear_attn.out_proj.weight");
         if (l.linear) {
             if (has(c, p + "linear_attn.in_proj_qkvz.weight")) {
@@ -131,6 +185,18 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
             l.a_log = tensor(c, p + "linear_attn.A_log");
             l.norm = tensor(c, p + "linear_attn.norm.weight");
             l.out = linear(c, p + "linear_attn.out_proj");
+        } else if (W.latent) {
+            if (has(c, p + "self_attn.q_a_proj.weight")) {
+                l.q_a = linear(c, p + "self_attn.q_a_proj");
+                l.q_a_norm = tensor(c, p + "self_attn.q_a_layernorm.weight");
+                l.q_b = linear(c, p + "self_attn.q_b_proj");
+            } else {
+                l.q = linear(c, p + "self_attn.q_proj");
+            }
+            l.kv_a = linear(c, p + "self_attn.kv_a_proj_with_mqa");
+            l.kv_a_norm = tensor(c, p + "self_attn.kv_a_layernorm.weight");
+            l.kv_b = linear(c, p + "self_attn.kv_b_proj");
+            l.o = linear(c, p + "self_attn.o_proj");
         } else {
             l.q = linear(c, p + "self_attn.q_proj");
             l.k = linear(c, p + "self_attn.k_proj");
@@ -140,7 +206,10 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
                 l.q_norm = tensor(c, p + "self_attn.q_norm.weight");
                 l.k_norm = tensor(c, p + "self_attn.k_norm.weight");
             }
-            const bool sliding = types ? (*types)[i] == "sliding_attention" : i >= max_window_layers;
+            // Gemma-2 without layer_types: the even layers slide.
+            const bool sliding = mistral || (types   ? (*types)[i] == "sliding_attention"
+                                             : gemma ? i % 2 == 0
+                                                     : i >= max_window_layers);
             if (window && sliding) l.window = window;
         }
         if (has(c, p + "mlp.gate.weight")) {
@@ -230,7 +299,7 @@ Vec attention(const Weights& W, const Weights::Layer& l, LayerState& s, const Ve
     s.keys.push_back(k);
     s.values.push_back(v);
     const std::size_t groups = H / W.kv_heads;
-    const double scaling = std::pow(static_cast<double>(hd), -0.5);
+    const double scaling = W.scaling.value_or(std::pow(static_cast<double>(hd), -0.5));
     Vec out(H * hd, 0.0);
     for (std::size_t h0 = 0; h0 < H; ++h0) {
         const std::size_t kh = h0 / groups; // repeat_kv
@@ -242,7 +311,9 @@ Vec attention(const Weights& W, const Weights::Layer& l, LayerState& s, const Ve
             double d = 0;
             for (std::size_t i = 0; i < hd; ++i)
                 d += q[h0 * hd + i] * s.keys[j][kh * hd + i];
-            scores.push_back(d * scaling);
+            d *= scaling;
+            if (W.attn_softcap) d = *W.attn_softcap * std::tanh(d / *W.attn_softcap); // Gemma-2
+            scores.push_back(d);
         }
         const Vec p = softmax(scores);
         for (std::size_t m = 0; m < js.size(); ++m)
@@ -252,6 +323,72 @@ Vec attention(const Weights& W, const Weights::Layer& l, LayerState& s, const Ve
     if (gated)
         for (std::size_t i = 0; i < out.size(); ++i)
             out[i] *= sigmoid(gate[i]);
+    return l.o(out);
+}
+
+/// DeepSeek's rotary embedding of one rope part `x` of `d`: V2 multiplies complex pairs
+/// (x_2i + i·x_2i+1) by e^{i·pos·f_i}; V3 with rope_interleave reorders x to [x_0, x_2, …, x_1, x_3,
+/// …] and applies the NeoX rotation (the result stays in that order, for queries and keys alike).
+void deepseek_rope(const Weights& W, double* x, std::size_t pos) {
+    const std::size_t d = W.rope_dim, half = d / 2;
+    if (W.rotary == Weights::Rotary::NeoX) return rope(x, d, pos, W.theta);
+    if (W.rotary == Weights::Rotary::Deinterleave) {
+        Vec y(d);
+        for (std::size_t i = 0; i < half; ++i) {
+            y[i] = x[2 * i];
+            y[half + i] = x[2 * i + 1];
+        }
+        rope(y.data(), d, pos, W.theta);
+        std::copy(y.begin(), y.end(), x);
+        return;
+    }
+    for (std::size_t i = 0; i < half; ++i) {
+        const double f = static_cast<double>(pos) / std::pow(W.theta, static_cast<double>(2 * i) / d);
+        const double re = x[2 * i], im = x[2 * i + 1], c = std::cos(f), s = std::sin(f);
+        x[2 * i] = re * c - im * s;
+        x[2 * i + 1] = re * s + im * c;
+    }
+}
+
+/// DeepseekV2Attention / DeepseekV3Attention for one token, un-absorbed: keys
+/// [k_nope | k_pe] and values per head, from the normed latent through kv_b_proj.
+Vec latent_attention(const Weights& W, const Weights::Layer& l, LayerState& s, const Vec& h,
+                     std::size_t pos) {
+    const std::size_t H = W.heads, nope = W.nope, rd = W.rope_dim, qk = nope + rd, vd = W.v_dim;
+    Vec q = l.q_a.empty() ? l.q(h) : l.q_b(rms_norm(l.q_a(h), l.q_a_norm, W.eps, false));
+    const Vec ckv = l.kv_a(h);
+    const Vec latent = rms_norm(Vec(ckv.begin(), ckv.begin() + static_cast<std::ptrdiff_t>(W.kv_rank)),
+                                l.kv_a_norm, W.eps, false);
+    Vec k_pe(ckv.begin() + static_cast<std::ptrdiff_t>(W.kv_rank), ckv.end());
+    const Vec kv = l.kv_b(latent); // per head [k_nope | v]
+    for (std::size_t h0 = 0; h0 < H; ++h0)
+        deepseek_rope(W, &q[h0 * qk + nope], pos);
+    deepseek_rope(W, k_pe.data(), pos);
+    Vec key(H * qk), value(H * vd);
+    for (std::size_t h0 = 0; h0 < H; ++h0) {
+        for (std::size_t i = 0; i < nope; ++i)
+            key[h0 * qk + i] = kv[h0 * (nope + vd) + i];
+        for (std::size_t i = 0; i < rd; ++i)
+            key[h0 * qk + nope + i] = k_pe[i]; // k_pe.expand over the heads
+        for (std::size_t i = 0; i < vd; ++i)
+            value[h0 * vd + i] = kv[h0 * (nope + vd) + nope + i];
+    }
+    s.keys.push_back(key);
+    s.values.push_back(value);
+    Vec out(H * vd, 0.0);
+    for (std::size_t h0 = 0; h0 < H; ++h0) {
+        Vec scores;
+        for (std::size_t j = 0; j <= pos; ++j) {
+            double d = 0;
+            for (std::size_t i = 0; i < qk; ++i)
+                d += q[h0 * qk + i] * s.keys[j][h0 * qk + i];
+            scores.push_back(d * *W.scaling);
+        }
+        const Vec p = softmax(scores);
+        for (std::size_t j = 0; j <= pos; ++j)
+            for (std::size_t i = 0; i < vd; ++i)
+                out[h0 * vd + i] += p[j] * s.values[j][h0 * vd + i];
+    }
     return l.o(out);
 }
 
@@ -353,6 +490,23 @@ Vec swiglu(const Linear& gate, const Linear& up, const Linear& down, const Vec& 
     return down(g);
 }
 
+/// The dense MLP `down(act(gate(x)) · up(x))`: SiLU, or Gemma's GELU (`gelu` exact, otherwise
+/// transformers' `gelu_pytorch_tanh` formula).
+Vec mlp(const Weights& W, const Weights::Layer& l, const Vec& x) {
+    if (W.act == Weights::Act::Silu) return swiglu(l.gate, l.up, l.down, x);
+    Vec g = l.gate(x);
+    const Vec u = l.up(x);
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        const double v = g[i];
+        const double act = W.act == Weights::Act::Gelu
+                               ? gelu(v)
+                               : 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+        g[i] = act * u[i];
+    }
+    return l.down(g);
+}
+
 /// Qwen3NextSparseMoeBlock for one token.
 Vec experts(const Weights& W, const Weights::Layer& l, const Vec& x) {
     const Vec p = softmax(l.router(x));
@@ -388,25 +542,39 @@ std::vector<double> DecoderReference::Session::feed(std::int64_t token) {
     const std::size_t pos = length_;
     Vec x(W.embed.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(token) * W.hidden),
           W.embed.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(token) + 1) * W.hidden));
+    for (auto& e : x)
+        e *= W.embed_scale; // Gemma2Model's normalizer (1 elsewhere)
     for (std::size_t i = 0; i < W.layers.size(); ++i) {
         const auto& l = W.layers[i];
+        const bool sandwich = !l.pre_ff_norm.empty(); // Gemma2DecoderLayer
         const Vec h = rms_norm(x, l.input_norm, W.eps, W.zero_centred);
         LayerState& state = layers_->layers[i];
-        const Vec y = l.linear ? deltanet(W, l, state, h) : attention(W, l, state, h, pos);
+        Vec y = l.linear   ? deltanet(W, l, state, h)
+                : W.latent ? latent_attention(W, l, state, h, pos)
+                           : attention(W, l, state, h, pos);
+        if (sandwich) y = rms_norm(y, l.post_norm, W.eps, W.zero_centred);
         for (std::size_t c = 0; c < x.size(); ++c)
             x[c] += y[c];
-        const Vec h2 = rms_norm(x, l.post_norm, W.eps, W.zero_centred);
-        const Vec m = l.router.empty() ? swiglu(l.gate, l.up, l.down, h2) : experts(W, l, h2);
+        const Vec h2 = rms_norm(x, sandwich ? l.pre_ff_norm : l.post_norm, W.eps, W.zero_centred);
+        Vec m = l.router.empty() ? mlp(W, l, h2) : experts(W, l, h2);
+        if (sandwich) m = rms_norm(m, l.post_ff_norm, W.eps, W.zero_centred);
         for (std::size_t c = 0; c < x.size(); ++c)
             x[c] += m[c];
     }
     const Vec f = rms_norm(x, W.final_norm, W.eps, W.zero_centred);
     ++length_;
-    if (!W.lm_head.empty()) return W.lm_head(f);
-    Vec logits(W.vocab, 0.0);
-    for (std::size_t t = 0; t < W.vocab; ++t)
-        for (std::size_t c = 0; c < W.hidden; ++c)
-            logits[t] += W.embed[t * W.hidden + c] * f[c];
+    Vec logits;
+    if (!W.lm_head.empty()) {
+        logits = W.lm_head(f);
+    } else {
+        logits.assign(W.vocab, 0.0);
+        for (std::size_t t = 0; t < W.vocab; ++t)
+            for (std::size_t c = 0; c < W.hidden; ++c)
+                logits[t] += W.embed[t * W.hidden + c] * f[c];
+    }
+    if (W.final_softcap)
+        for (auto& z : logits)
+            z = *W.final_softcap * std::tanh(z / *W.final_softcap);
     return logits;
 }
 

@@ -1,6 +1,9 @@
 #include "models/spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace cardsim::models {
 
@@ -16,6 +19,14 @@ std::string_view name(DecoderFamily f) {
         return "qwen3_next";
     case DecoderFamily::Qwen3_5:
         return "qwen3_5";
+    case DecoderFamily::Mistral:
+        return "mistral";
+    case DecoderFamily::Gemma2:
+        return "gemma2";
+    case DecoderFamily::DeepseekV2:
+        return "deepseek_v2";
+    case DecoderFamily::DeepseekV3:
+        return "deepseek_v3";
     }
     return "?";
 }
@@ -24,7 +35,13 @@ std::string describe(const ModelSpec& spec) {
     if (auto* d = std::get_if<DecoderSpec>(&spec)) {
         const char* kind = d->delta ? (d->moe ? "hybrid decoder with experts" : "hybrid decoder")
                                     : (d->moe ? "dense decoder with experts" : "dense decoder");
-        return fmt::format("{} ({})", kind, d->model_type);
+        std::vector<std::string> with;
+        if (d->latent) with.push_back("multi-head latent attention");
+        if (d->attention.softcap || d->final_softcap) with.push_back("soft caps");
+        if (std::any_of(d->layers.begin(), d->layers.end(), [](auto& l) { return l.window.has_value(); }))
+            with.push_back("sliding windows");
+        return fmt::format("{} ({}){}{}", kind, d->model_type, with.empty() ? "" : " with ",
+                           fmt::join(with, ", "));
     }
     return "encoder (modernbert) with question-type, marker and act heads";
 }
@@ -33,7 +50,9 @@ std::vector<std::string> layer_kinds(const ModelSpec& spec) {
     std::vector<std::string> out;
     if (auto* d = std::get_if<DecoderSpec>(&spec)) {
         for (auto& l : d->layers) {
-            std::string k = l.mixer == Mixer::GatedDeltaNet ? "deltanet" : "attention";
+            std::string k = l.mixer == Mixer::GatedDeltaNet     ? "deltanet"
+                            : l.mixer == Mixer::LatentAttention ? "latent-attention"
+                                                                : "attention";
             if (l.window) k += fmt::format("(window {})", *l.window);
             if (l.moe) k += "+moe";
             out.push_back(k);

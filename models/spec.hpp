@@ -11,11 +11,15 @@ namespace cardsim::models {
 
 /// The decoder families the recognisers know, by their transformers `model_type`.
 enum class DecoderFamily {
-    Qwen3,     ///< `qwen3`: GQA with QK RMSNorm, SwiGLU
-    Qwen2,     ///< `qwen2`: GQA with q/k/v biases, no QK norm
-    Llama,     ///< `llama`: GQA, optional attention and MLP biases
-    Qwen3Next, ///< `qwen3_next`: hybrid, grouped `in_proj_qkvz`/`in_proj_ba`, usually experts
-    Qwen3_5,   ///< `qwen3_5` / `qwen3_5_text`: hybrid, flat `in_proj_qkv`, `in_proj_z/b/a`
+    Qwen3,      ///< `qwen3`: GQA with QK RMSNorm, SwiGLU
+    Qwen2,      ///< `qwen2`: GQA with q/k/v biases, no QK norm
+    Llama,      ///< `llama`: GQA, optional attention and MLP biases
+    Qwen3Next,  ///< `qwen3_next`: hybrid, grouped `in_proj_qkvz`/`in_proj_ba`, usually experts
+    Qwen3_5,    ///< `qwen3_5` / `qwen3_5_text`: hybrid, flat `in_proj_qkv`, `in_proj_z/b/a`
+    Mistral,    ///< `mistral`: Llama's layers, every layer a sliding window
+    Gemma2,     ///< `gemma2`: soft caps, alternating windows, scaled embedding, GeGLU, four norms a layer
+    DeepseekV2, ///< `deepseek_v2`: multi-head latent attention (interleaved rotary)
+    DeepseekV3, ///< `deepseek_v3`: multi-head latent attention (`rope_interleave`)
 };
 
 /// The `model_type` spelling of a family (`qwen3_5` for Qwen3_5).
@@ -23,8 +27,16 @@ std::string_view name(DecoderFamily f);
 
 /// A decoder layer's token mixer.
 enum class Mixer {
-    Attention,    ///< softmax attention over the sequence's KV cache (`full_attention`)
-    GatedDeltaNet ///< Gated-DeltaNet linear attention (`linear_attention`)
+    Attention,      ///< softmax attention over the sequence's KV cache (`full_attention`)
+    GatedDeltaNet,  ///< Gated-DeltaNet linear attention (`linear_attention`)
+    LatentAttention ///< DeepSeek's multi-head latent attention
+};
+
+/// The activation of a dense MLP `down(act(gate(x)) · up(x))`.
+enum class Activation {
+    Silu,     ///< SwiGLU (`silu`)
+    Gelu,     ///< exact erf GELU (`gelu`)
+    GeluTanh, ///< GELU's tanh approximation (`gelu_pytorch_tanh`, `gelu_new`)
 };
 
 /// The attention of a decoder's attention layers.
@@ -34,10 +46,24 @@ struct AttentionShape {
     std::size_t head_dim = 0;
     std::size_t rotary_dim = 0; ///< the first `rotary_dim` of each head rotate (partial rotary)
     double theta = 10000.0;
-    bool qk_norm = false;     ///< RMSNorm of each query and key head before RoPE
-    bool output_gate = false; ///< `q_proj` holds each head's query and output gate
-    bool qkv_bias = false;    ///< q, k, v projections have biases
-    bool o_bias = false;      ///< the output projection has a bias
+    bool qk_norm = false;          ///< RMSNorm of each query and key head before RoPE
+    bool output_gate = false;      ///< `q_proj` holds each head's query and output gate
+    bool qkv_bias = false;         ///< q, k, v projections have biases
+    bool o_bias = false;           ///< the output projection has a bias
+    std::optional<double> scale;   ///< the scores' scale; head_dim^-½ when absent
+    std::optional<double> softcap; ///< scores become `softcap · tanh(score / softcap)` (Gemma-2)
+    bool interleaved = false;      ///< rotary pairs (2i, 2i + 1) rather than (i, i + rotary_dim/2)
+};
+
+/// DeepSeek's multi-head latent attention (`DeepseekV2Attention`): queries through a low-rank
+/// `q_a_proj` / `q_b_proj` (or one `q_proj`), keys and values from one latent row per position.
+struct LatentShape {
+    std::size_t q_rank = 0;  ///< `q_lora_rank`, 0 for a plain `q_proj`
+    std::size_t kv_rank = 0; ///< `kv_lora_rank`: the latent row cached per position
+    std::size_t nope = 0;    ///< `qk_nope_head_dim`
+    std::size_t rope = 0;    ///< `qk_rope_head_dim`, the rotated part (its key shared by every head)
+    std::size_t value = 0;   ///< `v_head_dim`
+    std::size_t qk_dim() const { return nope + rope; }
 };
 
 /// The Gated-DeltaNet of a hybrid's linear-attention layers.
@@ -82,7 +108,12 @@ struct DecoderSpec {
     bool zero_centred = false;    ///< RMSNorms scale by (1 + w)
     bool tied = false;            ///< the LM head is the embedding
     bool mlp_bias = false;
+    Activation activation = Activation::Silu;
+    std::optional<double> embed_scale;   ///< the embedding is multiplied by this (Gemma-2: √hidden)
+    std::optional<double> final_softcap; ///< logits become `cap · tanh(logit / cap)` (Gemma-2)
+    bool sandwich_norms = false; ///< Gemma-2: the attention and MLP outputs are normed before the residual
     AttentionShape attention;
+    std::optional<LatentShape> latent; ///< DeepSeek's attention layers
     std::optional<DeltaShape> delta;
     std::optional<MoeShape> moe;
     std::vector<DecoderLayer> layers;

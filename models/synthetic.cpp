@@ -18,7 +18,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<std::string_view, 4> arch_names{"dense", "hybrid", "hybrid-moe", "encoder"};
+constexpr std::array<std::string_view, 7> arch_names{"dense",    "hybrid",  "hybrid-moe", "encoder",
+                                                     "windowed", "softcap", "mla"};
 constexpr std::array<std::string_view, 4> size_names{"tiny", "small", "0.1b", "0.8b"};
 
 /// The shape parameters of one synthetic decoder.
@@ -60,6 +61,100 @@ DecoderSize decoder_size(SynthArch a, SynthSize s) {
         {151936, 1024, 24, 8, 2, 256, 3072, 16, 16, 128, 128, 16, 4, 192, 512},
     }};
     return t[i];
+}
+
+/// The shape parameters of the windowed (Mistral), softcap (Gemma-2) and mla (DeepSeek-V3) decoders.
+struct VariantSize {
+    std::size_t vocab, hidden, layers, heads, kv_heads, head_dim, intermediate, window;
+    std::size_t q_rank = 0, kv_rank = 0, nope = 0, rope = 0, value = 0; // latent attention
+};
+
+VariantSize variant_size(SynthArch a, SynthSize s) {
+    if (s == SynthSize::B08)
+        throw Error(fmt::format("make-model writes --arch {} in tiny, small or 0.1b, not 0.8b",
+                                arch_names[static_cast<std::size_t>(a)]));
+    const auto i = static_cast<std::size_t>(s);
+    if (a == SynthArch::Mla) {
+        constexpr std::array<VariantSize, 3> t{{
+            {96, 32, 2, 4, 4, 12, 64, 0, 16, 16, 8, 4, 8},
+            {512, 128, 4, 4, 4, 24, 384, 0, 64, 32, 16, 8, 16},
+            {32768, 768, 12, 12, 12, 96, 2048, 0, 384, 256, 64, 32, 64},
+        }};
+        return t[i];
+    }
+    constexpr std::array<VariantSize, 3> t{{
+        {96, 32, 2, 4, 2, 8, 64, 4},
+        {512, 128, 4, 4, 2, 32, 384, 16},
+        {32768, 768, 12, 12, 4, 64, 2048, 4096},
+    }};
+    return t[i];
+}
+
+/// The config.json of the windowed, softcap and mla architectures.
+json::object variant_config(SynthArch arch, SynthSize size) {
+    const auto d = variant_size(arch, size);
+    json::object c{
+        {"vocab_size", d.vocab},
+        {"hidden_size", d.hidden},
+        {"intermediate_size", d.intermediate},
+        {"num_hidden_layers", d.layers},
+        {"num_attention_heads", d.heads},
+        {"num_key_value_heads", d.kv_heads},
+        {"rms_norm_eps", 1e-6},
+        {"rope_theta", 10000.0},
+        {"attention_bias", false},
+        {"torch_dtype", "bfloat16"},
+    };
+    if (arch == SynthArch::Windowed) {
+        c["architectures"] = json::array{"MistralForCausalLM"};
+        c["model_type"] = "mistral";
+        c["head_dim"] = d.head_dim;
+        c["hidden_act"] = "silu";
+        c["sliding_window"] = d.window;
+        c["max_position_embeddings"] = 32768;
+        c["tie_word_embeddings"] = false;
+        c.erase("attention_bias"); // MistralConfig has none
+    } else if (arch == SynthArch::Softcap) {
+        json::array types;
+        for (std::size_t i = 0; i < d.layers; ++i)
+            types.emplace_back((i + 1) % 2 ? "sliding_attention" : "full_attention");
+        c["architectures"] = json::array{"Gemma2ForCausalLM"};
+        c["model_type"] = "gemma2";
+        c["head_dim"] = d.head_dim;
+        c["hidden_activation"] = "gelu_pytorch_tanh";
+        c["hidden_act"] = "gelu_pytorch_tanh";
+        c["query_pre_attn_scalar"] = d.head_dim;
+        c["sliding_window"] = d.window;
+        c["layer_types"] = std::move(types);
+        c["attn_logit_softcapping"] = 50.0;
+        c["final_logit_softcapping"] = 30.0;
+        c["max_position_embeddings"] = 8192;
+        c["tie_word_embeddings"] = true;
+    } else {
+        // DeepSeek-V3's fields, every layer dense (first_k_dense_replace = num_hidden_layers).
+        c["architectures"] = json::array{"DeepseekV3ForCausalLM"};
+        c["model_type"] = "deepseek_v3";
+        c["hidden_act"] = "silu";
+        c["q_lora_rank"] = d.q_rank;
+        c["kv_lora_rank"] = d.kv_rank;
+        c["qk_nope_head_dim"] = d.nope;
+        c["qk_rope_head_dim"] = d.rope;
+        c["v_head_dim"] = d.value;
+        c["head_dim"] = d.rope;
+        c["rope_interleave"] = true;
+        c["first_k_dense_replace"] = d.layers;
+        c["n_routed_experts"] = 4;
+        c["n_shared_experts"] = 1;
+        c["num_experts_per_tok"] = 2;
+        c["moe_intermediate_size"] = d.intermediate / 4;
+        c["n_group"] = 1;
+        c["topk_group"] = 1;
+        c["routed_scaling_factor"] = 1.0;
+        c["norm_topk_prob"] = true;
+        c["max_position_embeddings"] = 4096;
+        c["tie_word_embeddings"] = false;
+    }
+    return c;
 }
 
 EncoderSize encoder_size(SynthSize s) {
@@ -183,6 +278,8 @@ std::string_view name(SynthSize s) {
 }
 
 json::object synth_config(SynthArch arch, SynthSize size) {
+    if (arch == SynthArch::Windowed || arch == SynthArch::Softcap || arch == SynthArch::Mla)
+        return variant_config(arch, size);
     if (arch == SynthArch::Encoder) {
         const auto e = encoder_size(size);
         return json::object{

@@ -17,8 +17,10 @@
 namespace cardsim::models {
 
 /// The architectures `make-model` writes: Qwen3 (dense), Qwen3.5 (hybrid), Qwen3-Next with experts
-/// (hybrid-moe), ModernBERT with the seed's heads (encoder).
-enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder };
+/// (hybrid-moe), ModernBERT with the seed's heads (encoder), Mistral (windowed: every layer a sliding
+/// window), Gemma-2 (softcap: soft-capped scores and logits, alternating windows, scaled embedding,
+/// GeGLU) and DeepSeek-V3 with dense layers only (mla: multi-head latent attention).
+enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder, Windowed, Softcap, Mla };
 
 /// The sizes `make-model` writes: `tiny` (kilobytes, for tests), `small`, `0.1b`, `0.8b` (for the
 /// hybrid, the Qwen3.5-0.8B text model's shape).
@@ -41,7 +43,9 @@ struct SynthOptions {
     bool replace = false;      ///< replace an existing output directory
 };
 
-/// The config.json of a synthetic checkpoint (what transformers writes for that model type).
+/// The config.json of a synthetic checkpoint (what transformers writes for that model type). The
+/// windowed, softcap and mla architectures come in tiny, small and 0.1b; 0.8b of them is a
+/// cardsim::Error.
 boost::json::object synth_config(SynthArch arch, SynthSize size);
 
 /// The value of element `i` of tensor `t` in a checkpoint of `seed`, before rounding to its dtype:

@@ -46,7 +46,22 @@ void decoder_tensors(const DecoderSpec& d, std::vector<TensorSpec>& out) {
     for (std::size_t i = 0; i < d.layers.size(); ++i) {
         const auto& layer = d.layers[i];
         add(n.layer(i, "input_layernorm.weight"), {H}, norm);
-        if (layer.mixer == Mixer::Attention) {
+        if (layer.mixer == Mixer::LatentAttention) {
+            const auto& m = *d.latent;
+            const std::size_t heads = a.heads;
+            if (m.q_rank > 0) {
+                add(n.layer(i, "self_attn.q_a_proj.weight"), {m.q_rank, H}, Role::Linear);
+                add(n.layer(i, "self_attn.q_a_layernorm.weight"), {m.q_rank}, norm);
+                add(n.layer(i, "self_attn.q_b_proj.weight"), {heads * m.qk_dim(), m.q_rank}, Role::Linear);
+            } else {
+                add(n.layer(i, "self_attn.q_proj.weight"), {heads * m.qk_dim(), H}, Role::Linear);
+            }
+            add(n.layer(i, "self_attn.kv_a_proj_with_mqa.weight"), {m.kv_rank + m.rope, H}, Role::Linear);
+            add(n.layer(i, "self_attn.kv_a_layernorm.weight"), {m.kv_rank}, norm);
+            add(n.layer(i, "self_attn.kv_b_proj.weight"), {heads * (m.nope + m.value), m.kv_rank},
+                Role::Linear);
+            add(n.layer(i, "self_attn.o_proj.weight"), {H, heads * m.value}, Role::Linear);
+        } else if (layer.mixer == Mixer::Attention) {
             const std::size_t q = a.heads * a.head_dim * (a.output_gate ? 2 : 1),
                               kv = a.kv_heads * a.head_dim;
             add(n.layer(i, "self_attn.q_proj.weight"), {q, H}, Role::Linear);
@@ -82,6 +97,10 @@ void decoder_tensors(const DecoderSpec& d, std::vector<TensorSpec>& out) {
             add(n.layer(i, "linear_attn.out_proj.weight"), {H, value}, Role::Linear);
         }
         add(n.layer(i, "post_attention_layernorm.weight"), {H}, norm);
+        if (d.sandwich_norms) {
+            add(n.layer(i, "pre_feedforward_layernorm.weight"), {H}, norm);
+            add(n.layer(i, "post_feedforward_layernorm.weight"), {H}, norm);
+        }
         if (layer.moe) {
             const auto& m = *d.moe;
             add(n.layer(i, "mlp.gate.weight"), {m.experts, H}, Role::Linear);
@@ -165,8 +184,10 @@ std::size_t expected_tensor_count(const ModelSpec& spec) {
     std::size_t n = 2 + (d.tied ? 0 : 1); // embedding, final norm, head
     const auto& a = d.attention;
     for (const auto& l : d.layers) {
-        n += 2; // the two norms
-        if (l.mixer == Mixer::Attention)
+        n += d.sandwich_norms ? 4 : 2; // the norms
+        if (l.mixer == Mixer::LatentAttention)
+            n += (d.latent->q_rank > 0 ? 3 : 1) + 4;
+        else if (l.mixer == Mixer::Attention)
             n += 4 + (a.qkv_bias ? 3 : 0) + (a.o_bias ? 1 : 0) + (a.qk_norm ? 2 : 0);
         else
             n += (d.delta->grouped ? 2 : 4) + 5;

@@ -159,6 +159,8 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::rms_norm(x, w, o.group, o.eps, o.zero_centred, out(o.out));
             } else if constexpr (std::is_same_v<T, Rotate>) {
+                if (o.interleaved)
+                    throw Error(fmt::format("op {} (Rotate): no unit rotates interleaved pairs", i));
                 kernels::rotate(out(o.x), width(o.x), o.head_dim, o.rotary_dim, o.theta,
                                 ids(in.positions, rows(o.x)));
             } else if constexpr (std::is_same_v<T, CacheAppend>) {

@@ -23,12 +23,37 @@ void add(std::vector<Weight>& out, const std::optional<Weight>& w) {
 } // namespace
 
 std::string_view kind(const Op& op) {
-    static constexpr std::string_view names[] = {
-        "Embed",        "LayerNorm",     "Gemm",        "Rope",    "Attention", "GeGlu",
-        "AddType",      "GatherMarkers", "ActFeatures", "RmsNorm", "Rotate",    "CacheAppend",
-        "AttendCache",  "Conv",          "Silu",        "L2Norm",  "GdnGates",  "DeltaStep",
-        "GatedRmsNorm", "SigmoidGate",   "SiluMul",     "Add",     "ArgMax",    "Gelu",
-        "Relu",         "Scale",         "Softcap",     "Moe",     "HeadMatmul"};
+    static constexpr std::string_view names[] = {"Embed",
+                                                 "LayerNorm",
+                                                 "Gemm",
+                                                 "Rope",
+                                                 "Attention",
+                                                 "GeGlu",
+                                                 "AddType",
+                                                 "GatherMarkers",
+                                                 "ActFeatures",
+                                                 "RmsNorm",
+                                                 "Rotate",
+                                                 "CacheAppend",
+                                                 "AttendCache",
+                                                 "Conv",
+                                                 "Silu",
+                                                 "L2Norm",
+                                                 "GdnGates",
+                                                 "DeltaStep",
+                                                 "GatedRmsNorm",
+                                                 "SigmoidGate",
+                                                 "SiluMul",
+                                                 "Add",
+                                                 "ArgMax",
+                                                 "Gelu",
+                                                 "Relu",
+                                                 "Scale",
+                                                 "Softcap",
+                                                 "Moe",
+                                                 "HeadMatmul",
+                                                 "GeluMul",
+                                                 "LatentAttendCache"};
     static_assert(std::size(names) == std::variant_size_v<Op>, "a name per op kind");
     return names[op.index()];
 }
@@ -123,6 +148,12 @@ Uses uses(const Op& op) {
                           [](const HeadMatmul& o) {
                               return Uses{{o.x}, {o.out}};
                           },
+                          [](const GeluMul& o) {
+                              return Uses{{o.gate, o.up}, {o.out}};
+                          },
+                          [](const LatentAttendCache& o) {
+                              return Uses{{o.q_latent, o.q_rope}, {o.out}};
+                          },
                       },
                       op);
 }
@@ -134,6 +165,9 @@ StateUses state_uses(const Op& op) {
                           },
                           [](const AttendCache& o) {
                               return StateUses{{o.keys, o.values}, {}};
+                          },
+                          [](const LatentAttendCache& o) {
+                              return StateUses{{o.latent, o.rope}, {}};
                           },
                           [](const Conv& o) {
                               return StateUses{{o.window}, {o.window}};
@@ -401,6 +435,26 @@ void check_op(OpCheck& c, const Op& op) {
             [&](const Relu& o) { c.same(o.x, o.out); },
             [&](const Scale& o) { c.same(o.x, o.out); },
             [&](const Softcap& o) { c.same(o.x, o.out); },
+            [&](const GeluMul& o) {
+                c.same(o.gate, o.up);
+                c.same(o.gate, o.out);
+            },
+            [&](const HeadMatmul& o) {
+                if (o.heads == 0 || (c.exists(o.x) && c.width_of(o.x) % o.heads != 0) ||
+                    (c.exists(o.out) && c.width_of(o.out) % o.heads != 0))
+                    c.fail(fmt::format("input and output widths must be multiples of its {} heads", o.heads));
+            },
+            [&](const LatentAttendCache& o) {
+                c.width(o.q_latent, o.heads * o.latent_dim, "latent query rows");
+                c.width(o.q_rope, o.heads * o.rope_dim, "rope query rows");
+                c.width(o.out, o.heads * o.latent_dim, "output rows");
+                auto* l = c.state<KeyCache>(o.latent);
+                auto* r = c.state<KeyCache>(o.rope);
+                if (l && (l->kv_heads != 1 || l->head_dim != o.latent_dim))
+                    c.fail("needs a latent cache of one head of its latent dim");
+                if (r && (r->kv_heads != 1 || r->head_dim != o.rope_dim))
+                    c.fail("needs a rope-key cache of one head of its rope dim");
+            },
             [](const auto&) {},
         },
         op);

@@ -211,12 +211,14 @@ struct RmsNorm {
 
 /// Rotary embedding in place on each head of `x` (NeoX rotate-half over the first `rotary_dim`
 /// elements of every `head_dim`, the rest untouched), at each row's position in its sequence:
-/// angle of pair `i` = `pos · theta^(-2i / rotary_dim)`.
+/// angle of pair `i` = `pos · theta^(-2i / rotary_dim)`. Pair `i` is elements `(i, i + rotary_dim/2)`,
+/// or `(2i, 2i + 1)` when `interleaved` (GPT-J style, DeepSeek's; no card command rotates so).
 struct Rotate {
     Val x; ///< token rows, heads × head_dim wide
     std::size_t head_dim = 0;
     std::size_t rotary_dim = 0; ///< even, at most head_dim (partial rotary: head_dim · fraction)
     double theta = 10000.0;
+    bool interleaved = false;
 };
 
 /// Writes each token row of `x` into its sequence's cache at the row's position.
@@ -359,6 +361,16 @@ struct Softcap {
     Val out;
 };
 
+/// `out = gelu(gate) · up` elementwise: the GeGLU of an MLP with separate gate and up projections
+/// (Gemma), exact (erf) GELU or, when `tanh`, its tanh approximation
+/// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` (`gelu_pytorch_tanh`). No card command runs it.
+struct GeluMul {
+    Val gate;
+    Val up;
+    bool tanh = false;
+    Val out;
+};
+
 /// A mixture of experts: a router picks `top_k` of the experts per row, each a SwiGLU MLP
 /// (`gate`, `up`, `down` per expert), and `out` is the router-weighted sum (plus a shared expert).
 struct Moe {
@@ -370,8 +382,9 @@ struct Moe {
     Val out;
 };
 
-/// A per-head matmul of `x` (heads × k wide) by `w` (`[heads, n, k]`): multi-head latent
-/// attention's absorbed up-projections.
+/// A per-head matmul of `x` (heads × k wide) into `out` (heads × n wide): multi-head latent
+/// attention's absorbed up-projections. Head `h` of the view is `[n, k]` and multiplied by its
+/// transpose (`out_h = x_h w_hᵀ`) when the view says `transpose`, else `[k, n]` (`out_h = x_h w_h`).
 struct HeadMatmul {
     Val x;
     Weight w;
@@ -379,11 +392,28 @@ struct HeadMatmul {
     Val out;
 };
 
+/// Multi-head latent attention over a sequence's latent cache (DeepSeek's, absorbed form): one
+/// query row per token, positions `0 ..= pos` (after this step's append). Head `h` scores position
+/// `t` as `scale · (q_latent_h · c_t + q_rope_h · r_t)`, where `c_t` is the latent cache's row and
+/// `r_t` the rope-key cache's (both one head, shared by every query head); `out_h` is the softmax-
+/// weighted sum of the latent rows `c_t`.
+struct LatentAttendCache {
+    Val q_latent;   ///< token rows, heads × latent_dim wide
+    Val q_rope;     ///< token rows, heads × rope_dim wide
+    StateId latent; ///< a KeyCache of one head of latent_dim
+    StateId rope;   ///< a KeyCache of one head of rope_dim
+    std::size_t heads = 0;
+    std::size_t latent_dim = 0;
+    std::size_t rope_dim = 0;
+    double scale = 1.0;
+    Val out; ///< token rows, heads × latent_dim wide
+};
+
 /// One step of a graph. Every op runs on the rows the batch has, not the bucket's padded count.
-using Op =
-    std::variant<Embed, LayerNorm, Gemm, Rope, Attention, GeGlu, AddType, GatherMarkers, ActFeatures, RmsNorm,
-                 Rotate, CacheAppend, AttendCache, Conv, Silu, L2Norm, GdnGates, DeltaStep, GatedRmsNorm,
-                 SigmoidGate, SiluMul, Add, ArgMax, Gelu, Relu, Scale, Softcap, Moe, HeadMatmul>;
+using Op = std::variant<Embed, LayerNorm, Gemm, Rope, Attention, GeGlu, AddType, GatherMarkers, ActFeatures,
+                        RmsNorm, Rotate, CacheAppend, AttendCache, Conv, Silu, L2Norm, GdnGates, DeltaStep,
+                        GatedRmsNorm, SigmoidGate, SiluMul, Add, ArgMax, Gelu, Relu, Scale, Softcap, Moe,
+                        HeadMatmul, GeluMul, LatentAttendCache>;
 
 /// The name of an op's kind, as written in its type (`"Gemm"`, `"AttendCache"`).
 std::string_view kind(const Op& op);

@@ -394,6 +394,9 @@ private:
         c.params = {bits(o.eps)};
     }
     void emit_op(std::size_t i, const Rotate& o) {
+        if (o.interleaved)
+            throw Error(
+                fmt::format("op {} (Rotate): interleaved rotary pairs have no command on this card", i));
         auto& c = command(Opcode::Rotate, i);
         c.operands = {operand(arena(o.x), Access::ReadWrite), operand(out_.io.positions, Access::Read)};
         c.dims = {rows(o.x), width(o.x) / o.head_dim, o.head_dim, o.rotary_dim};

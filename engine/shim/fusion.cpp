@@ -103,7 +103,8 @@ private:
             return group(std::nullopt, {i});
         }
         if (std::holds_alternative<Moe>(op)) return group(ClassId::MoeGateUpAct, {i});
-        if (std::holds_alternative<HeadMatmul>(op)) return group(ClassId::Mla, {i});
+        if (std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op))
+            return group(ClassId::Mla, {i});
         if (std::holds_alternative<Softcap>(op)) return group(ClassId::Softcap, {i});
         if (auto* a = std::get_if<AttendCache>(&op); a && (a->window || a->sinks || a->softcap))
             return group(ClassId::AttentionVariantsInline, {i});
@@ -245,7 +246,16 @@ Fusion fuse(const Graph& g, const Capabilities& caps) {
 std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
     auto none = [](std::string what) { return std::string(no_unit) + what; };
     if (std::holds_alternative<Moe>(op) && !caps.experts) return none("experts");
-    if (std::holds_alternative<HeadMatmul>(op) && !caps.mla) return none("multi-head latent attention");
+    if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) &&
+        !caps.mla)
+        return none("multi-head latent attention");
+    if (auto* r = std::get_if<Rotate>(&op); r && r->interleaved)
+        return none("an interleaved rotary embedding"); // the rotate unit pairs (i, i + d/2)
+    if (auto* m = std::get_if<GeluMul>(&op)) {
+        // No command takes GELU of one value times another: GeGLU reads one row [input | gate].
+        if (!caps.has(Unit::Gelu)) return none("GELU");
+        return none(m->tanh ? "GELU's tanh approximation" : "GELU of one projection times another");
+    }
     if (std::holds_alternative<Scale>(op) && !caps.embedding_scale) return none("an embedding scale");
     if (std::holds_alternative<Softcap>(op) && !caps.logit_softcap) return none("a logit soft cap");
     if (std::holds_alternative<Relu>(op) && !caps.matvec_relu) return none("a ReLU");
@@ -318,7 +328,8 @@ std::optional<Opcode> opcode_of(const Op& op) {
             else if constexpr (std::is_same_v<T, Gelu>)
                 return Opcode::Gelu;
             else
-                return std::nullopt; // Relu, Scale, Softcap, Moe, HeadMatmul: no unit runs them alone
+                return std::nullopt; // Relu, Scale, Softcap, Moe, HeadMatmul, GeluMul, LatentAttendCache:
+                                     // no unit runs them alone
         },
         op);
 }

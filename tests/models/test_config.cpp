@@ -259,6 +259,9 @@ TEST_CASE("the tensor count matches the tensor list for every spec", "[models][c
     for (auto a : {SynthArch::Dense, SynthArch::Hybrid, SynthArch::HybridMoe, SynthArch::Encoder})
         for (auto s : {SynthSize::Tiny, SynthSize::B08})
             configs.push_back(synth_config(a, s));
+    for (auto a : {SynthArch::Windowed, SynthArch::Softcap, SynthArch::Mla})
+        for (auto s : {SynthSize::Tiny, SynthSize::B01})
+            configs.push_back(synth_config(a, s));
     auto enc = synth_config(SynthArch::Encoder, SynthSize::Tiny);
     enc["norm_bias"] = enc["attention_bias"] = enc["mlp_bias"] = true;
     configs.push_back(enc);

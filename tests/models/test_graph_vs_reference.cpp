@@ -229,3 +229,46 @@ TEST_CASE("an encoder with norm, attention and MLP biases matches the f64 refere
         CHECK(relative_error(out.act.row(s), r.act) < TOLERANCE);
     }
 }
+
+TEST_CASE("the windowed decoder's graph (mistral) decodes like the f64 reference past its window",
+          "[models][reference]") {
+    ScratchDir d("gvr-windowed");
+    tiny(SynthArch::Windowed, d / "m"); // a window of 4 positions on every layer
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+    batch_agrees(d / "m");
+}
+
+TEST_CASE("the soft-capped decoder's graph (gemma2) decodes like the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-gemma2");
+    tiny(SynthArch::Softcap, d / "m"); // layer 0 slides within 4 positions
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+    batch_agrees(d / "m");
+    // Exact GELU, no soft caps, transformers' default layer types (the even layers slide).
+    auto c = synth_config(SynthArch::Softcap, SynthSize::Tiny);
+    c["hidden_activation"] = "gelu";
+    c["attn_logit_softcapping"] = nullptr;
+    c["final_logit_softcapping"] = nullptr;
+    c["num_hidden_layers"] = 3;
+    c.erase("layer_types");
+    variant(c, d / "v");
+    decoder_agrees(d / "v", {5, 61, 2, 33, 70}, 4);
+}
+
+TEST_CASE(
+    "the latent-attention decoder's absorbed graph (deepseek_v3) decodes like the un-absorbed f64 reference",
+    "[models][reference]") {
+    ScratchDir d("gvr-deepseek");
+    tiny(SynthArch::Mla, d / "m");
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+    batch_agrees(d / "m");
+    // DeepSeek-V2-Lite's form: one q_proj, complex-pair rotary; and V3 with NeoX rotary.
+    auto v2 = synth_config(SynthArch::Mla, SynthSize::Tiny);
+    v2["model_type"] = "deepseek_v2";
+    v2["q_lora_rank"] = nullptr;
+    variant(v2, d / "v2");
+    decoder_agrees(d / "v2", {5, 61, 2, 33, 70}, 4);
+    auto neox = synth_config(SynthArch::Mla, SynthSize::Tiny);
+    neox["rope_interleave"] = false;
+    variant(neox, d / "neox");
+    decoder_agrees(d / "neox", {5, 61, 2, 33, 70}, 4);
+}

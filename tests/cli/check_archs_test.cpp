@@ -1,0 +1,108 @@
+// `cardsim check` (and `run`) as a user runs them on generated Mistral (windowed), Gemma-2
+// (softcap) and DeepSeek-V3 (mla) checkpoints: exit codes and the exact refusal lines.
+
+#include "tests/support/run_cardsim.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using cardsim::test::contains;
+using cardsim::test::run_cardsim;
+
+namespace {
+
+/// A tiny checkpoint of `arch` in a fresh folder of the system temp dir.
+std::string model(const std::string& arch) {
+    auto d = std::filesystem::temp_directory_path() / ("cardsim_check_archs_" + arch);
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    auto m = (d / arch).string();
+    REQUIRE(run_cardsim("make-model --arch " + arch + " --size tiny --seed 2 -o " + m).code == 0);
+    return m;
+}
+
+/// The text from "refusals:" to the end of `out`.
+std::string refusal_block(const std::string& out) {
+    auto at = out.find("refusals:\n");
+    return at == std::string::npos ? std::string() : out.substr(at);
+}
+
+const std::string VARIANTS = "the engine's attention takes no mask, window, sink or soft cap";
+
+} // namespace
+
+TEST_CASE("check refuses a windowed model for its windows, and a card with the attention features runs it") {
+    auto m = model("windowed");
+    auto r = run_cardsim("check " + m);
+    INFO(r.out);
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, ": dense decoder (mistral) with sliding windows\n"));
+    REQUIRE(refusal_block(r.out) == "refusals:\n"
+                                    "  layer 0, attention: " +
+                                        VARIANTS +
+                                        "\n"
+                                        "  layer 0, attention: the engine has no unit for a sliding window\n"
+                                        "  layer 1, attention: " +
+                                        VARIANTS +
+                                        "\n"
+                                        "  layer 1, attention: the engine has no unit for a sliding window\n"
+                                        "verdict: the card refuses this model (4 refusals)\n");
+    // configs/encoder.toml's windowed attention unit is the encoder's self attention, not attention
+    // over a decoder's cache: the same refusals.
+    auto enc =
+        run_cardsim("check " + m + " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml");
+    REQUIRE(enc.code == 1);
+    REQUIRE(refusal_block(enc.out) == refusal_block(r.out));
+    const std::string features = " --set units.attention.window=true --set units.attention.sinks=true --set "
+                                 "units.attention.softcap=true";
+    auto ok = run_cardsim("check " + m + features);
+    INFO(ok.out);
+    REQUIRE(ok.code == 0);
+    REQUIRE(contains(ok.out, "verdict: the card runs this model"));
+    auto ran = run_cardsim("run " + m + features + " --tokens 6");
+    INFO(ran.out);
+    REQUIRE(ran.code == 0);
+    REQUIRE(contains(ran.out, "bit-exact: yes"));
+}
+
+TEST_CASE("check refuses a soft-capped model for its scale, caps, windows and GELU") {
+    auto r = run_cardsim("check " + model("softcap"));
+    INFO(r.out);
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, ": dense decoder (gemma2) with soft caps, sliding windows\n"));
+    REQUIRE(refusal_block(r.out) ==
+            "refusals:\n"
+            "  embedding: the engine reads its embedding unscaled\n"
+            "  embedding: the engine has no unit for an embedding scale\n"
+            "  layer 0, attention: " +
+                VARIANTS +
+                "\n"
+                "  layer 0, attention: the engine has no unit for a sliding window\n"
+                "  layer 0, ffn: the engine has no unit for GELU\n"
+                "  layer 1, attention: " +
+                VARIANTS +
+                "\n"
+                "  layer 1, attention: the engine has no unit for soft-capped scores\n"
+                "  layer 1, ffn: the engine has no unit for GELU\n"
+                "  head: " +
+                VARIANTS +
+                "\n"
+                "  head: the engine has no unit for a logit soft cap\n"
+                "verdict: the card refuses this model (10 refusals)\n");
+}
+
+TEST_CASE("check refuses an MLA model for its latent attention and interleaved rotary") {
+    auto r = run_cardsim("check " + model("mla"));
+    INFO(r.out);
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, ": dense decoder (deepseek_v3) with multi-head latent attention\n"));
+    REQUIRE(refusal_block(r.out) ==
+            "refusals:\n"
+            "  layer 0, attention: the engine has no unit for an interleaved rotary embedding\n"
+            "  layer 0, attention: the engine has no unit for multi-head latent attention\n"
+            "  layer 1, attention: the engine has no unit for an interleaved rotary embedding\n"
+            "  layer 1, attention: the engine has no unit for multi-head latent attention\n"
+            "verdict: the card refuses this model (4 refusals)\n");
+    REQUIRE(run_cardsim("run " + model("mla")).code == 2); // refused: the sentences on stderr
+}
