@@ -14,6 +14,8 @@
 // whenever every term lies inside the window (every s_i >= L); otherwise the error is less than
 // (number of terms truncated) x 2^L, i.e. below n x 2^-63 of the largest term.
 
+#include "engine/numerics/rounding.hpp"
+
 #include <cstdint>
 #include <span>
 
@@ -33,10 +35,18 @@ struct Term {
 /// The sum of `terms` under the window rule above, rounded once to f32.
 float window_sum(std::span<const Term> terms);
 
-/// The exact product of two finite floats as a term (|significand| < 2^48).
-Term product(float a, float b);
+/// The exact product of two finite floats as a term (|significand| < 2^48). Inline, as dyadic.
+inline Term product(float a, float b) {
+    const Dyadic x = dyadic(a), y = dyadic(b);
+    const auto m = static_cast<std::int64_t>(static_cast<std::uint64_t>(x.significand) * y.significand);
+    return {x.negative != y.negative ? -m : m, x.exponent + y.exponent};
+}
 
 /// A finite float as a term (|significand| < 2^24).
-Term term(float x);
+inline Term term(float x) {
+    const Dyadic d = dyadic(x);
+    const auto m = static_cast<std::int64_t>(d.significand);
+    return {d.negative ? -m : m, d.exponent};
+}
 
 } // namespace cardsim::numerics

@@ -4,12 +4,6 @@
 
 namespace cardsim::numerics {
 
-int bit_length(unsigned __int128 v) {
-    auto hi = static_cast<std::uint64_t>(v >> 64);
-    if (hi != 0) return 128 - std::countl_zero(hi);
-    return 64 - std::countl_zero(static_cast<std::uint64_t>(v));
-}
-
 std::uint32_t round_to_format(bool negative, unsigned __int128 magnitude, int exponent, BinaryFormat f) {
     const int fraction_bits = f.precision - 1;
     const std::uint32_t sign = negative ? std::uint32_t{1} << (f.exponent_bits + fraction_bits) : 0;
@@ -49,15 +43,6 @@ std::uint32_t round_to_format(bool negative, unsigned __int128 magnitude, int ex
 
 float round_to_f32(bool negative, unsigned __int128 magnitude, int exponent) {
     return std::bit_cast<float>(round_to_format(negative, magnitude, exponent, binary32));
-}
-
-Dyadic dyadic(float x) {
-    const auto u = std::bit_cast<std::uint32_t>(x);
-    const bool negative = (u >> 31) != 0;
-    const int field = static_cast<int>((u >> 23) & 0xFF);
-    const std::uint32_t fraction = u & 0x7FFFFF;
-    if (field == 0) return {negative, fraction, -149};
-    return {negative, fraction | 0x800000, field - 150};
 }
 
 } // namespace cardsim::numerics

@@ -2,6 +2,7 @@
 // Rounding an exact dyadic value (an integer times a power of two) to a binary floating-point
 // format, round to nearest, ties to even: the one rounding every unit of the card does.
 
+#include <bit>
 #include <cstdint>
 
 namespace cardsim::numerics {
@@ -42,10 +43,22 @@ struct Dyadic {
     int exponent;
 };
 
-/// The exact dyadic value of a finite float (`x` must not be inf or NaN).
-Dyadic dyadic(float x);
+/// The exact dyadic value of a finite float (`x` must not be inf or NaN). Inline: the exact sums
+/// call it per term, and a call returning the struct through memory costs more than the bits.
+inline Dyadic dyadic(float x) {
+    const auto u = std::bit_cast<std::uint32_t>(x);
+    const bool negative = (u >> 31) != 0;
+    const int field = static_cast<int>((u >> 23) & 0xFF);
+    const std::uint32_t fraction = u & 0x7FFFFF;
+    if (field == 0) return {negative, fraction, -149};
+    return {negative, fraction | 0x800000, field - 150};
+}
 
 /// The number of bits of `v` (0 for 0): the position of its highest set bit plus one.
-int bit_length(unsigned __int128 v);
+inline int bit_length(unsigned __int128 v) {
+    const auto hi = static_cast<std::uint64_t>(v >> 64);
+    if (hi != 0) return 128 - std::countl_zero(hi);
+    return 64 - std::countl_zero(static_cast<std::uint64_t>(v));
+}
 
 } // namespace cardsim::numerics
