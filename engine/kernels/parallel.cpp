@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -18,7 +19,11 @@ namespace {
 std::atomic<std::size_t> wanted_threads{0}; ///< 0: the host's cores
 thread_local bool inside_range = false;
 
-/// Worker threads waiting for ranges of the current job.
+/// Worker threads taking ranges of the current job. A job is published in one atomic word
+/// (generation, chunk count, next chunk), so a worker claims a chunk with one compare-and-swap and
+/// can never claim one of a job that is not current. Workers spin for a short while after a job
+/// (kernels come in quick succession in a full run, and waking a sleeping thread costs more than a
+/// small kernel), then sleep until the next one.
 class Pool {
 public:
     explicit Pool(std::size_t workers) {
@@ -38,69 +43,82 @@ public:
 
     /// Runs `chunks` ranges of the job; the caller takes ranges too.
     void run(std::size_t n, std::size_t chunks, const std::function<void(std::size_t, std::size_t)>& body) {
-        std::unique_lock lock(mutex_);
         body_ = &body;
         n_ = n;
-        chunks_ = chunks;
-        next_ = 0;
-        pending_ = chunks;
         error_ = nullptr;
-        ++generation_;
-        lock.unlock();
-        wake_.notify_all();
-        take_ranges();
-        lock.lock();
-        done_.wait(lock, [&] { return pending_ == 0; });
-        body_ = nullptr;
-        if (error_) std::rethrow_exception(error_);
+        pending_.store(chunks, std::memory_order_relaxed);
+        const std::uint64_t generation = ((state_.load(std::memory_order_relaxed) >> 40) + 1) & 0xFFFFFF;
+        state_.store(generation << 40 | std::uint64_t{chunks} << 20, std::memory_order_release);
+        {
+            std::lock_guard lock(mutex_);
+            if (sleepers_ > 0) wake_.notify_all();
+        }
+        take_ranges(generation);
+        for (std::uint32_t spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins)
+            if (spins > 4096) std::this_thread::yield();
+        std::exception_ptr error;
+        {
+            std::lock_guard lock(mutex_);
+            error = error_;
+        }
+        if (error) std::rethrow_exception(error);
     }
 
 private:
+    static std::uint64_t generation_of(std::uint64_t state) { return state >> 40; }
+
     void work() {
         std::uint64_t seen = 0;
         for (;;) {
-            {
-                std::unique_lock lock(mutex_);
-                wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-                if (stop_) return;
-                seen = generation_;
+            // Spin a while for the next job, then sleep.
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+            std::uint32_t spins = 0;
+            while (generation_of(state_.load(std::memory_order_acquire)) == seen) {
+                if ((++spins & 63) == 0 && std::chrono::steady_clock::now() > until) break;
             }
-            take_ranges();
+            if (generation_of(state_.load(std::memory_order_acquire)) == seen) {
+                std::unique_lock lock(mutex_);
+                ++sleepers_;
+                wake_.wait(lock, [&] {
+                    return stop_ || generation_of(state_.load(std::memory_order_acquire)) != seen;
+                });
+                --sleepers_;
+                if (stop_) return;
+            }
+            seen = generation_of(state_.load(std::memory_order_acquire));
+            take_ranges(seen);
         }
     }
-    /// Takes ranges of the current job until none is left.
-    void take_ranges() {
+
+    /// Takes ranges of job `generation` until none is left (or the job is no longer current).
+    void take_ranges(std::uint64_t generation) {
         for (;;) {
-            std::size_t chunk;
-            const std::function<void(std::size_t, std::size_t)>* body;
-            {
-                std::lock_guard lock(mutex_);
-                if (!body_ || next_ == chunks_) return;
-                chunk = next_++;
-                body = body_;
-            }
-            const std::size_t begin = n_ * chunk / chunks_, end = n_ * (chunk + 1) / chunks_;
-            std::exception_ptr error;
+            std::uint64_t s = state_.load(std::memory_order_acquire);
+            const std::uint64_t chunks = (s >> 20) & 0xFFFFF, next = s & 0xFFFFF;
+            if (generation_of(s) != generation || next >= chunks) return;
+            if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
+            const std::size_t begin = n_ * next / chunks, end = n_ * (next + 1) / chunks;
             inside_range = true;
             try {
-                (*body)(begin, end);
+                (*body_)(begin, end);
             } catch (...) {
-                error = std::current_exception();
+                std::lock_guard lock(mutex_);
+                if (!error_) error_ = std::current_exception();
             }
             inside_range = false;
-            std::lock_guard lock(mutex_);
-            if (error && !error_) error_ = error;
-            if (--pending_ == 0) done_.notify_all();
+            pending_.fetch_sub(1, std::memory_order_acq_rel);
         }
     }
 
     std::vector<std::thread> threads_;
+    std::atomic<std::uint64_t> state_{0}; ///< generation (24 bits) | chunks (20) | next chunk (20)
+    std::atomic<std::size_t> pending_{0}; ///< chunks of the current job not yet done
+    const std::function<void(std::size_t, std::size_t)>* body_ = nullptr; ///< valid while pending
+    std::size_t n_ = 0;
     std::mutex mutex_;
-    std::condition_variable wake_, done_;
-    const std::function<void(std::size_t, std::size_t)>* body_ = nullptr;
-    std::size_t n_ = 0, chunks_ = 0, next_ = 0, pending_ = 0;
-    std::uint64_t generation_ = 0;
+    std::condition_variable wake_;
     std::exception_ptr error_;
+    std::uint32_t sleepers_ = 0;
     bool stop_ = false;
 };
 
