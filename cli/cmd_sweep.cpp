@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 #include <unistd.h>
 
@@ -112,6 +113,13 @@ int run(std::span<const std::string> args) {
     r.retry_failed = vm["retry-failed"].as<bool>();
     r.timeout_seconds = vm["timeout"].as<double>();
     r.progress = ::isatty(2);
+    // Points run side by side: give each its share of the cores for the kernels of full runs, unless
+    // the user chose (the children inherit the environment).
+    if (!std::getenv("CARDSIM_HOST_THREADS")) {
+        const std::size_t share =
+            std::max<std::size_t>(1, std::max(1u, std::thread::hardware_concurrency()) / r.jobs);
+        ::setenv("CARDSIM_HOST_THREADS", std::to_string(share).c_str(), 1);
+    }
     const auto dir = output();
     fmt::print("sweep {}: {} ({}), {}, {} at once, into {}\n", spec.name, scope, grid_text,
                spec.full ? "full runs" : "timing-only", r.jobs, dir.string());
