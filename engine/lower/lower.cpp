@@ -72,10 +72,8 @@ public:
         place_states();
         place_io();
         auto fusion = shim::fuse(g_, t_.caps);
-        for (auto& grp : fusion.groups) {
+        for (auto& grp : fusion.groups)
             emit(grp);
-            copy_probes(grp);
-        }
         copy_outputs();
         run_jobs();
         add_dependencies(out_.program);
@@ -275,11 +273,21 @@ private:
 
     void emit(const shim::Group& grp) {
         bool native = grp.cls && std::holds_alternative<shim::Native>(shim::supports(*grp.cls, t_.caps));
-        if (native && *grp.cls == shim::ClassId::MergedQkv) return merged_matvec(grp);
-        if (native && *grp.cls == shim::ClassId::ConvBiasSilu)
-            return conv(grp.ops[0], &std::get<Silu>(g_.ops[grp.ops[1]]));
-        for (auto i : grp.ops)
+        bool merged =
+            native && (*grp.cls == shim::ClassId::MergedQkv || *grp.cls == shim::ClassId::ConvBiasSilu);
+        if (merged) {
+            if (*grp.cls == shim::ClassId::MergedQkv)
+                merged_matvec(grp);
+            else
+                conv(grp.ops[0], &std::get<Silu>(g_.ops[grp.ops[1]]));
+            for (std::size_t k = 0; k < grp.ops.size(); ++k)
+                copy_probes(grp.ops[k], std::span(grp.ops).subspan(k + 1));
+            return;
+        }
+        for (auto i : grp.ops) {
             single(i);
+            copy_probes(i, {});
+        }
     }
 
     void merged_matvec(const shim::Group& grp) {
@@ -504,21 +512,21 @@ private:
         return {v.kv_heads, v.head_dim};
     }
 
-    /// Copies each probe whose op is in `grp` to its io place, right after the group's commands: the
-    /// dependencies make it wait for the op and make later writers of those arena bytes wait for it.
-    void copy_probes(const shim::Group& grp) {
+    /// Copies each probe that stands after op `op` to its io place, right after the command that ran
+    /// it (with the ops `same_command`, which must not write the value again): the dependencies make
+    /// the copy wait for that command and make later writers of those arena bytes wait for it.
+    void copy_probes(std::size_t op, std::span<const std::size_t> same_command) {
         auto& m = out_.io;
         for (std::size_t k = 0; k < m.probes.size(); ++k) {
             auto& p = m.probes[k];
-            auto at = std::find(grp.ops.begin(), grp.ops.end(), p.after);
-            if (at == grp.ops.end()) continue;
-            for (auto later = at + 1; later != grp.ops.end(); ++later) {
-                auto w = uses(g_.ops[*later]).writes;
+            if (p.after != op) continue;
+            for (auto later : same_command) {
+                auto w = uses(g_.ops[later]).writes;
                 if (std::find(w.begin(), w.end(), p.value) != w.end())
                     throw Error(
                         fmt::format("cannot observe {} after op {}: op {} ({}) runs in the same command "
                                     "and writes it again",
-                                    g_.names[p.value.id], p.after, *later, kind(g_.ops[*later])));
+                                    g_.names[p.value.id], p.after, later, kind(g_.ops[later])));
             }
             auto& c = command(Opcode::Copy, g_.ops.size());
             c.operands = {operand(arena(p.value), Access::Read),
