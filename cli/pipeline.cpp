@@ -184,19 +184,19 @@ RunReport run_model(const RunRequest& req) {
     // What the run feeds: a decoder one sequence a token a step (prefill, then decode, each step's
     // input the card's own arg-max); the encoder its one sequence in one step, a marker every fourth
     // token. A program fixes the bucket; compiling here fits the bucket to the prompt.
-    const auto& host_of = [&]() -> const program::Host& { return compiled.program.host; };
-    bool decoder = req.program ? host_of().entry(program::IoRole::Next) != nullptr
+    const program::Host& host = compiled.program.host; // a program's; filled by lowering otherwise
+    bool decoder = req.program ? host.entry(program::IoRole::Next) != nullptr
                                : std::holds_alternative<models::DecoderSpec>(model->spec);
     std::size_t vocab = 0;
     if (req.program)
-        vocab = host_of().vocab;
+        vocab = host.vocab;
     else if (auto* d = std::get_if<models::DecoderSpec>(&model->spec))
         vocab = d->vocab;
     else
         vocab = std::get<models::EncoderSpec>(model->spec).vocab;
     if (req.program && !decoder && req.prompt.empty())
         throw Error(fmt::format("{}: the program runs {} tokens at once: pass --prompt with {} ids",
-                                req.program->string(), host_of().tokens, host_of().tokens));
+                                req.program->string(), host.tokens, host.tokens));
     rep.prompt = req.prompt.empty() ? default_prompt(vocab ? vocab : 1) : req.prompt;
     for (auto t : rep.prompt)
         if (vocab && t >= vocab)
@@ -211,7 +211,7 @@ RunReport run_model(const RunRequest& req) {
     }
     rep.steps = steps;
     if (req.program) {
-        auto& h = host_of();
+        auto& h = host;
         if (decoder && (h.tokens != 1 || h.seqs != 1))
             throw Error(
                 fmt::format("{}: cardsim run drives one sequence a step, and the program's bucket has {} "
@@ -239,6 +239,8 @@ RunReport run_model(const RunRequest& req) {
         }
         lower::Options o;
         o.bucket = decoder ? graph::Bucket{1, 1, 0} : graph::Bucket{rep.prompt.size(), 1, markers.size()};
+        if (!decoder && req.max_positions)
+            throw Error("--max-positions: an encoder keeps no caches between steps");
         o.max_positions = decoder ? req.max_positions.value_or(steps) : 1;
         if (decoder && o.max_positions < steps)
             throw Error(
