@@ -28,4 +28,23 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
     return card::load_card_config(file, overrides);
 }
 
+po::options_description knob_options() {
+    po::options_description o("numerics");
+    o.add_options()("knob", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
+                    "numerics knob k=v (scaling, activations, state, cache, attention); the same as "
+                    "--set numerics.k=v");
+    return o;
+}
+
+std::vector<card::Override> knob_overrides(const po::variables_map& vm) {
+    std::vector<card::Override> knobs;
+    if (vm.count("knob"))
+        for (auto& k : vm["knob"].as<std::vector<std::string>>()) {
+            auto o = card::parse_override(k);
+            o.path = "numerics." + o.path;
+            knobs.push_back(o);
+        }
+    return knobs;
+}
+
 } // namespace cardsim::cli

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include <span>
+#include <vector>
 
 namespace cardsim::cli {
 
@@ -18,5 +19,11 @@ boost::program_options::options_description card_options();
 /// cardsim::Error naming the file or the option, the key and what was expected.
 card::CardConfig load_card(const boost::program_options::variables_map& vm,
                            std::span<const card::Override> extra = {});
+
+/// `--knob k=v` (repeatable): a numerics knob, the same as `--set numerics.k=v`.
+boost::program_options::options_description knob_options();
+
+/// The overrides the parsed `--knob` options ask for (`numerics.` before each key).
+std::vector<card::Override> knob_overrides(const boost::program_options::variables_map& vm);
 
 } // namespace cardsim::cli

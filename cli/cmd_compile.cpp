@@ -1,6 +1,8 @@
 // `cardsim compile MODEL_DIR -o PROG`: the program file and its DDR image (PROG.ddr).
 
 #include "cli/card_options.hpp"
+#include "cli/check_layers.hpp"
+#include "cli/checkpoint_digest.hpp"
 #include "cli/command.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
@@ -49,22 +51,32 @@ int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
+    opts.add(knob_options());
     opts.add_options()("model", po::value<std::string>()->required(),
                        "checkpoint directory")("bucket", po::value<std::string>()->default_value("seqs=1"),
                                                "row counts: seqs=S[,tokens=T][,markers=M]")(
         "max-positions", po::value<std::size_t>()->default_value(256),
         "positions each sequence's caches hold")("output,o", po::value<std::string>()->required(),
-                                                 "program file (the DDR image goes to FILE.ddr)");
+                                                 "program file (the DDR image goes to FILE.ddr)")(
+        "check-layers", po::value<std::string>(),
+        "the program also reads back these layers' outputs each step: all, or e.g. 0,3,7");
     const char* const positional[] = {"model"};
     auto vm =
-        parse("compile", "MODEL_DIR -o PROG [--config C] [--set k=v] [--bucket seqs=1] [--max-positions N]",
+        parse("compile",
+              "MODEL_DIR -o PROG [--config C] [--set k=v] [--knob k=v] [--bucket seqs=1] [--max-positions N] "
+              "[--check-layers all|0,3,7]",
               args, opts, positional);
-    auto config = load_card(vm);
+    auto knobs = knob_overrides(vm);
+    auto config = load_card(vm, knobs);
     auto model = models::load_model(vm["model"].as<std::string>());
     auto built = models::build_graph(model);
-    auto c = lower::lower(
-        built.graph, model.checkpoint, lower::target_of(config),
-        lower::Options{parse_bucket(vm["bucket"].as<std::string>()), vm["max-positions"].as<std::size_t>()});
+    lower::Options o;
+    o.bucket = parse_bucket(vm["bucket"].as<std::string>());
+    o.max_positions = vm["max-positions"].as<std::size_t>();
+    if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
+    o.model = models::describe(model.spec);
+    o.checkpoint_digest = checkpoint_digest(model.checkpoint);
+    auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
     std::string out = vm["output"].as<std::string>();
     lower::write(c.image, out + ".ddr");
     program::write(c.program, out);

@@ -1,4 +1,5 @@
-// `cardsim run MODEL_DIR`: compile, simulate, check bit-exactness and accuracy, write traces.
+// `cardsim run MODEL_DIR | PROG [--model DIR]`: compile (or take a compiled program), simulate,
+// check bit-exactness and accuracy, write traces.
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
@@ -7,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <sstream>
 #include <unistd.h>
 
@@ -41,12 +43,18 @@ int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
-    opts.add_options()("model", po::value<std::string>()->required(),
-                       "checkpoint directory (config.json + safetensors)")(
+    opts.add(knob_options());
+    opts.add_options()("input", po::value<std::string>(),
+                       "a checkpoint directory (config.json + safetensors) or a program file")(
+        "model", po::value<std::string>(),
+        "the checkpoint directory (with a program: the one it was compiled from)")(
+        "program", po::value<std::string>(),
+        "a program file from cardsim compile (its image beside it: PROG.ddr)")(
+        "check-layers", po::value<std::string>(),
+        "also read back these layers' outputs each step and check them bit for bit: all, or e.g. 0,3,7")(
+        "max-positions", po::value<std::size_t>(), "positions the caches hold (default: the run's steps)")(
         "tokens", po::value<std::size_t>()->default_value(8), "tokens to generate (decoders)")(
         "prompt", po::value<std::string>(), "prompt token ids, e.g. 1,17,42 (default: a fixed prompt)")(
-        "knob", po::value<std::vector<std::string>>()->composing(),
-        "numerics knob k=v (scaling, activations, state, cache, attention)")(
         "trace", po::value<std::string>(), "write the run's trace here")(
         "trace-data", po::bool_switch(), "the trace carries the bytes each command wrote")(
         "perfetto", po::value<std::string>(), "write a Perfetto / Chrome trace JSON here")(
@@ -55,21 +63,34 @@ int run(std::span<const std::string> args) {
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
-    const char* const positional[] = {"model"};
-    auto vm = parse("run",
-                    "MODEL_DIR [--config C] [--set k=v] [--tokens N] [--prompt IDS] [--knob k=v] "
-                    "[--trace F] [--perfetto F] [--vcd F] [--timing-only]",
-                    args, opts, positional);
-    std::vector<card::Override> knobs;
-    if (vm.count("knob"))
-        for (auto& k : vm["knob"].as<std::vector<std::string>>()) {
-            auto o = card::parse_override(k);
-            o.path = "numerics." + o.path;
-            knobs.push_back(o);
-        }
+    const char* const positional[] = {"input"};
+    auto vm =
+        parse("run",
+              "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
+              "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--timing-only]",
+              args, opts, positional);
+    auto knobs = knob_overrides(vm);
     RunRequest req;
     req.config = load_card(vm, knobs);
-    req.model_dir = vm["model"].as<std::string>();
+    if (vm.count("model")) req.model_dir = vm["model"].as<std::string>();
+    if (vm.count("program")) req.program = vm["program"].as<std::string>();
+    if (vm.count("input")) {
+        std::filesystem::path in = vm["input"].as<std::string>();
+        bool dir = std::filesystem::is_directory(in);
+        if (!dir && !std::filesystem::is_regular_file(in))
+            throw Error(fmt::format("{}: no such checkpoint directory or program file", in.string()));
+        auto& slot = dir ? req.model_dir : req.program;
+        if (slot)
+            throw Error(fmt::format("{} is a {} and --{} names another one: give one", in.string(),
+                                    dir ? "checkpoint directory" : "program file",
+                                    dir ? "model" : "program"));
+        slot = in;
+    }
+    if (!req.model_dir && !req.program)
+        throw Error("run: give a checkpoint directory or a program file (cardsim run MODEL_DIR, or PROG "
+                    "[--model DIR])");
+    if (vm.count("check-layers")) req.check_layers = vm["check-layers"].as<std::string>();
+    if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
     req.tokens = vm["tokens"].as<std::size_t>();
     if (vm.count("prompt")) req.prompt = parse_ids(vm["prompt"].as<std::string>());
     req.mode = vm["timing-only"].as<bool>() ? sim::Mode::TimingOnly : sim::Mode::Full;
@@ -85,7 +106,9 @@ int run(std::span<const std::string> args) {
     return rep.ok() ? Ok : Negative;
 }
 
-const Register reg{{"run", "compile a checkpoint, run it on the simulated card, check it bit for bit", run}};
+const Register reg{
+    {"run", "compile a checkpoint (or take a program), run it on the simulated card, check it bit for bit",
+     run}};
 
 } // namespace
 } // namespace cardsim::cli

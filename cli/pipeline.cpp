@@ -1,8 +1,10 @@
 #include "cli/pipeline.hpp"
 
+#include "cli/check_layers.hpp"
+#include "cli/checkpoint_digest.hpp"
 #include "engine/error.hpp"
-#include "engine/golden/golden.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/program.hpp"
 #include "engine/shim/check.hpp"
 #include "models/model.hpp"
 #include "models/reference.hpp"
@@ -49,78 +51,213 @@ std::vector<double> softmax(const std::vector<double>& x) {
 /// The index of a graph output in the io map, or none.
 std::optional<std::size_t> output_index(const lower::Compiled& c, std::optional<graph::Val> v) {
     if (!v) return std::nullopt;
-    for (std::size_t i = 0; i < c.io.outputs.size(); ++i)
+    for (std::size_t i = 0; i < c.io.graph_outputs(); ++i)
         if (c.io.outputs[i].first == *v) return i;
     return std::nullopt;
 }
 
-/// Compares every step's outputs with the golden executor's; returns the first difference.
-std::optional<std::string> compare_golden(const graph::Graph& g, const graph::WeightSource& w,
-                                          const card::CardConfig& config, const lower::Compiled& c,
-                                          const std::vector<graph::BatchInputs>& inputs,
-                                          const sim::RunResult& run) {
-    golden::Golden gold(g, w, config, c.options.bucket, c.options.max_positions);
-    for (std::size_t s = 0; s < run.outputs.size(); ++s) {
-        gold.step(inputs[s]);
-        for (std::size_t o = 0; o < c.io.outputs.size(); ++o) {
-            auto v = c.io.outputs[o].first;
-            auto& want = gold.value(v);
-            auto got = floats(run.outputs[s].values[o]);
-            for (std::size_t i = 0; i < std::min(want.size(), got.size()); ++i) {
-                std::uint32_t a, b;
-                std::memcpy(&a, &got[i], 4);
-                std::memcpy(&b, &want[i], 4);
-                if (a != b)
-                    return fmt::format(
-                        "step {}, output {}, element {}: card {:#010x} ({}), golden {:#010x} ({})", s,
-                        g.names[v.id], i, a, got[i], b, want[i]);
-            }
-            if (want.size() != got.size())
-                return fmt::format("step {}, output {}: {} values on the card, {} golden", s, g.names[v.id],
-                                   got.size(), want.size());
+/// The index of the io output with `role` in the host map, or none.
+std::optional<std::size_t> output_index(const lower::Compiled& c, program::IoRole role) {
+    auto* e = c.program.host.entry(role);
+    return e ? output_index(c, graph::Val{e->value}) : std::nullopt;
+}
+
+/// Reads the program at `path` and its image beside it, checking it was compiled for `config`.
+lower::Compiled read_program(const std::filesystem::path& path, const card::CardConfig& config) {
+    auto p = program::read(path);
+    auto image_path = std::filesystem::path(path.string() + ".ddr");
+    if (!std::filesystem::exists(image_path))
+        throw Error(fmt::format("{}: the program's DDR image {} is missing (cardsim compile writes it beside "
+                                "the program)",
+                                path.string(), image_path.string()));
+    auto image = lower::read_image(image_path);
+    if (p.config_digest != card::digest(config))
+        throw Error(
+            fmt::format("{}: the program was compiled for the card config with digest {:016x}, this run's "
+                        "config has digest {:016x} (run it with the --config, --set and --knob it was "
+                        "compiled with)",
+                        path.string(), p.config_digest, card::digest(config)));
+    return lower::loaded(std::move(p), std::move(image), path.string(), image_path.string());
+}
+
+/// Checks that `c` (read from `path`) was compiled from `model` and its graph `g`.
+void check_compiled_from(const lower::Compiled& c, const std::filesystem::path& path,
+                         const std::filesystem::path& model_dir, const models::Model& model,
+                         const graph::Graph& g) {
+    auto want = c.program.host.checkpoint_digest, have = checkpoint_digest(model.checkpoint);
+    if (want != have)
+        throw Error(
+            fmt::format("{}: the program was compiled from the checkpoint with digest {:016x}, and {} has "
+                        "digest {:016x}: it is another checkpoint",
+                        path.string(), want, model_dir.string(), have));
+    auto outputs = g.outputs();
+    bool same = outputs.size() == c.io.graph_outputs();
+    for (std::size_t i = 0; same && i < outputs.size(); ++i)
+        same = outputs[i] == c.io.outputs[i].first;
+    for (auto& p : c.io.probes)
+        same = same && !graph::check(g, p);
+    if (!same)
+        throw Error(fmt::format("{}: its io map does not match the graph cardsim builds from {} (compiled by "
+                                "another version of cardsim? compile it again)",
+                                path.string(), model_dir.string()));
+}
+
+/// The accuracy of the card's logits against the f64 reference of `model`.
+Accuracy accuracy(const models::Model& model, const sim::RunResult& run, std::size_t logits_out,
+                  const std::vector<std::uint32_t>& tokens, std::size_t prefill_steps,
+                  const std::vector<std::size_t>& markers) {
+    Accuracy acc;
+    std::size_t agree = 0;
+    if (std::holds_alternative<models::DecoderSpec>(model.spec)) {
+        models::DecoderReference ref(model.checkpoint);
+        auto session = ref.start();
+        for (std::size_t s = 0; s < run.outputs.size(); ++s) {
+            auto want = session.feed(tokens[s]);
+            if (s + 1 < prefill_steps) continue; // accuracy over the generating steps
+            auto got = floats(run.outputs[s].values[logits_out]);
+            std::vector<double> gd(got.begin(), got.end());
+            for (std::size_t i = 0; i < want.size(); ++i)
+                acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
+            auto best = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
+            if (best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
+            auto p = softmax(want), q = softmax(gd);
+            double kl = 0;
+            for (std::size_t i = 0; i < p.size(); ++i)
+                if (p[i] > 0) kl += p[i] * (std::log(p[i]) - std::log(std::max(q[i], 1e-300)));
+            acc.kl += kl;
+            ++acc.steps;
         }
+    } else {
+        models::EncoderReference ref(model.checkpoint);
+        std::vector<std::int64_t> toks(tokens.begin(), tokens.end());
+        auto want = ref.run(toks, 0, markers);
+        auto got = floats(run.outputs[0].values[logits_out]);
+        for (std::size_t i = 0; i < want.marker_logits.size() && i < got.size(); ++i)
+            acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
+        auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) -
+                  want.marker_logits.begin();
+        auto gb = std::max_element(got.begin(), got.end()) - got.begin();
+        agree = wb == gb;
+        acc.steps = 1;
     }
-    return std::nullopt;
+    acc.top1_agreement = acc.steps ? double(agree) / double(acc.steps) : 0;
+    if (acc.steps) acc.kl /= double(acc.steps);
+    return acc;
+}
+
+/// The markers of an encoder run over `n` tokens: every fourth token.
+std::vector<std::size_t> encoder_markers(std::size_t n) {
+    std::vector<std::size_t> m;
+    for (std::size_t t = 0; t < n; t += 4)
+        m.push_back(t);
+    return m;
 }
 
 } // namespace
 
 RunReport run_model(const RunRequest& req) {
     RunReport rep;
-    auto model = models::load_model(req.model_dir);
-    auto built = models::build_graph(model);
-    const auto& g = built.graph;
-    rep.model = models::describe(model.spec);
-    auto caps = shim::capabilities(req.config);
-    auto verdict = shim::check_model(g, caps);
-    if (!verdict.runs()) {
-        std::string why = fmt::format("{}: the card refuses this model:", req.model_dir.string());
-        for (auto& r : verdict.refusals)
-            why += fmt::format("\n  {}", r.text());
-        throw Error(why);
+    if (!req.model_dir && !req.program) throw Error("run: give a checkpoint directory or a program file");
+    std::optional<models::Model> model;
+    std::optional<models::BuiltGraph> built;
+    if (req.model_dir) {
+        model = models::load_model(*req.model_dir);
+        built = models::build_graph(*model);
+        rep.model = models::describe(model->spec);
     }
-    const auto* dec = std::get_if<models::DecoderSpec>(&model.spec);
-    const auto* enc = std::get_if<models::EncoderSpec>(&model.spec);
-    std::size_t vocab = dec ? dec->vocab : enc->vocab;
-    rep.prompt = req.prompt.empty() ? default_prompt(vocab) : req.prompt;
+    lower::Compiled compiled;
+    std::size_t steps = 0;
+    if (req.program) {
+        if (req.check_layers)
+            throw Error(fmt::format("{}: a program reads back the layers it was compiled to check: pass "
+                                    "--check-layers to cardsim compile",
+                                    req.program->string()));
+        if (req.max_positions)
+            throw Error(fmt::format("{}: a program's caches hold the positions it was compiled for: pass "
+                                    "--max-positions to cardsim compile",
+                                    req.program->string()));
+        compiled = read_program(*req.program, req.config);
+        if (model) check_compiled_from(compiled, *req.program, *req.model_dir, *model, built->graph);
+        rep.program = req.program;
+        if (!compiled.program.host.model.empty()) rep.model = compiled.program.host.model;
+    }
+    // What the run feeds: a decoder one sequence a token a step (prefill, then decode, each step's
+    // input the card's own arg-max); the encoder its one sequence in one step, a marker every fourth
+    // token. A program fixes the bucket; compiling here fits the bucket to the prompt.
+    const program::Host& host = compiled.program.host; // a program's; filled by lowering otherwise
+    bool decoder = req.program ? host.entry(program::IoRole::Next) != nullptr
+                               : std::holds_alternative<models::DecoderSpec>(model->spec);
+    std::size_t vocab = 0;
+    if (req.program)
+        vocab = host.vocab;
+    else if (auto* d = std::get_if<models::DecoderSpec>(&model->spec))
+        vocab = d->vocab;
+    else
+        vocab = std::get<models::EncoderSpec>(model->spec).vocab;
+    if (req.program && !decoder && req.prompt.empty())
+        throw Error(fmt::format("{}: the program runs {} tokens at once: pass --prompt with {} ids",
+                                req.program->string(), host.tokens, host.tokens));
+    rep.prompt = req.prompt.empty() ? default_prompt(vocab ? vocab : 1) : req.prompt;
     for (auto t : rep.prompt)
-        if (t >= vocab) throw Error(fmt::format("prompt token {} is past the vocabulary of {}", t, vocab));
-    // Buckets: a decoder runs one sequence a token a step (prefill, then decode); the encoder runs
-    // its one sequence in one step, a marker every fourth token.
-    std::vector<graph::BatchInputs> inputs;
-    graph::Bucket bucket;
-    std::size_t max_positions = 1;
+        if (vocab && t >= vocab)
+            throw Error(fmt::format("prompt token {} is past the vocabulary of {}", t, vocab));
     std::vector<std::size_t> markers;
-    if (dec) {
-        bucket = graph::Bucket{1, 1, 0};
+    if (decoder) {
         rep.prefill_steps = rep.prompt.size();
-        rep.steps = rep.prompt.size() + std::max<std::size_t>(req.tokens, 1) - 1;
-        max_positions = rep.steps;
+        steps = rep.prompt.size() + std::max<std::size_t>(req.tokens, 1) - 1;
     } else {
-        for (std::size_t t = 0; t < rep.prompt.size(); t += 4)
-            markers.push_back(t);
-        bucket = graph::Bucket{rep.prompt.size(), 1, markers.size()};
-        rep.steps = 1;
+        markers = encoder_markers(rep.prompt.size());
+        steps = 1;
+    }
+    rep.steps = steps;
+    if (req.program) {
+        auto& h = host;
+        if (decoder && (h.tokens != 1 || h.seqs != 1))
+            throw Error(
+                fmt::format("{}: cardsim run drives one sequence a step, and the program's bucket has {} "
+                            "tokens and {} sequences (compile it with --bucket seqs=1)",
+                            req.program->string(), h.tokens, h.seqs));
+        if (decoder && steps > h.max_positions)
+            throw Error(fmt::format(
+                "{}: the run needs {} positions (a prompt of {} and {} tokens), the program's "
+                "caches hold {} (compile it with --max-positions {})",
+                req.program->string(), steps, rep.prompt.size(), req.tokens, h.max_positions, steps));
+        if (!decoder && (h.tokens != rep.prompt.size() || h.seqs != 1 || h.markers != markers.size()))
+            throw Error(
+                fmt::format("{}: the program's bucket holds {} tokens, {} sequences and {} markers; a "
+                            "prompt of {} ids needs 1 sequence of {} tokens and {} markers",
+                            req.program->string(), h.tokens, h.seqs, h.markers, rep.prompt.size(),
+                            rep.prompt.size(), markers.size()));
+    } else {
+        const auto& g = built->graph;
+        auto verdict = shim::check_model(g, shim::capabilities(req.config));
+        if (!verdict.runs()) {
+            std::string why = fmt::format("{}: the card refuses this model:", req.model_dir->string());
+            for (auto& r : verdict.refusals)
+                why += fmt::format("\n  {}", r.text());
+            throw Error(why);
+        }
+        lower::Options o;
+        o.bucket = decoder ? graph::Bucket{1, 1, 0} : graph::Bucket{rep.prompt.size(), 1, markers.size()};
+        if (!decoder && req.max_positions)
+            throw Error("--max-positions: an encoder keeps no caches between steps");
+        o.max_positions = decoder ? req.max_positions.value_or(steps) : 1;
+        if (decoder && o.max_positions < steps)
+            throw Error(
+                fmt::format("--max-positions {}: the run needs {} positions (a prompt of {} and {} tokens)",
+                            o.max_positions, steps, rep.prompt.size(), req.tokens));
+        if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
+        o.model = rep.model;
+        o.checkpoint_digest = checkpoint_digest(model->checkpoint);
+        compiled = lower::lower(g, model->checkpoint, lower::target_of(req.config), o);
+    }
+    for (auto& p : compiled.io.probes)
+        if (p.layer) rep.layers_checked.push_back(*p.layer);
+    rep.arena_bytes = compiled.program.arena_bytes;
+    auto next_out = output_index(compiled, program::IoRole::Next);
+    auto logits_out = output_index(compiled, program::IoRole::Logits);
+    std::vector<graph::BatchInputs> inputs;
+    if (!decoder) {
         graph::BatchInputs in;
         in.ids = rep.prompt;
         for (std::uint32_t t = 0; t < rep.prompt.size(); ++t)
@@ -132,20 +269,15 @@ RunReport run_model(const RunRequest& req) {
         in.marker_starts = {0, std::uint32_t(markers.size())};
         inputs.push_back(in);
     }
-    auto compiled = lower::lower(g, model.checkpoint, lower::target_of(req.config),
-                                 lower::Options{bucket, max_positions});
-    rep.arena_bytes = compiled.program.arena_bytes;
-    auto next_out = output_index(compiled, g.next), logits_out = output_index(compiled, g.logits);
-    // Decoder steps feed the prompt, then the card's own arg-max.
     sim::RunPlan plan;
-    plan.steps = rep.steps;
+    plan.steps = steps;
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
     if (req.vcd) plan.vcd = req.vcd->string();
     if (req.mode == sim::Mode::Full) plan.execute = sim::make_executor(req.config);
     std::vector<std::uint32_t> tokens = rep.prompt;
     plan.inputs = [&](std::size_t s, const sim::StepOutputs* prev) {
-        if (!dec) return inputs[0];
+        if (!decoder) return inputs[0];
         if (s >= tokens.size()) {
             std::uint32_t next = 0;
             if (prev && next_out) next = std::uint32_t(floats(prev->values[*next_out])[0]);
@@ -160,56 +292,32 @@ RunReport run_model(const RunRequest& req) {
     };
     rep.run = sim::simulate(req.config, compiled, plan);
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
-    if (dec && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
+    if (decoder && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
         tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
         rep.generated.assign(tokens.begin() + std::ptrdiff_t(rep.prompt.size()), tokens.end());
     }
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
-    if (req.mode == sim::Mode::Full && !rep.run.fault) {
-        auto mismatch = compare_golden(g, model.checkpoint, req.config, compiled, inputs, rep.run);
-        rep.bit_exact = !mismatch;
-        if (mismatch) rep.mismatch = *mismatch;
-    }
-    if (req.mode == sim::Mode::Full && req.reference && !rep.run.fault && logits_out) {
-        Accuracy acc;
-        std::size_t agree = 0;
-        if (dec) {
-            models::DecoderReference ref(model.checkpoint);
-            auto session = ref.start();
-            for (std::size_t s = 0; s < rep.run.outputs.size(); ++s) {
-                auto want = session.feed(tokens[s]);
-                if (s + 1 < rep.prefill_steps) continue; // accuracy over the generating steps
-                auto got = floats(rep.run.outputs[s].values[*logits_out]);
-                std::vector<double> gd(got.begin(), got.end());
-                for (std::size_t i = 0; i < want.size(); ++i)
-                    acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
-                auto best = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
-                if (best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
-                auto p = softmax(want), q = softmax(gd);
-                double kl = 0;
-                for (std::size_t i = 0; i < p.size(); ++i)
-                    if (p[i] > 0) kl += p[i] * (std::log(p[i]) - std::log(std::max(q[i], 1e-300)));
-                acc.kl += kl;
-                ++acc.steps;
-            }
-        } else {
-            models::EncoderReference ref(model.checkpoint);
-            std::vector<std::int64_t> toks(rep.prompt.begin(), rep.prompt.end());
-            auto want = ref.run(toks, 0, markers);
-            auto got = floats(rep.run.outputs[0].values[*logits_out]);
-            for (std::size_t i = 0; i < want.marker_logits.size() && i < got.size(); ++i)
-                acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
-            auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) -
-                      want.marker_logits.begin();
-            auto gb = std::max_element(got.begin(), got.end()) - got.begin();
-            agree = wb == gb;
-            acc.steps = 1;
+    if (req.mode != sim::Mode::Full)
+        rep.unchecked = "timing-only run";
+    else if (rep.run.fault)
+        rep.unchecked = "the run stopped on a bus error";
+    else if (!model)
+        rep.unchecked = "a program alone has no checkpoint: pass --model DIR, the checkpoint it was compiled "
+                        "from, for the bit-exact check and the accuracy";
+    if (rep.unchecked.empty()) {
+        std::vector<verify::Readback> readback;
+        for (auto& o : rep.run.outputs)
+            readback.push_back(o.values);
+        auto v = verify::verify(built->graph, model->checkpoint, req.config, compiled, inputs, readback);
+        rep.bit_exact = v.bit_exact();
+        if (v.first) {
+            rep.first_mismatch = v.first;
+            rep.mismatch = v.first->text();
         }
-        acc.top1_agreement = acc.steps ? double(agree) / double(acc.steps) : 0;
-        if (acc.steps) acc.kl /= double(acc.steps);
-        rep.accuracy = acc;
+        if (req.reference && logits_out)
+            rep.accuracy = accuracy(*model, rep.run, *logits_out, tokens, rep.prefill_steps, markers);
     }
     if (req.trace || req.perfetto || req.csv) {
         auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode);
@@ -223,6 +331,7 @@ RunReport run_model(const RunRequest& req) {
 std::string RunReport::text() const {
     std::string o;
     o += fmt::format("model: {}\n", model);
+    if (program) o += fmt::format("program: {}\n", program->string());
     auto ids = [](const std::vector<std::uint32_t>& v) {
         std::string s;
         for (auto t : v)
@@ -260,11 +369,18 @@ std::string RunReport::text() const {
             o += fmt::format(" {} {:.1f} %", name,
                              run.cycles ? 100.0 * double(busy) / double(run.cycles) : 0.0);
     o += "\n";
+    if (!layers_checked.empty()) {
+        std::string l;
+        for (auto v : layers_checked)
+            l += fmt::format("{}{}", l.empty() ? "" : " ", v);
+        o += fmt::format("layers read back each step: {}\n", l);
+    }
     if (bit_exact)
-        o += *bit_exact ? "bit-exact: yes (every output equals the golden executor's)\n"
+        o += *bit_exact ? fmt::format("bit-exact: yes (every output{} equals the golden executor's)\n",
+                                      layers_checked.empty() ? "" : " and every checked layer's output")
                         : fmt::format("bit-exact: NO: {}\n", mismatch);
     else
-        o += "bit-exact: not checked (timing-only run)\n";
+        o += fmt::format("bit-exact: not checked ({})\n", unchecked);
     if (accuracy)
         o += fmt::format(
             "accuracy vs f64 reference over {} steps: max |logit error| {:.3g}, top-1 agreement {:.1f} %, "
@@ -293,6 +409,14 @@ std::string RunReport::machine() const {
         if (busy) kv(fmt::format("busy_{}", name), run.cycles ? double(busy) / double(run.cycles) : 0.0);
     kv("arena_bytes", arena_bytes);
     kv("bit_exact", bit_exact ? (*bit_exact ? "yes" : "no") : "unchecked");
+    std::string layers;
+    for (auto v : layers_checked)
+        layers += fmt::format("{}{}", layers.empty() ? "" : ",", v);
+    kv("layers_checked", layers);
+    kv("mismatch", mismatch);
+    kv("mismatch_step", first_mismatch ? fmt::format("{}", first_mismatch->step) : "");
+    kv("mismatch_layer",
+       first_mismatch && first_mismatch->layer ? fmt::format("{}", *first_mismatch->layer) : "");
     if (accuracy) {
         kv("max_abs_error", accuracy->max_abs_error);
         kv("top1_agreement", accuracy->top1_agreement);

@@ -1,9 +1,10 @@
 #pragma once
-// The vertical slice behind `cardsim run` and `cardsim demo`: a checkpoint in; a timed,
-// bit-exact run on the simulated card out, checked against the golden executor and measured
-// against the f64 reference, with its trace and exports.
+// The vertical slice behind `cardsim run` and `cardsim demo`: a checkpoint (or a compiled program)
+// in; a timed, bit-exact run on the simulated card out, checked against the golden executor and
+// measured against the f64 reference, with its trace and exports.
 
 #include "engine/card/card_config.hpp"
+#include "engine/verify/verify.hpp"
 #include "sim/card/simulation.hpp"
 
 #include <filesystem>
@@ -13,12 +14,18 @@
 
 namespace cardsim::cli {
 
-/// What to run and what to write.
+/// What to run and what to write: a checkpoint (compiled for this run), a compiled program, or both
+/// (the program, checked against the checkpoint it was compiled from).
 struct RunRequest {
-    std::filesystem::path model_dir;
+    std::optional<std::filesystem::path> model_dir; ///< the checkpoint directory
+    std::optional<std::filesystem::path> program;   ///< a program file (its image at PROGRAM.ddr)
     card::CardConfig config;
     std::size_t tokens = 8;            ///< tokens to generate (decoders)
     std::vector<std::uint32_t> prompt; ///< prompt token ids; empty: a fixed default
+    /// Compiling here: positions the caches hold (none: as many as the run's steps).
+    std::optional<std::size_t> max_positions;
+    /// Compiling here: `all` or layer indices whose outputs are read back and checked each step.
+    std::optional<std::string> check_layers;
     sim::Mode mode = sim::Mode::Full;
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
@@ -39,11 +46,15 @@ struct RunReport {
     std::string model; ///< the recognised architecture
     std::vector<std::uint32_t> prompt, generated;
     sim::RunResult run;
-    std::uint64_t ddr_bytes = 0;      ///< every byte the run moved through DDR
-    double peak_bytes_per_second = 0; ///< the card's DDR peak
-    std::uint64_t arena_bytes = 0;    ///< on-chip SRAM the program's arena takes
-    std::optional<bool> bit_exact;    ///< full runs: outputs equal the golden executor's
-    std::string mismatch;             ///< the first difference, when not bit-exact
+    std::uint64_t ddr_bytes = 0;                    ///< every byte the run moved through DDR
+    double peak_bytes_per_second = 0;               ///< the card's DDR peak
+    std::uint64_t arena_bytes = 0;                  ///< on-chip SRAM the program's arena takes
+    std::optional<bool> bit_exact;                  ///< full runs: outputs equal the golden executor's
+    std::string mismatch;                           ///< the first difference, when not bit-exact
+    std::optional<verify::Mismatch> first_mismatch; ///< the same, as fields
+    std::string unchecked;                          ///< why the bit-exact check did not run, when it did not
+    std::vector<std::size_t> layers_checked;        ///< the layers whose outputs the program reads back
+    std::optional<std::filesystem::path> program;   ///< the program file run, when one was
     std::optional<Accuracy> accuracy;
     std::size_t steps = 0, prefill_steps = 0;
 
@@ -55,8 +66,9 @@ struct RunReport {
     bool ok() const { return !run.fault && bit_exact.value_or(true); }
 };
 
-/// Loads, checks (refusals are a cardsim::Error listing them), compiles, simulates, checks and
-/// measures; writes the requested files.
+/// Loads, checks (refusals are a cardsim::Error listing them), compiles (or reads the program and
+/// its image, refusing a damaged image, a program for another card config or one compiled from
+/// another checkpoint), simulates, checks and measures; writes the requested files.
 RunReport run_model(const RunRequest& request);
 
 } // namespace cardsim::cli

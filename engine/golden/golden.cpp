@@ -85,9 +85,12 @@ const std::vector<float>& Golden::raw(const Weight& w) {
     return raw_.emplace(k, weights_.values_f32(w.tensor, w.view)).first->second;
 }
 
-const std::vector<std::vector<float>>& Golden::step(const BatchInputs& in) {
-    for (std::size_t i = 0; i < g_.ops.size(); ++i)
+const std::vector<std::vector<float>>& Golden::step(const BatchInputs& in,
+                                                    const std::function<void(std::size_t op)>& after) {
+    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
         run(i, in);
+        if (after) after(i);
+    }
     return values_;
 }
 

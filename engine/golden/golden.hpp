@@ -11,6 +11,7 @@
 #include "engine/graph/weight_source.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -26,8 +27,10 @@ public:
            const graph::Bucket& bucket, std::size_t max_positions);
 
     /// Runs one step; returns every value of the graph after it (indexed like `Graph::vals`, f32
-    /// rows; values no op writes are empty).
-    const std::vector<std::vector<float>>& step(const graph::BatchInputs& in);
+    /// rows; values no op writes are empty). `after`, when set, is called after each op with its
+    /// index, while `value` still holds what that op left (to observe a value written in place).
+    const std::vector<std::vector<float>>& step(const graph::BatchInputs& in,
+                                                const std::function<void(std::size_t op)>& after = {});
 
     /// The value `v` after the last step.
     const std::vector<float>& value(graph::Val v) const { return values_.at(v.id); }

@@ -46,6 +46,15 @@ bool transposed(const View& v) {
     return std::visit([](const auto& x) { return x.transpose; }, v);
 }
 
+/// The host map entry of an io place.
+program::IoEntry entry(program::IoRole role, const Place& p) {
+    program::IoEntry e;
+    e.role = role;
+    e.offset = p.offset;
+    e.bytes = p.bytes;
+    return e;
+}
+
 class Lowering {
 public:
     Lowering(const Graph& g, const WeightSource& ws, const Target& t, const Options& o)
@@ -58,6 +67,8 @@ public:
         if (4 * out_.layout.len > t_.sram_bytes)
             throw Error(fmt::format("the arena needs {} bytes and the card's SRAM holds {} bytes",
                                     4 * out_.layout.len, t_.sram_bytes));
+        for (auto& p : o_.probes)
+            if (auto problem = check(g_, p)) throw Error("cannot observe a value: " + *problem);
         place_states();
         place_io();
         auto fusion = shim::fuse(g_, t_.caps);
@@ -67,6 +78,7 @@ public:
         run_jobs();
         add_dependencies(out_.program);
         map_regions();
+        describe_host();
         return std::move(out_);
     }
 
@@ -148,6 +160,10 @@ private:
         m.marker_starts = io(4 * (b.seqs + 1));
         for (auto v : g_.outputs())
             m.outputs.emplace_back(v, io(4 * rows(v) * width(v)));
+        for (auto& p : o_.probes) {
+            m.outputs.emplace_back(p.value, io(4 * rows(p.value) * width(p.value)));
+            m.probes.push_back(p);
+        }
     }
 
     /// Reserves `bytes` in the weights region at the next stripe (matrices) or line (raw constants),
@@ -257,11 +273,21 @@ private:
 
     void emit(const shim::Group& grp) {
         bool native = grp.cls && std::holds_alternative<shim::Native>(shim::supports(*grp.cls, t_.caps));
-        if (native && *grp.cls == shim::ClassId::MergedQkv) return merged_matvec(grp);
-        if (native && *grp.cls == shim::ClassId::ConvBiasSilu)
-            return conv(grp.ops[0], &std::get<Silu>(g_.ops[grp.ops[1]]));
-        for (auto i : grp.ops)
+        bool merged =
+            native && (*grp.cls == shim::ClassId::MergedQkv || *grp.cls == shim::ClassId::ConvBiasSilu);
+        if (merged) {
+            if (*grp.cls == shim::ClassId::MergedQkv)
+                merged_matvec(grp);
+            else
+                conv(grp.ops[0], &std::get<Silu>(g_.ops[grp.ops[1]]));
+            for (std::size_t k = 0; k < grp.ops.size(); ++k)
+                copy_probes(grp.ops[k], std::span(grp.ops).subspan(k + 1));
+            return;
+        }
+        for (auto i : grp.ops) {
             single(i);
+            copy_probes(i, {});
+        }
     }
 
     void merged_matvec(const shim::Group& grp) {
@@ -486,10 +512,76 @@ private:
         return {v.kv_heads, v.head_dim};
     }
 
+    /// Copies each probe that stands after op `op` to its io place, right after the command that ran
+    /// it (with the ops `same_command`, which must not write the value again): the dependencies make
+    /// the copy wait for that command and make later writers of those arena bytes wait for it.
+    void copy_probes(std::size_t op, std::span<const std::size_t> same_command) {
+        auto& m = out_.io;
+        for (std::size_t k = 0; k < m.probes.size(); ++k) {
+            auto& p = m.probes[k];
+            if (p.after != op) continue;
+            for (auto later : same_command) {
+                auto w = uses(g_.ops[later]).writes;
+                if (std::find(w.begin(), w.end(), p.value) != w.end())
+                    throw Error(
+                        fmt::format("cannot observe {} after op {}: op {} ({}) runs in the same command "
+                                    "and writes it again",
+                                    g_.names[p.value.id], p.after, later, kind(g_.ops[later])));
+            }
+            auto& c = command(Opcode::Copy, g_.ops.size());
+            c.operands = {operand(arena(p.value), Access::Read),
+                          operand(m.outputs[m.graph_outputs() + k].second, Access::Write)};
+        }
+    }
+
     void copy_outputs() {
-        for (auto& [v, place] : out_.io.outputs) {
+        auto& m = out_.io;
+        for (std::size_t k = 0; k < m.graph_outputs(); ++k) {
+            auto& [v, place] = m.outputs[k];
             auto& c = command(Opcode::Copy, g_.ops.size());
             c.operands = {operand(arena(v), Access::Read), operand(place, Access::Write)};
+        }
+    }
+
+    /// The host map: the bucket, the ids the embedding takes, every io place with its role.
+    void describe_host() {
+        using program::IoRole;
+        auto& h = out_.program.host;
+        h.checkpoint_digest = o_.checkpoint_digest;
+        h.model = o_.model;
+        h.tokens = o_.bucket.tokens;
+        h.seqs = o_.bucket.seqs;
+        h.markers = o_.bucket.markers;
+        h.max_positions = o_.max_positions;
+        for (auto& op : g_.ops)
+            if (auto* e = std::get_if<Embed>(&op)) h.vocab = ws_.view_of(e->table.tensor, e->table.view).rows;
+        auto& m = out_.io;
+        for (auto [role, place] :
+             {std::pair{IoRole::Ids, &m.ids}, std::pair{IoRole::Positions, &m.positions},
+              std::pair{IoRole::SeqStarts, &m.seq_starts}, std::pair{IoRole::Qtype, &m.qtype},
+              std::pair{IoRole::MarkerRows, &m.marker_rows},
+              std::pair{IoRole::MarkerStarts, &m.marker_starts}})
+            h.io.push_back(entry(role, *place));
+        for (std::size_t k = 0; k < m.outputs.size(); ++k) {
+            auto [v, place] = m.outputs[k];
+            bool probe = k >= m.graph_outputs();
+            auto e = entry(probe            ? IoRole::Probe
+                           : v == g_.logits ? IoRole::Logits
+                           : v == g_.act    ? IoRole::Act
+                                            : IoRole::Next,
+                           place);
+            auto rows = g_.shape(v).rows;
+            e.rows = rows == Rows::Tokens ? program::IoRows::Tokens
+                     : rows == Rows::Seqs ? program::IoRows::Seqs
+                                          : program::IoRows::Markers;
+            e.value = v.id;
+            e.width = width(v);
+            if (probe) {
+                auto& p = m.probes[k - m.graph_outputs()];
+                e.after = std::uint32_t(p.after);
+                if (p.layer) e.layer = std::uint32_t(*p.layer);
+            }
+            h.io.push_back(e);
         }
     }
 
@@ -509,7 +601,8 @@ private:
         p.image_digest = digest(out_.image);
         p.regions.push_back({Region::Arena, program::Space::Sram, 0, p.arena_bytes});
         p.regions.push_back({Region::Program, program::Space::Ddr, at, 0});
-        p.regions.back().size = encode(p).size(); // fixed-width fields: the size does not change the size
+        p.regions.back().size =
+            program::card_bytes(p); // fixed-width fields: the size does not change the size
         if (at + p.regions.back().size > t_.ddr_bytes)
             throw Error(fmt::format("the program needs {} bytes of DDR and the card has {}",
                                     at + p.regions.back().size, t_.ddr_bytes));
@@ -520,6 +613,49 @@ private:
 
 Compiled lower(const Graph& g, const WeightSource& weights, const Target& target, const Options& options) {
     return Lowering(g, weights, target, options).run();
+}
+
+IoMap io_map(const program::Host& host) {
+    using program::IoRole;
+    IoMap m;
+    auto place = [](const program::IoEntry& e) { return Place{Region::Io, e.offset, e.bytes}; };
+    for (auto [role, p] :
+         {std::pair{IoRole::Ids, &m.ids}, std::pair{IoRole::Positions, &m.positions},
+          std::pair{IoRole::SeqStarts, &m.seq_starts}, std::pair{IoRole::Qtype, &m.qtype},
+          std::pair{IoRole::MarkerRows, &m.marker_rows}, std::pair{IoRole::MarkerStarts, &m.marker_starts}})
+        if (auto* e = host.entry(role)) *p = place(*e);
+    for (auto& e : host.io)
+        if (e.role >= IoRole::Logits && e.role != IoRole::Probe)
+            m.outputs.emplace_back(Val{e.value}, place(e));
+    for (auto& e : host.io)
+        if (e.role == IoRole::Probe) {
+            m.outputs.emplace_back(Val{e.value}, place(e));
+            m.probes.push_back(
+                Probe{Val{e.value}, e.after,
+                      e.layer == program::no_index ? std::nullopt : std::optional<std::size_t>(e.layer)});
+        }
+    return m;
+}
+
+Compiled loaded(program::Program program, Image image, const std::string& program_file,
+                const std::string& image_file) {
+    auto d = digest(image);
+    if (d != program.image_digest)
+        throw Error(
+            fmt::format("{}: the image's digest is {:016x}, but {} runs on the image with digest {:016x} "
+                        "(the image is damaged, or belongs to another program)",
+                        image_file, d, program_file, program.image_digest));
+    Compiled c;
+    c.io = io_map(program.host);
+    auto& h = program.host;
+    c.options.bucket = Bucket{h.tokens, h.seqs, h.markers};
+    c.options.max_positions = h.max_positions;
+    c.options.probes = c.io.probes;
+    c.options.model = h.model;
+    c.options.checkpoint_digest = h.checkpoint_digest;
+    c.program = std::move(program);
+    c.image = std::move(image);
+    return c;
 }
 
 } // namespace cardsim::lower

@@ -44,6 +44,20 @@ std::string describe_header(const Program& p) {
         out += fmt::format("  {:<8} {:<4} base {:#014x} size {:#014x} ({} bytes)\n", name(r.kind),
                            name(r.space), r.base, r.size, r.size);
     out += fmt::format("commands: {}\n", p.commands.size());
+    auto& h = p.host;
+    out += fmt::format("host map:\n  model {}\n  checkpoint digest {:016x}\n",
+                       h.model.empty() ? "-" : h.model, h.checkpoint_digest);
+    out += fmt::format("  bucket tokens={} seqs={} markers={}, max positions {}, vocab {}\n", h.tokens,
+                       h.seqs, h.markers, h.max_positions, h.vocab);
+    static constexpr std::string_view rows[] = {"tokens", "seqs", "markers"};
+    for (auto& e : h.io) {
+        out += fmt::format("  {:<13} io+{:#x}[{}]", name(e.role), e.offset, e.bytes);
+        if (e.value != no_index)
+            out += fmt::format(" value={} {}×{}", e.value, rows[static_cast<std::size_t>(e.rows)], e.width);
+        if (e.after != no_index) out += fmt::format(" after op {}", e.after);
+        if (e.layer != no_index) out += fmt::format(" layer {}", e.layer);
+        out += "\n";
+    }
     return out;
 }
 

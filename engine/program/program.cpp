@@ -22,6 +22,23 @@ std::string_view name(Space s) {
     return s == Space::Ddr ? "ddr" : "sram";
 }
 
+std::string_view name(IoRole r) {
+    static constexpr std::string_view names[] = {"ids",         "positions",     "seq_starts", "qtype",
+                                                 "marker_rows", "marker_starts", "logits",     "act",
+                                                 "next",        "probe"};
+    return names[static_cast<std::size_t>(r)];
+}
+
+const IoEntry* Host::entry(IoRole r) const {
+    for (auto& e : io)
+        if (e.role == r && r != IoRole::Probe) return &e;
+    return nullptr;
+}
+
+std::uint64_t Host::rows(IoRows r) const {
+    return r == IoRows::Tokens ? tokens : r == IoRows::Seqs ? seqs : markers;
+}
+
 const RegionMap* Program::region(Region r) const {
     for (auto& m : regions)
         if (m.kind == r) return &m;
@@ -41,6 +58,10 @@ constexpr std::size_t header_bytes = 8 + 4 + 4 + 8 + 8 + 8 + 4 + 4;
 constexpr std::size_t region_bytes = 1 + 1 + 2 + 4 + 8 + 8;
 constexpr std::size_t command_head_bytes = 2 + 1 + 1 + 4 + 2 + 1 + 1 + 1 + 3;
 constexpr std::size_t operand_bytes = 1 + 1 + 2 + 4 + 8 + 8;
+constexpr std::size_t host_head_bytes = 6 * 8 + 4 + 4;
+constexpr std::size_t io_entry_bytes = 1 + 1 + 2 + 4 + 4 + 4 + 8 + 8 + 8;
+constexpr std::size_t max_model_name = 256;
+constexpr std::size_t input_roles = 6; ///< the roles before `Logits` are the step's inputs
 
 /// Little-endian appends to a byte vector.
 class Out {
@@ -165,10 +186,83 @@ void check_command(In& in, const Program& p, const Command& c, std::size_t index
     }
 }
 
-} // namespace
+/// The u32 count an input role holds: per token row, per sequence (+1 for the starts), per marker.
+std::uint64_t input_count(IoRole r, const Host& h) {
+    switch (r) {
+    case IoRole::Ids:
+    case IoRole::Positions:
+        return h.tokens;
+    case IoRole::SeqStarts:
+    case IoRole::MarkerStarts:
+        return h.seqs + 1;
+    case IoRole::Qtype:
+        return h.seqs;
+    default:
+        return h.markers;
+    }
+}
 
-std::vector<std::byte> encode(const Program& p) {
-    Out o;
+/// Checks the host map against its bucket and the program's io region.
+void check_host(In& in, const Program& p) {
+    auto& h = p.host;
+    in.where = "host map";
+    if (h.tokens == 0 || h.seqs == 0)
+        in.fail(fmt::format("the bucket has {} tokens and {} sequences, expected at least one of each",
+                            h.tokens, h.seqs));
+    if (h.max_positions == 0) in.fail("the caches hold 0 positions, expected at least one");
+    if (h.tokens > (1ull << 32) || h.seqs > (1ull << 32) || h.markers > (1ull << 32))
+        in.fail("a bucket row count is past 2^32");
+    auto* io = p.region(Region::Io);
+    std::size_t seen[io_role_count] = {};
+    for (std::size_t i = 0; i < h.io.size(); ++i) {
+        auto& e = h.io[i];
+        in.where = fmt::format("host map, io entry {} ({})", i, name(e.role));
+        auto role = static_cast<std::size_t>(e.role);
+        bool input = role < input_roles, probe = e.role == IoRole::Probe;
+        if (!probe && seen[role]++) in.fail(input ? "repeats an input" : "repeats an output of the graph");
+        if (input) {
+            if (e.value != no_index || e.after != no_index || e.layer != no_index || e.width ||
+                e.rows != IoRows{})
+                in.fail("an input has no value, op, layer, rows or width, expected none");
+            auto want = 4 * input_count(e.role, h);
+            if (e.bytes != want)
+                in.fail(fmt::format("has {} bytes, the bucket needs {} ({} u32)", e.bytes, want, want / 4));
+        } else {
+            if (e.value == no_index) in.fail("an output names no graph value");
+            if (!probe && (e.after != no_index || e.layer != no_index))
+                in.fail("a graph output has an op or a layer, which only probes have");
+            if (probe && e.after == no_index) in.fail("a probe names no op it stands after");
+            if (e.width == 0 || e.width > (1ull << 32))
+                in.fail(fmt::format("width {} is not in 1 .. 2^32", e.width));
+            auto want = 4 * h.rows(e.rows) * e.width;
+            if (e.bytes != want)
+                in.fail(fmt::format("has {} bytes, {} rows of {} f32 need {}", e.bytes, h.rows(e.rows),
+                                    e.width, want));
+        }
+        if (!io) in.fail("the memory map has no io region");
+        if (!e.bytes) {
+            if (e.offset > io->size)
+                in.fail(fmt::format("an empty entry at io+{:#x} lies past the io region of {} bytes",
+                                    e.offset, io->size));
+            continue;
+        }
+        auto end = add(e.offset, e.bytes);
+        if (!end || *end > io->size)
+            in.fail(fmt::format("io+{:#x} ({} bytes) lies outside the io region of {} bytes", e.offset,
+                                e.bytes, io->size));
+        for (std::size_t j = 0; j < i; ++j) {
+            auto& o = h.io[j];
+            if (o.bytes && e.offset < o.offset + o.bytes && o.offset < *end)
+                in.fail(fmt::format("overlaps io entry {} ({})", j, name(o.role)));
+        }
+    }
+    in.where = "host map";
+    for (std::size_t r = 0; r < input_roles; ++r)
+        if (!seen[r]) in.fail(fmt::format("has no {} entry, every input needs one", name(IoRole(r))));
+}
+
+/// Encodes the header, the memory map and the commands: what the card fetches.
+void encode_card_part(Out& o, const Program& p) {
     for (char c : magic)
         o.put(static_cast<std::uint8_t>(c));
     o.put(version);
@@ -209,7 +303,38 @@ std::vector<std::byte> encode(const Program& p) {
         for (auto v : c.params)
             o.put(v);
     }
+}
+
+} // namespace
+
+std::vector<std::byte> encode(const Program& p) {
+    Out o;
+    encode_card_part(o, p);
+    auto& h = p.host;
+    for (auto v : {h.checkpoint_digest, h.tokens, h.seqs, h.markers, h.max_positions, h.vocab})
+        o.put(v);
+    o.put(static_cast<std::uint32_t>(h.io.size()));
+    o.put(static_cast<std::uint32_t>(h.model.size()));
+    for (char c : h.model)
+        o.put(static_cast<std::uint8_t>(c));
+    for (auto& e : h.io) {
+        o.put(static_cast<std::uint8_t>(e.role));
+        o.put(static_cast<std::uint8_t>(e.rows));
+        o.zeros(2);
+        o.put(e.value);
+        o.put(e.after);
+        o.put(e.layer);
+        o.put(e.width);
+        o.put(e.offset);
+        o.put(e.bytes);
+    }
     return std::move(o.bytes);
+}
+
+std::uint64_t card_bytes(const Program& p) {
+    Out o;
+    encode_card_part(o, p);
+    return o.bytes.size();
 }
 
 Program decode(std::span<const std::byte> bytes, const std::string& file) {
@@ -218,7 +343,10 @@ Program decode(std::span<const std::byte> bytes, const std::string& file) {
     auto m = in.take(8);
     if (std::memcmp(m.data(), magic, 8) != 0) in.fail("wrong magic: this is not a cardsim program");
     auto v = in.get<std::uint32_t>();
-    if (v != version) in.fail(fmt::format("format version {}, this build reads version {}", v, version));
+    if (v != version)
+        in.fail(fmt::format(
+            "format version {}, this build reads version {}{}", v, version,
+            v < version ? " (the file is older: compile the model again with `cardsim compile`)" : ""));
     in.reserved(4);
     Program p;
     p.config_digest = in.get<std::uint64_t>();
@@ -292,8 +420,47 @@ Program decode(std::span<const std::byte> bytes, const std::string& file) {
         check_command(in, p, c, i);
         p.commands.push_back(std::move(c));
     }
+    in.where = "host map";
+    in.need(host_head_bytes, "host map");
+    auto& h = p.host;
+    for (auto* v : {&h.checkpoint_digest, &h.tokens, &h.seqs, &h.markers, &h.max_positions, &h.vocab})
+        *v = in.get<std::uint64_t>();
+    auto nio = in.get<std::uint32_t>();
+    auto name_len = in.get<std::uint32_t>();
+    if (name_len > max_model_name)
+        in.fail(fmt::format("the model name has {} bytes, at most {} are allowed", name_len, max_model_name));
+    if (std::uint64_t(nio) * io_entry_bytes + name_len > in.left())
+        in.fail(fmt::format("truncated host map: a {}-byte model name and {} io entries cannot fit in the {} "
+                            "bytes left",
+                            name_len, nio, in.left()));
+    for (auto b : in.take(name_len)) {
+        auto c = std::to_integer<unsigned char>(b);
+        if (c < 0x20 || c > 0x7e)
+            in.fail(fmt::format("the model name has byte {:#04x}, expected printable ASCII", c));
+        h.model.push_back(static_cast<char>(c));
+    }
+    for (std::uint32_t i = 0; i < nio; ++i) {
+        in.where = fmt::format("host map, io entry {}", i);
+        IoEntry e;
+        auto role = in.get<std::uint8_t>();
+        if (role >= io_role_count) in.fail(fmt::format("unknown role {}", role));
+        e.role = static_cast<IoRole>(role);
+        auto rows = in.get<std::uint8_t>();
+        if (rows > 2)
+            in.fail(fmt::format("unknown row kind {}, expected 0 (tokens), 1 (seqs) or 2 (markers)", rows));
+        e.rows = static_cast<IoRows>(rows);
+        in.reserved(2);
+        e.value = in.get<std::uint32_t>();
+        e.after = in.get<std::uint32_t>();
+        e.layer = in.get<std::uint32_t>();
+        e.width = in.get<std::uint64_t>();
+        e.offset = in.get<std::uint64_t>();
+        e.bytes = in.get<std::uint64_t>();
+        h.io.push_back(e);
+    }
+    check_host(in, p);
     in.where = "end";
-    if (in.left() != 0) in.fail(fmt::format("{} bytes after the last command", in.left()));
+    if (in.left() != 0) in.fail(fmt::format("{} bytes after the host map", in.left()));
     return p;
 }
 
@@ -306,8 +473,9 @@ Program read(const std::filesystem::path& path) {
 }
 
 std::uint64_t digest(const Program& p) {
-    auto bytes = encode(p);
-    return XXH64(bytes.data(), bytes.size(), 0);
+    Out o;
+    encode_card_part(o, p);
+    return XXH64(o.bytes.data(), o.bytes.size(), 0);
 }
 
 } // namespace cardsim::program

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/program_host.hpp"
 #include "tests/support/run_cardsim.hpp"
 
 #include <filesystem>
@@ -47,13 +48,16 @@ TEST_CASE("disasm prints one line per command and refuses a malformed file by na
     c.dims = {1, 128, 64, 128, 0};
     p.commands = {c, c};
     p.commands[1].deps = {0};
+    cardsim::test::add_host(p);
     write(p, dir / "ok.cardsim");
     auto r = run_cardsim("disasm " + (dir / "ok.cardsim").string());
     REQUIRE(r.code == 0);
     REQUIRE(contains(r.out, "     0  matvec         Matvec"));
     REQUIRE(contains(r.out, "     1  matvec         Matvec        deps=0"));
+    REQUIRE(contains(r.out, "model test program"));
+    REQUIRE(contains(r.out, "ids           io+0x0[4]"));
     auto bytes = encode(p);
-    bytes.resize(bytes.size() - 5);
+    bytes.resize(card_bytes(p) - 5); // into the last command
     {
         std::FILE* f = std::fopen((dir / "cut.cardsim").c_str(), "wb");
         std::fwrite(bytes.data(), 1, bytes.size(), f);

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/program/program.hpp"
+#include "tests/support/program_host.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
@@ -50,7 +51,30 @@ Program every_opcode() {
             c.params.push_back(f64_bits(0.5 + double(k)));
         p.commands.push_back(c);
     }
+    test::add_host(p);
+    p.host.checkpoint_digest = 0x1122334455667788ull;
+    p.host.max_positions = 32;
+    auto output = [&](IoRole role, std::uint64_t width, std::uint64_t offset) {
+        IoEntry e;
+        e.role = role;
+        e.value = static_cast<std::uint32_t>(offset / 64);
+        e.width = width;
+        e.offset = offset;
+        e.bytes = 4 * width;
+        p.host.io.push_back(e);
+        return &p.host.io.back();
+    };
+    output(IoRole::Logits, 8, 512);
+    output(IoRole::Next, 1, 576);
+    auto* probe = output(IoRole::Probe, 4, 640);
+    probe->after = 3;
+    probe->layer = 1;
     return p;
+}
+
+/// Offset of io entry `index`'s first byte in `encode(p)`.
+std::size_t io_entry_offset(const Program& p, std::size_t index) {
+    return card_bytes(p) + 6 * 8 + 4 + 4 + p.host.model.size() + 40 * index;
 }
 
 /// The error message decoding `bytes` gives (fails the test when it decodes).
@@ -68,7 +92,7 @@ std::string error_of(const std::vector<std::byte>& bytes) {
 std::size_t command_offset(const Program& p, std::size_t index) {
     Program head = p;
     head.commands.resize(index);
-    return encode(head).size();
+    return card_bytes(head);
 }
 
 bool contains(const std::string& s, std::string_view part) {
@@ -131,7 +155,89 @@ TEST_CASE("a wrong magic or version is refused") {
     REQUIRE(contains(error_of(bad), "wrong magic"));
     bad = bytes;
     bad[8] = std::byte{9};
-    REQUIRE(contains(error_of(bad), "format version 9"));
+    REQUIRE(contains(error_of(bad), "format version 9, this build reads version 2"));
+}
+
+TEST_CASE("a version 1 file (before the host map) is refused with what to do") {
+    auto p = every_opcode();
+    auto bytes = encode(p);
+    bytes.resize(card_bytes(p)); // a version 1 file was the card part alone
+    bytes[8] = std::byte{1};
+    auto msg = error_of(bytes);
+    REQUIRE(contains(msg, "test.cardsim: header: format version 1, this build reads version 2"));
+    REQUIRE(contains(msg, "compile the model again"));
+}
+
+TEST_CASE("the host map round-trips and is outside what the card fetches and the digest") {
+    auto p = every_opcode();
+    auto back = decode(encode(p));
+    REQUIRE(back.host == p.host);
+    REQUIRE(back.host.io.size() == 9);
+    REQUIRE(back.host.io.back().layer == 1);
+    REQUIRE(encode(p).size() == card_bytes(p) + 56 + p.host.model.size() + 40 * p.host.io.size());
+    // The digest is the card part's: another checkpoint digest or model name leaves it.
+    auto q = p;
+    q.host.checkpoint_digest = 7;
+    q.host.model = "another";
+    REQUIRE(encode(q) != encode(p));
+    REQUIRE(digest(q) == digest(p));
+    // A command is in it.
+    q = p;
+    q.commands[2].dims[0] += 1;
+    REQUIRE(digest(q) != digest(p));
+    REQUIRE(p.host.entry(IoRole::Logits)->width == 8);
+    REQUIRE(p.host.entry(IoRole::Probe) == nullptr); // probes are many: `entry` names inputs and outputs
+    REQUIRE(contains(describe_header(p), "probe         io+0x280[16] value=10 tokens×4 after op 3 layer 1"));
+}
+
+TEST_CASE("a malformed host map is refused naming the entry and what was expected") {
+    auto p = every_opcode();
+    auto bytes = encode(p);
+    // Truncated: in the head, and in the entries.
+    REQUIRE(contains(error_of({bytes.begin(), bytes.begin() + std::ptrdiff_t(card_bytes(p) + 10)}),
+                     "host map: truncated host map"));
+    REQUIRE(contains(error_of({bytes.begin(), bytes.end() - 3}), "cannot fit"));
+    auto bad = bytes;
+    bad[io_entry_offset(p, 2)] = std::byte{42};
+    REQUIRE(contains(error_of(bad), "host map, io entry 2: unknown role 42"));
+    bad = bytes;
+    bad[io_entry_offset(p, 6) + 1] = std::byte{3};
+    REQUIRE(contains(error_of(bad), "io entry 6: unknown row kind 3"));
+    bad = bytes;
+    bad[io_entry_offset(p, 6) + 2] = std::byte{1};
+    REQUIRE(contains(error_of(bad), "reserved byte"));
+    auto with = [&](auto change) {
+        auto q = p;
+        change(q);
+        return error_of(encode(q));
+    };
+    REQUIRE(contains(with([](Program& q) { q.host.seqs = 0; }), "the bucket has 1 tokens and 0 sequences"));
+    REQUIRE(contains(with([](Program& q) { q.host.max_positions = 0; }), "the caches hold 0 positions"));
+    REQUIRE(contains(with([](Program& q) { q.host.model = "bad\nname"; }), "expected printable ASCII"));
+    REQUIRE(contains(with([](Program& q) { q.host.model = std::string(300, 'a'); }), "at most 256"));
+    REQUIRE(contains(with([](Program& q) { q.host.io.erase(q.host.io.begin() + 3); }),
+                     "host map: has no qtype entry, every input needs one"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[1].role = IoRole::Ids; }),
+                     "io entry 1 (ids): repeats an input"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[7].role = IoRole::Logits; }),
+                     "io entry 7 (logits): repeats an output of the graph"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[0].bytes = 8; }),
+                     "io entry 0 (ids): has 8 bytes, the bucket needs 4 (1 u32)"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[0].value = 3; }), "an input has no value"));
+    REQUIRE(
+        contains(with([](Program& q) { q.host.io[6].value = no_index; }), "an output names no graph value"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[6].layer = 2; }), "only probes have"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[8].after = no_index; }), "names no op it stands after"));
+    REQUIRE(
+        contains(with([](Program& q) { q.host.io[6].bytes = 16; }), "has 16 bytes, 1 rows of 8 f32 need 32"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[6].width = 0; }), "width 0 is not in 1 .. 2^32"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[6].offset = 4090; }),
+                     "io+0xffa (32 bytes) lies outside the io region of 4096 bytes"));
+    REQUIRE(contains(with([](Program& q) { q.host.io[7].offset = 520; }),
+                     "io entry 7 (next): overlaps io entry 6"));
+    REQUIRE(contains(
+        with([](Program& q) { std::erase_if(q.regions, [](auto& r) { return r.kind == Region::Io; }); }),
+        "the memory map has no io region"));
 }
 
 TEST_CASE("an unknown opcode, unit, region or flag names the command") {
@@ -182,7 +288,7 @@ TEST_CASE("counts that disagree with the opcode table or overrun the file are re
     REQUIRE(contains(error_of(huge), "cannot fit"));
     auto tail = bytes;
     tail.push_back(std::byte{0});
-    REQUIRE(contains(error_of(tail), "1 bytes after the last command"));
+    REQUIRE(contains(error_of(tail), "1 bytes after the host map"));
 }
 
 TEST_CASE("an absent operand the opcode needs, a wrong access or a forward dependency is refused") {

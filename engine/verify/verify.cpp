@@ -1,0 +1,94 @@
+#include "engine/verify/verify.hpp"
+
+#include "engine/error.hpp"
+#include "engine/golden/golden.hpp"
+#include "engine/graph/probe.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <numeric>
+
+namespace cardsim::verify {
+
+std::string Mismatch::text() const {
+    std::string what =
+        probe ? (layer ? fmt::format("layer {} output ({})", *layer, value) : fmt::format("probe {}", value))
+              : fmt::format("output {}", value);
+    if (sizes)
+        return fmt::format("step {}, {}: {} values on the card, {} golden", step, what, sizes->first,
+                           sizes->second);
+    return fmt::format("step {}, {}, element {}: card {:#010x} ({}), golden {:#010x} ({})", step, what,
+                       element, card, std::bit_cast<float>(card), golden, std::bit_cast<float>(golden));
+}
+
+Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
+               const lower::Compiled& c, std::span<const graph::BatchInputs> inputs,
+               std::span<const Readback> readback) {
+    const auto& io = c.io;
+    const std::size_t n = io.outputs.size(), first_probe = io.graph_outputs();
+    for (std::size_t k = 0; k < n; ++k)
+        if (io.outputs[k].first.id >= g.vals.size())
+            throw Error(fmt::format("the program reads back value {}, the model's graph has {} values",
+                                    io.outputs[k].first.id, g.vals.size()));
+    for (auto& p : io.probes)
+        if (auto problem = graph::check(g, p))
+            throw Error("the program's probes do not fit the model's graph: " + *problem);
+    // The order values stand in a step: the probes by their op, then the graph's outputs.
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin() + std::ptrdiff_t(first_probe), order.end(),
+                     [&](std::size_t a, std::size_t b) {
+                         return io.probes[a - first_probe].after < io.probes[b - first_probe].after;
+                     });
+    std::rotate(order.begin(), order.begin() + std::ptrdiff_t(first_probe), order.end());
+    Verdict v;
+    for (auto& p : io.probes)
+        if (p.layer) v.layers.push_back(*p.layer);
+    golden::Golden gold(g, weights, config, c.options.bucket, c.options.max_positions);
+    std::vector<std::vector<float>> seen(io.probes.size());
+    const std::size_t steps = std::min(inputs.size(), readback.size());
+    for (std::size_t s = 0; s < steps && !v.first; ++s) {
+        gold.step(inputs[s], [&](std::size_t op) {
+            for (std::size_t k = 0; k < io.probes.size(); ++k)
+                if (io.probes[k].after == op) seen[k] = gold.value(io.probes[k].value);
+        });
+        ++v.steps;
+        for (auto k : order) {
+            if (k >= readback[s].size()) break;
+            bool probe = k >= first_probe;
+            auto val = io.outputs[k].first;
+            const auto& want = probe ? seen[k - first_probe] : gold.value(val);
+            const auto& got = readback[s][k];
+            ++v.values;
+            Mismatch m;
+            m.step = s;
+            m.value = g.names[val.id];
+            m.probe = probe;
+            if (probe) m.layer = io.probes[k - first_probe].layer;
+            if (got.size() != 4 * want.size()) {
+                m.sizes = std::pair{got.size() / 4, want.size()};
+                v.first = m;
+                break;
+            }
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                std::uint32_t a, b;
+                std::memcpy(&a, got.data() + 4 * i, 4);
+                std::memcpy(&b, &want[i], 4);
+                if (a != b) {
+                    m.element = i;
+                    m.card = a;
+                    m.golden = b;
+                    v.first = m;
+                    break;
+                }
+            }
+            if (v.first) break;
+        }
+    }
+    return v;
+}
+
+} // namespace cardsim::verify
