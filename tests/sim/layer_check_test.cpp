@@ -60,7 +60,7 @@ verify::Verdict run_and_verify(const graph::Graph& g, const test::GraphWeights& 
     plan.inputs = [](std::size_t s, const sim::StepOutputs*) { return inputs(s); };
     auto good = sim::make_executor(config);
     std::size_t seen = 0;
-    plan.execute = [&](const program::Command& cmd, std::span<std::vector<std::byte>> operands) {
+    plan.execute = [&](const program::Command& cmd, std::span<const std::span<std::byte>> operands) {
         good(cmd, operands);
         if (wrong && cmd == *wrong && seen++ == bad_step) {
             float v;
