@@ -16,6 +16,7 @@
 
 #include "engine/numerics/rounding.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -34,6 +35,12 @@ struct Term {
 
 /// The sum of `terms` under the window rule above, rounded once to f32.
 float window_sum(std::span<const Term> terms);
+
+/// out[j] = window_sum over i of product(m[i * cols + j], x[i]), for each of the `cols` columns of
+/// the row-major `rows` x cols matrix `m` (x.size() == rows, finite values): the same bits as
+/// building each column's terms, computed in row-major sweeps (a matrix-vector product's columns).
+void window_sums_of_columns(std::span<const float> m, std::size_t rows, std::size_t cols,
+                            std::span<const float> x, std::span<float> out);
 
 /// The exact product of two finite floats as a term (|significand| < 2^48). Inline, as dyadic.
 inline Term product(float a, float b) {

@@ -57,23 +57,17 @@ void delta_rule_step(std::span<float> S, std::span<const float> q, std::span<con
     for (float& s : S)
         s = s * decay;
     if (!finite(S)) return fail(); // the decay overflowed
-    std::vector<Term> terms(dk);
     std::vector<float> delta(dv);
+    window_sums_of_columns(S, dk, dv, k, delta); // kv_j
     for (std::size_t j = 0; j < dv; ++j) {
-        for (std::size_t i = 0; i < dk; ++i)
-            terms[i] = product(S[i * dv + j], k[i]);
-        delta[j] = beta * (v[j] - window_sum(terms));
+        delta[j] = beta * (v[j] - delta[j]);
         if (std::isnan(delta[j])) delta[j] = qnan;
     }
     for (std::size_t i = 0; i < dk; ++i)
         for (std::size_t j = 0; j < dv; ++j)
             S[i * dv + j] = S[i * dv + j] + k[i] * delta[j];
     if (!finite(S) || !finite(delta)) return fail();
-    for (std::size_t j = 0; j < dv; ++j) {
-        for (std::size_t i = 0; i < dk; ++i)
-            terms[i] = product(S[i * dv + j], q[i]);
-        o[j] = window_sum(terms);
-    }
+    window_sums_of_columns(S, dk, dv, q, o);
     keep_values(S, keep);
 }
 
