@@ -38,35 +38,31 @@ float window_sum(std::span<const Term> terms) {
 
 void window_sums_of_columns(std::span<const float> m, std::size_t rows, std::size_t cols,
                             std::span<const float> x, std::span<float> out) {
-    // Pass 1: each column's window top (the highest top bit of its nonzero products).
+    // Calls f(column, product's significand, its exponent, its sign) for each nonzero product, in
+    // row-major order (recomputing the products for the second sweep is cheaper than keeping them).
+    auto each_product = [&](auto&& f) {
+        for (std::size_t i = 0; i < rows; ++i) {
+            const Dyadic b = dyadic(x[i]);
+            if (b.significand == 0) continue;
+            const float* row = m.data() + i * cols;
+            for (std::size_t j = 0; j < cols; ++j) {
+                const Dyadic a = dyadic(row[j]);
+                const std::uint64_t p = std::uint64_t{a.significand} * b.significand;
+                if (p != 0) f(j, p, a.exponent + b.exponent, a.negative != b.negative);
+            }
+        }
+    };
+    // Sweep 1: each column's window top (the highest top bit of its nonzero products).
     std::vector<int> high(cols, std::numeric_limits<int>::min());
-    for (std::size_t i = 0; i < rows; ++i) {
-        const Dyadic b = dyadic(x[i]);
-        if (b.significand == 0) continue;
-        const float* row = m.data() + i * cols;
-        for (std::size_t j = 0; j < cols; ++j) {
-            const Dyadic a = dyadic(row[j]);
-            const std::uint64_t p = std::uint64_t{a.significand} * b.significand;
-            if (p != 0) high[j] = std::max(high[j], a.exponent + b.exponent + bit_length(p));
-        }
-    }
-    // Pass 2: each product truncated into its column's window and added exactly (recomputing the
-    // products is cheaper than keeping them).
+    each_product(
+        [&](std::size_t j, std::uint64_t p, int e, bool) { high[j] = std::max(high[j], e + bit_length(p)); });
+    // Sweep 2: each product truncated into its column's window and added exactly.
     std::vector<__int128> sum(cols, 0);
-    for (std::size_t i = 0; i < rows; ++i) {
-        const Dyadic b = dyadic(x[i]);
-        if (b.significand == 0) continue;
-        const float* row = m.data() + i * cols;
-        for (std::size_t j = 0; j < cols; ++j) {
-            const Dyadic a = dyadic(row[j]);
-            const std::uint64_t p = std::uint64_t{a.significand} * b.significand;
-            if (p == 0) continue;
-            const int shift = a.exponent + b.exponent - (high[j] - WINDOW_PLACES);
-            const std::uint64_t placed = shift >= 0 ? p << shift : shift > -64 ? p >> -shift : 0;
-            sum[j] +=
-                a.negative != b.negative ? -static_cast<__int128>(placed) : static_cast<__int128>(placed);
-        }
-    }
+    each_product([&](std::size_t j, std::uint64_t p, int e, bool negative) {
+        const int shift = e - (high[j] - WINDOW_PLACES);
+        const std::uint64_t placed = shift >= 0 ? p << shift : shift > -64 ? p >> -shift : 0;
+        sum[j] += negative ? -static_cast<__int128>(placed) : static_cast<__int128>(placed);
+    });
     for (std::size_t j = 0; j < cols; ++j) {
         if (high[j] == std::numeric_limits<int>::min()) {
             out[j] = 0.0f;
