@@ -430,10 +430,46 @@ __attribute__((target("avx2"))) RowScales decode_f16_avx2(const std::uint8_t* sc
     return s;
 }
 
+/// E8M0 scales, one chunk a group: 16 bytes at a time (min, max, and the exponents widened).
+__attribute__((target("avx2"))) RowScales decode_e8m0_avx2(const std::uint8_t* scales, std::size_t groups,
+                                                           std::int32_t* ew) {
+    __m128i lo = _mm_set1_epi8(static_cast<char>(0xFF)), hi = _mm_setzero_si128();
+    const __m256i bias = _mm256_set1_epi32(127);
+    std::size_t g = 0;
+    for (; g + 16 <= groups; g += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + g));
+        lo = _mm_min_epu8(lo, v);
+        hi = _mm_max_epu8(hi, v);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(ew + g),
+                            _mm256_sub_epi32(_mm256_cvtepu8_epi32(v), bias));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(ew + g + 8),
+                            _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)), bias));
+    }
+    alignas(16) std::uint8_t l16[16], h16[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(l16), lo);
+    _mm_store_si128(reinterpret_cast<__m128i*>(h16), hi);
+    std::uint8_t mn = 0xFF, mx = 0;
+    for (int i = 0; i < 16; ++i) {
+        mn = std::min(mn, l16[i]);
+        mx = std::max(mx, h16[i]);
+    }
+    for (; g < groups; ++g) {
+        mn = std::min(mn, scales[g]);
+        mx = std::max(mx, scales[g]);
+        ew[g] = scales[g] - 127;
+    }
+    RowScales s;
+    s.nan = mx == 0xFF;
+    s.ew_min = mn - 127, s.ew_max = mx - 127, s.m_max = 1;
+    return s;
+}
+
 __attribute__((target("avx2"))) RowScales decode_avx2(const std::uint8_t* scales, const MatrixLayout& l,
                                                       std::int32_t* ew, std::int32_t* mw) {
     if (l.format.scale == ScaleFormat::F16 && l.format.group == DOT_BLOCK)
         return decode_f16_avx2(scales, l.groups(), ew, mw);
+    if (l.format.scale == ScaleFormat::E8M0 && l.format.group == DOT_BLOCK)
+        return decode_e8m0_avx2(scales, l.groups(), ew);
     return decode_body(scales, l, ew, mw);
 }
 

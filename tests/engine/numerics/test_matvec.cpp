@@ -221,3 +221,23 @@ TEST_CASE("a matvec whose activation does not fit the matrix is refused with a s
                three),
         cardsim::Error);
 }
+
+TEST_CASE("the matvec agrees with the exact spec on rows of many scale blocks (the vector row-scale paths)") {
+    std::mt19937_64 rng(33);
+    for_each_kernel([&] {
+        for (const WeightFormat& f : formats())
+            for (std::size_t cols : {512u, 608u, 1056u}) { // 16, 19 and 33 blocks of 32
+                auto w = make_matrix(6, cols, rng);
+                QuantizedMatrix m = quantize_matrix(w, cols, f, 64);
+                for (const Scheme& s : schemes()) {
+                    auto x = make_row(RowKind::Outliers, cols, rng);
+                    if (is_unsigned(s.scale))
+                        for (float& v : x)
+                            v = std::abs(v);
+                    QuantizedActivation a = quantize(x, s, f.group);
+                    INFO(to_string(f) << " " << to_string(s) << " cols " << cols);
+                    require_same_bits(fast(m.view(), a), spec::matvec(m.bytes, m.layout, a));
+                }
+            }
+    });
+}
