@@ -55,8 +55,8 @@ void ChannelTiming::reset(Cycle origin) {
     stats_.last_data = origin;
 }
 
-ChannelTiming::Plan ChannelTiming::plan(std::uint32_t bi, std::uint32_t g, std::uint32_t row, bool write,
-                                        Cycle ready) const {
+[[gnu::always_inline]] inline ChannelTiming::Plan
+ChannelTiming::plan(std::uint32_t bi, std::uint32_t g, std::uint32_t row, bool write, Cycle ready) const {
     const Bank& b = banks_[bi];
     Cycle cas = std::max({ready, cas_ready_, cas_ready_bg_[g]});
     cas = write ? std::max(cas, write_ready_) : std::max({cas, read_ready_, read_ready_bg_[g]});
@@ -71,7 +71,8 @@ ChannelTiming::Plan ChannelTiming::plan(std::uint32_t bi, std::uint32_t g, std::
     return {act, std::max(cas, act + trcd_), outcome};
 }
 
-Cycle ChannelTiming::commit(const Plan& p, std::uint32_t bi, std::uint32_t g, std::uint32_t row, bool write) {
+[[gnu::always_inline]] inline Cycle ChannelTiming::commit(const Plan& p, std::uint32_t bi, std::uint32_t g,
+                                                          std::uint32_t row, bool write) {
     Bank& b = banks_[bi];
     if (p.outcome == Hit) {
         ++stats_.row_hits;
