@@ -132,7 +132,8 @@ struct Embed {
     Val out;      ///< token rows
 };
 
-/// LayerNorm over each row, statistics (mean, variance) in f64: `(x - mean) / sqrt(var + eps) * w + b`.
+/// LayerNorm over each row: `(x - mean) / sqrt(var + eps) * w + b` (the f64 reference takes the
+/// statistics in f64; the card follows numerics::layer_norm: window sums, f32 operations).
 struct LayerNorm {
     Val x;
     Weight w;                ///< scale, `[width]`
@@ -326,8 +327,9 @@ struct Add {
     Val out;
 };
 
-/// The index of each row's largest element (the lowest index among equals), stored in the one-wide
-/// `out` as an f32 integer: the next token of greedy decoding.
+/// The index of each row's largest element (the lowest index among equals; on the card a NaN counts
+/// as above every number, so the first NaN wins), stored in the one-wide `out` as an f32 integer:
+/// the next token of greedy decoding.
 struct ArgMax {
     Val x;
     Val out;
