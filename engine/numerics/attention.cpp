@@ -70,8 +70,9 @@ void finish(std::span<float> out, float z, const CacheView& cache) {
 } // namespace
 
 void check(const CacheView& c) {
-    if (c.keep != Keep::F16 && c.keep != Keep::Int8Rows && c.keep != Keep::Int8RowsRotated)
-        throw Error("attention: a cache is kept as F16, Int8Rows or Int8RowsRotated, not " +
+    if (c.keep != Keep::F32 && c.keep != Keep::F16 && c.keep != Keep::Int8Rows &&
+        c.keep != Keep::Int8RowsRotated)
+        throw Error("attention: a cache is kept as F32, F16, Int8Rows or Int8RowsRotated, not " +
                     std::string(name(c.keep)));
     if (c.positions == 0) throw Error("attention: the cache holds no position");
     if (c.head_dim == 0) throw Error("attention: a head of 0 values");
@@ -118,6 +119,7 @@ void attend_vector(std::span<const float> query, const CacheView& cache, float s
 void attend_array(std::span<const float> query, const CacheView& cache, float scale,
                   const Scheme& query_scheme, std::span<float> out) {
     check(cache);
+    if (cache.keep == Keep::F32) throw Error("attention: array math reads F16 or Int8 rows, not F32");
     const std::size_t n = cache.head_dim, T = cache.positions;
     if (out.size() != n) throw Error("attention: the output takes " + std::to_string(n) + " values");
     std::vector<float> q, scores(T), p;

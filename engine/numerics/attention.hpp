@@ -12,7 +12,8 @@
 // overflows, makes every output NaN.
 //
 // Vector math: s_t = window_sum_j(q_j x k_tj exact products), rounded once, times `scale` (f32
-// multiplication); out_j's sum is over the exact products p_t x v_tj.
+// multiplication); out_j's sum is over the exact products p_t x v_tj. Vector math also reads rows
+// kept as F32: the encoder's self attention over its own key and value rows.
 //
 // Array math: the query is quantised under `query_scheme` (blocks of a multiple of 32 values, or
 // Row). s_t = window sum of the terms (rounded once) times `scale`, the terms being, per word w:
@@ -40,7 +41,8 @@ inline constexpr std::size_t VALUE_BLOCK = 32;
 inline const Scheme weight_scheme{Values{VALUE_BLOCK}, LeastPowerOfTwoOver255{}, 1};
 
 /// One kv head's cache: `positions` key rows and value rows of `head_dim` values each, kept as
-/// `keep` (F16, Int8Rows or Int8RowsRotated), row t at byte t x kept_bytes(keep, head_dim).
+/// `keep` (F16, Int8Rows or Int8RowsRotated; F32 for vector math only), row t at byte
+/// t x kept_bytes(keep, head_dim).
 struct CacheView {
     Keep keep = Keep::F16;
     std::size_t head_dim = 0;

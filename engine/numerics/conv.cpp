@@ -15,8 +15,11 @@ ConvState::ConvState(std::size_t c, std::size_t k)
     if (k == 0) throw Error("conv: a kernel of 0 taps");
 }
 
-void conv_silu_step(std::span<const float> x, std::span<const float> weights, std::span<const float> bias,
-                    ConvState& s, std::span<float> out) {
+namespace {
+
+/// One token of the convolution, SiLU after it when `silu_after`.
+void step(std::span<const float> x, std::span<const float> weights, std::span<const float> bias, ConvState& s,
+          bool silu_after, std::span<float> out) {
     const std::size_t C = s.channels, K = s.kernel;
     if (x.size() != C || out.size() != C || weights.size() != C * K || (!bias.empty() && bias.size() != C))
         throw Error("conv: " + std::to_string(C) + " channels of " + std::to_string(K) + " taps take " +
@@ -33,8 +36,12 @@ void conv_silu_step(std::span<const float> x, std::span<const float> weights, st
             if (finite) terms[n++] = product(w, in);
         }
         if (!bias.empty() && finite) terms[n++] = term(bias[c]);
-        out[c] = finite ? silu(window_sum(std::span<const Term>(terms).first(n)))
-                        : std::numeric_limits<float>::quiet_NaN();
+        if (!finite) {
+            out[c] = std::numeric_limits<float>::quiet_NaN();
+            continue;
+        }
+        const float sum = window_sum(std::span<const Term>(terms).first(n));
+        out[c] = silu_after ? silu(sum) : sum;
     }
     if (K > 1) {
         for (std::size_t j = 0; j + 2 < K; ++j)
@@ -43,6 +50,18 @@ void conv_silu_step(std::span<const float> x, std::span<const float> weights, st
         for (std::size_t c = 0; c < C; ++c)
             s.window[(K - 2) * C + c] = x[c];
     }
+}
+
+} // namespace
+
+void conv_silu_step(std::span<const float> x, std::span<const float> weights, std::span<const float> bias,
+                    ConvState& s, std::span<float> out) {
+    step(x, weights, bias, s, true, out);
+}
+
+void conv_step(std::span<const float> x, std::span<const float> weights, std::span<const float> bias,
+               ConvState& s, std::span<float> out) {
+    step(x, weights, bias, s, false, out);
 }
 
 } // namespace cardsim::numerics

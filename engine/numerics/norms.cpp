@@ -94,7 +94,7 @@ void layer_norm(std::span<const float> x, std::span<const float> w, std::span<co
     }
 }
 
-void l2_norm(std::span<const float> x, std::size_t group, float eps, std::span<float> y) {
+void l2_norm(std::span<const float> x, std::size_t group, float eps, float scale, std::span<float> y) {
     check_sizes(x.size(), y.size(), group, "L2 norm");
     std::vector<Term> terms;
     for (std::size_t h = 0; h < x.size(); h += group) {
@@ -106,7 +106,7 @@ void l2_norm(std::span<const float> x, std::size_t group, float eps, std::span<f
         }
         const float r = rsqrt(sum_of_squares(xs, terms) + eps);
         for (std::size_t j = 0; j < group; ++j)
-            ys[j] = canonical(xs[j] * r);
+            ys[j] = canonical((xs[j] * r) * scale);
     }
 }
 

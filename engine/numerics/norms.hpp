@@ -9,7 +9,8 @@
 //   with w'_j = 1 + w_j (zero-centred, Qwen3-Next / Qwen3.5) or w_j.
 // LayerNorm of n values: mean = (window_sum_j x_j) / n; d_j = x_j - mean;
 //   r = rsqrt((window_sum_j d_j*d_j) / n + eps);   y_j = (d_j * r) * w_j (+ b_j when given).
-// L2 norm of a group: r = rsqrt(window_sum_j x_j*x_j + eps);   y_j = x_j * r.
+// L2 norm of a group, times a scale s (Gated-DeltaNet: dk^-1/2 for q, 1 for k):
+//   r = rsqrt(window_sum_j x_j*x_j + eps);   y_j = (x_j * r) * s   (s = 1 is exactly x_j * r).
 // A NaN or an infinity in a group (or a LayerNorm mean that overflows) makes that group's outputs
 // NaN; every NaN out is the quiet NaN 0x7FC00000.
 
@@ -29,7 +30,7 @@ void rms_norm(std::span<const float> x, std::span<const float> w, float eps, Nor
 void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b, float eps,
                 std::span<float> y);
 
-/// L2 norm of each group of `group` values of x, into y.
-void l2_norm(std::span<const float> x, std::size_t group, float eps, std::span<float> y);
+/// L2 norm of each group of `group` values of x, times `scale`, into y.
+void l2_norm(std::span<const float> x, std::size_t group, float eps, float scale, std::span<float> y);
 
 } // namespace cardsim::numerics

@@ -6,6 +6,7 @@
 #include "engine/numerics/spec/keep.hpp"
 #include "engine/numerics/spec/window.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -15,8 +16,10 @@ namespace {
 
 const float qnan = std::numeric_limits<float>::quiet_NaN();
 
-/// One kept row, decoded here: the f16 bits of each value (F16), or the scale bits and codes.
+/// One kept row, decoded here: the f32 bits of each value (F32), the f16 bits (F16), or the scale
+/// bits and codes.
 struct Row {
+    std::vector<std::uint32_t> singles;
     std::vector<std::uint16_t> halves;
     std::uint16_t scale = 0;
     std::vector<int> codes;
@@ -26,7 +29,12 @@ Row decode(const CacheView& c, std::span<const std::byte> rows, std::size_t t) {
     const std::size_t n = c.head_dim;
     auto b = [&](std::size_t i) { return static_cast<unsigned>(static_cast<std::uint8_t>(rows[i])); };
     Row r;
-    if (c.keep == Keep::F16) {
+    if (c.keep == Keep::F32) {
+        for (std::size_t j = 0; j < n; ++j) {
+            const std::size_t at = t * 4 * n + 4 * j;
+            r.singles.push_back(b(at) | b(at + 1) << 8 | b(at + 2) << 16 | b(at + 3) << 24);
+        }
+    } else if (c.keep == Keep::F16) {
         for (std::size_t j = 0; j < n; ++j)
             r.halves.push_back(
                 static_cast<std::uint16_t>(b(t * 2 * n + 2 * j) | b(t * 2 * n + 2 * j + 1) << 8));
@@ -46,6 +54,13 @@ bool finite_half(std::uint16_t h) {
 /// The exact values of a decoded row, or nothing when one is not finite.
 std::optional<std::vector<Rational>> values(const Row& r) {
     std::vector<Rational> v;
+    if (!r.singles.empty()) {
+        for (auto bits : r.singles) {
+            if ((bits & 0x7F800000u) == 0x7F800000u) return std::nullopt;
+            v.push_back(value(std::bit_cast<float>(bits)));
+        }
+        return v;
+    }
     if (!r.halves.empty()) {
         for (auto h : r.halves) {
             if (!finite_half(h)) return std::nullopt;

@@ -73,7 +73,7 @@ std::vector<float> layer_norm(std::span<const float> x, std::span<const float> w
     return y;
 }
 
-std::vector<float> l2_norm(std::span<const float> x, std::size_t group, float eps) {
+std::vector<float> l2_norm(std::span<const float> x, std::size_t group, float eps, float scale) {
     std::vector<float> y;
     for (std::size_t h = 0; h < x.size(); h += group) {
         auto xs = x.subspan(h, group);
@@ -83,7 +83,7 @@ std::vector<float> l2_norm(std::span<const float> x, std::size_t group, float ep
         }
         const float r = f(Function::Rsqrt, add(dot(xs, xs), eps));
         for (float v : xs)
-            y.push_back(mul(v, r));
+            y.push_back(mul(mul(v, r), scale));
     }
     return y;
 }
@@ -102,8 +102,10 @@ std::vector<float> sigmoid_gate(std::span<const float> x, std::span<const float>
     return y;
 }
 
-std::vector<float> conv_silu_step(std::span<const float> x, std::span<const float> weights,
-                                  std::span<const float> bias, std::vector<float>& window, std::size_t K) {
+namespace {
+
+std::vector<float> conv(std::span<const float> x, std::span<const float> weights, std::span<const float> bias,
+                        std::vector<float>& window, std::size_t K, bool silu_after) {
     const std::size_t C = x.size();
     std::vector<float> out;
     for (std::size_t c = 0; c < C; ++c) {
@@ -120,7 +122,8 @@ std::vector<float> conv_silu_step(std::span<const float> x, std::span<const floa
         for (std::size_t j = 0; j < K; ++j)
             t.push_back(value(w[j]) * value(in[j]));
         if (!bias.empty()) t.push_back(value(bias[c]));
-        out.push_back(f(Function::Silu, window_sum(t)));
+        const float sum = window_sum(t);
+        out.push_back(silu_after ? f(Function::Silu, sum) : sum);
     }
     // the window: drop the oldest row, keep the current token
     std::vector<float> next;
@@ -130,6 +133,18 @@ std::vector<float> conv_silu_step(std::span<const float> x, std::span<const floa
     if (K > 1) next.insert(next.end(), x.begin(), x.end());
     window = next;
     return out;
+}
+
+} // namespace
+
+std::vector<float> conv_silu_step(std::span<const float> x, std::span<const float> weights,
+                                  std::span<const float> bias, std::vector<float>& window, std::size_t K) {
+    return conv(x, weights, bias, window, K, true);
+}
+
+std::vector<float> conv_step(std::span<const float> x, std::span<const float> weights,
+                             std::span<const float> bias, std::vector<float>& window, std::size_t K) {
+    return conv(x, weights, bias, window, K, false);
 }
 
 void gdn_gates(std::span<const float> a, std::span<const float> b, std::span<const float> a_log,

@@ -15,7 +15,7 @@ namespace cardsim::numerics::spec {
 std::vector<float> rms_norm(std::span<const float> x, std::span<const float> w, float eps, NormWeight kind);
 std::vector<float> layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
                               float eps);
-std::vector<float> l2_norm(std::span<const float> x, std::size_t group, float eps);
+std::vector<float> l2_norm(std::span<const float> x, std::size_t group, float eps, float scale);
 std::vector<float> silu_mul(std::span<const float> g, std::span<const float> u);
 std::vector<float> sigmoid_gate(std::span<const float> x, std::span<const float> g);
 
@@ -23,6 +23,9 @@ std::vector<float> sigmoid_gate(std::span<const float> x, std::span<const float>
 std::vector<float> conv_silu_step(std::span<const float> x, std::span<const float> weights,
                                   std::span<const float> bias, std::vector<float>& window,
                                   std::size_t kernel);
+/// The same without the SiLU.
+std::vector<float> conv_step(std::span<const float> x, std::span<const float> weights,
+                             std::span<const float> bias, std::vector<float>& window, std::size_t kernel);
 
 /// beta and g of each head.
 void gdn_gates(std::span<const float> a, std::span<const float> b, std::span<const float> a_log,

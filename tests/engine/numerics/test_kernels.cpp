@@ -48,8 +48,10 @@ TEST_CASE("RMSNorm, LayerNorm and L2 norm agree with their spec on every kind of
         require_same(y, spec::layer_norm(x, wn, b, 1e-5f));
         layer_norm(x, wn, {}, 1e-5f, y);
         require_same(y, spec::layer_norm(x, wn, {}, 1e-5f));
-        l2_norm(x, 64, 1e-6f, y);
-        require_same(y, spec::l2_norm(x, 64, 1e-6f));
+        for (float scale : {1.0f, 0.125f, 0.0883883476f}) {
+            l2_norm(x, 64, 1e-6f, scale, y);
+            require_same(y, spec::l2_norm(x, 64, 1e-6f, scale));
+        }
     }
 }
 
@@ -64,9 +66,12 @@ TEST_CASE("the norms compute the formulas they stand for") {
     for (std::size_t j = 0; j < 64; ++j)
         REQUIRE(std::abs(y[j] - x[j] / std::sqrt(ss / 64 + 1e-6) * (1 + w[j])) <=
                 1e-5 * (1 + std::abs(y[j])));
-    l2_norm(x, 64, 1e-6f, y);
+    l2_norm(x, 64, 1e-6f, 1.0f, y);
     for (std::size_t j = 0; j < 64; ++j)
         REQUIRE(std::abs(y[j] - x[j] / std::sqrt(ss + 1e-6)) <= 1e-6);
+    l2_norm(x, 64, 1e-6f, 0.125f, y);
+    for (std::size_t j = 0; j < 64; ++j)
+        REQUIRE(std::abs(y[j] - 0.125 * x[j] / std::sqrt(ss + 1e-6)) <= 1e-7);
     layer_norm(x, w, {}, 1e-5f, y);
     const double mean = sum / 64;
     double var = 0;
@@ -97,32 +102,42 @@ TEST_CASE("arg-max takes the lowest index of the largest value and the first NaN
     REQUIRE_THROWS_AS(argmax(std::vector<float>{}), cardsim::Error);
 }
 
-TEST_CASE("the causal conv with SiLU agrees with its spec token after token and keeps its window") {
+TEST_CASE("the causal conv, with and without SiLU, agrees with its spec token after token and keeps its "
+          "window") {
     std::mt19937_64 rng(64);
     const std::size_t C = 48, K = 4;
     auto w = make_row(RowKind::Unit, C * K, rng), bias = make_row(RowKind::Unit, C, rng);
-    for (bool with_bias : {false, true}) {
-        ConvState state(C, K);
-        std::vector<float> window((K - 1) * C, 0.0f);
-        std::vector<std::vector<float>> xs;
-        for (int t = 0; t < 7; ++t) {
-            xs.push_back(make_row(t == 3 ? RowKind::Wide : RowKind::Unit, C, rng));
-            std::vector<float> out(C);
-            std::span<const float> b = with_bias ? std::span<const float>(bias) : std::span<const float>();
-            conv_silu_step(xs.back(), w, b, state, out);
-            require_same(out, spec::conv_silu_step(xs.back(), w, b, window, K));
-            require_same(state.window, window);
-            // the formula: silu(sum_j w[c][j] x_{t-K+1+j}[c] + bias)
-            for (std::size_t c = 0; c < C && t != 3 && t < 3; ++c) {
-                double s = with_bias ? bias[c] : 0.0;
-                for (std::size_t j = 0; j < K; ++j) {
-                    const int tt = t - static_cast<int>(K) + 1 + static_cast<int>(j);
-                    if (tt >= 0) s += static_cast<double>(w[c * K + j]) * xs[static_cast<std::size_t>(tt)][c];
+    for (bool with_bias : {false, true})
+        for (bool with_silu : {true, false}) {
+            ConvState state(C, K);
+            std::vector<float> window((K - 1) * C, 0.0f);
+            std::vector<std::vector<float>> xs;
+            for (int t = 0; t < 7; ++t) {
+                xs.push_back(make_row(t == 3 ? RowKind::Wide : RowKind::Unit, C, rng));
+                std::vector<float> out(C);
+                std::span<const float> b =
+                    with_bias ? std::span<const float>(bias) : std::span<const float>();
+                if (with_silu) {
+                    conv_silu_step(xs.back(), w, b, state, out);
+                    require_same(out, spec::conv_silu_step(xs.back(), w, b, window, K));
+                } else {
+                    conv_step(xs.back(), w, b, state, out);
+                    require_same(out, spec::conv_step(xs.back(), w, b, window, K));
                 }
-                REQUIRE(std::abs(out[c] - s / (1 + std::exp(-s))) <= 1e-5 * (1 + std::abs(s)));
+                require_same(state.window, window);
+                // the formula: silu(sum_j w[c][j] x_{t-K+1+j}[c] + bias)
+                for (std::size_t c = 0; c < C && t != 3 && t < 3; ++c) {
+                    double s = with_bias ? bias[c] : 0.0;
+                    for (std::size_t j = 0; j < K; ++j) {
+                        const int tt = t - static_cast<int>(K) + 1 + static_cast<int>(j);
+                        if (tt >= 0)
+                            s += static_cast<double>(w[c * K + j]) * xs[static_cast<std::size_t>(tt)][c];
+                    }
+                    const double want = with_silu ? s / (1 + std::exp(-s)) : s;
+                    REQUIRE(std::abs(out[c] - want) <= 1e-5 * (1 + std::abs(s)));
+                }
             }
         }
-    }
 }
 
 TEST_CASE("the Gated-DeltaNet gates, state step and gated norm agree with their spec") {
