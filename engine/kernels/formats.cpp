@@ -71,8 +71,12 @@ numerics::Scheme attention_query_scheme(const numerics::EngineNumerics& n) {
     return activation_scheme(n);
 }
 
+numerics::Keep state_keep(numerics::StateFormat f) {
+    return f == numerics::StateFormat::F16 ? numerics::Keep::F16 : numerics::Keep::F32;
+}
+
 std::size_t state_element_bytes(numerics::StateFormat f) {
-    return f == numerics::StateFormat::F16 ? 2 : 4;
+    return numerics::kept_bytes(state_keep(f), 1);
 }
 
 } // namespace cardsim::kernels

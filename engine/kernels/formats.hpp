@@ -37,6 +37,9 @@ void encode_cache_row(numerics::CacheFormat f, std::span<const float> row, std::
 /// The query scheme of array attention at knob point `n` (the contract's).
 numerics::Scheme attention_query_scheme(const numerics::EngineNumerics& n);
 
+/// The numerics keep format of a state knob: F32 or F16.
+numerics::Keep state_keep(numerics::StateFormat f);
+
 /// Bytes of one Gated-DeltaNet state element: 4 (f32) or 2 (f16).
 std::size_t state_element_bytes(numerics::StateFormat f);
 

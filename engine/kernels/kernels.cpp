@@ -1,17 +1,25 @@
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include "engine/kernels/kernels.hpp"
 
 #include "engine/kernels/parallel.hpp"
 
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
-#include "engine/kernels/functions.hpp"
 #include "engine/numerics/activation.hpp"
 #include "engine/numerics/attention.hpp"
+#include "engine/numerics/conv.hpp"
 #include "engine/numerics/elementwise.hpp"
+#include "engine/numerics/functions.hpp"
 #include "engine/numerics/gated_deltanet.hpp"
-#include "engine/numerics/half.hpp"
+#include "engine/numerics/keep.hpp"
 #include "engine/numerics/matvec.hpp"
 #include "engine/numerics/norms.hpp"
+#include "engine/numerics/rotary.hpp"
 
 #include <fmt/core.h>
 
@@ -24,8 +32,11 @@
 namespace cardsim::kernels {
 namespace {
 
-float f32(double v) {
-    return static_cast<float>(v);
+constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
+
+/// A NaN result is the quiet NaN 0x7FC00000 (the card writes no other).
+float canonical(float v) {
+    return std::isnan(v) ? qnan : v;
 }
 
 /// The bytes of sequence `s` of a per-sequence store of `rows` sequences.
@@ -39,57 +50,22 @@ std::size_t rows_of(std::size_t size, std::size_t width) {
     return width ? size / width : 0;
 }
 
-/// NeoX rotate-half of one head in place.
-void rotate_head(std::span<float> h, std::size_t rotary_dim, double theta, double pos) {
-    const std::size_t half = rotary_dim / 2;
-    for (std::size_t i = 0; i < half; ++i) {
-        double angle = double(
-            static_cast<float>(pos * double(numerics::inverse_frequency(int(i), int(rotary_dim), theta))));
-        double c = cos(angle), s = sin(angle);
-        double x1 = h[i], x2 = h[i + half];
-        h[i] = f32(x1 * c - x2 * s);
-        h[i + half] = f32(x2 * c + x1 * s);
-    }
+/// The first `n` values of `x`, which must hold at least that many (an operand named `what`).
+template <class T>
+std::span<T> first(std::span<T> x, std::size_t n, const char* unit, const char* what) {
+    if (x.size() < n)
+        throw Error(fmt::format("{}: the {} holds {} values, {} are needed", unit, what, x.size(), n));
+    return x.first(n);
 }
 
-float read_state(std::span<const std::byte> s, std::size_t i, numerics::StateFormat f) {
-    if (f == numerics::StateFormat::F16) {
-        numerics::F16 h;
-        std::memcpy(&h, s.data() + 2 * i, 2);
-        return numerics::to_f32(h);
-    }
-    float v;
-    std::memcpy(&v, s.data() + 4 * i, 4);
-    return v;
+/// The whole `width` rows of `x` (values past the last whole row are not an operand's).
+std::span<const float> whole_rows(std::span<const float> x, std::size_t width) {
+    return x.first(rows_of(x.size(), width) * width);
 }
 
-void write_state(std::span<std::byte> s, std::size_t i, double v, numerics::StateFormat f) {
-    if (f == numerics::StateFormat::F16) {
-        auto h = numerics::f16_from_double(v);
-        std::memcpy(s.data() + 2 * i, &h, 2);
-        return;
-    }
-    float x = f32(v);
-    std::memcpy(s.data() + 4 * i, &x, 4);
-}
-
-/// Softmax-weighted sum: `out = Σ_j softmax(scores)_j · value_j`, with an extra logit `sink` in the
-/// denominator when given; scores and weights in double.
-void weighted(std::span<const double> scores, const std::vector<std::vector<float>>& vals, std::size_t dim,
-              const double* sink, std::span<float> out) {
-    double m = sink ? *sink : -std::numeric_limits<double>::infinity();
-    for (double s : scores)
-        m = std::max(m, s);
-    double sum = sink ? exp(*sink - m) : 0.0;
-    std::vector<double> acc(dim, 0.0);
-    for (std::size_t j = 0; j < scores.size(); ++j) {
-        double e = exp(scores[j] - m);
-        sum += e;
-        for (std::size_t d = 0; d < dim; ++d)
-            acc[d] += e * vals[j][d];
-    }
-    for (std::size_t d = 0; d < dim; ++d)
-        out[d] = f32(acc[d] / sum);
+/// The f32 of a double parameter (eps, scales): the units take f32 constants.
+float f32(double v) {
+    return static_cast<float>(v);
 }
 
 } // namespace
@@ -107,21 +83,33 @@ void embed(const numerics::MatrixView& table, std::span<const std::uint32_t> ids
 
 void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps,
               bool zero_centred, std::span<float> out) {
-    // The numerics contract's RMSNorm (window sum of squares, f32 operations); no weight is ones.
-    const std::vector<float> ones(w.empty() ? group : 0, 1.0f);
-    const std::size_t n = x.size() / group * group;
-    numerics::rms_norm(
-        x.first(n), w.empty() ? std::span<const float>(ones) : w.first(group), static_cast<float>(eps),
-        zero_centred && !w.empty() ? numerics::NormWeight::ZeroCentred : numerics::NormWeight::Plain,
-        out.first(n));
+    if (group == 0) throw Error("RMSNorm: groups of 0 values");
+    // No weight: weights of ones, applied plainly ((x r) · 1 is x r exactly).
+    std::vector<float> ones;
+    std::span<const float> weights;
+    if (w.empty()) {
+        ones.assign(group, 1.0f);
+        weights = ones;
+    } else {
+        weights = first(w, group, "RMSNorm", "weight");
+    }
+    auto xs = whole_rows(x, group);
+    numerics::rms_norm(xs, weights, f32(eps),
+                       zero_centred && !w.empty() ? numerics::NormWeight::ZeroCentred
+                                                  : numerics::NormWeight::Plain,
+                       first(out, xs.size(), "RMSNorm", "output"));
 }
 
 void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
                 std::size_t width, double eps, std::span<float> out) {
-    // The numerics contract's LayerNorm, row by row.
-    for (std::size_t r0 = 0; r0 + width <= x.size(); r0 += width)
-        numerics::layer_norm(x.subspan(r0, width), w.first(width), b.empty() ? b : b.first(width),
-                             static_cast<float>(eps), out.subspan(r0, width));
+    if (width == 0) throw Error("LayerNorm: rows of 0 values");
+    auto weights = first(w, width, "LayerNorm", "weight");
+    auto bias = b.empty() ? b : first(b, width, "LayerNorm", "bias");
+    const std::size_t rows = rows_of(x.size(), width);
+    first(out, rows * width, "LayerNorm", "output");
+    for (std::size_t r = 0; r < rows; ++r)
+        numerics::layer_norm(x.subspan(r * width, width), weights, bias, f32(eps),
+                             out.subspan(r * width, width));
 }
 
 void matvec(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
@@ -143,13 +131,13 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
                 o[i] = y[i];
                 break;
             case MatvecEpilogue::Accumulate:
-                o[i] = o[i] + y[i];
+                o[i] = canonical(o[i] + y[i]);
                 break;
             case MatvecEpilogue::Gelu:
-                o[i] = f32(gelu(y[i]));
+                o[i] = numerics::gelu(y[i]);
                 break;
-            case MatvecEpilogue::Relu:
-                o[i] = y[i] > 0 ? y[i] : 0.0f;
+            case MatvecEpilogue::Relu: // a NaN stays NaN
+                o[i] = std::isnan(y[i]) ? qnan : y[i] > 0 ? y[i] : 0.0f;
                 break;
             }
         }
@@ -158,9 +146,10 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
 
 void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim, double theta,
             std::span<const std::uint32_t> positions) {
-    for (std::size_t r = 0; r < rows_of(x.size(), width); ++r)
-        for (std::size_t h = 0; h < width / head_dim; ++h)
-            rotate_head(x.subspan(r * width + h * head_dim, head_dim), rotary_dim, theta, positions[r]);
+    const std::size_t rows = rows_of(x.size(), width);
+    first(positions, rows, "rotation", "position list");
+    for (std::size_t r = 0; r < rows; ++r)
+        numerics::rotate(x.subspan(r * width, width), head_dim, rotary_dim, theta, positions[r]);
 }
 
 void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
@@ -214,118 +203,120 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
 
 void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t head_dim, std::size_t window,
                     std::span<const std::uint32_t> seq_starts, std::span<float> out) {
-    const std::size_t width = heads * head_dim, fused = 3 * width;
-    const double scale = 1.0 / std::sqrt(double(head_dim));
+    const std::size_t width = heads * head_dim, fused = 3 * width, row_bytes = 4 * head_dim;
+    const float scale = numerics::rsqrt(static_cast<float>(head_dim));
     for (std::size_t s = 0; s + 1 < seq_starts.size(); ++s) {
-        std::size_t begin = seq_starts[s], end = seq_starts[s + 1];
-        for (std::size_t t = begin; t < end; ++t)
-            for (std::size_t h = 0; h < heads; ++h) {
-                auto qh = qkv.subspan(t * fused + h * head_dim, head_dim);
-                std::vector<double> scores;
-                std::vector<std::vector<float>> vals;
-                for (std::size_t j = begin; j < end; ++j) {
-                    std::size_t dist = j > t ? j - t : t - j;
-                    if (window && dist > window) continue;
-                    auto kh = qkv.subspan(j * fused + width + h * head_dim, head_dim);
-                    double sc = 0;
-                    for (std::size_t d = 0; d < head_dim; ++d)
-                        sc += double(qh[d]) * double(kh[d]);
-                    scores.push_back(sc * scale);
-                    auto vh = qkv.subspan(j * fused + 2 * width + h * head_dim, head_dim);
-                    vals.emplace_back(vh.begin(), vh.end());
-                }
-                weighted(scores, vals, head_dim, nullptr, out.subspan(t * width + h * head_dim, head_dim));
-            }
+        const std::size_t begin = seq_starts[s], end = seq_starts[s + 1], len = end > begin ? end - begin : 0;
+        if (len == 0) continue;
+        if (end * fused > qkv.size() || end * width > out.size())
+            throw Error(fmt::format("self attention: sequence {} ends at row {}, past the rows", s, end));
+        // Heads are independent: split them over the host's cores when each holds enough work.
+        parallel_for(heads, std::max<std::size_t>(1, 4096 / (len * len * head_dim)),
+                     [&](std::size_t h0, std::size_t h1) {
+                         std::vector<std::byte> keys(len * row_bytes), values(len * row_bytes);
+                         for (std::size_t h = h0; h < h1; ++h) {
+                             // The sequence's key and value rows of this head, kept as F32 (their own bytes).
+                             for (std::size_t j = 0; j < len; ++j) {
+                                 std::memcpy(keys.data() + j * row_bytes,
+                                             &qkv[(begin + j) * fused + width + h * head_dim], row_bytes);
+                                 std::memcpy(values.data() + j * row_bytes,
+                                             &qkv[(begin + j) * fused + 2 * width + h * head_dim], row_bytes);
+                             }
+                             for (std::size_t t = 0; t < len; ++t) {
+                                 // Keys at most `window` away on either side.
+                                 const std::size_t lo = window && t > window ? t - window : 0,
+                                                   hi = window ? std::min(len, t + window + 1) : len;
+                                 numerics::CacheView view{numerics::Keep::F32, head_dim, hi - lo,
+                                                          std::span<const std::byte>(keys).subspan(
+                                                              lo * row_bytes, (hi - lo) * row_bytes),
+                                                          std::span<const std::byte>(values).subspan(
+                                                              lo * row_bytes, (hi - lo) * row_bytes)};
+                                 numerics::attend_vector(
+                                     qkv.subspan((begin + t) * fused + h * head_dim, head_dim), view, scale,
+                                     out.subspan((begin + t) * width + h * head_dim, head_dim));
+                             }
+                         }
+                     });
     }
 }
 
 void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
           bool silu_after, std::span<std::byte> window, std::span<float> out) {
-    const std::size_t rows = rows_of(x.size(), channels), keep = kernel - 1;
+    if (kernel == 0) throw Error("conv: a kernel of 0 taps");
+    const std::size_t rows = rows_of(x.size(), channels), keep_bytes = 4 * (kernel - 1) * channels;
+    auto weights = first(w, channels * kernel, "conv", "weight");
+    first(out, rows * channels, "conv", "output");
+    numerics::ConvState state(channels, kernel);
     for (std::size_t r = 0; r < rows; ++r) {
+        // The sequence's window is f32 bytes, oldest input first: the layout of ConvState.
         auto win = of_sequence(window, rows, r);
-        std::vector<float> past(keep * channels);
-        if (!past.empty()) std::memcpy(past.data(), win.data(), 4 * past.size());
-        for (std::size_t c = 0; c < channels; ++c) {
-            double acc = 0;
-            for (std::size_t j = 0; j < kernel; ++j) {
-                double in = j < keep ? double(past[j * channels + c]) : double(x[r * channels + c]);
-                acc += double(w[c * kernel + j]) * in;
-            }
-            float v = f32(acc);
-            out[r * channels + c] = silu_after ? f32(silu(v)) : v;
-        }
-        // Shift the window: drop the oldest input, append this row.
-        if (keep) {
-            std::vector<float> next(keep * channels);
-            for (std::size_t j = 0; j + 1 < keep; ++j)
-                std::copy_n(past.begin() + (j + 1) * channels, channels, next.begin() + j * channels);
-            std::copy_n(x.begin() + r * channels, channels, next.begin() + (keep - 1) * channels);
-            std::memcpy(win.data(), next.data(), 4 * next.size());
-        }
+        if (win.size() < keep_bytes)
+            throw Error(fmt::format("conv: the window of sequence {} holds {} bytes, {} are needed", r,
+                                    win.size(), keep_bytes));
+        if (keep_bytes) std::memcpy(state.window.data(), win.data(), keep_bytes);
+        auto xr = x.subspan(r * channels, channels);
+        auto yr = out.subspan(r * channels, channels);
+        if (silu_after)
+            numerics::conv_silu_step(xr, weights, {}, state, yr);
+        else
+            numerics::conv_step(xr, weights, {}, state, yr);
+        if (keep_bytes) std::memcpy(win.data(), state.window.data(), keep_bytes);
     }
 }
 
 void silu(std::span<const float> x, std::span<float> out) {
+    first(out, x.size(), "SiLU", "output");
     for (std::size_t i = 0; i < x.size(); ++i)
-        out[i] = f32(kernels::silu(x[i]));
+        out[i] = numerics::silu(x[i]);
 }
 
 void l2_norm(std::span<const float> x, std::size_t group, double eps, double scale, std::span<float> out) {
-    // The numerics contract's L2 norm, then the model's scale as one f32 multiply.
-    const std::size_t n = x.size() / group * group;
-    numerics::l2_norm(x.first(n), group, static_cast<float>(eps), out.first(n));
-    if (scale != 1.0)
-        for (std::size_t i = 0; i < n; ++i)
-            out[i] = out[i] * static_cast<float>(scale);
+    auto xs = whole_rows(x, group);
+    numerics::l2_norm(xs, group, f32(eps), f32(scale), first(out, xs.size(), "L2 norm", "output"));
 }
 
 void gates(std::span<const float> b, std::span<const float> a, std::span<const float> a_log,
            std::span<const float> dt_bias, std::span<float> beta, std::span<float> g) {
-    // The numerics contract's gates, one row of value heads at a time.
-    const std::size_t heads = a_log.size();
-    for (std::size_t r0 = 0; r0 + heads <= b.size(); r0 += heads)
-        numerics::gdn_gates(a.subspan(r0, heads), b.subspan(r0, heads), a_log, dt_bias.first(heads),
-                            beta.subspan(r0, heads), g.subspan(r0, heads));
+    const std::size_t heads = a_log.size(), rows = rows_of(b.size(), heads);
+    auto bias = first(dt_bias, heads, "Gated-DeltaNet gates", "dt bias");
+    first(a, rows * heads, "Gated-DeltaNet gates", "a operand");
+    first(beta, rows * heads, "Gated-DeltaNet gates", "beta output");
+    first(g, rows * heads, "Gated-DeltaNet gates", "g output");
+    for (std::size_t r = 0; r < rows; ++r)
+        numerics::gdn_gates(a.subspan(r * heads, heads), b.subspan(r * heads, heads), a_log, bias,
+                            beta.subspan(r * heads, heads), g.subspan(r * heads, heads));
 }
 
-// Off the numerics contract for now: double sums in loop order, rounded once (the contract's
-// numerics::delta_rule_step, with window sums, makes a 0.1B full run about a quarter slower).
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                 std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
                 std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat sf,
                 std::span<std::byte> state, std::span<float> out) {
+    if (key_heads == 0 || value_heads % key_heads != 0)
+        throw Error(fmt::format("delta rule: {} value heads over {} key heads", value_heads, key_heads));
     const std::size_t rows = rows_of(v.size(), value_heads * dv), group = value_heads / key_heads;
-    const std::size_t elem = state_element_bytes(sf);
+    const numerics::Keep keep = state_keep(sf);
+    const std::size_t head_bytes = numerics::kept_bytes(keep, dk * dv);
+    first(q, rows * key_heads * dk, "delta rule", "q operand");
+    first(k, rows * key_heads * dk, "delta rule", "k operand");
+    first(beta, rows * value_heads, "delta rule", "beta operand");
+    first(g, rows * value_heads, "delta rule", "g operand");
+    first(out, rows * value_heads * dv, "delta rule", "output");
     for (std::size_t r = 0; r < rows; ++r) {
         auto seq = of_sequence(state, rows, r);
+        if (seq.size() < value_heads * head_bytes)
+            throw Error(fmt::format("delta rule: the state of sequence {} holds {} bytes, {} are needed", r,
+                                    seq.size(), value_heads * head_bytes));
         // Value heads are independent: split them over the host's cores.
         parallel_for(value_heads, 1, [&](std::size_t h0, std::size_t h1) {
-            std::vector<double> S(dk * dv), delta(dv);
+            std::vector<float> S(dk * dv);
             for (std::size_t h = h0; h < h1; ++h) {
-                auto sh = seq.subspan(h * dk * dv * elem, dk * dv * elem);
-                std::size_t kh = h / group;
-                auto qh = q.subspan((r * key_heads + kh) * dk, dk),
-                     khv = k.subspan((r * key_heads + kh) * dk, dk);
-                auto vh = v.subspan((r * value_heads + h) * dv, dv);
-                double decay = exp(g[r * value_heads + h]), b = beta[r * value_heads + h];
-                for (std::size_t i = 0; i < dk * dv; ++i)
-                    S[i] = double(read_state(sh, i, sf)) * decay;
-                for (std::size_t j = 0; j < dv; ++j) {
-                    double sk = 0;
-                    for (std::size_t i = 0; i < dk; ++i)
-                        sk += S[i * dv + j] * double(khv[i]);
-                    delta[j] = b * (double(vh[j]) - sk);
-                }
-                for (std::size_t i = 0; i < dk; ++i)
-                    for (std::size_t j = 0; j < dv; ++j)
-                        write_state(sh, i * dv + j, S[i * dv + j] + double(khv[i]) * delta[j], sf);
-                for (std::size_t j = 0; j < dv; ++j) {
-                    double o = 0;
-                    for (std::size_t i = 0; i < dk; ++i)
-                        o += double(read_state(sh, i * dv + j, sf)) * double(qh[i]);
-                    out[(r * value_heads + h) * dv + j] = f32(o);
-                }
+                auto sh = seq.subspan(h * head_bytes, head_bytes);
+                const std::size_t kh = h / group, at = r * value_heads + h;
+                numerics::read_row(sh, keep, S);
+                numerics::delta_rule_step(S, q.subspan((r * key_heads + kh) * dk, dk),
+                                          k.subspan((r * key_heads + kh) * dk, dk), v.subspan(at * dv, dv),
+                                          g[at], beta[at], keep, out.subspan(at * dv, dv));
+                numerics::keep_row(S, keep, sh); // exact: S holds values of the keep format
             }
         });
     }
@@ -333,46 +324,54 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
 
 void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w,
                 std::size_t group, double eps, std::span<float> out) {
-    // The numerics contract's SiLU-gated RMSNorm.
-    const std::size_t n = x.size() / group * group;
-    numerics::gated_rms_norm(x.first(n), z.first(n), w.first(group), static_cast<float>(eps), out.first(n));
+    if (group == 0) throw Error("gated RMSNorm: groups of 0 values");
+    auto xs = whole_rows(x, group);
+    numerics::gated_rms_norm(xs, first(z, xs.size(), "gated RMSNorm", "gate"),
+                             first(w, group, "gated RMSNorm", "weight"), f32(eps),
+                             first(out, xs.size(), "gated RMSNorm", "output"));
 }
 
 void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::span<float> out) {
-    numerics::sigmoid_gate(x, gate.first(x.size()), out.first(x.size()));
+    numerics::sigmoid_gate(x, first(gate, x.size(), "sigmoid gate", "gate"),
+                           first(out, x.size(), "sigmoid gate", "output"));
 }
 
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
-    numerics::silu_mul(gate, up.first(gate.size()), out.first(gate.size()));
+    numerics::silu_mul(gate, first(up, gate.size(), "SiLU-mul", "up operand"),
+                       first(out, gate.size(), "SiLU-mul", "output"));
 }
 
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-    numerics::add(a, b.first(a.size()), out.first(a.size()));
+    numerics::add(a, first(b, a.size(), "add", "second operand"), first(out, a.size(), "add", "output"));
 }
 
 void argmax(std::span<const float> x, std::size_t width, std::span<float> out) {
-    // The numerics contract's arg-max: the lowest index of the largest value (the first NaN wins).
-    for (std::size_t r = 0; r < rows_of(x.size(), width); ++r)
+    const std::size_t rows = rows_of(x.size(), width);
+    first(out, rows, "arg-max", "output");
+    for (std::size_t r = 0; r < rows; ++r)
         out[r] = static_cast<float>(numerics::argmax(x.subspan(r * width, width)));
 }
 
 void gelu(std::span<const float> x, std::span<float> out) {
+    first(out, x.size(), "GELU", "output");
     for (std::size_t i = 0; i < x.size(); ++i)
-        out[i] = f32(kernels::gelu(x[i]));
+        out[i] = numerics::gelu(x[i]);
 }
 
 void geglu(std::span<const float> x, std::size_t n, std::span<float> out) {
-    for (std::size_t r = 0; r < rows_of(x.size(), 2 * n); ++r)
-        for (std::size_t i = 0; i < n; ++i)
-            out[r * n + i] = f32(kernels::gelu(x[r * 2 * n + i]) * double(x[r * 2 * n + n + i]));
+    const std::size_t rows = rows_of(x.size(), 2 * n);
+    first(out, rows * n, "GeGLU", "output");
+    for (std::size_t r = 0; r < rows; ++r)
+        numerics::gelu_mul(x.subspan(r * 2 * n, n), x.subspan(r * 2 * n + n, n), out.subspan(r * n, n));
 }
 
 void rope(std::span<float> qkv, std::size_t heads, std::size_t head_dim, double theta,
           std::span<const std::uint32_t> positions) {
-    const std::size_t fused = 3 * heads * head_dim;
-    for (std::size_t r = 0; r < rows_of(qkv.size(), fused); ++r)
-        for (std::size_t h = 0; h < 2 * heads; ++h) // the q heads, then the k heads
-            rotate_head(qkv.subspan(r * fused + h * head_dim, head_dim), head_dim, theta, positions[r]);
+    const std::size_t fused = 3 * heads * head_dim, rows = rows_of(qkv.size(), fused);
+    first(positions, rows, "rope", "position list");
+    for (std::size_t r = 0; r < rows; ++r) // the q heads, then the k heads, whole heads rotated
+        numerics::rotate(qkv.subspan(r * fused, 2 * heads * head_dim), head_dim, head_dim, theta,
+                         positions[r]);
 }
 
 void add_type(std::span<float> h, std::span<const float> table, std::size_t width,
@@ -380,9 +379,14 @@ void add_type(std::span<float> h, std::span<const float> table, std::size_t widt
     for (std::size_t s = 0; s + 1 < seq_starts.size() && s < qtype.size(); ++s) {
         if ((qtype[s] + 1) * width > table.size())
             throw Error(fmt::format("add_type: type {} of sequence {} is past the table", qtype[s], s));
-        for (std::size_t t = seq_starts[s]; t < seq_starts[s + 1]; ++t)
-            for (std::size_t i = 0; i < width; ++i)
-                h[t * width + i] = h[t * width + i] + table[qtype[s] * width + i];
+        if (seq_starts[s + 1] * width > h.size())
+            throw Error(
+                fmt::format("add_type: sequence {} ends at row {}, past the rows", s, seq_starts[s + 1]));
+        auto row_of_type = table.subspan(qtype[s] * width, width);
+        for (std::size_t t = seq_starts[s]; t < seq_starts[s + 1]; ++t) {
+            auto row = h.subspan(t * width, width);
+            numerics::add(row, row_of_type, row);
+        }
     }
 }
 
@@ -408,18 +412,18 @@ void act_features(std::span<const float> h, std::size_t width, std::span<const f
         for (std::size_t m = m0; m < m1; ++m)
             mx = std::max(mx, double(logits[m]));
         for (std::size_t m = m0; m < m1; ++m)
-            p.push_back(exp(double(logits[m]) - mx)), sum += p.back();
+            p.push_back(numerics::exp(static_cast<float>(double(logits[m]) - mx))), sum += p.back();
         for (auto& v : p)
             v /= sum;
         std::vector<double> sorted = p;
         std::sort(sorted.rbegin(), sorted.rend());
         double top1 = k ? sorted[0] : 0, top2 = k > 1 ? sorted[1] : 0, entropy = 0;
         for (double v : p)
-            if (v > 0) entropy -= v * log(v);
+            if (v > 0) entropy -= v * std::log(v);
         auto o = out.subspan(s * w + width, 4);
         o[0] = f32(top1);
         o[1] = f32(top1 - top2);
-        o[2] = f32(k > 1 ? entropy / log(double(k)) : 0.0);
+        o[2] = f32(k > 1 ? entropy / std::log(double(k)) : 0.0);
         o[3] = f32(double(k) / 255.0);
     }
 }

@@ -4,11 +4,16 @@
 // in arithmetic. Activations are f32 rows; weights are packed matrices (engine/numerics weights)
 // or raw f32 vectors; caches and states are bytes in their keep formats (formats.hpp).
 //
-// Arithmetic, unless a function says otherwise: sums and products in IEEE double in the stated
-// (sequential) order, the numerics library's correctly rounded f32 functions (functions.hpp), each
-// result rounded once to f32. The matvec is the numerics contract's exact block sum
-// (engine/numerics/matvec.hpp); caches are kept and attended by the numerics library
-// (keep.hpp, attention.hpp).
+// These functions hold no arithmetic of their own: they lay the card's operands (rows, groups,
+// heads, per-sequence states and windows) out for the numerics contract's kernels
+// (engine/numerics: norms.hpp, conv.hpp, gated_deltanet.hpp, elementwise.hpp, rotary.hpp,
+// matvec.hpp, attention.hpp, keep.hpp, functions.hpp), each held bit for bit to its exact spec
+// (engine/numerics/spec). Every f32 operation is rounded once, every sum of more than two terms is
+// a window sum (order-free), every NaN out is 0x7FC00000. Parameters given as double (eps, scales)
+// are rounded to f32 first. The one exception is act_features (the encoder's act head): its
+// softmax, sort and entropy are in double with the platform's log (the numerics library has no log).
+// Splits over host threads (parallel.hpp) are by independent rows or heads, so no result depends
+// on the thread count.
 
 #include "engine/numerics/knob.hpp"
 #include "engine/numerics/scheme.hpp"
@@ -23,12 +28,13 @@ namespace cardsim::kernels {
 /// `out[r] = table[ids[r]]` for each row: the packed row dequantised (exact in f32).
 void embed(const numerics::MatrixView& table, std::span<const std::uint32_t> ids, std::span<float> out);
 
-/// RMSNorm of each `group` of each row: `x · rsqrt(Σx²/group + eps) · w` (or `· (1 + w)`,
-/// `zero_centred`; no weight when `w` is empty).
+/// RMSNorm of each `group` of each row (numerics::rms_norm): `(x · rsqrt(Σx²/group + eps)) · w` (or
+/// `· (1 + w)`, `zero_centred`); no weight when `w` is empty (weights of ones, exactly `x · r`).
 void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t group, double eps,
               bool zero_centred, std::span<float> out);
 
-/// LayerNorm of each `width` row: `(x − mean) · rsqrt(var + eps) · w + b` (b may be empty).
+/// LayerNorm of each `width` row (numerics::layer_norm): `(x − mean) · rsqrt(var + eps) · w + b`
+/// (b may be empty), mean and variance by window sums.
 void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
                 std::size_t width, double eps, std::span<float> out);
 
@@ -36,13 +42,14 @@ void layer_norm(std::span<const float> x, std::span<const float> w, std::span<co
 enum class MatvecEpilogue { None, Accumulate, Gelu, Relu };
 
 /// Each row of `x` (`k` wide) times the matrix (`n` × `k`): the row quantised under `scheme`, the
-/// exact matvec, then the epilogue (`Accumulate` adds to what `out` holds, in f32). `out` is `n`
-/// wide per row.
+/// exact matvec, then the epilogue (`Accumulate` adds to what `out` holds, in f32; `Gelu` the
+/// correctly rounded GELU; `Relu` max(0, y), a NaN staying NaN). `out` is `n` wide per row.
 void matvec(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
             MatvecEpilogue epilogue, std::span<float> out);
 
 /// NeoX rotary embedding in place on each head of each row (first `rotary_dim` of every
-/// `head_dim`), at `positions[row]`: angle of pair i = pos · theta^(−2i/rotary_dim).
+/// `head_dim`), at `positions[row]`: angle of pair i = pos · theta^(−2i/rotary_dim)
+/// (numerics::rotate).
 void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim, double theta,
             std::span<const std::uint32_t> positions);
 
@@ -64,57 +71,61 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
             std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out);
 
 /// Self attention of fused `[q | k | v]` rows within each sequence (`seq_starts`, then the row
-/// count), keys at most `window` away on either side (0: all), scale head_dim^−½.
+/// count), keys at most `window` away on either side (0: all), scale rsqrt(head_dim) in f32: the
+/// numerics library's vector attention over the sequence's key and value rows kept as F32.
 void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t head_dim, std::size_t window,
                     std::span<const std::uint32_t> seq_starts, std::span<float> out);
 
 /// Causal depthwise convolution of each row (row r is sequence r) with its sequence's window of
 /// the previous `kernel − 1` inputs (f32, oldest first), then the window shifts the row in; SiLU of
-/// each result when `silu`.
+/// each result when `silu` (numerics::conv_step, conv_silu_step; no bias).
 void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
           bool silu, std::span<std::byte> window, std::span<float> out);
 
-/// `silu(x)` elementwise.
+/// `silu(x)` elementwise (correctly rounded).
 void silu(std::span<const float> x, std::span<float> out);
 
-/// L2 normalisation of each group: `x · rsqrt(Σx² + eps) · scale`.
+/// L2 normalisation of each group: `(x · rsqrt(Σx² + eps)) · scale` (numerics::l2_norm).
 void l2_norm(std::span<const float> x, std::size_t group, double eps, double scale, std::span<float> out);
 
-/// Gated-DeltaNet gates: `beta = sigmoid(b)`, `g = −exp(a_log) · softplus(a + dt_bias)`.
+/// Gated-DeltaNet gates of each row of value heads: `beta = sigmoid(b)`,
+/// `g = −(exp(a_log) · softplus(a + dt_bias))` (numerics::gdn_gates).
 void gates(std::span<const float> b, std::span<const float> a, std::span<const float> a_log,
            std::span<const float> dt_bias, std::span<float> beta, std::span<float> g);
 
 /// One delta-rule step per row (row r is sequence r) and value head h (key head
 /// h / (value_heads / key_heads)) on the state `dk × dv` kept in `state_format`:
-/// `S ← S·e^g; δ = β(v − Sᵀk); S ← S + kδᵀ` in double from the kept S, S kept again (rounded), and
-/// `out = Sᵀq` from the kept S.
+/// `S ← S·e^g; δ = β(v − Sᵀk); S ← S + kδᵀ; out = Sᵀq`, then S kept again
+/// (numerics::delta_rule_step: f32 operations and window sums; `out` from S before it is kept).
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                 std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
                 std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat state_format,
                 std::span<std::byte> state, std::span<float> out);
 
-/// Gated RMSNorm of each group: `w ⊙ (x · rsqrt(mean x² + eps)) · silu(z)`.
+/// Gated RMSNorm of each group: `(w ⊙ (x · rsqrt(mean x² + eps))) · silu(z)`
+/// (numerics::gated_rms_norm).
 void gated_norm(std::span<const float> x, std::span<const float> z, std::span<const float> w,
                 std::size_t group, double eps, std::span<float> out);
 
-/// `x · sigmoid(gate)`, `silu(gate) · up`, `a + b` (f32 addition), elementwise.
+/// `x · sigmoid(gate)`, `silu(gate) · up`, `a + b`, elementwise (numerics elementwise.hpp).
 void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::span<float> out);
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out);
 
-/// The index of each `width` row's largest value as an f32 integer: the lowest index among equals;
-/// NaNs never win (an all-NaN row gives 0).
+/// The index of each `width` row's largest value as an f32 integer (numerics::argmax): the lowest
+/// index among equals; a NaN counts as above every number (the first NaN wins, as in torch).
 void argmax(std::span<const float> x, std::size_t width, std::span<float> out);
 
-/// `gelu(x)` elementwise; `gelu(x[:, ..n]) · x[:, n..]` per row (`out` n wide).
+/// `gelu(x)` elementwise; `gelu(x[:, ..n]) · x[:, n..]` per row (`out` n wide; numerics::gelu_mul).
 void gelu(std::span<const float> x, std::span<float> out);
 void geglu(std::span<const float> x, std::size_t n, std::span<float> out);
 
-/// NeoX rotary embedding in place on the q and k parts of fused rows, full head, at `positions`.
+/// NeoX rotary embedding in place on the q and k parts of fused rows, full head, at `positions`
+/// (numerics::rotate with rotary_dim = head_dim).
 void rope(std::span<float> qkv, std::size_t heads, std::size_t head_dim, double theta,
           std::span<const std::uint32_t> positions);
 
-/// Adds `table[qtype[s]]` (f32) to every row of sequence s.
+/// Adds `table[qtype[s]]` to every row of sequence s (numerics::add).
 void add_type(std::span<float> h, std::span<const float> table, std::size_t width,
               std::span<const std::uint32_t> qtype, std::span<const std::uint32_t> seq_starts);
 

@@ -41,6 +41,12 @@ void silu_mul(std::span<const float> g, std::span<const float> u, std::span<floa
         y[j] = canonical(silu(g[j]) * u[j]);
 }
 
+void gelu_mul(std::span<const float> g, std::span<const float> u, std::span<float> y) {
+    check(g.size(), u.size(), y.size(), "GELU-mul");
+    for (std::size_t j = 0; j < y.size(); ++j)
+        y[j] = canonical(gelu(g[j]) * u[j]);
+}
+
 void sigmoid_gate(std::span<const float> x, std::span<const float> g, std::span<float> y) {
     check(x.size(), g.size(), y.size(), "sigmoid gate");
     for (std::size_t j = 0; j < y.size(); ++j)

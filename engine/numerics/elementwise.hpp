@@ -4,6 +4,7 @@
 // quiet NaN 0x7FC00000.
 //   add:          y_j = a_j + b_j
 //   silu_mul:     y_j = silu(g_j) * u_j          (SwiGLU: the gate's SiLU times the up projection)
+//   gelu_mul:     y_j = gelu(g_j) * u_j          (GeGLU, exact erf GELU)
 //   sigmoid_gate: y_j = x_j * sigmoid(g_j)       (an attention's output gate)
 //   argmax:       the lowest index of the largest value (a NaN counts as above every number, so
 //                 the first NaN wins); -0 and +0 are equal.
@@ -17,6 +18,8 @@ namespace cardsim::numerics {
 void add(std::span<const float> a, std::span<const float> b, std::span<float> y);
 /// y = silu(g) * u.
 void silu_mul(std::span<const float> g, std::span<const float> u, std::span<float> y);
+/// y = gelu(g) * u.
+void gelu_mul(std::span<const float> g, std::span<const float> u, std::span<float> y);
 /// y = x * sigmoid(g).
 void sigmoid_gate(std::span<const float> x, std::span<const float> g, std::span<float> y);
 /// The index of the largest value, the lowest on ties (x not empty).

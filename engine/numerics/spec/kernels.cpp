@@ -95,6 +95,13 @@ std::vector<float> silu_mul(std::span<const float> g, std::span<const float> u) 
     return y;
 }
 
+std::vector<float> gelu_mul(std::span<const float> g, std::span<const float> u) {
+    std::vector<float> y;
+    for (std::size_t j = 0; j < g.size(); ++j)
+        y.push_back(mul(f(Function::Gelu, g[j]), u[j]));
+    return y;
+}
+
 std::vector<float> sigmoid_gate(std::span<const float> x, std::span<const float> g) {
     std::vector<float> y;
     for (std::size_t j = 0; j < x.size(); ++j)

@@ -17,6 +17,7 @@ std::vector<float> layer_norm(std::span<const float> x, std::span<const float> w
                               float eps);
 std::vector<float> l2_norm(std::span<const float> x, std::size_t group, float eps, float scale);
 std::vector<float> silu_mul(std::span<const float> g, std::span<const float> u);
+std::vector<float> gelu_mul(std::span<const float> g, std::span<const float> u);
 std::vector<float> sigmoid_gate(std::span<const float> x, std::span<const float> g);
 
 /// One conv token: the outputs and the new window (oldest first, (K-1) x channels).

@@ -82,13 +82,15 @@ TEST_CASE("the norms compute the formulas they stand for") {
                 1e-5 * (1 + std::abs(y[j])));
 }
 
-TEST_CASE("SiLU-mul and the sigmoid gate agree with their spec") {
+TEST_CASE("SiLU-mul, GELU-mul and the sigmoid gate agree with their spec") {
     std::mt19937_64 rng(63);
     for (RowKind kind : kinds) {
         auto a = make_row(kind, 64, rng), b = make_row(RowKind::Normal, 64, rng);
         std::vector<float> y(64);
         silu_mul(a, b, y);
         require_same(y, spec::silu_mul(a, b));
+        gelu_mul(a, b, y);
+        require_same(y, spec::gelu_mul(a, b));
         sigmoid_gate(b, a, y);
         require_same(y, spec::sigmoid_gate(b, a));
     }
