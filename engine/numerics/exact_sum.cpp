@@ -1,8 +1,16 @@
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include "engine/numerics/exact_sum.hpp"
 
 #include "engine/numerics/rounding.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -36,43 +44,106 @@ float window_sum(std::span<const Term> terms) {
         negative, negative ? -static_cast<unsigned __int128>(sum) : static_cast<unsigned __int128>(sum), low);
 }
 
+namespace {
+
+/// Most rows window_sums_of_columns adds in doubles: 2^20 halves below 2^32 sum below 2^52, exactly.
+constexpr std::size_t MAX_DOUBLE_ROWS = std::size_t{1} << 20;
+
+/// Sweep 1 of window_sums_of_columns: each column's largest exponent field of its double products.
+__attribute__((always_inline)) inline void fields_of_columns(const float* m, std::size_t rows,
+                                                             std::size_t cols, const float* x, int* field) {
+    for (std::size_t i = 0; i < rows; ++i) {
+        const double b = x[i];
+        const float* row = m + i * cols;
+        for (std::size_t j = 0; j < cols; ++j) {
+            const auto bits = std::bit_cast<std::uint64_t>(static_cast<double>(row[j]) * b);
+            field[j] = std::max(field[j], static_cast<int>((bits >> 52) & 0x7FF));
+        }
+    }
+}
+
+/// Sweep 2: each product placed in its column's window (times `scale`, truncated) and split into
+/// 32-bit halves added to `hi` and `lo`.
+__attribute__((always_inline)) inline void halves_of_columns(const float* m, std::size_t rows,
+                                                             std::size_t cols, const float* x,
+                                                             const double* scale, double* hi, double* lo) {
+    const double two32 = 4294967296.0, inv_two32 = 1.0 / two32;
+    for (std::size_t i = 0; i < rows; ++i) {
+        const double b = x[i];
+        const float* row = m + i * cols;
+        for (std::size_t j = 0; j < cols; ++j) {
+            const double w = std::trunc(static_cast<double>(row[j]) * b * scale[j]);
+            const double h = std::trunc(w * inv_two32);
+            hi[j] += h;
+            lo[j] += w - h * two32;
+        }
+    }
+}
+
+__attribute__((target("avx2"))) void fields_avx2(const float* m, std::size_t rows, std::size_t cols,
+                                                 const float* x, int* field) {
+    fields_of_columns(m, rows, cols, x, field);
+}
+__attribute__((target("avx2"))) void halves_avx2(const float* m, std::size_t rows, std::size_t cols,
+                                                 const float* x, const double* scale, double* hi,
+                                                 double* lo) {
+    halves_of_columns(m, rows, cols, x, scale, hi, lo);
+}
+void fields_plain(const float* m, std::size_t rows, std::size_t cols, const float* x, int* field) {
+    fields_of_columns(m, rows, cols, x, field);
+}
+void halves_plain(const float* m, std::size_t rows, std::size_t cols, const float* x, const double* scale,
+                  double* hi, double* lo) {
+    halves_of_columns(m, rows, cols, x, scale, hi, lo);
+}
+
+bool has_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+
+} // namespace
+
 void window_sums_of_columns(std::span<const float> m, std::size_t rows, std::size_t cols,
                             std::span<const float> x, std::span<float> out) {
-    // Calls f(column, product's significand, its exponent, its sign) for each nonzero product, in
-    // row-major order (recomputing the products for the second sweep is cheaper than keeping them).
-    auto each_product = [&](auto&& f) {
-        for (std::size_t i = 0; i < rows; ++i) {
-            const Dyadic b = dyadic(x[i]);
-            if (b.significand == 0) continue;
-            const float* row = m.data() + i * cols;
-            for (std::size_t j = 0; j < cols; ++j) {
-                const Dyadic a = dyadic(row[j]);
-                const std::uint64_t p = std::uint64_t{a.significand} * b.significand;
-                if (p != 0) f(j, p, a.exponent + b.exponent, a.negative != b.negative);
-            }
-        }
-    };
-    // Sweep 1: each column's window top (the highest top bit of its nonzero products).
-    std::vector<int> high(cols, std::numeric_limits<int>::min());
-    each_product(
-        [&](std::size_t j, std::uint64_t p, int e, bool) { high[j] = std::max(high[j], e + bit_length(p)); });
-    // Sweep 2: each product truncated into its column's window and added exactly.
-    std::vector<__int128> sum(cols, 0);
-    each_product([&](std::size_t j, std::uint64_t p, int e, bool negative) {
-        const int shift = e - (high[j] - WINDOW_PLACES);
-        const std::uint64_t placed = shift >= 0 ? p << shift : shift > -64 ? p >> -shift : 0;
-        sum[j] += negative ? -static_cast<__int128>(placed) : static_cast<__int128>(placed);
-    });
+    // Every product a x b of two finite floats is exact in double (48 significant bits, magnitudes
+    // 2^-298 .. 2^256, always normal), so both sweeps work on the double products, which vectorise
+    // (the same operations, so the same bits, with AVX2 or without).
+    // Sweep 1: each column's window top H (the highest top bit of its nonzero products) is the
+    // largest exponent field F of its double products: H = F - 1022. A zero product's field (0) is
+    // below every nonzero one's; a column of zero products sums to +0.
+    std::vector<int> field(cols, 0);
+    (has_avx2() ? fields_avx2 : fields_plain)(m.data(), rows, cols, x.data(), field.data());
+    // Sweep 2: a product placed in its column's window is w = trunc(p x 2^-L) (L = H - 64): the
+    // scaling is exact (or underflows only below 1, where w is 0 anyway) and the truncation toward
+    // zero is the window's. |w| < 2^64 splits exactly into hi x 2^32 + lo (|hi|, |lo| < 2^32, signs
+    // of w), and up to 2^20 of each add exactly in double (below 2^52).
+    const bool halves = rows <= MAX_DOUBLE_ROWS;
+    std::vector<double> scale(cols), hi(cols, 0.0), lo(cols, 0.0);
+    for (std::size_t j = 0; j < cols; ++j)
+        scale[j] = field[j] == 0 ? 0.0 : std::ldexp(1.0, WINDOW_PLACES - (field[j] - 1022));
+    if (halves)
+        (has_avx2() ? halves_avx2 : halves_plain)(m.data(), rows, cols, x.data(), scale.data(), hi.data(),
+                                                  lo.data());
     for (std::size_t j = 0; j < cols; ++j) {
-        if (high[j] == std::numeric_limits<int>::min()) {
+        if (field[j] == 0) {
             out[j] = 0.0f;
             continue;
         }
-        const bool negative = sum[j] < 0;
-        out[j] = round_to_f32(negative,
-                              negative ? -static_cast<unsigned __int128>(sum[j])
-                                       : static_cast<unsigned __int128>(sum[j]),
-                              high[j] - WINDOW_PLACES);
+        if (!halves) { // more rows than the double halves hold exactly: the column's terms, one by one
+            std::vector<Term> terms(rows);
+            for (std::size_t i = 0; i < rows; ++i)
+                terms[i] = product(m[i * cols + j], x[i]);
+            out[j] = window_sum(terms);
+            continue;
+        }
+        const __int128 sum =
+            static_cast<__int128>(static_cast<std::int64_t>(hi[j])) * (std::int64_t{1} << 32) +
+            static_cast<std::int64_t>(lo[j]);
+        const bool negative = sum < 0;
+        out[j] = round_to_f32(
+            negative, negative ? -static_cast<unsigned __int128>(sum) : static_cast<unsigned __int128>(sum),
+            field[j] - 1022 - WINDOW_PLACES);
     }
 }
 
