@@ -1,9 +1,3 @@
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#else
-#pragma GCC optimize("fp-contract=off")
-#endif
-
 #include "engine/numerics/exact_sum.hpp"
 
 #include "engine/numerics/rounding.hpp"
@@ -50,8 +44,9 @@ namespace {
 constexpr std::size_t MAX_DOUBLE_ROWS = std::size_t{1} << 20;
 
 /// Sweep 1 of window_sums_of_columns: each column's largest exponent field of its double products.
-__attribute__((always_inline)) inline void fields_of_columns(const float* m, std::size_t rows,
-                                                             std::size_t cols, const float* x, int* field) {
+__attribute__((always_inline)) inline void fields_of_columns(const float* __restrict m, std::size_t rows,
+                                                             std::size_t cols, const float* __restrict x,
+                                                             int* __restrict field) {
     for (std::size_t i = 0; i < rows; ++i) {
         const double b = x[i];
         const float* row = m + i * cols;
@@ -64,9 +59,10 @@ __attribute__((always_inline)) inline void fields_of_columns(const float* m, std
 
 /// Sweep 2: each product placed in its column's window (times `scale`, truncated) and split into
 /// 32-bit halves added to `hi` and `lo`.
-__attribute__((always_inline)) inline void halves_of_columns(const float* m, std::size_t rows,
-                                                             std::size_t cols, const float* x,
-                                                             const double* scale, double* hi, double* lo) {
+__attribute__((always_inline)) inline void halves_of_columns(const float* __restrict m, std::size_t rows,
+                                                             std::size_t cols, const float* __restrict x,
+                                                             const double* __restrict scale,
+                                                             double* __restrict hi, double* __restrict lo) {
     const double two32 = 4294967296.0, inv_two32 = 1.0 / two32;
     for (std::size_t i = 0; i < rows; ++i) {
         const double b = x[i];
@@ -108,7 +104,8 @@ void window_sums_of_columns(std::span<const float> m, std::size_t rows, std::siz
                             std::span<const float> x, std::span<float> out) {
     // Every product a x b of two finite floats is exact in double (48 significant bits, magnitudes
     // 2^-298 .. 2^256, always normal), so both sweeps work on the double products, which vectorise
-    // (the same operations, so the same bits, with AVX2 or without).
+    // (the same operations, so the same bits, with AVX2 or without; a fused multiply-add could not
+    // change them either: every product and every difference below is exact).
     // Sweep 1: each column's window top H (the highest top bit of its nonzero products) is the
     // largest exponent field F of its double products: H = F - 1022. A zero product's field (0) is
     // below every nonzero one's; a column of zero products sums to +0.
