@@ -8,7 +8,6 @@
 #include "engine/shim/check.hpp"
 #include "models/model.hpp"
 #include "models/reference.hpp"
-#include "sim/units/executor.hpp"
 #include "traces/csv.hpp"
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
@@ -274,7 +273,6 @@ RunReport run_model(const RunRequest& req) {
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
     if (req.vcd) plan.vcd = req.vcd->string();
-    if (req.mode == sim::Mode::Full) plan.execute = sim::make_executor(req.config);
     std::vector<std::uint32_t> tokens = rep.prompt;
     plan.inputs = [&](std::size_t s, const sim::StepOutputs* prev) {
         if (!decoder) return inputs[0];
