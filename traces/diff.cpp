@@ -615,7 +615,10 @@ void durations_text(const DiffReport& r, std::string& out) {
     out += fmt::format("durations over {}: {} of {} paired ({} changed at all)", tol,
                        plural(r.durations.size(), "command", "commands"), r.paired, r.durations_changed);
     out += shown == r.durations.size() ? ":\n" : fmt::format("; the {} largest changes:\n", shown);
-    if (shown == 0) return;
+    if (shown == 0) {
+        out += more(shown, r.durations.size());
+        return;
+    }
     bool sites = r.options.sites.has_value();
     std::size_t wp = 5, wo = 11;
     for (std::size_t k = 0; k < shown; ++k) {
