@@ -67,8 +67,9 @@ int diff_verb(std::span<const std::string> args) {
         "start-tol", po::value<double>(),
         "also compare each command's start and end, within this per cent (cascaded shifts included)")(
         "top", po::value<long long>()->default_value(10), "list the N largest duration changes")(
-        "all", po::bool_switch(), "list every command over the tolerance")(
-        "format", po::value<std::string>()->default_value("text"), "text | csv | json (traces/FORMAT.md 7.1)")(
+        "all", po::bool_switch(),
+        "list every command over the tolerance")("format", po::value<std::string>()->default_value("text"),
+                                                 "text | csv | json (traces/FORMAT.md 7.1)")(
         "program", po::value<std::string>(),
         "the program A or B ran: labels commands with their layer (from its layer probes) and copies");
     constexpr std::array<const char*, 2> pos{"a", "b"};
@@ -89,7 +90,8 @@ int diff_verb(std::span<const std::string> args) {
                                     *o.start_tol_pct));
     }
     auto top = vm["top"].as<long long>();
-    if (top < 0) throw Error(fmt::format("cardsim trace diff: --top is {}, expected a number of commands >= 0", top));
+    if (top < 0)
+        throw Error(fmt::format("cardsim trace diff: --top is {}, expected a number of commands >= 0", top));
     o.top = static_cast<std::size_t>(top);
     o.all = vm["all"].as<bool>();
     auto format = vm["format"].as<std::string>();
@@ -100,10 +102,11 @@ int diff_verb(std::span<const std::string> args) {
         auto path = vm["program"].as<std::string>();
         o.sites = sites_of(program::read(path));
         if (o.sites->program != a.header.program && o.sites->program != b.header.program)
-            throw Error(fmt::format("{}: its digest is {}, but {} ran {} and {} ran {}: give the program one of "
-                                    "them ran",
-                                    path, hex16(o.sites->program), a_path, hex16(a.header.program), b_path,
-                                    hex16(b.header.program)));
+            throw Error(
+                fmt::format("{}: its digest is {}, but {} ran {} and {} ran {}: give the program one of "
+                            "them ran",
+                            path, hex16(o.sites->program), a_path, hex16(a.header.program), b_path,
+                            hex16(b.header.program)));
     }
     auto report = traces::diff(a, b, o);
     if (format == "json")

@@ -79,7 +79,8 @@ RecordedConfigRead recorded_config(const Header& header) {
     return {std::move(rc), std::nullopt};
 }
 
-std::optional<std::string> check_recorded_config(const RecordedConfig& recorded, std::uint64_t config_digest) {
+std::optional<std::string> check_recorded_config(const RecordedConfig& recorded,
+                                                 std::uint64_t config_digest) {
     auto& base = default_card();
     if (recorded.base != base.digest)
         return fmt::format("its config keys are relative to another default card (digest {}; this build's "

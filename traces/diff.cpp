@@ -170,7 +170,8 @@ void check_sorted(const Trace& t, std::string_view side) {
 /// Throws cardsim::Error when `pct` is not a non-negative finite per cent.
 void check_tolerance(double pct, std::string_view what) {
     if (!std::isfinite(pct) || pct < 0)
-        throw Error(fmt::format("the {} tolerance is {}%, expected a non-negative number of per cent", what, pct));
+        throw Error(
+            fmt::format("the {} tolerance is {}%, expected a non-negative number of per cent", what, pct));
 }
 
 /// Adds the config-key differences and notes of the two headers' recorded configs to `r`.
@@ -232,7 +233,8 @@ void compare_shape(const Record& a, const Record& b, DiffReport& r) {
     if (a.ddr.empty() || b.ddr.empty()) return;
     if (a.ddr.size() == b.ddr.size()) {
         for (std::size_t c = 0; c < a.ddr.size(); ++c) {
-            field(fmt::format("ddr[{}].read", c), std::to_string(a.ddr[c].read), std::to_string(b.ddr[c].read));
+            field(fmt::format("ddr[{}].read", c), std::to_string(a.ddr[c].read),
+                  std::to_string(b.ddr[c].read));
             field(fmt::format("ddr[{}].written", c), std::to_string(a.ddr[c].written),
                   std::to_string(b.ddr[c].written));
         }
@@ -266,8 +268,8 @@ std::optional<std::uint64_t> prefill_steps(const Header& h, std::string_view sid
     if (it == h.meta.end()) return std::nullopt;
     auto n = parse_u64(it->second);
     if (!n)
-        r.notes.push_back(fmt::format("{}: meta {} is `{}`, expected a number of steps; phases are steps", side,
-                                      prefill_steps_meta, escape(it->second)));
+        r.notes.push_back(fmt::format("{}: meta {} is `{}`, expected a number of steps; phases are steps",
+                                      side, prefill_steps_meta, escape(it->second)));
     return n;
 }
 
@@ -287,8 +289,8 @@ Phases phases_of(const Trace& a, const Trace& b, DiffReport& r) {
     for (auto key : steps) {
         bool in_prefill = prefill && ordinal < *prefill;
         if (!(in_prefill && ordinal > 0)) {
-            std::string name = in_prefill         ? std::string("prefill")
-                               : prefill          ? fmt::format("decode {}", ordinal - *prefill + 1)
+            std::string name = in_prefill          ? std::string("prefill")
+                               : prefill           ? fmt::format("decode {}", ordinal - *prefill + 1)
                                : steps.size() == 1 ? std::string("run")
                                                    : fmt::format("step {}", ordinal);
             p.list.push_back(PhaseCycles{std::move(name), ordinal, ordinal});
@@ -404,10 +406,12 @@ DiffReport diff(const Trace& a, const Trace& b, double tol) {
 DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
     check_tolerance(options.cycles_tol_pct, "cycle");
     if (options.start_tol_pct) check_tolerance(*options.start_tol_pct, "start");
-    if (options.sites && options.sites->program != a.header.program && options.sites->program != b.header.program)
-        throw Error(fmt::format("the program given for the layers has digest {}, but trace A ran {} and B ran {}: "
-                                "give the program one of them ran",
-                                hex16(options.sites->program), hex16(a.header.program), hex16(b.header.program)));
+    if (options.sites && options.sites->program != a.header.program &&
+        options.sites->program != b.header.program)
+        throw Error(
+            fmt::format("the program given for the layers has digest {}, but trace A ran {} and B ran {}: "
+                        "give the program one of them ran",
+                        hex16(options.sites->program), hex16(a.header.program), hex16(b.header.program)));
     check_sorted(a, "A");
     check_sorted(b, "B");
     const double tol = options.cycles_tol_pct;
@@ -475,8 +479,9 @@ DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
             if (p.start || p.end) r.positions.push_back(std::move(p));
         }
     }
-    std::stable_sort(r.durations.begin(), r.durations.end(),
-                     [](const DurationChange& x, const DurationChange& y) { return x.magnitude() > y.magnitude(); });
+    std::stable_sort(
+        r.durations.begin(), r.durations.end(),
+        [](const DurationChange& x, const DurationChange& y) { return x.magnitude() > y.magnitude(); });
     return r;
 }
 
@@ -488,19 +493,21 @@ bool DiffReport::agree() const {
 std::string DiffReport::verdict() const {
     auto tol = pct_text(options.cycles_tol_pct);
     if (agree()) {
-        auto s = fmt::format("traces agree: {}, {}, total and durations within {}",
-                             plural(paired, "command", "commands"),
-                             data_compared ? "data bit-exact" : "data not compared (no digests on either side)",
-                             tol);
-        if (options.start_tol_pct) s += fmt::format(", starts and ends within {}", pct_text(*options.start_tol_pct));
+        auto s = fmt::format(
+            "traces agree: {}, {}, total and durations within {}", plural(paired, "command", "commands"),
+            data_compared ? "data bit-exact" : "data not compared (no digests on either side)", tol);
+        if (options.start_tol_pct)
+            s += fmt::format(", starts and ends within {}", pct_text(*options.start_tol_pct));
         return s;
     }
     std::vector<std::string> parts;
     if (total.over) parts.push_back(fmt::format("total cycles {} (over {})", change(total.a, total.b), tol));
     if (!durations.empty())
-        parts.push_back(fmt::format("{} with durations over {}", plural(durations.size(), "command", "commands"), tol));
+        parts.push_back(
+            fmt::format("{} with durations over {}", plural(durations.size(), "command", "commands"), tol));
     if (!positions.empty())
-        parts.push_back(fmt::format("{} with starts or ends over {}", plural(positions.size(), "command", "commands"),
+        parts.push_back(fmt::format("{} with starts or ends over {}",
+                                    plural(positions.size(), "command", "commands"),
                                     pct_text(*options.start_tol_pct)));
     if (first_data)
         parts.push_back(fmt::format("data diverges at command {} ({} in all)", first_data->index,
@@ -544,16 +551,16 @@ void units_text(const DiffReport& r, std::string& out) {
     for (auto& u : r.units)
         w = std::max(w, u.unit.size());
     out += "units, the largest change in busy cycles first:\n";
-    out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", "unit", w, "commands",
-                       "busy A", "busy B", "change", "read A", "change", "written A", "change");
+    out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", "unit", w,
+                       "commands", "busy A", "busy B", "change", "read A", "change", "written A", "change");
     for (auto& u : r.units) {
-        auto commands =
-            u.commands_a == u.commands_b ? std::to_string(u.commands_a) : fmt::format("{}->{}", u.commands_a, u.commands_b);
-        out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", u.unit, w, commands,
-                           u.busy_a, u.busy_b,
-                           fmt::format("{} ({})", signed_delta(u.busy_a, u.busy_b), change(u.busy_a, u.busy_b)),
-                           u.read_a, signed_delta(u.read_a, u.read_b), u.written_a,
-                           signed_delta(u.written_a, u.written_b));
+        auto commands = u.commands_a == u.commands_b ? std::to_string(u.commands_a)
+                                                     : fmt::format("{}->{}", u.commands_a, u.commands_b);
+        out += fmt::format(
+            "  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", u.unit, w, commands,
+            u.busy_a, u.busy_b,
+            fmt::format("{} ({})", signed_delta(u.busy_a, u.busy_b), change(u.busy_a, u.busy_b)), u.read_a,
+            signed_delta(u.read_a, u.read_b), u.written_a, signed_delta(u.written_a, u.written_b));
         for (auto& wt : u.waits)
             out += fmt::format("  {:<{}}   wait {}: {} -> {}\n", "", w, wt.name,
                                wt.a ? std::to_string(*wt.a) : std::string("absent"),
@@ -567,12 +574,14 @@ void phases_text(const DiffReport& r, std::string& out) {
     for (auto& p : r.phases)
         w = std::max(w, p.name.size());
     out += "phases, cycles from the previous phase's last end to its own:\n";
-    out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", "phase", w, "steps", "cycles A", "cycles B", "change");
+    out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", "phase", w, "steps", "cycles A", "cycles B",
+                       "change");
     for (auto& p : r.phases) {
         auto steps = p.first_step == p.last_step ? std::to_string(p.first_step)
                                                  : fmt::format("{}-{}", p.first_step, p.last_step);
-        out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", p.name, w, steps, p.cycles_a, p.cycles_b,
-                           fmt::format("{} ({})", signed_delta(p.cycles_a, p.cycles_b), change(p.cycles_a, p.cycles_b)));
+        out += fmt::format(
+            "  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", p.name, w, steps, p.cycles_a, p.cycles_b,
+            fmt::format("{} ({})", signed_delta(p.cycles_a, p.cycles_b), change(p.cycles_a, p.cycles_b)));
     }
 }
 
@@ -590,11 +599,12 @@ void data_text(const DiffReport& r, std::string& out) {
         return;
     }
     auto& d = *r.first_data;
-    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n", label(d.index, d.unit, d.opcode),
-                       hex16(d.digest_a), hex16(d.digest_b));
+    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n",
+                       label(d.index, d.unit, d.opcode), hex16(d.digest_a), hex16(d.digest_b));
     if (d.element)
-        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand, d.element->element,
-                           name(d.element->encoding), show_bits(d.element->bits_a, d.element->encoding),
+        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand,
+                           d.element->element, name(d.element->encoding),
+                           show_bits(d.element->bits_a, d.element->encoding),
                            show_bits(d.element->bits_b, d.element->encoding));
     else
         out += "  (the element is not named: a side carries no data lines for it)\n";
@@ -605,10 +615,11 @@ void data_text(const DiffReport& r, std::string& out) {
 void durations_text(const DiffReport& r, std::string& out) {
     auto tol = pct_text(r.options.cycles_tol_pct);
     if (r.durations.empty()) {
-        out += r.durations_changed == 0
-                   ? "durations: none changed\n"
-                   : fmt::format("durations: none over {} ({} of {} within it)\n", tol,
-                                 plural(r.durations_changed, "command changed", "commands changed"), r.paired);
+        out +=
+            r.durations_changed == 0
+                ? "durations: none changed\n"
+                : fmt::format("durations: none over {} ({} of {} within it)\n", tol,
+                              plural(r.durations_changed, "command changed", "commands changed"), r.paired);
         return;
     }
     auto shown = r.listed(r.durations.size());
@@ -626,8 +637,8 @@ void durations_text(const DiffReport& r, std::string& out) {
         wo = std::max(wo, r.durations[k].unit.size() + 1 + r.durations[k].opcode.size());
     }
     out += fmt::format("  {:>8} {:<{}} {:>6}{} {:<{}} {:>11} {:>11} {:>22}\n", "index", "phase", wp, "pc",
-                       sites ? fmt::format(" {:<6}", "layer") : "", "unit/opcode", wo, "duration A", "duration B",
-                       "change");
+                       sites ? fmt::format(" {:<6}", "layer") : "", "unit/opcode", wo, "duration A",
+                       "duration B", "change");
     for (std::size_t k = 0; k < shown; ++k) {
         auto& d = r.durations[k];
         out += fmt::format("  {:>8} {:<{}} {:>6}{} {:<{}} {:>11} {:>11} {:>22}", d.index, d.phase, wp,
@@ -649,15 +660,17 @@ void positions_text(const DiffReport& r, std::string& out) {
         return;
     }
     auto shown = r.listed(r.positions.size());
-    out += fmt::format("starts or ends over {}: {}{}\n", tol, plural(r.positions.size(), "command", "commands"),
-                       shown == r.positions.size() ? "" : fmt::format("; the first {}", shown));
+    out +=
+        fmt::format("starts or ends over {}: {}{}\n", tol, plural(r.positions.size(), "command", "commands"),
+                    shown == r.positions.size() ? "" : fmt::format("; the first {}", shown));
     for (std::size_t k = 0; k < shown; ++k) {
         auto& c = r.positions[k];
         std::string s = fmt::format("  {}:", label(c.index, c.unit, c.opcode));
         if (c.start)
             s += fmt::format(" start A {} vs B {} ({})", c.start_a, c.start_b, change(c.start_a, c.start_b));
         if (c.end)
-            s += fmt::format("{} end A {} vs B {} ({})", c.start ? "," : "", c.end_a, c.end_b, change(c.end_a, c.end_b));
+            s += fmt::format("{} end A {} vs B {} ({})", c.start ? "," : "", c.end_a, c.end_b,
+                             change(c.end_a, c.end_b));
         out += s + "\n";
     }
     out += more(shown, r.positions.size());
@@ -670,12 +683,13 @@ std::string to_text(const DiffReport& r, std::string_view name_a, std::string_vi
     out += fmt::format("A: {} ({}), B: {} ({}); durations and the total within {}, {}\n", name_a,
                        plural(r.commands_a, "command", "commands"), name_b,
                        plural(r.commands_b, "command", "commands"), pct_text(r.options.cycles_tol_pct),
-                       r.options.start_tol_pct ? fmt::format("starts and ends within {}", pct_text(*r.options.start_tol_pct))
-                                               : std::string("starts not compared (--start-tol)"));
+                       r.options.start_tol_pct
+                           ? fmt::format("starts and ends within {}", pct_text(*r.options.start_tol_pct))
+                           : std::string("starts not compared (--start-tol)"));
     auto us = [](std::uint64_t cycles, double mhz) { return static_cast<double>(cycles) / mhz; };
     out += fmt::format("total: {} cycles ({:.3f} -> {:.3f} us), {} {}\n", cycles_change(r.total.a, r.total.b),
-                       us(r.total.a, r.clock_mhz_a), us(r.total.b, r.clock_mhz_b), r.total.over ? "over" : "within",
-                       pct_text(r.options.cycles_tol_pct));
+                       us(r.total.a, r.clock_mhz_a), us(r.total.b, r.clock_mhz_b),
+                       r.total.over ? "over" : "within", pct_text(r.options.cycles_tol_pct));
     units_text(r, out);
     phases_text(r, out);
     data_text(r, out);
@@ -697,9 +711,11 @@ std::string to_text(const DiffReport& r, std::string_view name_a, std::string_vi
         out += more(shown, r.shapes.size());
     }
     if (!r.only_in_a.empty())
-        out += fmt::format("only in A: {} ({})\n", ranges(r.only_in_a), plural(r.only_in_a.size(), "command", "commands"));
+        out += fmt::format("only in A: {} ({})\n", ranges(r.only_in_a),
+                           plural(r.only_in_a.size(), "command", "commands"));
     if (!r.only_in_b.empty())
-        out += fmt::format("only in B: {} ({})\n", ranges(r.only_in_b), plural(r.only_in_b.size(), "command", "commands"));
+        out += fmt::format("only in B: {} ({})\n", ranges(r.only_in_b),
+                           plural(r.only_in_b.size(), "command", "commands"));
     for (auto& n : r.notes)
         out += "note: " + n + "\n";
     return out;

@@ -88,7 +88,7 @@ struct TotalCycles {
 /// each decode step, or each step. Its cycles run from the previous phase's last end (0 for the
 /// first) to its own last end, so the phases' cycles add up to the total.
 struct PhaseCycles {
-    std::string name;                          ///< `prefill`, `decode N`, `step N`, `run`
+    std::string name;                            ///< `prefill`, `decode N`, `step N`, `run`
     std::uint64_t first_step = 0, last_step = 0; ///< the steps it covers, counted from 0
     std::uint64_t cycles_a = 0, cycles_b = 0;
     std::uint64_t commands_a = 0, commands_b = 0;
@@ -117,8 +117,8 @@ struct DurationChange {
     std::uint64_t index = 0;
     std::optional<std::uint64_t> pc;
     std::string unit, opcode;
-    std::string phase;  ///< the name of its phase
-    CommandSite site{}; ///< from the program, when one is given
+    std::string phase;          ///< the name of its phase
+    CommandSite site{};         ///< from the program, when one is given
     std::uint64_t a = 0, b = 0; ///< durations
     bool over = false;          ///< the duration moved by more than the tolerance
     std::vector<WaitChange> waits;
@@ -155,7 +155,7 @@ struct DiffReport {
     /// The paired commands whose duration or a wait moved by more than the tolerance, the largest
     /// move first (ties: lower index first).
     std::vector<DurationChange> durations;
-    std::uint64_t durations_changed = 0; ///< paired commands whose duration or a wait moved at all
+    std::uint64_t durations_changed = 0;   ///< paired commands whose duration or a wait moved at all
     std::vector<PositionChange> positions; ///< with a start tolerance: in index order
 
     /// True when nothing counted differs.

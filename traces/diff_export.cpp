@@ -61,7 +61,8 @@ json::array waits_json(const std::vector<WaitChange>& waits) {
 
 json::object data_json(const DiffReport& r) {
     json::object d{{"compared", r.data_compared}, {"divergent", r.data_divergent}};
-    d["uncomparable"] = r.data_uncomparable ? json::value(json::string(*r.data_uncomparable)) : json::value(nullptr);
+    d["uncomparable"] =
+        r.data_uncomparable ? json::value(json::string(*r.data_uncomparable)) : json::value(nullptr);
     if (!r.first_data) {
         d["first"] = nullptr;
         return d;
@@ -138,7 +139,8 @@ json::object diff_json(const DiffReport& r, std::string_view name_a, std::string
     o["b"] = json::object{{"name", name_b}, {"commands", r.commands_b}, {"clock_mhz", r.clock_mhz_b}};
     o["paired"] = r.paired;
     json::object tolerance{{"cycles_pct", r.options.cycles_tol_pct}};
-    tolerance["start_pct"] = r.options.start_tol_pct ? json::value(*r.options.start_tol_pct) : json::value(nullptr);
+    tolerance["start_pct"] =
+        r.options.start_tol_pct ? json::value(*r.options.start_tol_pct) : json::value(nullptr);
     o["tolerance"] = std::move(tolerance);
 
     json::object total;
@@ -148,10 +150,16 @@ json::object diff_json(const DiffReport& r, std::string_view name_a, std::string
 
     json::array units;
     for (auto& u : r.units) {
-        json::object x{{"unit", u.unit},         {"commands_a", u.commands_a}, {"commands_b", u.commands_b},
-                       {"busy_a", u.busy_a},     {"busy_b", u.busy_b},         {"busy_delta", delta(u.busy_a, u.busy_b)},
+        json::object x{{"unit", u.unit},
+                       {"commands_a", u.commands_a},
+                       {"commands_b", u.commands_b},
+                       {"busy_a", u.busy_a},
+                       {"busy_b", u.busy_b},
+                       {"busy_delta", delta(u.busy_a, u.busy_b)},
                        {"busy_pct", pct(u.busy_a, u.busy_b)},
-                       {"read_a", u.read_a},     {"read_b", u.read_b},         {"written_a", u.written_a},
+                       {"read_a", u.read_a},
+                       {"read_b", u.read_b},
+                       {"written_a", u.written_a},
                        {"written_b", u.written_b}};
         x["waits"] = waits_json(u.waits);
         units.push_back(std::move(x));
@@ -196,8 +204,8 @@ json::object diff_json(const DiffReport& r, std::string_view name_a, std::string
         x["waits"] = waits_json(d.waits);
         listed.push_back(std::move(x));
     }
-    o["durations"] =
-        json::object{{"over", r.durations.size()}, {"changed", r.durations_changed}, {"listed", std::move(listed)}};
+    o["durations"] = json::object{
+        {"over", r.durations.size()}, {"changed", r.durations_changed}, {"listed", std::move(listed)}};
 
     if (r.options.start_tol_pct) {
         json::array pos;
@@ -309,7 +317,8 @@ std::string to_csv(const DiffReport& r, std::string_view name_a, std::string_vie
         };
         fill(counted("duration", std::to_string(d.index), "duration", d.a, d.b), d.over);
         for (auto& w : d.waits)
-            if (w.a && w.b) fill(counted("duration", std::to_string(d.index), "wait." + w.name, *w.a, *w.b), w.over);
+            if (w.a && w.b)
+                fill(counted("duration", std::to_string(d.index), "wait." + w.name, *w.a, *w.b), w.over);
     }
     for (std::size_t k = 0; k < r.listed(r.positions.size()); ++k) {
         auto& p = r.positions[k];

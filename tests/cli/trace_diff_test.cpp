@@ -44,7 +44,8 @@ std::string hybrid(const std::filesystem::path& dir) {
 }
 
 /// Runs `cardsim run INPUT ARGS --trace TRACE` and returns the trace's path.
-std::string traced_run(const std::string& input, const std::filesystem::path& trace, const std::string& args) {
+std::string traced_run(const std::string& input, const std::filesystem::path& trace,
+                       const std::string& args) {
     auto r = run_cardsim("run " + input + " --no-reference --trace " + trace.string() + " " + args);
     INFO(r.out);
     REQUIRE(r.code == 0);
@@ -62,7 +63,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 /// The rows of the text report's duration list, each split at spaces.
 std::vector<std::vector<std::string>> duration_rows(const std::string& text) {
     auto lines = lines_of(text);
-    auto at = std::find_if(lines.begin(), lines.end(), [](auto& l) { return l.starts_with("durations over "); });
+    auto at =
+        std::find_if(lines.begin(), lines.end(), [](auto& l) { return l.starts_with("durations over "); });
     std::vector<std::vector<std::string>> rows;
     if (at == lines.end() || ++at == lines.end()) return rows;
     for (++at; at != lines.end(); ++at) { // after the column header
@@ -127,7 +129,8 @@ TEST_CASE("with half the DDR channels the summary's first lines give the total c
     // Every paired command over the tolerance is counted; ten are listed.
     auto over = durations_over(ta, tb, 5.0);
     REQUIRE(over > 10);
-    CHECK(contains(r.out, fmt::format("\ndurations over 5%: {} commands of {} paired", over, ta.records.size())));
+    CHECK(contains(r.out,
+                   fmt::format("\ndurations over 5%: {} commands of {} paired", over, ta.records.size())));
     auto rows = duration_rows(r.out);
     CHECK(rows.size() == 10);
     CHECK(contains(r.out, fmt::format("  ... and {} more (--all lists every one)\n", over - 10)));
@@ -150,7 +153,8 @@ TEST_CASE("one slowed command is the only one reported for its duration while ev
     REQUIRE(r.code == 1);
     auto ta = read_trace(a), tb = read_trace(b);
     REQUIRE(ta.records.size() == tb.records.size());
-    CHECK(contains(r.out, "\ndurations over 0%: 1 command of " + std::to_string(ta.records.size()) + " paired"));
+    CHECK(contains(r.out,
+                   "\ndurations over 0%: 1 command of " + std::to_string(ta.records.size()) + " paired"));
     auto rows = duration_rows(r.out);
     REQUIRE(rows.size() == 1);
     CHECK(rows[0][0] == "0");
@@ -201,10 +205,12 @@ TEST_CASE("a flipped bit in a real run's data is found at its exact element with
     auto r = run_cardsim(fmt::format("trace diff {} {}", a, b));
     INFO(r.out);
     REQUIRE(r.code == 1);
-    CHECK(lines_of(r.out)[0] == fmt::format("traces differ: data diverges at command {} (1 command in all)", rec.index));
-    CHECK(contains(r.out, fmt::format("\ndata: first divergence at command {} ({}/{})", rec.index, rec.unit, rec.opcode)));
-    CHECK(contains(r.out, fmt::format("\n  operand 0 element 6 (f32): A 0x{:08x} ({}) vs B 0x{:08x} ({})\n", bits_a,
-                                      std::bit_cast<float>(bits_a), bits_a ^ 0x200u,
+    CHECK(lines_of(r.out)[0] ==
+          fmt::format("traces differ: data diverges at command {} (1 command in all)", rec.index));
+    CHECK(contains(r.out, fmt::format("\ndata: first divergence at command {} ({}/{})", rec.index, rec.unit,
+                                      rec.opcode)));
+    CHECK(contains(r.out, fmt::format("\n  operand 0 element 6 (f32): A 0x{:08x} ({}) vs B 0x{:08x} ({})\n",
+                                      bits_a, std::bit_cast<float>(bits_a), bits_a ^ 0x200u,
                                       std::bit_cast<float>(bits_a ^ 0x200u))));
     auto json = boost::json::parse(run_cardsim(fmt::format("trace diff {} {} --format json", a, b)).out);
     auto& element = json.at("data").at("first").at("element");
@@ -230,9 +236,9 @@ TEST_CASE("the JSON report of two real runs parses and matches the text report")
     CHECK(std::string(j.at("verdict").as_string()) == lines[0]);
     CHECK(j.at("agree").as_bool() == (text.code == 0));
     auto& total = j.at("total");
-    CHECK(lines[2].starts_with(fmt::format("total: {} -> {} ({:+}, {:+.2f}%) cycles", total.at("a").as_int64(),
-                                           total.at("b").as_int64(), total.at("delta").as_int64(),
-                                           total.at("pct").as_double())));
+    CHECK(lines[2].starts_with(fmt::format("total: {} -> {} ({:+}, {:+.2f}%) cycles",
+                                           total.at("a").as_int64(), total.at("b").as_int64(),
+                                           total.at("delta").as_int64(), total.at("pct").as_double())));
     // The units in the text's order, with its figures.
     auto& units = j.at("units").as_array();
     for (std::size_t k = 0; k < units.size(); ++k) {
@@ -260,13 +266,15 @@ TEST_CASE("the JSON report of two real runs parses and matches the text report")
         CHECK(*(at + 1) == std::to_string(listed[k].at("a").as_int64()));
         CHECK(*(at + 2) == std::to_string(listed[k].at("b").as_int64()));
     }
-    CHECK(contains(text.out, fmt::format("durations over 5%: {} commands", j.at("durations").at("over").as_int64())));
+    CHECK(contains(text.out,
+                   fmt::format("durations over 5%: {} commands", j.at("durations").at("over").as_int64())));
     for (auto& c : j.at("config").as_array())
-        CHECK(contains(text.out, fmt::format("config: {}: A {}", c.at("key").as_string().c_str(), c.at("a").as_string().c_str())));
+        CHECK(contains(text.out, fmt::format("config: {}: A {}", c.at("key").as_string().c_str(),
+                                             c.at("a").as_string().c_str())));
     // The CSV's total row holds the same values.
     auto csv = run_cardsim(args + " --format csv");
-    CHECK(contains(csv.out, fmt::format("\ntotal,,cycles,{},{},{},", total.at("a").as_int64(), total.at("b").as_int64(),
-                                        total.at("delta").as_int64())));
+    CHECK(contains(csv.out, fmt::format("\ntotal,,cycles,{},{},{},", total.at("a").as_int64(),
+                                        total.at("b").as_int64(), total.at("delta").as_int64())));
 }
 
 TEST_CASE("with the program the listed commands carry the layer of its layer probes, and another program is "

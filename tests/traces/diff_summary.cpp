@@ -2,6 +2,7 @@
 // its own duration and named waits (not for a start an earlier command moved), the config keys by
 // name, the listing limits, the layer sites of a program, and the JSON and CSV of the same report.
 
+#include "fixtures.hpp"
 #include "traces/config_keys.hpp"
 #include "traces/diff.hpp"
 #include "traces/diff_export.hpp"
@@ -9,7 +10,6 @@
 #include "traces/sites.hpp"
 #include "traces/summary.hpp"
 #include "traces/xxh64.hpp"
-#include "fixtures.hpp"
 
 #include "engine/card/card_config.hpp"
 #include "engine/error.hpp"
@@ -193,7 +193,8 @@ TEST_CASE("the phases are the prefill and each decode step and add up to the tot
     }
 }
 
-TEST_CASE("the units are each unit's busy cycles and bytes, the largest change first", "[traces][diff][summary]") {
+TEST_CASE("the units are each unit's busy cycles and bytes, the largest change first",
+          "[traces][diff][summary]") {
     auto a = sample_trace();
     auto b = a;
     b.records[2].end += 50; // norm: 200 -> 250 busy
@@ -205,7 +206,9 @@ TEST_CASE("the units are each unit's busy cycles and bytes, the largest change f
     CHECK(r.units[0].busy_a == 200);
     CHECK(r.units[0].busy_b == 250);
     for (std::size_t k = 1; k < r.units.size(); ++k) {
-        auto d = [](const UnitChange& u) { return u.busy_a > u.busy_b ? u.busy_a - u.busy_b : u.busy_b - u.busy_a; };
+        auto d = [](const UnitChange& u) {
+            return u.busy_a > u.busy_b ? u.busy_a - u.busy_b : u.busy_b - u.busy_a;
+        };
         CHECK(d(r.units[k - 1]) >= d(r.units[k]));
     }
     for (auto& u : sb.units) {
@@ -306,7 +309,8 @@ TEST_CASE("config keys that differ are named with both values and checked agains
     CHECK(b.header.meta.at("config.ddr.channels") == "2");
     CHECK(b.header.meta.at("config.units.embed.latency") == "200");
     CHECK(a.header.meta.count("config.ddr.channels") == 0); // only keys that differ from the default
-    CHECK(a.header.meta.at(std::string(config_default_key)) == b.header.meta.at(std::string(config_default_key)));
+    CHECK(a.header.meta.at(std::string(config_default_key)) ==
+          b.header.meta.at(std::string(config_default_key)));
     auto r = diff(a, b, DiffOptions{});
     REQUIRE(r.config.size() == 2);
     CHECK(r.config[0].key == "ddr.channels");
@@ -352,7 +356,8 @@ TEST_CASE("config keys that differ are named with both values and checked agains
 
 TEST_CASE("a golden trace written before config keys were recorded reads and agrees with itself",
           "[traces][diff][config]") {
-    auto golden = read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-default.trace");
+    auto golden =
+        read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-default.trace");
     auto read = recorded_config(golden.header);
     CHECK(!read.config);
     CHECK(!read.problem);
@@ -492,7 +497,8 @@ TEST_CASE("the JSON report parses and holds the text report's values", "[traces]
     CHECK(first.at("index").as_int64() == 1);
     auto& element = first.at("element").as_object();
     CHECK(element.at("element").as_int64() == 4); // byte 17 is in f32 element 4
-    CHECK_THAT(text, Catch::Contains(fmt::format("operand 0 element 4 (f32): A {}", element.at("bits_a").as_string())));
+    CHECK_THAT(text, Catch::Contains(
+                         fmt::format("operand 0 element 4 (f32): A {}", element.at("bits_a").as_string())));
     CHECK_THAT(text, Catch::Contains(fmt::format("vs B {}", element.at("bits_b").as_string())));
     auto& header = json.at("header").as_array();
     REQUIRE(header.size() == 1);
@@ -526,7 +532,8 @@ TEST_CASE("the CSV report has one row per reported value under a fixed header", 
     REQUIRE(rows.size() >= 3);
     CHECK_THAT(rows[0], Catch::StartsWith("verdict,,,\"a,1.trace\",b.trace,,,1,"));
     CHECK(rows[1] == "total,,cycles,250,300,50,20.0000,1,,,,,,");
-    auto duration = std::find_if(rows.begin(), rows.end(), [](auto& x) { return x.starts_with("duration,"); });
+    auto duration =
+        std::find_if(rows.begin(), rows.end(), [](auto& x) { return x.starts_with("duration,"); });
     REQUIRE(duration != rows.end());
     CHECK(*duration == "duration,1,duration,100,150,50,50.0000,1,matvec,matvec,prefill,1,,");
     CHECK(std::count_if(rows.begin(), rows.end(), [](auto& x) { return x.starts_with("duration,"); }) == 1);
