@@ -525,7 +525,12 @@ std::string DiffReport::verdict() const {
 
 namespace {
 
-/// `A -> B cycles (+d, +p%)`.
+/// `+d (+p%)`: B's change from A in cycles and per cent.
+std::string delta_text(std::uint64_t a, std::uint64_t b) {
+    return fmt::format("{} ({})", signed_delta(a, b), change(a, b));
+}
+
+/// `A -> B (+d, +p%)`.
 std::string cycles_change(std::uint64_t a, std::uint64_t b) {
     return fmt::format("{} -> {} ({}, {})", a, b, signed_delta(a, b), change(a, b));
 }
@@ -556,11 +561,10 @@ void units_text(const DiffReport& r, std::string& out) {
     for (auto& u : r.units) {
         auto commands = u.commands_a == u.commands_b ? std::to_string(u.commands_a)
                                                      : fmt::format("{}->{}", u.commands_a, u.commands_b);
-        out += fmt::format(
-            "  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", u.unit, w, commands,
-            u.busy_a, u.busy_b,
-            fmt::format("{} ({})", signed_delta(u.busy_a, u.busy_b), change(u.busy_a, u.busy_b)), u.read_a,
-            signed_delta(u.read_a, u.read_b), u.written_a, signed_delta(u.written_a, u.written_b));
+        out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", u.unit, w,
+                           commands, u.busy_a, u.busy_b, delta_text(u.busy_a, u.busy_b), u.read_a,
+                           signed_delta(u.read_a, u.read_b), u.written_a,
+                           signed_delta(u.written_a, u.written_b));
         for (auto& wt : u.waits)
             out += fmt::format("  {:<{}}   wait {}: {} -> {}\n", "", w, wt.name,
                                wt.a ? std::to_string(*wt.a) : std::string("absent"),
@@ -579,9 +583,8 @@ void phases_text(const DiffReport& r, std::string& out) {
     for (auto& p : r.phases) {
         auto steps = p.first_step == p.last_step ? std::to_string(p.first_step)
                                                  : fmt::format("{}-{}", p.first_step, p.last_step);
-        out += fmt::format(
-            "  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", p.name, w, steps, p.cycles_a, p.cycles_b,
-            fmt::format("{} ({})", signed_delta(p.cycles_a, p.cycles_b), change(p.cycles_a, p.cycles_b)));
+        out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", p.name, w, steps, p.cycles_a, p.cycles_b,
+                           delta_text(p.cycles_a, p.cycles_b));
     }
 }
 
@@ -644,8 +647,7 @@ void durations_text(const DiffReport& r, std::string& out) {
         out += fmt::format("  {:>8} {:<{}} {:>6}{} {:<{}} {:>11} {:>11} {:>22}", d.index, d.phase, wp,
                            d.pc ? std::to_string(*d.pc) : std::string("-"),
                            sites ? fmt::format(" {:<6}", d.site.layer.empty() ? "-" : d.site.layer) : "",
-                           d.unit + "/" + d.opcode, wo, d.a, d.b,
-                           fmt::format("{} ({})", signed_delta(d.a, d.b), change(d.a, d.b)));
+                           d.unit + "/" + d.opcode, wo, d.a, d.b, delta_text(d.a, d.b));
         if (!d.site.copies.empty()) out += "  copies " + d.site.copies;
         out += moved_waits(d.waits) + "\n";
     }
