@@ -347,7 +347,9 @@ RunReport run_model(const RunRequest& req) {
             rep.accuracy = accuracy(*model, rep.run, *logits_out, tokens, rep.prefill_steps, markers);
     }
     if (req.trace || req.perfetto || req.csv) {
-        auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode);
+        // An encoder's one step runs the whole prompt: it is all prefill.
+        auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode,
+                                  rep.prefill_steps ? rep.prefill_steps : rep.steps);
         if (req.trace) traces::write_trace(*req.trace, t);
         if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
         if (req.csv) traces::write_csv(*req.csv, t);
