@@ -24,13 +24,13 @@ DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig&
 Cycle DdrMemory::flush() {
     Cycle end = 0;
     for (auto& c : channels_)
-        end = std::max(end, c->timing().flush());
+        end = std::max(end, c->controller().flush());
     return end;
 }
 
 void DdrMemory::reset(Cycle origin) {
     for (auto& c : channels_)
-        c->timing().reset(origin);
+        c->controller().reset(origin);
 }
 
 void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {
