@@ -13,6 +13,7 @@ ReplayHarness::ReplayHarness(const card::DdrConfig& ddr, const std::string& name
     : ddr_(ddr), memory_(std::make_unique<DdrMemory>(name.c_str(), ddr)),
       player_(std::make_unique<TracePlayer>((name + "_player").c_str(), MemoryClock(ddr.speed_mts))) {
     player_->socket.bind(memory_->socket);
+    player_->attach(*memory_);
 }
 
 ReplayHarness::~ReplayHarness() = default;

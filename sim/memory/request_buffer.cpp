@@ -20,6 +20,7 @@ void RequestBuffer::clear() {
         c = {0, 0};
     dir_head_ = dir_tail_ = {none, none};
     queued_ = {0, 0};
+    blocked_ = {0, 0};
     mask_ = {0, 0};
 }
 
@@ -71,6 +72,7 @@ void RequestBuffer::erase(std::int32_t i) {
         pool_[static_cast<std::size_t>(e.dnext)].dprev = e.dprev;
     else
         dir_tail_[d] = e.dprev;
+    if (e.blocker != none) --blocked_[d];
     if (e.direction == Direction::Read || write_capacity_ == 0) --bank_entries_[b];
     if (--per_bank_[b][d] == 0) mask_[d] &= ~(std::uint64_t{1} << b);
     --queued_[d];

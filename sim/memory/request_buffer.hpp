@@ -15,6 +15,7 @@ namespace cardsim::sim::memory {
 struct QueuedBurst {
     std::uint64_t line = 0;    ///< channel-local burst number (address >> burst shift)
     std::uint64_t seq = 0;     ///< admission order: smaller is older
+    std::uint64_t tag = 0;     ///< the tag of the request it belongs to
     Cycle accept = 0;          ///< cycle the burst entered the buffer
     std::uint32_t bank = 0;    ///< bank of the channel, rank-major (rank x banks + bank)
     std::uint32_t group = 0;   ///< bank group within its rank
@@ -56,6 +57,20 @@ public:
 
     /// The oldest entry of `bank`, or none; follow `next` for younger ones.
     std::int32_t oldest_in_bank(std::uint32_t bank) const { return bank_head_[bank]; }
+    /// The youngest entry of `bank`, or none; follow `prev` for older ones.
+    std::int32_t youngest_in_bank(std::uint32_t bank) const { return bank_tail_[bank]; }
+    /// Marks entry `i` as waiting for entry `blocker` (an older burst of its line, other direction).
+    void block(std::int32_t i, std::int32_t blocker) {
+        pool_[static_cast<std::size_t>(i)].blocker = blocker;
+        ++blocked_[index(pool_[static_cast<std::size_t>(i)].direction)];
+    }
+    /// Entry `i` no longer waits.
+    void unblock(std::int32_t i) {
+        pool_[static_cast<std::size_t>(i)].blocker = none;
+        --blocked_[index(pool_[static_cast<std::size_t>(i)].direction)];
+    }
+    /// Entries of `direction` waiting for an older burst of their line.
+    std::uint32_t blocked(Direction direction) const { return blocked_[index(direction)]; }
     /// The oldest entry of `direction`, or none; follow `dnext` for younger ones.
     std::int32_t oldest(Direction direction) const { return dir_head_[index(direction)]; }
     /// Entries of `direction` in the channel.
@@ -81,6 +96,7 @@ private:
     std::vector<std::array<std::uint32_t, 2>> per_bank_;
     std::array<std::int32_t, 2> dir_head_{none, none}, dir_tail_{none, none};
     std::array<std::uint32_t, 2> queued_{};
+    std::array<std::uint32_t, 2> blocked_{};
     std::array<std::uint64_t, 2> mask_{};
     std::uint32_t bank_depth_;
     std::uint32_t write_capacity_;

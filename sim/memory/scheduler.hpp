@@ -40,6 +40,10 @@ public:
                                      std::int32_t except) const = 0;
     /// Burst `i` is being served (before it leaves the buffer): the policy updates its counters.
     virtual void served(std::int32_t i) = 0;
+    /// Write batches the policy started (read/write grouping).
+    virtual std::uint64_t write_batches() const { return 0; }
+    /// Whether a write batch is under way (writes go before reads until it ends).
+    virtual bool draining_writes() const { return false; }
 };
 
 /// The scheduler `ddr.controller.scheduler` names, over `buffer`.
