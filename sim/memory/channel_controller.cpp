@@ -83,6 +83,13 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
     advance(arrival);
     const std::uint32_t shift = core_.address_map().burst_shift();
     const std::uint64_t first = address >> shift, stop = ((address + length - 1) >> shift) + 1;
+    if (direction == Direction::Read && admission_.empty() && buffer_.queued(Direction::Read) == 0) {
+        // A write batch under way goes before this read whatever it is (it runs to its low
+        // watermark): serve it first, so that the read may find itself alone.
+        next_event(); // the scheduler sees the writes queued now
+        while (scheduler_->draining_writes() && step(never)) {
+        }
+    }
     if (direction == Direction::Read && alone(first, stop)) {
         for (std::uint32_t r = 0; r < core_.ranks(); ++r) {
             const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
@@ -101,6 +108,43 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
         if (split) *split += track.split;
         dirty(~std::uint64_t{0}); // rows moved under the kept picks
         return end;
+    }
+    const std::uint32_t capacity = buffer_.write_capacity();
+    if (direction == Direction::Write && capacity > 0 && stop - first > capacity && admission_.empty() &&
+        buffer_.queued(Direction::Read) == 0) {
+        // A write longer than the queue with no read around: the queued writes drain, then its
+        // bursts stream in order (what the drain does with a sequential write) until the queue
+        // holds its last `capacity`; it completes when the last one is accepted.
+        while (buffer_.queued(Direction::Write) > 0 && step(never)) {
+        }
+        for (std::uint32_t r = 0; r < core_.ranks(); ++r)
+            core_.catch_up_rank(r, arrival);
+        StallTrack track;
+        track.frontier = arrival;
+        const Cycle end = core_.serve_in_order(first, stop - capacity, true, arrival, &track);
+        const Cycle accepted = std::max(arrival, end - core_.write_latency());
+        ChannelStats& st = core_.mutable_stats();
+        ++st.write_requests;
+        st.write_bytes += length;
+        const StallSplit waited{.queueing = accepted - arrival};
+        st.write_stalls += waited;
+        if (split) *split += waited;
+        for (std::uint64_t line = stop - capacity; line < stop; ++line) {
+            const BurstTarget t = core_.target(line);
+            QueuedBurst q;
+            q.line = line;
+            q.seq = seq_++;
+            q.accept = accepted;
+            q.bank = t.bank;
+            q.group = t.group;
+            q.rank = t.rank;
+            q.row = t.row;
+            q.direction = Direction::Write;
+            buffer_.push(q);
+        }
+        admit_floor_ = std::max(admit_floor_, accepted);
+        dirty(~std::uint64_t{0});
+        return accepted;
     }
     const std::uint32_t slot = new_request(direction, address, length, arrival, 0, true);
     admit();

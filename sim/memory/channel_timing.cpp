@@ -71,11 +71,20 @@ Cycle ChannelTiming::column_floor(bool write) const {
     return std::max(cas_ready_, lowest);
 }
 
-Cycle ChannelTiming::burst(const BurstTarget& t, bool write, Cycle ready, StallTrack* track) {
+[[gnu::always_inline]] inline Cycle ChannelTiming::burst(const BurstTarget& t, bool write, Cycle ready,
+                                                         StallTrack* track) {
     for (;;) {
         const Plan p = plan(t, write, ready);
         if (p.cas < next_refresh_[t.rank]) {
-            if (track) attribute(*track, floors(p, t.rank), bc_);
+            if (track) {
+                // Streaming at the burst rate (the common case) needs no floors.
+                if (!track->first && p.cas > track->frontier && p.cas - track->frontier <= bc_) {
+                    track->split.data += p.cas - track->frontier;
+                    track->frontier = p.cas;
+                } else {
+                    attribute(*track, floors(p, t.rank), bc_);
+                }
+            }
             return commit(p, t, write);
         }
         refresh(t.rank);
@@ -92,11 +101,11 @@ void ChannelTiming::refresh(std::uint32_t r) {
             start = std::max(start, banks_[i].pre_ok);
         }
     start = command_bus_.free_at_or_after(start);
-    command_bus_.take(start); // PRECHARGE ALL, or the REFRESH
+    command_bus_.take_row(start); // PRECHARGE ALL, or the REFRESH
     Cycle end = start + (any_open ? trp_ : 0);
     if (any_open) {
         end = command_bus_.free_at_or_after(end);
-        command_bus_.take(end); // the REFRESH after tRP
+        command_bus_.take_row(end); // the REFRESH after tRP
     }
     end += trfc_;
     for (std::uint32_t i = first; i < stop; ++i) {
@@ -302,11 +311,11 @@ Cycle ChannelTiming::run_block(std::uint64_t line, std::uint64_t stop, bool writ
                 b.pre_ok = std::max(b.pre_ok, last_g + trtp_);
             }
         }
-        // The column commands of the advanced periods that the command bus window still sees.
-        const std::uint64_t seen = CommandBus::span / delta + 1;
-        for (std::uint64_t j = k > seen ? k - seen : 1; j <= k; ++j)
-            for (std::uint64_t i = 0; i < p; ++i)
-                command_bus_.take(cas_of[i] + j * delta);
+        // The column commands of the advanced periods, as series on the command bus.
+        std::array<Cycle, 8> firsts{};
+        for (std::uint64_t i = 0; i < p; ++i)
+            firsts[i] = cas_of[i] + delta;
+        command_bus_.take_run(firsts, static_cast<std::uint32_t>(p), delta, k);
         const std::uint64_t n = k * p;
         stats_.row_hits += n;
         if (write) {

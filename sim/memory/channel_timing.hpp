@@ -215,8 +215,10 @@ private:
 // plan and commit run once per burst on every path: inline, for the controller's loop too.
 
 template <bool Bus>
-inline ChannelTiming::Plan ChannelTiming::plan_on(const BurstTarget& t, bool write, Cycle ready) const {
+[[gnu::always_inline]] inline ChannelTiming::Plan ChannelTiming::plan_on(const BurstTarget& t, bool write,
+                                                                         Cycle ready) const {
     const auto slot = [this](Cycle c) { return Bus ? command_bus_.free_at_or_after(c) : c; };
+    const auto column_slot = [this](Cycle c) { return Bus ? command_bus_.free_for_column(c) : c; };
     const Bank& b = banks_[t.bank];
     const Rank& rk = rank_[t.rank];
     const std::uint32_t g = t.group;
@@ -249,7 +251,7 @@ inline ChannelTiming::Plan ChannelTiming::plan_on(const BurstTarget& t, bool wri
         cas = std::max(cas, p.act + trcd_);
     }
     p.prepared = cas;
-    p.cas = slot(cas);
+    p.cas = column_slot(cas);
     return p;
 }
 
@@ -261,7 +263,8 @@ inline Cycle ChannelTiming::earliest_cas(const BurstTarget& t, bool write, Cycle
     return plan_on<false>(t, write, ready).cas;
 }
 
-inline Cycle ChannelTiming::commit(const Plan& p, const BurstTarget& t, bool write, bool close_after) {
+[[gnu::always_inline]] inline Cycle ChannelTiming::commit(const Plan& p, const BurstTarget& t, bool write,
+                                                          bool close_after) {
     Bank& b = banks_[t.bank];
     Rank& rk = rank_[t.rank];
     const std::uint32_t g = t.group;
@@ -272,9 +275,9 @@ inline Cycle ChannelTiming::commit(const Plan& p, const BurstTarget& t, bool wri
             ++stats_.row_misses;
         } else {
             ++stats_.row_conflicts;
-            command_bus_.take(p.pre);
+            command_bus_.take_row(p.pre);
         }
-        command_bus_.take(p.act);
+        command_bus_.take_row(p.act);
         b.open = true;
         b.row = t.row;
         b.cas_ok = p.act + trcd_;

@@ -55,9 +55,13 @@ inline void attribute(StallTrack& t, const BurstFloors& f, Cycle burst_cycles) {
     if (f.cas <= t.frontier) return;
     Cycle at = t.frontier;
     if (!t.first) {
-        const Cycle d = std::min(burst_cycles, f.cas - at);
-        t.split.data += d;
-        at += d;
+        if (f.cas - at <= burst_cycles) { // streaming at the burst rate: all its own data
+            t.split.data += f.cas - at;
+            t.frontier = f.cas;
+            return;
+        }
+        t.split.data += burst_cycles;
+        at += burst_cycles;
     }
     t.first = false;
     auto upto = [&](Cycle floor, Cycle& into) {
