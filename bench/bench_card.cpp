@@ -10,7 +10,6 @@
 #include "models/model.hpp"
 #include "models/synthetic.hpp"
 #include "sim/card/simulation.hpp"
-#include "sim/units/executor.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -71,7 +70,6 @@ Times simulate_in_child(const lower::Compiled& c, sim::Mode mode) {
         sim::RunPlan plan;
         plan.steps = steps;
         plan.mode = mode;
-        if (mode == sim::Mode::Full) plan.execute = sim::make_executor(config);
         plan.inputs = [](std::size_t s, const sim::StepOutputs*) {
             return graph::BatchInputs{{std::uint32_t(1 + s)}, {std::uint32_t(s)}, {}, {}, {}, {}};
         };

@@ -11,24 +11,9 @@ namespace {
 
 using namespace graph;
 
-/// A key for a constant: its tensor and which stored rows it reads.
+/// A key for a constant: its tensor, which stored rows it reads, and whether it is a transposed copy.
 std::pair<W, std::string> key(const Weight& w, bool transposed_copy) {
-    std::string v = std::visit(
-        [](const auto& x) -> std::string {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, RowRange>)
-                return fmt::format("r{}+{}", x.first, x.count);
-            else if constexpr (std::is_same_v<T, HeadPart>)
-                return fmt::format("h{}/{}+{}", x.stride, x.offset, x.width);
-            else
-                return "w";
-        },
-        w.view);
-    return {w.tensor, v + (transposed_copy ? "T" : "")};
-}
-
-bool transposed(const View& v) {
-    return std::visit([](const auto& x) { return x.transpose; }, v);
+    return {w.tensor, rows_key(w.view) + (transposed_copy ? "T" : "")};
 }
 
 } // namespace
@@ -39,18 +24,10 @@ Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConf
     if (auto problem = check(g)) throw Error("the graph is malformed: " + *problem);
     values_.resize(g.vals.size());
     for (auto& s : g.states) {
-        std::size_t per_seq = std::visit(
-            [&](const auto& st) -> std::size_t {
-                using T = std::decay_t<decltype(st)>;
-                if constexpr (std::is_same_v<T, KeyCache> || std::is_same_v<T, ValueCache>)
-                    return max_positions * st.kv_heads *
-                           kernels::cache_row_bytes(config.numerics.cache, st.head_dim);
-                else if constexpr (std::is_same_v<T, ConvWindow>)
-                    return (st.kernel - 1) * st.channels * 4;
-                else
-                    return st.heads * st.dk * st.dv * kernels::state_element_bytes(config.numerics.state);
-            },
-            s);
+        auto per_seq = state_bytes(
+            s, max_positions,
+            [&](std::size_t d) { return kernels::cache_row_bytes(config.numerics.cache, d); },
+            kernels::state_element_bytes(config.numerics.state));
         states_.emplace_back(per_seq * bucket.seqs, std::byte{0});
     }
 }
@@ -63,11 +40,7 @@ const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::siz
     auto values = weights_.values_f32(w.tensor, w.view);
     std::size_t r = shape.rows, c = shape.row_len;
     if (copy_t) {
-        std::vector<float> t(values.size());
-        for (std::size_t i = 0; i < r; ++i)
-            for (std::size_t j = 0; j < c; ++j)
-                t[j * r + i] = values[i * c + j];
-        values.swap(t);
+        values = transpose(values, r, c);
         std::swap(r, c);
     }
     if (r != rows || c != cols)
@@ -125,19 +98,9 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 kernels::layer_norm(x, raw(o.w), b, width(o.x), o.eps, out(o.out));
             } else if constexpr (std::is_same_v<T, Gemm>) {
                 auto& p = packed(o.w, width(o.out), width(o.a));
-                auto ep = o.epilogue == Epilogue::Accumulate ? kernels::MatvecEpilogue::Accumulate
-                          : o.epilogue == Epilogue::Gelu     ? kernels::MatvecEpilogue::Gelu
-                          : o.epilogue == Epilogue::Relu     ? kernels::MatvecEpilogue::Relu
-                                                             : kernels::MatvecEpilogue::None;
+                std::vector<float> b = o.b ? raw(*o.b) : std::vector<float>{};
                 auto a = values_[o.a.id];
-                auto& y = out(o.out);
-                kernels::matvec(view(p), a, scheme, ep, y);
-                if (o.b) {
-                    auto& b = raw(*o.b);
-                    for (std::size_t r = 0; r < rows(o.out); ++r)
-                        for (std::size_t j = 0; j < width(o.out); ++j)
-                            y[r * width(o.out) + j] += b[j];
-                }
+                kernels::matvec(view(p), a, scheme, o.epilogue, b, out(o.out));
             } else if constexpr (std::is_same_v<T, Rope>) {
                 kernels::rope(out(o.qkv), o.heads, o.head_dim, o.theta, ids(in.positions, rows(o.qkv)));
             } else if constexpr (std::is_same_v<T, Attention>) {

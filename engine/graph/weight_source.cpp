@@ -30,6 +30,41 @@ std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> sha
     return ViewShape{rows, row_len};
 }
 
+bool transposed(const View& view) {
+    return std::visit([](const auto& x) { return x.transpose; }, view);
+}
+
+std::string rows_key(const View& view) {
+    if (auto* r = std::get_if<RowRange>(&view)) return fmt::format("r{}+{}", r->first, r->count);
+    if (auto* h = std::get_if<HeadPart>(&view))
+        return fmt::format("h{}/{}+{}", h->stride, h->offset, h->width);
+    return "w";
+}
+
+std::vector<float> transpose(std::span<const float> values, std::size_t rows, std::size_t cols) {
+    std::vector<float> t(values.size());
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j)
+            t[j * rows + i] = values[i * cols + j];
+    return t;
+}
+
+std::uint64_t state_bytes(const State& s, std::uint64_t max_positions,
+                          const std::function<std::size_t(std::size_t head_dim)>& cache_row_bytes,
+                          std::size_t state_element_bytes) {
+    return std::visit(
+        [&](const auto& st) -> std::uint64_t {
+            using T = std::decay_t<decltype(st)>;
+            if constexpr (std::is_same_v<T, KeyCache> || std::is_same_v<T, ValueCache>)
+                return max_positions * st.kv_heads * cache_row_bytes(st.head_dim);
+            else if constexpr (std::is_same_v<T, ConvWindow>)
+                return std::uint64_t(st.kernel - 1) * st.channels * 4;
+            else
+                return std::uint64_t(st.heads) * st.dk * st.dv * state_element_bytes;
+        },
+        s);
+}
+
 ViewShape WeightSource::view_of(W w, const View& view) const {
     auto s = view_shape(shape(w), view);
     if (auto* why = std::get_if<std::string>(&s))

@@ -6,6 +6,8 @@
 #include "engine/graph/graph.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <variant>
@@ -26,6 +28,24 @@ struct ViewShape {
 /// The shape `view` reads of a tensor shaped `shape`, or a sentence saying why it does not fit (a
 /// row range past the rows, a head part wider than its stride, a stride that does not divide the rows).
 std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> shape, const View& view);
+
+/// Whether an op reading `view` multiplies by the transpose of the stored matrix.
+bool transposed(const View& view);
+
+/// Which stored rows `view` reads, as a key (`w` for the whole tensor, `r<first>+<count>`,
+/// `h<stride>/<offset>+<width>`): two views with the same key read the same bytes, whatever their
+/// transpose flags.
+std::string rows_key(const View& view);
+
+/// The `cols × rows` transpose of the row-major `rows × cols` matrix `values`.
+std::vector<float> transpose(std::span<const float> values, std::size_t rows, std::size_t cols);
+
+/// The bytes one sequence's state `s` takes: a cache holds `max_positions` rows per kv head of
+/// `cache_row_bytes(head_dim)` bytes each; a convolution window `kernel − 1` f32 inputs per channel;
+/// a Gated-DeltaNet state `heads · dk · dv` elements of `state_element_bytes`.
+std::uint64_t state_bytes(const State& s, std::uint64_t max_positions,
+                          const std::function<std::size_t(std::size_t head_dim)>& cache_row_bytes,
+                          std::size_t state_element_bytes);
 
 /// Tensors by index (`W`), with names, shapes and values through a view.
 class WeightSource {

@@ -113,8 +113,9 @@ void layer_norm(std::span<const float> x, std::span<const float> w, std::span<co
 }
 
 void matvec(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
-            MatvecEpilogue epilogue, std::span<float> out) {
+            graph::Epilogue epilogue, std::span<const float> bias, std::span<float> out) {
     const std::size_t n = w.layout().rows, k = w.layout().cols;
+    if (!bias.empty()) bias = first(bias, n, "matvec", "bias");
     std::vector<float> y(n);
     for (std::size_t r = 0; r < rows_of(x.size(), k); ++r) {
         const auto a = numerics::prepare(
@@ -124,19 +125,22 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
                      [&](std::size_t begin, std::size_t end) {
                          numerics::matvec(w, a, std::span<float>(y).subspan(begin, end - begin), begin);
                      });
+        if (!bias.empty())
+            for (std::size_t i = 0; i < n; ++i)
+                y[i] = canonical(y[i] + bias[i]);
         auto o = out.subspan(r * n, n);
         for (std::size_t i = 0; i < n; ++i) {
             switch (epilogue) {
-            case MatvecEpilogue::None:
+            case graph::Epilogue::None:
                 o[i] = y[i];
                 break;
-            case MatvecEpilogue::Accumulate:
+            case graph::Epilogue::Accumulate:
                 o[i] = canonical(o[i] + y[i]);
                 break;
-            case MatvecEpilogue::Gelu:
+            case graph::Epilogue::Gelu:
                 o[i] = numerics::gelu(y[i]);
                 break;
-            case MatvecEpilogue::Relu: // a NaN stays NaN
+            case graph::Epilogue::Relu: // a NaN stays NaN
                 o[i] = std::isnan(y[i]) ? qnan : y[i] > 0 ? y[i] : 0.0f;
                 break;
             }

@@ -15,6 +15,7 @@
 // Splits over host threads (parallel.hpp) are by independent rows or heads, so no result depends
 // on the thread count.
 
+#include "engine/graph/graph.hpp"
 #include "engine/numerics/knob.hpp"
 #include "engine/numerics/scheme.hpp"
 #include "engine/numerics/weights.hpp"
@@ -38,14 +39,13 @@ void rms_norm(std::span<const float> x, std::span<const float> w, std::size_t gr
 void layer_norm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
                 std::size_t width, double eps, std::span<float> out);
 
-/// What a matvec does to its results.
-enum class MatvecEpilogue { None, Accumulate, Gelu, Relu };
-
-/// Each row of `x` (`k` wide) times the matrix (`n` × `k`): the row quantised under `scheme`, the
-/// exact matvec, then the epilogue (`Accumulate` adds to what `out` holds, in f32; `Gelu` the
-/// correctly rounded GELU; `Relu` max(0, y), a NaN staying NaN). `out` is `n` wide per row.
+/// Each row of `x` (`k` wide) times the matrix (`n` × `k`), as graph::Gemm documents it:
+/// `epilogue(x wᵀ + b)`. The row is quantised under `scheme`, the exact matvec rounds each output
+/// to f32 once, the bias (`n` values, or empty for none) is added in f32, then the epilogue
+/// (`Accumulate` adds the result to what `out` holds, in f32; `Gelu` the correctly rounded GELU;
+/// `Relu` max(0, y), a NaN staying NaN). `out` is `n` wide per row.
 void matvec(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
-            MatvecEpilogue epilogue, std::span<float> out);
+            graph::Epilogue epilogue, std::span<const float> bias, std::span<float> out);
 
 /// NeoX rotary embedding in place on each head of each row (first `rotary_dim` of every
 /// `head_dim`), at `positions[row]`: angle of pair i = pos · theta^(−2i/rotary_dim)

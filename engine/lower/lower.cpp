@@ -2,6 +2,8 @@
 
 #include "engine/error.hpp"
 #include "engine/lower/dependencies.hpp"
+#include "engine/program/epilogue.hpp"
+#include "engine/program/slots.hpp"
 #include "engine/shim/check.hpp"
 
 #include <fmt/core.h>
@@ -22,7 +24,7 @@ namespace {
 using namespace graph;
 using program::Access;
 using program::Command;
-using program::Opcode;
+namespace slots = program::slots;
 using program::Region;
 
 constexpr std::uint64_t line = 64; ///< every placement starts on a 64-byte line
@@ -33,18 +35,6 @@ std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
 
 /// How a constant is stored: packed in the weight format, or as raw f32.
 enum class Storing { Packed, PackedTransposed, RawF32 };
-
-/// A view without its transpose flag: which stored rows a constant reads.
-std::string rows_key(const View& v) {
-    if (auto* r = std::get_if<RowRange>(&v)) return fmt::format("r{}+{}", r->first, r->count);
-    if (auto* h = std::get_if<HeadPart>(&v)) return fmt::format("h{}/{}+{}", h->stride, h->offset, h->width);
-    return "w";
-}
-
-/// Whether the op multiplies by the transpose of the stored matrix.
-bool transposed(const View& v) {
-    return std::visit([](const auto& x) { return x.transpose; }, v);
-}
 
 /// The host map entry of an io place.
 program::IoEntry entry(program::IoRole role, const Place& p) {
@@ -115,7 +105,9 @@ private:
         return Place{Region::Arena, 4 * out_.layout.offsets[v.id], 4 * rows(v) * width(v)};
     }
 
-    static program::Operand operand(const Place& p, Access a) { return {p.region, a, p.offset, p.bytes}; }
+    /// The operand at place `p` (its access comes from the command's slot).
+    static program::Operand on(const Place& p) { return {p.region, Access::Read, p.offset, p.bytes}; }
+    /// An absent optional operand.
     static program::Operand absent() { return {}; }
 
     // ---- placement ----
@@ -123,19 +115,10 @@ private:
     void place_states() {
         const std::size_t seqs = o_.bucket.seqs;
         for (auto& s : g_.states) {
-            auto [region, per_seq] = std::visit(
-                [&](const auto& st) -> std::pair<Region, std::uint64_t> {
-                    using T = std::decay_t<decltype(st)>;
-                    if constexpr (std::is_same_v<T, KeyCache> || std::is_same_v<T, ValueCache>)
-                        return {Region::Caches, std::uint64_t(o_.max_positions) * st.kv_heads *
-                                                    t_.storage.cache_row_bytes(st.head_dim)};
-                    else if constexpr (std::is_same_v<T, ConvWindow>)
-                        return {Region::State, std::uint64_t(st.kernel - 1) * st.channels * 4};
-                    else
-                        return {Region::State,
-                                std::uint64_t(st.heads) * st.dk * st.dv * t_.storage.state_element_bytes};
-                },
-                s);
+            const bool cache = std::holds_alternative<KeyCache>(s) || std::holds_alternative<ValueCache>(s);
+            const Region region = cache ? Region::Caches : Region::State;
+            const std::uint64_t per_seq =
+                state_bytes(s, o_.max_positions, t_.storage.cache_row_bytes, t_.storage.state_element_bytes);
             auto& end = region == Region::Caches ? caches_end_ : state_end_;
             Place p{region, end, align_up(per_seq, line) * seqs};
             end = align_up(end + p.bytes, line);
@@ -212,12 +195,7 @@ private:
         auto values = ws_.values_f32(w.tensor, w.view);
         ws_.release(w.tensor); // packed once: its mapped pages need not stay resident
         if (!transpose_copy) return values;
-        std::size_t r = shape.rows, c = shape.row_len;
-        std::vector<float> t(values.size());
-        for (std::size_t i = 0; i < r; ++i)
-            for (std::size_t j = 0; j < c; ++j)
-                t[j * r + i] = values[i * c + j];
-        return t;
+        return transpose(values, shape.rows, shape.row_len);
     }
 
     /// The weights-region bytes of `w` stored as `how`, placing them the first time.
@@ -252,16 +230,18 @@ private:
 
     // ---- commands ----
 
-    Command& command(Opcode op, std::size_t graph_op) {
+    /// Appends a command of opcode `S` for graph op `graph_op` (the graph's op count for copies
+    /// that belong to no op), its slots filled by name; each present operand takes its slot's access.
+    template <class S>
+    void put(std::size_t graph_op, const typename S::template Each<program::Operand>& operands,
+             const typename S::Dims& dims, const typename S::Params& params = {}, std::uint32_t flags = 0) {
         Command c;
-        c.opcode = op;
-        c.unit = program::spec(op).unit;
+        c.unit = program::spec(S::opcode).unit;
+        c.flags = flags;
+        program::fill<S>(c, operands, dims, params);
         out_.program.commands.push_back(std::move(c));
         out_.op_of.push_back(graph_op);
-        return out_.program.commands.back();
     }
-
-    static std::uint64_t bits(double v) { return program::f64_bits(v); }
 
     void need_decode_rows(std::size_t i) const {
         if (o_.bucket.tokens != o_.bucket.seqs)
@@ -316,29 +296,26 @@ private:
                 ws_.release(v.tensor);
             return t_.storage.pack(values, n, k);
         });
-        auto& c = command(Opcode::Matvec, grp.ops.front());
-        c.operands = {operand(arena(first.a), Access::Read), operand(w, Access::Read), absent()};
-        for (std::size_t p = 0; p < 3; ++p) {
-            if (p < grp.ops.size())
-                c.operands.push_back(operand(arena(std::get<Gemm>(g_.ops[grp.ops[p]]).out),
-                                             p ? Access::Write : Access::ReadWrite));
-            else
-                c.operands.push_back(absent());
-        }
-        c.dims = {rows(first.a), n, k, parts[0], parts.size() > 1 ? parts[1] : 0};
+        auto part = [&](std::size_t p) {
+            return p < grp.ops.size() ? on(arena(std::get<Gemm>(g_.ops[grp.ops[p]]).out)) : absent();
+        };
+        put<slots::Matvec>(
+            grp.ops.front(),
+            {.x = on(arena(first.a)), .w = on(w), .out = part(0), .out2 = part(1), .out3 = part(2)},
+            {.rows = rows(first.a), .n = n, .k = k, .n1 = parts[0], .n2 = parts.size() > 1 ? parts[1] : 0});
     }
 
     void conv(std::size_t i, const Silu* silu) {
         auto& o = std::get<Conv>(g_.ops[i]);
         need_decode_rows(i);
         auto& window = std::get<ConvWindow>(g_.states[o.window.id]);
-        auto& c = command(Opcode::Conv, i);
-        c.flags = silu ? program::flag::FusedSilu : 0;
-        c.operands = {operand(arena(o.x), Access::Read),
-                      operand(raw_weight(o.w, window.channels * window.kernel), Access::Read),
-                      operand(out_.states[o.window.id], Access::ReadWrite),
-                      operand(arena(silu ? silu->out : o.out), Access::Write)};
-        c.dims = {rows(o.x), window.channels, window.kernel};
+        put<slots::Conv>(i,
+                         {.x = on(arena(o.x)),
+                          .w = on(raw_weight(o.w, window.channels * window.kernel)),
+                          .window = on(out_.states[o.window.id]),
+                          .out = on(arena(silu ? silu->out : o.out))},
+                         {.rows = rows(o.x), .channels = window.channels, .kernel = window.kernel}, {},
+                         silu ? program::flag::FusedSilu : 0);
     }
 
     void single(std::size_t i) {
@@ -346,164 +323,177 @@ private:
     }
 
     void emit_op(std::size_t i, const Embed& o) {
-        auto& c = command(Opcode::Embed, i);
         auto shape = ws_.view_of(o.table.tensor, o.table.view);
-        c.operands = {
-            operand(matrix(Weight{o.table.tensor, Whole{true}}, shape.rows, width(o.out)), Access::Read),
-            operand(out_.io.ids, Access::Read), operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.out), width(o.out)};
+        put<slots::Embed>(i,
+                          {.table = on(matrix(Weight{o.table.tensor, Whole{true}}, shape.rows, width(o.out))),
+                           .ids = on(out_.io.ids),
+                           .out = on(arena(o.out))},
+                          {.rows = rows(o.out), .width = width(o.out)});
     }
     void emit_op(std::size_t i, const LayerNorm& o) {
-        auto& c = command(Opcode::LayerNorm, i);
-        c.operands = {operand(arena(o.x), Access::Read), operand(raw_weight(o.w, width(o.x)), Access::Read),
-                      o.b ? operand(raw_weight(*o.b, width(o.x)), Access::Read) : absent(),
-                      operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.x), width(o.x)};
-        c.params = {bits(o.eps)};
+        put<slots::LayerNorm>(i,
+                              {.x = on(arena(o.x)),
+                               .w = on(raw_weight(o.w, width(o.x))),
+                               .b = o.b ? on(raw_weight(*o.b, width(o.x))) : absent(),
+                               .out = on(arena(o.out))},
+                              {.rows = rows(o.x), .width = width(o.x)}, {.eps = o.eps});
     }
     void emit_op(std::size_t i, const Gemm& o) {
-        auto& c = command(Opcode::Matvec, i);
         std::size_t n = width(o.out), k = width(o.a);
-        c.flags = o.epilogue == Epilogue::Accumulate ? program::flag::Accumulate
-                  : o.epilogue == Epilogue::Gelu     ? program::flag::EpilogueGelu
-                  : o.epilogue == Epilogue::Relu     ? program::flag::EpilogueRelu
-                                                     : 0;
-        c.operands = {operand(arena(o.a), Access::Read),
-                      operand(matrix(o.w, n, k), Access::Read),
-                      o.b ? operand(raw_weight(*o.b, n), Access::Read) : absent(),
-                      operand(arena(o.out), Access::ReadWrite),
-                      absent(),
-                      absent()};
-        c.dims = {rows(o.a), n, k, n, 0};
+        put<slots::Matvec>(i,
+                           {.x = on(arena(o.a)),
+                            .w = on(matrix(o.w, n, k)),
+                            .b = o.b ? on(raw_weight(*o.b, n)) : absent(),
+                            .out = on(arena(o.out))},
+                           {.rows = rows(o.a), .n = n, .k = k, .n1 = n, .n2 = 0}, {},
+                           program::epilogue_flags(o.epilogue));
     }
     void emit_op(std::size_t i, const Rope& o) {
-        auto& c = command(Opcode::Rope, i);
-        c.operands = {operand(arena(o.qkv), Access::ReadWrite), operand(out_.io.positions, Access::Read)};
-        c.dims = {rows(o.qkv), o.heads, o.head_dim};
-        c.params = {bits(o.theta)};
+        put<slots::Rope>(i, {.x = on(arena(o.qkv)), .positions = on(out_.io.positions)},
+                         {.rows = rows(o.qkv), .heads = o.heads, .head_dim = o.head_dim}, {.theta = o.theta});
     }
     void emit_op(std::size_t i, const Attention& o) {
-        auto& c = command(Opcode::SelfAttention, i);
-        c.operands = {operand(arena(o.qkv), Access::Read), operand(out_.io.seq_starts, Access::Read),
-                      operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.qkv), o_.bucket.seqs, o.heads, o.head_dim, o.window.value_or(0)};
+        put<slots::SelfAttention>(
+            i, {.qkv = on(arena(o.qkv)), .seq_starts = on(out_.io.seq_starts), .out = on(arena(o.out))},
+            {.rows = rows(o.qkv),
+             .seqs = o_.bucket.seqs,
+             .heads = o.heads,
+             .head_dim = o.head_dim,
+             .window = o.window.value_or(0)});
     }
-    void emit_op(std::size_t i, const GeGlu& o) { unary(i, Opcode::GeGlu, o.x, o.out, width(o.out)); }
+    void emit_op(std::size_t i, const GeGlu& o) { unary<slots::GeGlu>(i, o.x, o.out, width(o.out)); }
     void emit_op(std::size_t i, const AddType& o) {
-        auto& c = command(Opcode::AddType, i);
         auto shape = ws_.view_of(o.table.tensor, o.table.view);
-        c.operands = {operand(arena(o.h), Access::ReadWrite),
-                      operand(raw_weight(o.table, shape.numel()), Access::Read),
-                      operand(out_.io.qtype, Access::Read), operand(out_.io.seq_starts, Access::Read)};
-        c.dims = {rows(o.h), o_.bucket.seqs, width(o.h)};
+        put<slots::AddType>(i,
+                            {.h = on(arena(o.h)),
+                             .table = on(raw_weight(o.table, shape.numel())),
+                             .qtype = on(out_.io.qtype),
+                             .seq_starts = on(out_.io.seq_starts)},
+                            {.rows = rows(o.h), .seqs = o_.bucket.seqs, .width = width(o.h)});
     }
     void emit_op(std::size_t i, const GatherMarkers& o) {
-        auto& c = command(Opcode::GatherMarkers, i);
-        c.operands = {operand(arena(o.h), Access::Read), operand(out_.io.marker_rows, Access::Read),
-                      operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.out), width(o.out)};
+        put<slots::GatherMarkers>(
+            i, {.h = on(arena(o.h)), .marker_rows = on(out_.io.marker_rows), .out = on(arena(o.out))},
+            {.markers = rows(o.out), .width = width(o.out)});
     }
     void emit_op(std::size_t i, const ActFeatures& o) {
-        auto& c = command(Opcode::ActFeatures, i);
-        c.operands = {operand(arena(o.h), Access::Read), operand(arena(o.logits), Access::Read),
-                      operand(out_.io.seq_starts, Access::Read), operand(out_.io.marker_starts, Access::Read),
-                      operand(arena(o.out), Access::Write)};
-        c.dims = {o_.bucket.seqs, o_.bucket.markers, width(o.h)};
+        put<slots::ActFeatures>(i,
+                                {.h = on(arena(o.h)),
+                                 .logits = on(arena(o.logits)),
+                                 .seq_starts = on(out_.io.seq_starts),
+                                 .marker_starts = on(out_.io.marker_starts),
+                                 .out = on(arena(o.out))},
+                                {.seqs = o_.bucket.seqs, .markers = o_.bucket.markers, .width = width(o.h)});
     }
     void emit_op(std::size_t i, const RmsNorm& o) {
-        auto& c = command(Opcode::RmsNorm, i);
-        c.flags = o.zero_centred ? program::flag::ZeroCentred : 0;
-        c.operands = {operand(arena(o.x), Access::Read),
-                      o.w ? operand(raw_weight(*o.w, o.group), Access::Read) : absent(),
-                      operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.x), width(o.x), o.group};
-        c.params = {bits(o.eps)};
+        put<slots::RmsNorm>(i,
+                            {.x = on(arena(o.x)),
+                             .w = o.w ? on(raw_weight(*o.w, o.group)) : absent(),
+                             .out = on(arena(o.out))},
+                            {.rows = rows(o.x), .width = width(o.x), .group = o.group}, {.eps = o.eps},
+                            o.zero_centred ? program::flag::ZeroCentred : 0);
     }
     void emit_op(std::size_t i, const Rotate& o) {
         if (o.interleaved)
             throw Error(
                 fmt::format("op {} (Rotate): interleaved rotary pairs have no command on this card", i));
-        auto& c = command(Opcode::Rotate, i);
-        c.operands = {operand(arena(o.x), Access::ReadWrite), operand(out_.io.positions, Access::Read)};
-        c.dims = {rows(o.x), width(o.x) / o.head_dim, o.head_dim, o.rotary_dim};
-        c.params = {bits(o.theta)};
+        put<slots::Rotate>(i, {.x = on(arena(o.x)), .positions = on(out_.io.positions)},
+                           {.rows = rows(o.x),
+                            .heads = width(o.x) / o.head_dim,
+                            .head_dim = o.head_dim,
+                            .rotary_dim = o.rotary_dim},
+                           {.theta = o.theta});
     }
     void emit_op(std::size_t i, const CacheAppend& o) {
         need_decode_rows(i);
-        auto& c = command(Opcode::CacheAppend, i);
         auto [heads, dim] = cache_shape(o.cache);
-        c.operands = {operand(arena(o.x), Access::Read), operand(out_.io.positions, Access::Read),
-                      operand(out_.states[o.cache.id], Access::ReadWrite)};
-        c.dims = {rows(o.x), heads, dim, o_.max_positions};
+        put<slots::CacheAppend>(
+            i,
+            {.x = on(arena(o.x)), .positions = on(out_.io.positions), .cache = on(out_.states[o.cache.id])},
+            {.rows = rows(o.x), .kv_heads = heads, .head_dim = dim, .max_positions = o_.max_positions});
     }
     void emit_op(std::size_t i, const AttendCache& o) {
         need_decode_rows(i);
-        auto& c = command(Opcode::Attend, i);
-        c.operands = {operand(arena(o.q), Access::Read),
-                      operand(out_.io.positions, Access::Read),
-                      operand(out_.states[o.keys.id], Access::Read),
-                      operand(out_.states[o.values.id], Access::Read),
-                      o.sinks ? operand(raw_weight(*o.sinks, o.heads), Access::Read) : absent(),
-                      operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.q), o.heads, o.kv_heads, o.head_dim, o_.max_positions, o.window.value_or(0)};
-        c.params = {bits(o.scale), bits(o.softcap.value_or(0.0))};
+        put<slots::Attend>(i,
+                           {.q = on(arena(o.q)),
+                            .positions = on(out_.io.positions),
+                            .keys = on(out_.states[o.keys.id]),
+                            .values = on(out_.states[o.values.id]),
+                            .sinks = o.sinks ? on(raw_weight(*o.sinks, o.heads)) : absent(),
+                            .out = on(arena(o.out))},
+                           {.rows = rows(o.q),
+                            .heads = o.heads,
+                            .kv_heads = o.kv_heads,
+                            .head_dim = o.head_dim,
+                            .max_positions = o_.max_positions,
+                            .window = o.window.value_or(0)},
+                           {.scale = o.scale, .softcap = o.softcap.value_or(0.0)});
     }
     void emit_op(std::size_t i, const Conv&) { conv(i, nullptr); }
-    void emit_op(std::size_t i, const Silu& o) { unary(i, Opcode::Silu, o.x, o.out, width(o.x)); }
+    void emit_op(std::size_t i, const Silu& o) { unary<slots::Silu>(i, o.x, o.out, width(o.x)); }
     void emit_op(std::size_t i, const L2Norm& o) {
-        auto& c = command(Opcode::L2Norm, i);
-        c.operands = {operand(arena(o.x), Access::Read), operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.x), width(o.x), o.group};
-        c.params = {bits(o.eps), bits(o.scale)};
+        put<slots::L2Norm>(i, {.x = on(arena(o.x)), .out = on(arena(o.out))},
+                           {.rows = rows(o.x), .width = width(o.x), .group = o.group},
+                           {.eps = o.eps, .scale = o.scale});
     }
     void emit_op(std::size_t i, const GdnGates& o) {
-        auto& c = command(Opcode::Gates, i);
         std::size_t h = width(o.b);
-        c.operands = {operand(arena(o.b), Access::Read),
-                      operand(arena(o.a), Access::Read),
-                      operand(raw_weight(o.a_log, h), Access::Read),
-                      operand(raw_weight(o.dt_bias, h), Access::Read),
-                      operand(arena(o.beta), Access::Write),
-                      operand(arena(o.g), Access::Write)};
-        c.dims = {rows(o.b), h};
+        put<slots::Gates>(i,
+                          {.b = on(arena(o.b)),
+                           .a = on(arena(o.a)),
+                           .a_log = on(raw_weight(o.a_log, h)),
+                           .dt_bias = on(raw_weight(o.dt_bias, h)),
+                           .beta = on(arena(o.beta)),
+                           .g = on(arena(o.g))},
+                          {.rows = rows(o.b), .heads = h});
     }
     void emit_op(std::size_t i, const DeltaStep& o) {
         need_decode_rows(i);
-        auto& c = command(Opcode::DeltaStep, i);
-        c.operands = {
-            operand(arena(o.q), Access::Read),   operand(arena(o.k), Access::Read),
-            operand(arena(o.v), Access::Read),   operand(arena(o.beta), Access::Read),
-            operand(arena(o.g), Access::Read),   operand(out_.states[o.state.id], Access::ReadWrite),
-            operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.q), o.key_heads, o.value_heads, o.dk, o.dv};
+        put<slots::DeltaStep>(i,
+                              {.q = on(arena(o.q)),
+                               .k = on(arena(o.k)),
+                               .v = on(arena(o.v)),
+                               .beta = on(arena(o.beta)),
+                               .g = on(arena(o.g)),
+                               .state = on(out_.states[o.state.id]),
+                               .out = on(arena(o.out))},
+                              {.rows = rows(o.q),
+                               .key_heads = o.key_heads,
+                               .value_heads = o.value_heads,
+                               .dk = o.dk,
+                               .dv = o.dv});
     }
     void emit_op(std::size_t i, const GatedRmsNorm& o) {
-        auto& c = command(Opcode::GatedNorm, i);
-        c.operands = {operand(arena(o.x), Access::Read), operand(arena(o.z), Access::Read),
-                      operand(raw_weight(o.w, o.group), Access::Read), operand(arena(o.out), Access::Write)};
-        c.dims = {rows(o.x), width(o.x), o.group};
-        c.params = {bits(o.eps)};
+        put<slots::GatedNorm>(i,
+                              {.x = on(arena(o.x)),
+                               .z = on(arena(o.z)),
+                               .w = on(raw_weight(o.w, o.group)),
+                               .out = on(arena(o.out))},
+                              {.rows = rows(o.x), .width = width(o.x), .group = o.group}, {.eps = o.eps});
     }
-    void emit_op(std::size_t i, const SigmoidGate& o) { binary(i, Opcode::SigmoidGate, o.x, o.gate, o.out); }
-    void emit_op(std::size_t i, const SiluMul& o) { binary(i, Opcode::SiluMul, o.gate, o.up, o.out); }
-    void emit_op(std::size_t i, const Add& o) { binary(i, Opcode::Add, o.a, o.b, o.out); }
-    void emit_op(std::size_t i, const ArgMax& o) { unary(i, Opcode::ArgMax, o.x, o.out, width(o.x)); }
-    void emit_op(std::size_t i, const Gelu& o) { unary(i, Opcode::Gelu, o.x, o.out, width(o.x)); }
+    void emit_op(std::size_t i, const SigmoidGate& o) {
+        put<slots::SigmoidGate>(i, {.x = on(arena(o.x)), .gate = on(arena(o.gate)), .out = on(arena(o.out))},
+                                {.rows = rows(o.x), .width = width(o.x)});
+    }
+    void emit_op(std::size_t i, const SiluMul& o) {
+        put<slots::SiluMul>(i, {.gate = on(arena(o.gate)), .up = on(arena(o.up)), .out = on(arena(o.out))},
+                            {.rows = rows(o.gate), .width = width(o.gate)});
+    }
+    void emit_op(std::size_t i, const Add& o) {
+        put<slots::Add>(i, {.a = on(arena(o.a)), .b = on(arena(o.b)), .out = on(arena(o.out))},
+                        {.rows = rows(o.a), .width = width(o.a)});
+    }
+    void emit_op(std::size_t i, const ArgMax& o) { unary<slots::ArgMax>(i, o.x, o.out, width(o.x)); }
+    void emit_op(std::size_t i, const Gelu& o) { unary<slots::Gelu>(i, o.x, o.out, width(o.x)); }
     template <class T>
     void emit_op(std::size_t i, const T&) {
         throw Error(fmt::format("op {} ({}) has no command on this card", i, kind(g_.ops[i])));
     }
 
-    void unary(std::size_t i, Opcode op, Val x, Val out, std::size_t w) {
-        auto& c = command(op, i);
-        c.operands = {operand(arena(x), Access::Read), operand(arena(out), Access::Write)};
-        c.dims = {rows(x), w};
-    }
-    void binary(std::size_t i, Opcode op, Val a, Val b, Val out) {
-        auto& c = command(op, i);
-        c.operands = {operand(arena(a), Access::Read), operand(arena(b), Access::Read),
-                      operand(arena(out), Access::Write)};
-        c.dims = {rows(a), width(a)};
+    /// A one-input elementwise command (`x`, `out`; `rows`, `width`).
+    template <class S>
+    void unary(std::size_t i, Val x, Val out, std::size_t w) {
+        put<S>(i, {.x = on(arena(x)), .out = on(arena(out))}, {.rows = rows(x), .width = w});
     }
 
     std::pair<std::size_t, std::size_t> cache_shape(StateId s) const {
@@ -528,9 +518,9 @@ private:
                                     "and writes it again",
                                     g_.names[p.value.id], p.after, later, kind(g_.ops[later])));
             }
-            auto& c = command(Opcode::Copy, g_.ops.size());
-            c.operands = {operand(arena(p.value), Access::Read),
-                          operand(m.outputs[m.graph_outputs() + k].second, Access::Write)};
+            put<slots::Copy>(g_.ops.size(),
+                             {.src = on(arena(p.value)), .dst = on(m.outputs[m.graph_outputs() + k].second)},
+                             {});
         }
     }
 
@@ -538,8 +528,7 @@ private:
         auto& m = out_.io;
         for (std::size_t k = 0; k < m.graph_outputs(); ++k) {
             auto& [v, place] = m.outputs[k];
-            auto& c = command(Opcode::Copy, g_.ops.size());
-            c.operands = {operand(arena(v), Access::Read), operand(place, Access::Write)};
+            put<slots::Copy>(g_.ops.size(), {.src = on(arena(v)), .dst = on(place)}, {});
         }
     }
 

@@ -23,14 +23,15 @@ namespace cardsim::sim {
 /// Whether a run computes real bits or times only.
 enum class Mode { Full, TimingOnly };
 
-/// The simulated card. Construction elaborates it and loads the program: every DDR region must
+/// The simulated card. Construction elaborates it (every unit instance runs its kind's
+/// implementation in `units`) and loads the program: every DDR region must
 /// lie inside the card's DDR and the arena inside its SRAM (else cardsim::Error naming the sizes);
 /// the DDR image is written into the channels' stores. The host reads and writes the io region
 /// (and any other) through `write` / `read` in zero time, between steps.
 class Card : public sc_core::sc_module {
 public:
     Card(const sc_core::sc_module_name& name, const card::CardConfig& config, const program::Program& program,
-         const lower::Image& image, Mode mode, Execute execute);
+         const lower::Image& image, Mode mode, units::UnitSet units);
 
     /// Writes host bytes into region `r` at `offset` (zero time).
     void write(program::Region r, std::uint64_t offset, std::span<const std::byte> bytes);

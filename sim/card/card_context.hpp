@@ -6,6 +6,7 @@
 #include "sim/card/command_record.hpp"
 #include "sim/card/kernel_clock.hpp"
 #include "sim/memory/channel_interleave.hpp"
+#include "sim/units/unit_set.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -16,12 +17,6 @@
 #include <vector>
 
 namespace cardsim::sim {
-
-/// Computes one command's results: gets the bytes of every operand in operand order (read
-/// operands hold their data, write operands are to be filled; absent operands empty). The spans
-/// are the card memory in place (or copies where operands overlap). The simulator's full mode calls
-/// it; timing-only runs never do.
-using Execute = std::function<void(const program::Command&, std::span<const std::span<std::byte>> operands)>;
 
 /// Where a program's region lives on the card.
 struct RegionAt {
@@ -40,7 +35,7 @@ struct CardContext {
     memory::ChannelInterleave interleave;
     bool timing_only = false;
     bool keep_data = false; ///< records carry their written bytes
-    Execute execute;
+    units::UnitSet units;   ///< each unit kind's work, traffic and compute
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row
@@ -53,9 +48,10 @@ struct CardContext {
     std::vector<std::uint32_t> channel_active;
     std::vector<std::unique_ptr<sc_core::sc_signal<std::uint32_t, sc_core::SC_MANY_WRITERS>>> channel_signals;
 
-    CardContext(const card::CardConfig& c, const program::Program& p, bool timing)
+    CardContext(const card::CardConfig& c, const program::Program& p, bool timing, units::UnitSet u)
         : config(c), program(p), clock(c.clock.kernel_mhz),
-          interleave(c.ddr.channels, c.ddr.interleave_bytes, c.ddr.channel_bytes()), timing_only(timing) {}
+          interleave(c.ddr.channels, c.ddr.interleave_bytes, c.ddr.channel_bytes()), timing_only(timing),
+          units(std::move(u)) {}
 
     /// The region `r` of the program, or nothing.
     const RegionAt& region(program::Region r) const { return regions[static_cast<std::size_t>(r)]; }

@@ -1,6 +1,7 @@
 #include "sim/card/simulation.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/formats.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -71,7 +72,10 @@ RunResult simulate(const card::CardConfig& config, const lower::Compiled& compil
     // A bus error stops the run through sc_stop; its report is the fault, not SystemC's info line.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     auto t0 = std::chrono::steady_clock::now();
-    Card card("card", config, compiled.program, compiled.image, plan.mode, plan.execute);
+    // Full runs compute with the config's weight format: refuse one the matvec does not run up front.
+    if (plan.mode == Mode::Full) kernels::weight_format(config);
+    Card card("card", config, compiled.program, compiled.image, plan.mode,
+              plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
     Host host("host", card, compiled, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written

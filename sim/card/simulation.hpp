@@ -24,12 +24,13 @@ struct StepOutputs {
 };
 
 /// What to run: how many steps, the inputs of each (from the previous step's outputs, if any),
-/// the mode, and the function that computes a command's results (full mode).
+/// the mode, and the implementation of each unit kind (none given: the C++ models,
+/// `units::UnitSet::standard`).
 struct RunPlan {
     std::size_t steps = 1;
     std::function<StepInputs(std::size_t step, const StepOutputs* previous)> inputs;
     Mode mode = Mode::Full;
-    Execute execute;
+    std::optional<units::UnitSet> units;
     bool keep_data = false; ///< records carry the bytes each command wrote
     std::string vcd;        ///< when set, a VCD of unit busy and DDR channel activity is written here
 };

@@ -1,8 +1,5 @@
 #include "sim/card/unit_module.hpp"
 
-#include "engine/kernels/formats.hpp"
-#include "sim/card/work.hpp"
-
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -23,7 +20,7 @@ void CardContext::bus_error(std::uint32_t index, const std::string& what) {
 UnitModule::UnitModule(const sc_core::sc_module_name& name, program::Unit kind, std::uint32_t instance,
                        const card::UnitSpec& spec, CardContext& context)
     : sc_core::sc_module(name), ddr("ddr"), sram("sram"), kind_(kind), instance_(instance), spec_(spec),
-      ctx_(context), busy_signal_("busy") {
+      behaviour_(context.units[kind]), ctx_(context), busy_signal_("busy") {
     SC_THREAD(run);
 }
 
@@ -31,36 +28,6 @@ void UnitModule::start(std::uint32_t index) {
     busy_ = true;
     index_ = index;
     start_.notify(sc_core::SC_ZERO_TIME);
-}
-
-std::vector<UnitModule::Span> UnitModule::traffic(const program::Command& c, std::size_t k) const {
-    const auto& o = c.operands[k];
-    if (c.opcode == program::Opcode::Embed && k == 0) {
-        // A lookup reads one table row per token row. Timing is data-independent (a timing-only run
-        // has no token ids), so the rows are timed as the table's first rows.
-        const std::uint64_t stride = kernels::matrix_layout(ctx_.config, 1, c.dims[1]).row_stride();
-        return {Span{0, std::min(o.bytes, c.dims[0] * stride)}};
-    }
-    bool cache_write = c.opcode == program::Opcode::CacheAppend && k == 2;
-    bool cache_read = c.opcode == program::Opcode::Attend && (k == 2 || k == 3);
-    if (!cache_write && !cache_read) return {Span{0, o.bytes}};
-    const std::uint64_t rows = c.dims[0], kv_heads = cache_write ? c.dims[1] : c.dims[2];
-    const std::uint64_t head_dim = cache_write ? c.dims[2] : c.dims[3], window = cache_read ? c.dims[5] : 0;
-    const std::uint64_t row = kernels::cache_row_bytes(ctx_.config.numerics.cache, head_dim);
-    const std::uint64_t max_positions = cache_write ? c.dims[3] : c.dims[4];
-    const std::uint64_t stride = rows ? o.bytes / rows : 0;
-    std::vector<Span> spans;
-    // A sequence's cache holds each kv head's rows one after another (kernels::cache_append).
-    for (std::uint64_t r = 0; r < rows; ++r) {
-        std::uint64_t last = r < ctx_.positions.size() ? ctx_.positions[r] : 0;
-        std::uint64_t first = cache_write ? last : (window && last + 1 > window ? last + 1 - window : 0);
-        for (std::uint64_t h = 0; h < kv_heads; ++h) {
-            std::uint64_t begin = r * stride + (h * max_positions + first) * row,
-                          bytes = (last - first + 1) * row;
-            if (begin + bytes <= o.bytes) spans.push_back(Span{begin, bytes});
-        }
-    }
-    return spans;
 }
 
 sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
@@ -93,7 +60,7 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
 }
 
 sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd,
-                                       const std::vector<Span>& spans, sc_core::sc_time issue,
+                                       const std::vector<units::Span>& spans, sc_core::sc_time issue,
                                        std::uint32_t index) {
     auto& r = ctx_.region(o.region);
     std::uint64_t address = r.base + o.offset;
@@ -165,12 +132,18 @@ void UnitModule::run() {
         rec.opcode = c.opcode;
         rec.start = ctx_.clock.cycle_at_or_after(t0);
         rec.channel_read.assign(channels, 0);
+        const units::Step step{ctx_.positions};
+        if (!behaviour_.runs(c.opcode)) {
+            ctx_.bus_error(index, fmt::format("the {} unit does not run {} commands", card::name(kind_),
+                                              program::name(c.opcode)));
+            return;
+        }
         rec.channel_written.assign(channels, 0);
         auto is_ddr = [&](const program::Operand& o) {
             return o.region != Region::None && o.bytes && ctx_.region(o.region).space == program::Space::Ddr;
         };
         // Each channel's share of the spans of a DDR operand, added to `per`.
-        auto count_channels = [&](const program::Operand& o, const std::vector<Span>& spans,
+        auto count_channels = [&](const program::Operand& o, const std::vector<units::Span>& spans,
                                   std::vector<std::uint64_t>& per) {
             if (!is_ddr(o)) return;
             for (auto& s : spans) {
@@ -202,7 +175,7 @@ void UnitModule::run() {
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Write) continue;
-            auto spans = traffic(c, i);
+            auto spans = behaviour_.traffic(c, i, step);
             reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, spans, sc_core::SC_ZERO_TIME, index));
             for (auto& sp : spans)
                 rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
@@ -211,7 +184,7 @@ void UnitModule::run() {
         if (ctx_.fault) return;
         // Compute (full runs) on the operands in place (DMI), or on copies for an operand that
         // overlaps another one the command writes.
-        const bool full = !ctx_.timing_only && ctx_.execute;
+        const bool full = !ctx_.timing_only;
         if (full) {
             views_.assign(c.operands.size(), {});
             buffers_.resize(c.operands.size());
@@ -229,7 +202,7 @@ void UnitModule::run() {
                 if (o.access != Access::Write) std::copy(place.begin(), place.end(), buf.begin());
                 views_[i] = buf;
             }
-            ctx_.execute(c, views_);
+            behaviour_.compute(c, views_);
             for (std::size_t i = 0; i < c.operands.size(); ++i) {
                 auto& o = c.operands[i];
                 if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
@@ -237,7 +210,7 @@ void UnitModule::run() {
                     std::copy(buffers_[i].begin(), buffers_[i].end(), in_place(o, index).begin());
             }
         }
-        rec.compute_cycles = compute_cycles(work(c, ctx_.positions), spec_.width);
+        rec.compute_cycles = units::compute_cycles(behaviour_.work(c, step), behaviour_.lanes(spec_));
         auto writes_at = std::max(reads, ctx_.clock.time_of(rec.compute_cycles));
         // Writes, issued when the reads and the compute are done.
         sc_core::sc_time end = writes_at;
@@ -246,7 +219,7 @@ void UnitModule::run() {
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
-            auto spans = traffic(c, i);
+            auto spans = behaviour_.traffic(c, i, step);
             end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index));
             rec.bytes_written += o.bytes;
             count_channels(o, spans, rec.channel_written);

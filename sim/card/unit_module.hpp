@@ -14,8 +14,10 @@
 namespace cardsim::sim {
 
 /// A unit instance of one kind (matvec, attention, norm, ...), as a SystemC module with two TLM-2.0
-/// initiator sockets (DDR and on-chip SRAM). Event-driven: its thread sleeps until `start` hands it
-/// a command, then issues the command's reads as one data-less transaction per operand (a weight
+/// initiator sockets (DDR and on-chip SRAM): the timing loop every unit shares. What a command is
+/// for the unit (its work, the bytes it moves, what it computes) comes from its kind's
+/// implementation in the card's `units::UnitSet` (sim/units/). Event-driven: its thread sleeps until `start`
+/// hands it a command, then issues the command's reads as one data-less transaction per operand (a weight
 /// stream is one transaction), computes (full mode) on the operands in place through the
 /// memories' DMI grants, issues the writes once both its reads and its compute are done, and
 /// wakes when the last write completes plus its pipeline latency:
@@ -42,18 +44,11 @@ public:
 
 private:
     void run();
-    /// A byte range of an operand the command really moves.
-    struct Span {
-        std::uint64_t offset, bytes;
-    };
-    /// The parts of operand `k` of `c` the command moves: the whole operand, except for caches, of
-    /// which an append writes each sequence's new rows and an attention reads each sequence's
-    /// attended positions.
-    std::vector<Span> traffic(const program::Command& c, std::size_t k) const;
     /// Times operand `o` (read or write) over `spans`, one transaction each and without data;
     /// returns when the last span completes, relative to now.
     sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd,
-                               const std::vector<Span>& spans, sc_core::sc_time issue, std::uint32_t index);
+                               const std::vector<units::Span>& spans, sc_core::sc_time issue,
+                               std::uint32_t index);
     /// One transaction: `bytes` bytes at `address` of the operand's space, timed (`timed`) or debug.
     sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
                          std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
@@ -68,6 +63,7 @@ private:
     program::Unit kind_;
     std::uint32_t instance_;
     card::UnitSpec spec_;
+    const units::Unit& behaviour_; ///< this kind's work, traffic and compute
     CardContext& ctx_;
     bool busy_ = false;
     std::uint32_t index_ = 0;

@@ -1,6 +1,7 @@
 // The cardsim executable as a user runs it: help, exit codes, `disasm`, `layout`.
 
 #include "engine/program/program.hpp"
+#include "engine/program/slots.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -37,15 +38,13 @@ TEST_CASE("disasm prints one line per command and refuses a malformed file by na
     p.arena_bytes = 4096;
     p.regions = {{Region::Weights, Space::Ddr, 0, 1 << 20}, {Region::Arena, Space::Sram, 0, 4096}};
     Command c;
-    c.opcode = Opcode::Matvec;
     c.unit = Unit::Matvec;
-    c.operands = {{Region::Arena, Access::Read, 0, 256},
-                  {Region::Weights, Access::Read, 0, 65536},
-                  {},
-                  {Region::Arena, Access::ReadWrite, 256, 512},
-                  {},
-                  {}};
-    c.dims = {1, 128, 64, 128, 0};
+    cardsim::program::fill<cardsim::program::slots::Matvec>(
+        c,
+        {.x = {Region::Arena, Access::Read, 0, 256},
+         .w = {Region::Weights, Access::Read, 0, 65536},
+         .out = {Region::Arena, Access::ReadWrite, 256, 512}},
+        {.rows = 1, .n = 128, .k = 64, .n1 = 128, .n2 = 0});
     p.commands = {c, c};
     p.commands[1].deps = {0};
     cardsim::test::add_host(p);

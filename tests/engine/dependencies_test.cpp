@@ -1,6 +1,7 @@
 // Dependencies of a command stream from its operands' bytes.
 
 #include "engine/lower/dependencies.hpp"
+#include "engine/program/slots.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,12 +14,12 @@ namespace {
 /// An Add command reading `a`, `b` and writing `out`, arena byte offsets, 64 bytes each.
 Command add(std::uint64_t a, std::uint64_t b, std::uint64_t out) {
     Command c;
-    c.opcode = Opcode::Add;
     c.unit = Unit::Add;
-    c.operands = {{Region::Arena, Access::Read, a, 64},
-                  {Region::Arena, Access::Read, b, 64},
-                  {Region::Arena, Access::Write, out, 64}};
-    c.dims = {1, 16};
+    cardsim::program::fill<cardsim::program::slots::Add>(c,
+                                                         {.a = {Region::Arena, Access::Read, a, 64},
+                                                          .b = {Region::Arena, Access::Read, b, 64},
+                                                          .out = {Region::Arena, Access::Write, out, 64}},
+                                                         {.rows = 1, .width = 16});
     return c;
 }
 

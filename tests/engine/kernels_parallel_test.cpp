@@ -94,11 +94,11 @@ TEST_CASE("the matvec gives the same bits on one thread and on several") {
     std::vector<float> one(2 * rows), many(2 * rows);
     {
         ThreadsScope threads(1);
-        kernels::matvec(m.view(), x, scheme, kernels::MatvecEpilogue::None, one);
+        kernels::matvec(m.view(), x, scheme, graph::Epilogue::None, {}, one);
     }
     {
         ThreadsScope threads(3);
-        kernels::matvec(m.view(), x, scheme, kernels::MatvecEpilogue::None, many);
+        kernels::matvec(m.view(), x, scheme, graph::Epilogue::None, {}, many);
     }
     CHECK(bits(one) == bits(many));
 }

@@ -4,6 +4,7 @@
 #include "engine/error.hpp"
 #include "engine/graph/examples.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/slots.hpp"
 #include "tests/engine/default_card.hpp"
 #include "tests/support/graph_weights.hpp"
 
@@ -88,10 +89,13 @@ TEST_CASE("the projections of one matrix become one matvec writing each value") 
     for (auto& cmd : c.program.commands)
         if (cmd.opcode == program::Opcode::Matvec) {
             ++matvecs;
-            REQUIRE(cmd.dims == std::vector<std::uint64_t>{3, 128, 64, 32, 32});
-            REQUIRE(cmd.operands[3].region == program::Region::Arena);
-            REQUIRE(cmd.operands[4].region == program::Region::Arena);
-            REQUIRE(cmd.operands[5].region == program::Region::Arena);
+            auto a = program::args<program::slots::Matvec>(cmd);
+            REQUIRE(cmd.dims == std::vector<std::uint64_t>{3, 128, 64, 32, 32}); // rows, n, k, n1, n2
+            REQUIRE(a.dims.n1 == 32);
+            REQUIRE(a.dims.n2 == 32);
+            REQUIRE(a.operands.out.region == program::Region::Arena);
+            REQUIRE(a.operands.out2.region == program::Region::Arena);
+            REQUIRE(a.operands.out3.region == program::Region::Arena);
         }
     REQUIRE(matvecs == 1);
     // The two adds read disjoint values and may run in either order; each waits for the matvec.

@@ -6,6 +6,7 @@
 #include "engine/graph/examples.hpp"
 #include "engine/graph/probe.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/slots.hpp"
 #include "tests/engine/default_card.hpp"
 #include "tests/support/graph_weights.hpp"
 
@@ -94,19 +95,19 @@ TEST_CASE("observing layers adds one copy after each layer's last command and ch
         REQUIRE(b.op_of[copies[k] - 1] == observed.probes[k].after);
         REQUIRE(std::find(c.deps.begin(), c.deps.end(), copies[k] - 1) != c.deps.end());
         auto place = b.io.outputs[b.io.graph_outputs() + k].second;
-        REQUIRE(c.operands[1].region == program::Region::Io);
-        REQUIRE(c.operands[1].offset == place.offset);
-        REQUIRE(c.operands[1].bytes == 4 * shape.hidden);
+        auto dst = program::args<program::slots::Copy>(c).operands.dst;
+        REQUIRE(dst.region == program::Region::Io);
+        REQUIRE(dst.offset == place.offset);
+        REQUIRE(dst.bytes == 4 * shape.hidden);
     }
     // The next write of the stream waits for the copy of layer 0 (write after read).
-    auto& copy0 = b.program.commands[copies[0]];
+    auto src0 = program::args<program::slots::Copy>(b.program.commands[copies[0]]).operands.src;
     bool waited = false;
     for (std::size_t i = copies[0] + 1; i < b.program.commands.size() && !waited; ++i) {
         auto& c = b.program.commands[i];
         for (auto& o : c.operands)
             if (o.region == program::Region::Arena && o.access != program::Access::Read &&
-                o.offset < copy0.operands[0].offset + copy0.operands[0].bytes &&
-                copy0.operands[0].offset < o.offset + o.bytes) {
+                o.offset < src0.offset + src0.bytes && src0.offset < o.offset + o.bytes) {
                 REQUIRE(std::find(c.deps.begin(), c.deps.end(), copies[0]) != c.deps.end());
                 waited = true;
             }

@@ -4,8 +4,9 @@
 
 #include "engine/card/card_config.hpp"
 #include "engine/error.hpp"
+#include "engine/program/slots.hpp"
 #include "sim/card/simulation.hpp"
-#include "sim/card/work.hpp"
+#include "sim/units/unit.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -29,26 +30,23 @@ lower::Compiled compiled(std::vector<Command> commands, std::uint64_t weights,
 
 Command matvec(std::uint64_t n, std::uint64_t k, std::uint64_t w_offset, std::uint64_t x, std::uint64_t out) {
     Command c;
-    c.opcode = Opcode::Matvec;
     c.unit = Unit::Matvec;
-    c.operands = {{Region::Arena, Access::Read, x, 4 * k},
-                  {Region::Weights, Access::Read, w_offset, n * k},
-                  {},
-                  {Region::Arena, Access::ReadWrite, out, 4 * n},
-                  {},
-                  {}};
-    c.dims = {1, n, k, n, 0};
+    program::fill<program::slots::Matvec>(c,
+                                          {.x = {Region::Arena, Access::Read, x, 4 * k},
+                                           .w = {Region::Weights, Access::Read, w_offset, n * k},
+                                           .out = {Region::Arena, Access::ReadWrite, out, 4 * n}},
+                                          {.rows = 1, .n = n, .k = k, .n1 = n, .n2 = 0});
     return c;
 }
 
 Command add(std::uint64_t a, std::uint64_t b, std::uint64_t out, std::uint64_t width) {
     Command c;
-    c.opcode = Opcode::Add;
     c.unit = Unit::Add;
-    c.operands = {{Region::Arena, Access::Read, a, 4 * width},
-                  {Region::Arena, Access::Read, b, 4 * width},
-                  {Region::Arena, Access::Write, out, 4 * width}};
-    c.dims = {1, width};
+    program::fill<program::slots::Add>(c,
+                                       {.a = {Region::Arena, Access::Read, a, 4 * width},
+                                        .b = {Region::Arena, Access::Read, b, 4 * width},
+                                        .out = {Region::Arena, Access::Write, out, 4 * width}},
+                                       {.rows = 1, .width = width});
     return c;
 }
 
@@ -109,7 +107,7 @@ TEST_CASE("a unit's time is its closed-form compute cycles when memory is not th
     REQUIRE_FALSE(r.fault);
     auto& rec = r.records[0];
     auto spec = config.units[card::UnitKind::Add];
-    REQUIRE(rec.compute_cycles == sim::compute_cycles(1024, spec.width));
+    REQUIRE(rec.compute_cycles == sim::units::compute_cycles(1024, spec.width));
     REQUIRE(rec.compute_cycles == (1024 + spec.width - 1) / spec.width);
     // SRAM reads are latency + ceil(bytes / bytes_per_cycle) cycles; the compute dominates here.
     REQUIRE(rec.end - rec.start >= rec.compute_cycles + spec.latency);

@@ -78,7 +78,8 @@ TEST_CASE("a compiled decode step's DDR requests replay to the card run's DDR ti
         test::GraphWeights w(g);
         auto compiled = lower::lower(g, w, lower::target_of(config), lower::Options{bucket, max_positions});
         sc_core::sc_set_time_resolution(1, sc_core::SC_FS); // as sim::simulate runs the card
-        sim::Card card("card", config, compiled.program, compiled.image, sim::Mode::TimingOnly, {});
+        sim::Card card("card", config, compiled.program, compiled.image, sim::Mode::TimingOnly,
+                       sim::units::UnitSet::standard(config));
         Host host("host", card, compiled);
         sim::memory::TraceRecorder recorder(path, ctx);
         card.ddr().set_observer(&recorder);

@@ -6,7 +6,6 @@
 #include "engine/graph/examples.hpp"
 #include "engine/lower/lower.hpp"
 #include "sim/card/simulation.hpp"
-#include "sim/units/executor.hpp"
 #include "tests/support/graph_weights.hpp"
 #include "tests/support/in_child.hpp"
 
@@ -33,7 +32,6 @@ sim::RunResult run(const card::CardConfig& config, const lower::Compiled& c, sim
     plan.steps = steps;
     plan.mode = mode;
     plan.inputs = [](std::size_t s, const sim::StepOutputs*) { return inputs(s); };
-    if (mode == sim::Mode::Full) plan.execute = sim::make_executor(config);
     return sim::simulate(config, c, plan);
 }
 

@@ -6,9 +6,10 @@
 #include "engine/graph/examples.hpp"
 #include "engine/graph/probe.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/slots.hpp"
 #include "engine/verify/verify.hpp"
 #include "sim/card/simulation.hpp"
-#include "sim/units/executor.hpp"
+#include "sim/units/unit_set.hpp"
 #include "tests/support/graph_weights.hpp"
 #include "tests/support/in_child.hpp"
 
@@ -50,25 +51,53 @@ program::Command last_matvec_of(const graph::Graph& g, const lower::Compiled& c,
     return *last;
 }
 
-/// Runs `c` for every step and verifies it; given `wrong`, the units get that command wrong at step
-/// `bad_step` (element 0 of its first output plus 1000: a fault no rounding hides downstream).
+/// A matvec that gets one command wrong: element 0 of its first output plus 1000 at the
+/// `bad_step`-th time it runs `wrong` (a fault no rounding hides downstream). Registered in place of
+/// the card's matvec: swapping a unit's implementation is one `UnitSet::set`.
+class FaultyMatvec final : public sim::units::Unit {
+public:
+    FaultyMatvec(std::shared_ptr<const sim::units::Unit> good, program::Command wrong, std::size_t bad_step)
+        : Unit(card::UnitKind::Matvec), good_(std::move(good)), wrong_(std::move(wrong)),
+          bad_step_(bad_step) {}
+    bool runs(program::Opcode op) const override { return good_->runs(op); }
+    std::uint64_t work(const program::Command& c, const sim::units::Step& s) const override {
+        return good_->work(c, s);
+    }
+    std::vector<sim::units::Span> traffic(const program::Command& c, std::size_t k,
+                                          const sim::units::Step& s) const override {
+        return good_->traffic(c, k, s);
+    }
+    void compute(const program::Command& c, sim::units::Operands operands) const override {
+        good_->compute(c, operands);
+        if (c == wrong_ && (*seen_)++ == bad_step_) {
+            auto out = operands[program::at(program::slots::Matvec::Operand::out)];
+            float v;
+            std::memcpy(&v, out.data(), 4);
+            v += 1000.0f;
+            std::memcpy(out.data(), &v, 4);
+        }
+    }
+
+private:
+    std::shared_ptr<const sim::units::Unit> good_;
+    program::Command wrong_;
+    std::size_t bad_step_;
+    std::shared_ptr<std::size_t> seen_ = std::make_shared<std::size_t>(0);
+};
+
+/// Runs `c` for every step and verifies it; given `wrong`, the card's matvec gets that command wrong
+/// at step `bad_step`.
 verify::Verdict run_and_verify(const graph::Graph& g, const test::GraphWeights& w,
                                const card::CardConfig& config, const lower::Compiled& c,
                                const program::Command* wrong = nullptr, std::size_t bad_step = 0) {
     sim::RunPlan plan;
     plan.steps = steps;
     plan.inputs = [](std::size_t s, const sim::StepOutputs*) { return inputs(s); };
-    auto good = sim::make_executor(config);
-    std::size_t seen = 0;
-    plan.execute = [&](const program::Command& cmd, std::span<const std::span<std::byte>> operands) {
-        good(cmd, operands);
-        if (wrong && cmd == *wrong && seen++ == bad_step) {
-            float v;
-            std::memcpy(&v, operands[3].data(), 4);
-            v += 1000.0f;
-            std::memcpy(operands[3].data(), &v, 4);
-        }
-    };
+    if (wrong) {
+        auto units = sim::units::UnitSet::standard(config);
+        units.set(std::make_shared<FaultyMatvec>(units.shared(card::UnitKind::Matvec), *wrong, bad_step));
+        plan.units = units;
+    }
     auto r = sim::simulate(config, c, plan);
     REQUIRE_FALSE(r.fault);
     std::vector<verify::Readback> back;

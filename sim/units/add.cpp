@@ -1,0 +1,33 @@
+// The add unit: the elementwise sum of two rows (the residual connections).
+
+#include "engine/kernels/kernels.hpp"
+#include "sim/units/kinds.hpp"
+#include "sim/units/unit_of.hpp"
+
+namespace cardsim::sim::units {
+namespace {
+
+using S = program::slots::Add;
+
+class Add final : public UnitOf<program::slots::Add> {
+public:
+    Add() : UnitOf(card::UnitKind::Add) {}
+
+    /// Elements: rows · width.
+    std::uint64_t work(const program::Command& c, const Step&) const override {
+        return rows_times_width<S>(c);
+    }
+
+    void compute(const program::Command&, Operands operands) const override {
+        auto o = program::each<S>(operands);
+        kernels::add(f32s(o.a), f32s(o.b), f32s(o.out));
+    }
+};
+
+} // namespace
+
+std::shared_ptr<const Unit> add_unit(const card::CardConfig&) {
+    return std::make_shared<Add>();
+}
+
+} // namespace cardsim::sim::units

@@ -1,0 +1,71 @@
+// The attention unit: one query row per sequence over its cache (`vector` or `array` math as the
+// knob point says), reading only the attended positions of the keys and values.
+
+#include "engine/kernels/formats.hpp"
+#include "engine/kernels/kernels.hpp"
+#include "sim/units/cache_rows.hpp"
+#include "sim/units/kinds.hpp"
+#include "sim/units/unit_of.hpp"
+
+#include <algorithm>
+
+namespace cardsim::sim::units {
+namespace {
+
+using S = program::slots::Attend;
+
+class Attention final : public UnitOf<S> {
+public:
+    explicit Attention(const card::CardConfig& config)
+        : UnitOf(card::UnitKind::Attention), numerics_(config.numerics),
+          query_(kernels::attention_query_scheme(config.numerics)),
+          array_width_(config.units.attention.array_width) {}
+
+    /// With array math the integer array's `array_width` lanes, else the vector math's width.
+    std::uint32_t lanes(const card::UnitSpec& spec) const override {
+        return numerics_.attention == numerics::AttentionMath::Array ? array_width_ : spec.width;
+    }
+
+    /// Cache elements: per row and query head, the keys and values of every attended position
+    /// (2 · positions · head_dim); a row attends `min(pos + 1, window)` positions.
+    std::uint64_t work(const program::Command& c, const Step& step) const override {
+        auto d = program::args<S>(c).dims;
+        std::uint64_t total = 0;
+        for (std::uint64_t r = 0; r < d.rows; ++r) {
+            std::uint64_t len = (r < step.positions.size() ? step.positions[r] : 0) + 1;
+            if (d.window) len = std::min(len, d.window);
+            total += d.heads * 2 * len * d.head_dim;
+        }
+        return total;
+    }
+
+    std::vector<Span> traffic(const program::Command& c, std::size_t k, const Step& step) const override {
+        if (k != program::at(S::Operand::keys) && k != program::at(S::Operand::values))
+            return Unit::traffic(c, k, step);
+        auto d = program::args<S>(c).dims;
+        CacheShape shape{c.operands[k].bytes, d.rows, d.kv_heads,
+                         kernels::cache_row_bytes(numerics_.cache, d.head_dim), d.max_positions};
+        return cache_rows(shape, step.positions, false, d.window);
+    }
+
+    void compute(const program::Command& c, Operands operands) const override {
+        auto [_, d, p] = program::args<S>(c);
+        auto o = program::each<S>(operands);
+        kernels::attend(f32s(o.q), d.heads, d.kv_heads, d.head_dim, d.max_positions, d.window, p.scale,
+                        p.softcap, f32s(o.sinks), numerics_.cache, numerics_.attention, query_,
+                        u32s(o.positions).first(d.rows), o.keys, o.values, f32s(o.out));
+    }
+
+private:
+    numerics::EngineNumerics numerics_;
+    numerics::Scheme query_;
+    std::uint32_t array_width_;
+};
+
+} // namespace
+
+std::shared_ptr<const Unit> attention_unit(const card::CardConfig& config) {
+    return std::make_shared<Attention>(config);
+}
+
+} // namespace cardsim::sim::units

@@ -1,0 +1,30 @@
+#pragma once
+// Which bytes of an attention cache a command moves: a sequence's cache holds each kv head's
+// `max_positions` rows one after another (kernels::cache_append); an append writes each sequence's
+// new row of every head, an attention reads each sequence's attended positions of every head.
+
+#include "sim/units/unit.hpp"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace cardsim::sim::units {
+
+/// The shape of a cache operand as a command sees it.
+struct CacheShape {
+    std::uint64_t operand_bytes = 0; ///< the whole operand: `rows` sequences' caches
+    std::uint64_t rows = 0;          ///< sequences (one token row each)
+    std::uint64_t kv_heads = 0;
+    std::uint64_t row_bytes = 0; ///< one head row in the cache's keep format
+    std::uint64_t max_positions = 0;
+};
+
+/// The spans of the rows at positions `first(p) ..= p` of every head of every sequence, where `p`
+/// is the sequence's position and `first(p)` is `p` for an append (`window` ignored) or the
+/// window's first position for an attention (`window` 0: position 0). Spans past the operand are
+/// left out.
+std::vector<Span> cache_rows(const CacheShape& shape, std::span<const std::uint32_t> positions, bool append,
+                             std::uint64_t window);
+
+} // namespace cardsim::sim::units

@@ -1,0 +1,41 @@
+// The delta-rule unit: one Gated-DeltaNet state step per sequence (decay, delta-rule write, read
+// out), the state kept in the knob point's format.
+
+#include "engine/kernels/kernels.hpp"
+#include "sim/units/kinds.hpp"
+#include "sim/units/unit_of.hpp"
+
+namespace cardsim::sim::units {
+namespace {
+
+using S = program::slots::DeltaStep;
+
+class Delta final : public UnitOf<program::slots::DeltaStep> {
+public:
+    explicit Delta(const card::CardConfig& config)
+        : UnitOf(card::UnitKind::Delta), state_(config.numerics.state) {}
+
+    /// State elements: rows · value heads · dk · dv.
+    std::uint64_t work(const program::Command& c, const Step&) const override {
+        auto d = program::args<S>(c).dims;
+        return d.rows * d.value_heads * d.dk * d.dv;
+    }
+
+    void compute(const program::Command& c, Operands operands) const override {
+        auto d = program::args<S>(c).dims;
+        auto o = program::each<S>(operands);
+        kernels::delta_step(f32s(o.q), f32s(o.k), f32s(o.v), f32s(o.beta), f32s(o.g), d.key_heads,
+                            d.value_heads, d.dk, d.dv, state_, o.state, f32s(o.out));
+    }
+
+private:
+    numerics::StateFormat state_;
+};
+
+} // namespace
+
+std::shared_ptr<const Unit> delta_unit(const card::CardConfig& config) {
+    return std::make_shared<Delta>(config);
+}
+
+} // namespace cardsim::sim::units

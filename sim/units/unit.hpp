@@ -1,0 +1,75 @@
+#pragma once
+// One unit kind of the card, stated in one place: how much work a command is for it (its compute
+// cycles follow from the unit's width), which bytes of each operand the command moves (its memory
+// traffic), and what it computes on those bytes (through engine/kernels, the arithmetic the golden
+// executor shares). sim/card's UnitModule is the one timing loop every unit instance runs; it asks
+// the unit kind's `Unit` for these three things and nothing else. Each kind lives in its own file
+// beside this one; `UnitSet::standard` registers them, and another implementation of a kind (an RTL
+// model, a unit with a fault injected) replaces it with one `UnitSet::set`.
+
+#include "engine/card/card_config.hpp"
+#include "engine/program/program.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace cardsim::sim::units {
+
+/// A byte range of an operand that a command really moves: `bytes` bytes from `offset` into it.
+struct Span {
+    std::uint64_t offset = 0, bytes = 0;
+    friend bool operator==(const Span&, const Span&) = default;
+};
+
+/// What a unit's timing may know of the step beside the command: each token row's position (the
+/// io positions the host wrote). Timing never depends on data, so this is all it gets.
+struct Step {
+    std::span<const std::uint32_t> positions;
+};
+
+/// The bytes of every operand of a command, in slot order (absent operands empty): card memory in
+/// place, or copies where operands overlap. Read operands hold their data; written ones are filled.
+using Operands = std::span<const std::span<std::byte>>;
+
+/// One unit kind's behaviour. Implementations are immutable once made (a unit's `compute` may run
+/// for any instance of its kind).
+class Unit {
+public:
+    explicit Unit(card::UnitKind kind) : kind_(kind) {}
+    virtual ~Unit() = default;
+
+    /// The kind this implements.
+    card::UnitKind kind() const { return kind_; }
+    /// Whether the unit runs commands of opcode `op`.
+    virtual bool runs(program::Opcode op) const = 0;
+    /// The work of `c` in the measure of the unit's width (configs/d5005.toml documents each
+    /// unit's measure), at the card's knob point; the compute cycles are ceil(work / lanes), at
+    /// least 1.
+    virtual std::uint64_t work(const program::Command& c, const Step& step) const = 0;
+    /// The lanes (work per cycle) of an instance configured as `spec` at the card's knob point:
+    /// its width, unless the knob point picks another of its widths (the attention's array math).
+    virtual std::uint32_t lanes(const card::UnitSpec& spec) const { return spec.width; }
+    /// The parts of operand `k` of `c` the command moves. The whole operand, unless the unit reads
+    /// or writes only part of it (an embed's rows, a cache's attended positions).
+    virtual std::vector<Span> traffic(const program::Command& c, std::size_t k, const Step& step) const;
+    /// Computes `c`'s results on its operands' bytes (full runs only). Throws cardsim::Error for
+    /// operands the kernels cannot take.
+    virtual void compute(const program::Command& c, Operands operands) const = 0;
+
+private:
+    card::UnitKind kind_;
+};
+
+/// The compute cycles of `work` on a unit `width` wide: ceil(work / width), at least 1.
+std::uint64_t compute_cycles(std::uint64_t work, std::uint32_t width);
+
+// ---- helpers the unit files share ----
+
+/// An operand's bytes as f32 (operands are f32-aligned in card memory and in copies).
+std::span<float> f32s(std::span<std::byte> b);
+/// An operand's bytes as u32 (token ids, positions, sequence starts).
+std::span<const std::uint32_t> u32s(std::span<std::byte> b);
+
+} // namespace cardsim::sim::units
