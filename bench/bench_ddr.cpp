@@ -1,7 +1,9 @@
 // Replay speed of the DDR4 model: memory requests simulated per host second, through the same
-// TLM path `cardsim ddr replay` and the card use (player -> DdrMemory -> DdrChannel -> timing
-// core), closed pacing with 64 outstanding, one core. Target: >= 10 M requests per host second
-// for sequential traffic. Also: the timing core alone on a weight stream (one large request).
+// path `cardsim ddr replay` uses (player -> DdrMemory's queued port -> ChannelController ->
+// timing core), closed pacing with 64 outstanding, one core, for every standard pattern under
+// each scheduler (FR-FCFS, the default, and FCFS). Target: >= 10 M requests per host second for
+// sequential traffic, as fast with FR-FCFS as with FCFS. Also: the blocking TLM path the card's
+// units use, trace files, and the timing core alone on a weight stream (one large request).
 
 #include "engine/card/card_config.hpp"
 #include "sim/memory/channel_timing.hpp"
@@ -14,40 +16,55 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 namespace {
 
 namespace mem = cardsim::sim::memory;
+using cardsim::card::SchedulerKind;
 
 constexpr std::uint64_t requests = 1 << 20;
 
-const cardsim::card::CardConfig& card() {
-    static const cardsim::card::CardConfig config = cardsim::card::default_card_config();
-    return config;
+/// The default card with scheduler `kind`.
+const cardsim::card::CardConfig& card(SchedulerKind kind = SchedulerKind::FrFcfs) {
+    static const auto make = [](const char* name) {
+        const std::vector<cardsim::card::Override> set{{"ddr.controller.scheduler", name}};
+        return cardsim::card::load_card_config({}, set);
+    };
+    static const cardsim::card::CardConfig frfcfs = make("frfcfs"), fcfs = make("fcfs");
+    return kind == SchedulerKind::Fcfs ? fcfs : frfcfs;
 }
 
-/// The one harness of the process (SystemC elaborates once).
-mem::ReplayHarness& harness() {
+/// The process's harness for scheduler `kind` (SystemC elaborates once: both are built before
+/// the first run).
+mem::ReplayHarness& harness(SchedulerKind kind) {
     static const bool quiet = [] { return setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1) == 0; }();
     (void)quiet;
-    static mem::ReplayHarness h(card().ddr);
-    return h;
+    static mem::ReplayHarness frfcfs(card(SchedulerKind::FrFcfs).ddr, "ddr_frfcfs");
+    static mem::ReplayHarness fcfs(card(SchedulerKind::Fcfs).ddr, "ddr_fcfs");
+    return kind == SchedulerKind::Fcfs ? fcfs : frfcfs;
 }
 
+/// The standard patterns of sim/memory/README.md: 64 B requests over 1 GiB from address 0.
 mem::PatternSpec pattern(mem::PatternKind kind) {
     mem::PatternSpec spec;
     spec.kind = kind;
     spec.count = requests;
     spec.span = 1ull << 30;
+    if (kind == mem::PatternKind::Mix) {
+        spec.reads = 2;
+        spec.writes = 1;
+    }
     return spec;
 }
 
-void replay_pattern(benchmark::State& state, mem::PatternKind kind) {
-    mem::ReplayHarness& h = harness();
+void replay_pattern(benchmark::State& state, mem::PatternKind kind, SchedulerKind scheduler,
+                    bool blocking = false) {
+    mem::ReplayHarness& h = harness(scheduler);
     double bandwidth = 0;
     for (auto _ : state) {
         mem::PatternGenerator gen(pattern(kind), mem::MemoryClock(card().ddr.speed_mts));
-        const mem::ReplayResult r = h.run(gen, {mem::Pacing::Closed, 64});
+        const mem::ReplayResult r = h.run(gen, {mem::Pacing::Closed, 64, blocking});
         bandwidth = mem::total_bandwidth(r, card().ddr);
         benchmark::DoNotOptimize(r.end);
     }
@@ -55,14 +72,26 @@ void replay_pattern(benchmark::State& state, mem::PatternKind kind) {
     state.counters["sim_GBps"] = bandwidth / 1e9;
 }
 
-void BM_ReplaySequential(benchmark::State& state) {
-    replay_pattern(state, mem::PatternKind::Sequential);
+#define CARDSIM_PATTERN_BENCH(Name, Kind)                                                                    \
+    void BM_Replay##Name##FrFcfs(benchmark::State& state) {                                                  \
+        replay_pattern(state, mem::PatternKind::Kind, SchedulerKind::FrFcfs);                                \
+    }                                                                                                        \
+    void BM_Replay##Name##Fcfs(benchmark::State& state) {                                                    \
+        replay_pattern(state, mem::PatternKind::Kind, SchedulerKind::Fcfs);                                  \
+    }                                                                                                        \
+    BENCHMARK(BM_Replay##Name##FrFcfs)->Unit(benchmark::kMillisecond);                                       \
+    BENCHMARK(BM_Replay##Name##Fcfs)->Unit(benchmark::kMillisecond);
+
+CARDSIM_PATTERN_BENCH(Sequential, Sequential)
+CARDSIM_PATTERN_BENCH(Random, Random)
+CARDSIM_PATTERN_BENCH(Streams, Streams)
+CARDSIM_PATTERN_BENCH(Mix, Mix)
+
+/// Sequential reads issued as the card's units issue them: blocking b_transport.
+void BM_ReplaySequentialBlockingFrFcfs(benchmark::State& state) {
+    replay_pattern(state, mem::PatternKind::Sequential, SchedulerKind::FrFcfs, true);
 }
-void BM_ReplayRandom(benchmark::State& state) {
-    replay_pattern(state, mem::PatternKind::Random);
-}
-BENCHMARK(BM_ReplaySequential)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ReplayRandom)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplaySequentialBlockingFrFcfs)->Unit(benchmark::kMillisecond);
 
 /// A trace file of the sequential pattern in `format`, written once.
 std::filesystem::path trace_file(mem::TraceFormat format) {
@@ -84,7 +113,7 @@ std::filesystem::path trace_file(mem::TraceFormat format) {
 
 void replay_file(benchmark::State& state, mem::TraceFormat format) {
     const auto path = trace_file(format);
-    mem::ReplayHarness& h = harness();
+    mem::ReplayHarness& h = harness(SchedulerKind::FrFcfs);
     mem::TraceContext ctx;
     ctx.address_limit = card().ddr.total_bytes();
     for (auto _ : state) {

@@ -111,7 +111,10 @@ int replay(std::span<const std::string> args) {
         "pace", po::value<std::string>()->default_value("closed"),
         "closed: as fast as the model accepts; timed: at the trace's timestamps")(
         "outstanding", po::value<std::uint32_t>()->default_value(64),
-        "requests in flight at most (0 = unbounded)");
+        "requests in flight at most (0 = unbounded)")(
+        "blocking", "hand each request over as the card's units do (blocking TLM transport: served with what "
+                    "the controller holds when it arrives) instead of queued (the controller reorders over "
+                    "every request in flight)");
     o.add(card_options());
     o.add(trace_clock_options());
     const char* const positional[] = {"trace"};
@@ -133,14 +136,18 @@ int replay(std::span<const std::string> args) {
     else
         throw Error(fmt::format("--pace {}: expected closed or timed", pace));
     options.outstanding = vm["outstanding"].as<std::uint32_t>();
+    options.blocking = vm.count("blocking") > 0;
 
     mem::TraceReader reader(path, format, context_of(card, vm));
     mem::ReplayHarness harness(card.ddr);
     const mem::ReplayResult result = harness.run(reader, options);
     fmt::print("trace           {} ({}, {} lines)\n", path, mem::name(format), reader.line());
-    fmt::print("card            {} (config {}), {} x DDR4-{} channels, {} pacing, {} outstanding\n",
-               card.name, card::digest_hex(card), card.ddr.channels, card.ddr.speed_mts, pace,
-               options.outstanding ? std::to_string(options.outstanding) : std::string("unbounded"));
+    fmt::print(
+        "card            {} (config {}), {} x DDR4-{} channels, {} scheduler, {} pacing, {} outstanding{}\n",
+        card.name, card::digest_hex(card), card.ddr.channels, card.ddr.speed_mts,
+        card::name(card.ddr.controller.scheduler), pace,
+        options.outstanding ? std::to_string(options.outstanding) : std::string("unbounded"),
+        options.blocking ? ", blocking" : "");
     fmt::print("{}", mem::format_summary(result, card.ddr));
     return Ok;
 }
@@ -211,7 +218,7 @@ int run(std::span<const std::string> args) {
     fmt::print(
         help ? stdout : stderr,
         "usage: cardsim ddr replay TRACE [--config C] [--set k=v] [--format dramsim3|dramsys|cardsim]\n"
-        "                              [--channels N] [--pace closed|timed] [--outstanding N]\n"
+        "                              [--channels N] [--pace closed|timed] [--outstanding N] [--blocking]\n"
         "       cardsim ddr gen PATTERN -o FILE [--format F] [--count N] [--size B] [--span B] ...\n"
         "       (cardsim ddr replay --help, cardsim ddr gen --help for every option)\n");
     if (help) return Ok;

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <optional>
@@ -25,7 +26,7 @@ struct Token {
 };
 
 std::optional<DramField> parse_field(std::string_view s) {
-    for (auto f : {DramField::Column, DramField::BankGroup, DramField::Bank, DramField::Row})
+    for (auto f : {DramField::Column, DramField::BankGroup, DramField::Bank, DramField::Row, DramField::Rank})
         if (name(f) == s) return f;
     return std::nullopt;
 }
@@ -52,7 +53,8 @@ std::vector<Token> tokenize(std::string_view text) {
         }
         auto field = parse_field(tok);
         if (!field)
-            throw Error(fmt::format("`{}` is not a field: expected row, bank, bankgroup or column", tok));
+            throw Error(
+                fmt::format("`{}` is not a field: expected row, bank, bankgroup, column or rank", tok));
         tokens.push_back({*field, bits});
         start = end + 1;
     }
@@ -71,6 +73,8 @@ std::string_view name(DramField field) {
         return "bank";
     case DramField::Row:
         return "row";
+    case DramField::Rank:
+        return "rank";
     }
     return "?";
 }
@@ -89,20 +93,25 @@ AddressMap AddressMap::build(const DdrConfig& ddr) {
     auto bg = exact_log2(g.bank_groups);
     auto bank = exact_log2(g.banks_per_group);
     if (!bg || !bank) throw Error("bank groups and banks per group must be powers of two");
-    const std::uint64_t bank_bytes = std::uint64_t{g.row_bytes} * g.banks();
+    auto rank = exact_log2(g.ranks);
+    if (!rank) throw Error("the number of ranks must be a power of two");
+    const std::uint64_t bank_bytes = std::uint64_t{g.row_bytes} * g.channel_banks();
     auto row =
         ddr.channel_bytes() % bank_bytes == 0 ? exact_log2(ddr.channel_bytes() / bank_bytes) : std::nullopt;
     if (!row)
         throw Error(
             fmt::format("a channel of {} MiB over {} banks of {}-byte rows is not a power-of-two number "
                         "of rows per bank",
-                        ddr.capacity_mib, g.banks(), g.row_bytes));
-    map.field_bits_ = {*column, *bg, *bank, *row};
+                        ddr.capacity_mib, g.channel_banks(), g.row_bytes));
+    map.field_bits_ = {*column, *bg, *bank, *row, *rank};
 
     std::vector<Token> tokens = tokenize(ddr.controller.address_map);
+    const bool has_rank =
+        std::any_of(tokens.begin(), tokens.end(), [](const Token& t) { return t.field == DramField::Rank; });
+    if (!has_rank) tokens.insert(tokens.begin(), Token{DramField::Rank, std::nullopt});
     // Resolve bare fields: each field may have one token without a bit count, taking the rest.
-    std::array<std::uint32_t, 4> given{};
-    std::array<int, 4> bare{};
+    std::array<std::uint32_t, 5> given{};
+    std::array<int, 5> bare{};
     for (auto& t : tokens) {
         auto i = static_cast<std::size_t>(t.field);
         if (t.bits)
@@ -110,7 +119,7 @@ AddressMap AddressMap::build(const DdrConfig& ddr) {
         else
             ++bare[i];
     }
-    for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < 5; ++i) {
         auto f = static_cast<DramField>(i);
         if (bare[i] > 1) throw Error(fmt::format("`{}` appears more than once without a bit count", name(f)));
         if (given[i] > map.field_bits_[i] || (bare[i] == 0 && given[i] != map.field_bits_[i]))
@@ -118,7 +127,7 @@ AddressMap AddressMap::build(const DdrConfig& ddr) {
                                     map.field_bits_[i]));
     }
     // Assign address bits from the least significant token up; each field's low bits come first.
-    std::array<std::uint32_t, 4> filled{};
+    std::array<std::uint32_t, 5> filled{};
     std::uint32_t shift = 0;
     for (auto it = tokens.rbegin(); it != tokens.rend(); ++it) {
         auto i = static_cast<std::size_t>(it->field);
@@ -138,7 +147,7 @@ AddressMap AddressMap::build(const DdrConfig& ddr) {
     std::uint32_t bits = 0;
     std::uint32_t best = 0;
     for (auto& p : map.pieces()) {
-        if (p.field == DramField::Row || p.field == DramField::Bank) break;
+        if (p.field == DramField::Row || p.field == DramField::Bank || p.field == DramField::Rank) break;
         bits += p.bits;
         if (p.field == DramField::BankGroup) top_bg = p.source_shift + p.bits;
         if (bits - top_bg > best || map.run_bits_ == 0) {

@@ -1,5 +1,5 @@
 #pragma once
-// How a channel-local byte address maps onto bank group, bank, row and column of a DDR rank.
+// How a channel-local byte address maps onto rank, bank group, bank, row and column of a DDR channel.
 
 #include "engine/card/card_config.hpp"
 
@@ -12,20 +12,23 @@
 namespace cardsim::card {
 
 /// A field of a DRAM address.
-enum class DramField : std::uint8_t { Column, BankGroup, Bank, Row };
+enum class DramField : std::uint8_t { Column, BankGroup, Bank, Row, Rank };
 
-/// Where one burst lives in a rank.
+/// Where one burst lives in a channel.
 struct DramCoord {
     std::uint32_t bank_group = 0;
     std::uint32_t bank = 0; ///< within its bank group
     std::uint32_t row = 0;
     std::uint32_t column = 0; ///< in bursts within the row
+    std::uint32_t rank = 0;
     friend bool operator==(const DramCoord&, const DramCoord&) = default;
 };
 
 /// A channel's address mapping, built from the config's bit-order string (e.g.
 /// "row:bank:column:bankgroup", most significant field first; `field[N]` takes N bits). Addresses
-/// are decoded per burst: the low log2(burst bytes) bits are the offset inside the burst.
+/// are decoded per burst: the low log2(burst bytes) bits are the offset inside the burst. With
+/// more than one rank and no `rank` field in the string, the rank bits are the most significant
+/// (each rank holds a contiguous part of the channel).
 class AddressMap {
 public:
     /// One contiguous run of address bits that feeds one field.
@@ -43,14 +46,14 @@ public:
 
     /// The coordinate of burst number `burst` (a channel-local byte address >> burst_shift()).
     DramCoord decode_burst(std::uint64_t burst) const {
-        std::array<std::uint32_t, 4> f{};
+        std::array<std::uint32_t, 5> f{};
         for (std::uint32_t i = 0; i < piece_count_; ++i) {
             const Piece& p = pieces_[i];
             f[static_cast<std::size_t>(p.field)] |=
                 static_cast<std::uint32_t>((burst >> p.source_shift) & ((std::uint64_t{1} << p.bits) - 1))
                 << p.field_shift;
         }
-        return {f[1], f[2], f[3], f[0]};
+        return {f[1], f[2], f[3], f[0], f[4]};
     }
     /// The coordinate of the burst holding channel-local byte `address`.
     DramCoord decode(std::uint64_t address) const { return decode_burst(address >> burst_shift_); }
@@ -65,7 +68,7 @@ public:
     std::uint32_t bank_group_period() const { return bank_group_period_; }
     /// The pieces, least significant first.
     std::span<const Piece> pieces() const { return {pieces_.data(), piece_count_}; }
-    /// Bits of each field (column, bank group, bank, row).
+    /// Bits of each field (column, bank group, bank, row, rank).
     std::uint32_t field_bits(DramField field) const { return field_bits_[static_cast<std::size_t>(field)]; }
 
 private:
@@ -74,10 +77,10 @@ private:
     std::uint32_t burst_shift_ = 0;
     std::uint32_t run_bits_ = 0;
     std::uint32_t bank_group_period_ = 1;
-    std::array<std::uint32_t, 4> field_bits_{};
+    std::array<std::uint32_t, 5> field_bits_{};
 };
 
-/// The spelling of a field in the bit-order string (`column`, `bankgroup`, `bank`, `row`).
+/// The spelling of a field in the bit-order string (`column`, `bankgroup`, `bank`, `row`, `rank`).
 std::string_view name(DramField field);
 
 } // namespace cardsim::card

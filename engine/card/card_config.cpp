@@ -69,16 +69,20 @@ void validate(const CardConfig& c, const Origins& origins) {
         fail("ddr.geometry.banks_per_group",
              fmt::format("{} banks in all ({} groups x {}); expected at most 64", g.banks(), g.bank_groups,
                          g.banks_per_group));
+    if (!std::has_single_bit(g.ranks)) fail("ddr.geometry.ranks", "expected a power of two");
+    if (g.channel_banks() > 64)
+        fail("ddr.geometry.ranks",
+             fmt::format("{} ranks of {} banks; expected at most 64 banks per channel", g.ranks, g.banks()));
     const std::uint32_t burst = d.burst_bytes();
     if (!std::has_single_bit(g.row_bytes) || g.row_bytes < burst)
         fail("ddr.geometry.row_bytes",
              fmt::format("{} is not a power of two of at least one {}-byte burst", g.row_bytes, burst));
-    const std::uint64_t bank_bytes = std::uint64_t{g.row_bytes} * g.banks();
+    const std::uint64_t bank_bytes = std::uint64_t{g.row_bytes} * g.channel_banks();
     if (d.channel_bytes() % bank_bytes != 0 || !std::has_single_bit(d.channel_bytes() / bank_bytes))
         fail("ddr.capacity_mib",
              fmt::format("{} MiB over {} banks of {}-byte rows is not a power-of-two number "
                          "of rows per bank",
-                         d.capacity_mib, g.banks(), g.row_bytes));
+                         d.capacity_mib, g.channel_banks(), g.row_bytes));
     if (d.channel_bytes() / bank_bytes > (std::uint64_t{1} << 32))
         fail("ddr.capacity_mib", "more than 2^32 rows per bank");
     try {
@@ -92,6 +96,14 @@ void validate(const CardConfig& c, const Origins& origins) {
     if (d.timing.trefi <= d.timing.trfc)
         fail("ddr.timing.trefi",
              fmt::format("{} cycles is not more than trfc ({} cycles)", d.timing.trefi, d.timing.trfc));
+    const auto& ctl = d.controller;
+    if (ctl.write_queue > 0 && ctl.write_high_watermark > ctl.write_queue)
+        fail("ddr.controller.write_high_watermark", fmt::format("{} is more than the write queue ({} bursts)",
+                                                                ctl.write_high_watermark, ctl.write_queue));
+    if (ctl.write_low_watermark > ctl.write_high_watermark)
+        fail("ddr.controller.write_low_watermark",
+             fmt::format("{} is more than the high watermark ({})", ctl.write_low_watermark,
+                         ctl.write_high_watermark));
     if (auto tck = origins.derived("ddr.timing.tck_ps"); tck && std::abs(*tck - d.tck_ps()) > 0.5)
         fail("ddr.timing.tck_ps",
              fmt::format("{} ps disagrees with speed_mts {} (tCK {:.3f} ps)", *tck, d.speed_mts, d.tck_ps()));
@@ -134,6 +146,9 @@ CardConfig build_config(std::optional<std::string_view> text, std::string_view s
 
 std::string_view name(PagePolicy policy) {
     return policy == PagePolicy::Open ? "open" : "closed";
+}
+std::string_view name(SchedulerKind kind) {
+    return kind == SchedulerKind::FrFcfs ? "frfcfs" : "fcfs";
 }
 std::string_view name(ScaleKind kind) {
     return kind == ScaleKind::E8M0 ? "e8m0" : "f16";

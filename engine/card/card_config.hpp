@@ -22,13 +22,16 @@ struct ClockConfig {
     friend bool operator==(const ClockConfig&, const ClockConfig&) = default;
 };
 
-/// Banks and rows of one DDR rank.
+/// Ranks, banks and rows of one DDR channel.
 struct DdrGeometry {
+    std::uint32_t ranks = 1;           ///< ranks per channel (chip selects sharing its buses)
     std::uint32_t bank_groups = 0;     ///< bank groups per rank
     std::uint32_t banks_per_group = 0; ///< banks per bank group
     std::uint32_t row_bytes = 0;       ///< row (page) size of the rank, bytes
-    /// Banks of the rank in all.
+    /// Banks of one rank in all.
     std::uint32_t banks() const { return bank_groups * banks_per_group; }
+    /// Banks of the channel (all ranks).
+    std::uint32_t channel_banks() const { return banks() * ranks; }
     friend bool operator==(const DdrGeometry&, const DdrGeometry&) = default;
 };
 
@@ -38,6 +41,7 @@ struct DdrTiming {
     std::uint32_t tccd_s = 0, tccd_l = 0, trrd_s = 0, trrd_l = 0, tfaw = 0;
     std::uint32_t twtr_s = 0, twtr_l = 0, trtw = 0, twr = 0, trtp = 0;
     std::uint32_t trfc = 0, trefi = 0;
+    std::uint32_t trtrs = 0;        ///< rank-to-rank switch: idle data-bus cycles between ranks
     std::uint32_t burst_length = 0; ///< beats per burst (BL8)
     /// Cycles one burst occupies the data bus (burst_length / 2, double data rate).
     std::uint32_t burst_cycles() const { return burst_length / 2; }
@@ -47,11 +51,23 @@ struct DdrTiming {
 /// What a DDR controller does with a row after an access.
 enum class PagePolicy { Open, Closed };
 
-/// The per-channel memory controller: how addresses map onto banks, rows kept open, writes queued.
+/// How a DDR controller orders the requests it holds.
+enum class SchedulerKind {
+    FrFcfs, ///< per-bank queues, row hits first, then the oldest; read/write grouping; a starvation cap
+    Fcfs,   ///< arrival order (column commands in order, row commands early, writes posted in batches)
+};
+
+/// The per-channel memory controller: how addresses map onto banks, rows kept open, writes
+/// queued, requests ordered.
 struct DdrController {
     std::string address_map; ///< bit-order string, e.g. "row:bank:column:bankgroup"
     PagePolicy page_policy = PagePolicy::Open;
     std::uint32_t write_queue = 0; ///< posted-write queue depth per channel, bursts (0 = none)
+    SchedulerKind scheduler = SchedulerKind::FrFcfs;
+    std::uint32_t bank_queue_depth = 0;     ///< reads each bank's queue holds (FR-FCFS)
+    std::uint32_t starvation_limit = 0;     ///< times a burst may be passed over before it goes next
+    std::uint32_t write_high_watermark = 0; ///< queued writes that start a write batch
+    std::uint32_t write_low_watermark = 0;  ///< queued writes at which a write batch ends
     friend bool operator==(const DdrController&, const DdrController&) = default;
 };
 
@@ -288,6 +304,7 @@ std::string digest_hex(const CardConfig& config);
 
 /// The spellings of the config's enums (`open`, `closed`, `e8m0`, `f16`).
 std::string_view name(PagePolicy policy);
+std::string_view name(SchedulerKind kind);
 std::string_view name(ScaleKind kind);
 
 } // namespace cardsim::card

@@ -12,6 +12,8 @@ namespace cardsim::card {
 
 inline constexpr std::array<std::pair<PagePolicy, std::string_view>, 2> page_policy_names{
     {{PagePolicy::Open, "open"}, {PagePolicy::Closed, "closed"}}};
+inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 2> scheduler_kind_names{
+    {{SchedulerKind::FrFcfs, "frfcfs"}, {SchedulerKind::Fcfs, "fcfs"}}};
 inline constexpr std::array<std::pair<ScaleKind, std::string_view>, 2> scale_kind_names{
     {{ScaleKind::E8M0, "e8m0"}, {ScaleKind::F16, "f16"}}};
 
@@ -28,6 +30,7 @@ void describe(V& v, C& c) {
         v.integer("speed_mts", d.speed_mts, 400, 12800);
         v.integer("interleave_bytes", d.interleave_bytes, 64, 1u << 30);
         v.section("geometry", [&] {
+            v.integer("ranks", d.geometry.ranks, 1, 4);
             v.integer("bank_groups", d.geometry.bank_groups, 1, 8);
             v.integer("banks_per_group", d.geometry.banks_per_group, 1, 16);
             v.integer("row_bytes", d.geometry.row_bytes, 64, 65536);
@@ -52,12 +55,18 @@ void describe(V& v, C& c) {
             v.integer("trtp", t.trtp, 1, 63);
             v.integer("trfc", t.trfc, 1, 65535);
             v.integer("trefi", t.trefi, 2, 1048575);
+            v.integer("trtrs", t.trtrs, 0, 63);
             v.one_of("burst_length", t.burst_length, {2, 4, 8, 16});
         });
         v.section("controller", [&] {
             v.text("address_map", d.controller.address_map);
             v.choice("page_policy", d.controller.page_policy, page_policy_names);
             v.integer("write_queue", d.controller.write_queue, 0, 4096);
+            v.choice("scheduler", d.controller.scheduler, scheduler_kind_names);
+            v.integer("bank_queue_depth", d.controller.bank_queue_depth, 1, 256);
+            v.integer("starvation_limit", d.controller.starvation_limit, 0, 1u << 20);
+            v.integer("write_high_watermark", d.controller.write_high_watermark, 0, 4096);
+            v.integer("write_low_watermark", d.controller.write_low_watermark, 0, 4096);
         });
     });
     v.section("sram", [&] {

@@ -8,7 +8,7 @@ namespace cardsim::sim::memory {
 ChannelTiming::ChannelTiming(const card::DdrConfig& ddr)
     : map_(card::AddressMap::build(ddr)), capacity_(ddr.channel_bytes()),
       banks_per_group_(ddr.geometry.banks_per_group), bank_count_(ddr.geometry.banks()),
-      closed_page_(ddr.controller.page_policy == card::PagePolicy::Closed) {
+      rank_count_(ddr.geometry.ranks), closed_page_(ddr.controller.page_policy == card::PagePolicy::Closed) {
     const auto& t = ddr.timing;
     cl_ = t.cl;
     cwl_ = t.cwl;
@@ -29,6 +29,7 @@ ChannelTiming::ChannelTiming(const card::DdrConfig& ddr)
     wr_ = Cycle{t.cwl} + bc_ + t.twr;
     trfc_ = t.trfc;
     trefi_ = t.trefi;
+    trtrs_ = t.trtrs;
     period_ = map_.bank_group_period();
     if (!closed_page_ && map_.run_bits() < 64 && (std::uint64_t{1} << map_.run_bits()) >= 4 * period_)
         run_mask_ = (std::uint64_t{1} << map_.run_bits()) - 1;
@@ -39,137 +40,120 @@ ChannelTiming::ChannelTiming(const card::DdrConfig& ddr)
 void ChannelTiming::reset(Cycle origin) {
     for (auto& b : banks_)
         b = Bank{origin, origin, origin, 0, false};
-    cas_ready_bg_.fill(origin);
-    act_ready_bg_.fill(origin);
-    read_ready_bg_.fill(origin);
-    faw_.fill(origin);
-    faw_next_ = 0;
-    cas_ready_ = act_ready_ = read_ready_ = write_ready_ = origin;
+    for (auto& r : rank_) {
+        r.cas_ready_bg.fill(origin);
+        r.act_ready_bg.fill(origin);
+        r.read_ready_bg.fill(origin);
+        r.faw.fill(origin);
+        r.faw_next = 0;
+        r.act_ready = r.read_ready = origin;
+    }
+    for (std::uint32_t r = 0; r < rank_count_; ++r) {
+        next_refresh_[r] = origin + trefi_ + r * trefi_ / rank_count_;
+        refresh_end_[r] = origin;
+    }
+    cas_ready_ = write_ready_ = switch_ready_ = write_data_end_ = read_data_end_ = origin;
     last_cas_ = origin;
-    next_refresh_ = origin + trefi_;
-    any_burst_ = false;
-    last_write_ = false;
+    last_rank_ = last_write_rank_ = last_read_rank_ = 0;
+    any_burst_ = any_write_ = any_read_ = last_write_ = false;
+    command_bus_.reset(origin);
     queue_head_ = 0;
     queued_ = 0;
     stats_ = ChannelStats{};
     stats_.last_data = origin;
 }
 
-[[gnu::always_inline]] inline ChannelTiming::Plan
-ChannelTiming::plan(std::uint32_t bi, std::uint32_t g, std::uint32_t row, bool write, Cycle ready) const {
-    const Bank& b = banks_[bi];
-    Cycle cas = std::max({ready, cas_ready_, cas_ready_bg_[g]});
-    cas = write ? std::max(cas, write_ready_) : std::max({cas, read_ready_, read_ready_bg_[g]});
-    if (b.open && b.row == row) return {0, std::max(cas, b.cas_ok), Hit};
-    Cycle act = std::max(ready, b.act_ok);
-    Outcome outcome = Miss;
-    if (b.open) {
-        outcome = Conflict;
-        act = std::max(act, std::max(ready, b.pre_ok) + trp_);
-    }
-    act = std::max({act, act_ready_, act_ready_bg_[g], faw_[faw_next_]});
-    return {act, std::max(cas, act + trcd_), outcome};
+Cycle ChannelTiming::column_floor(bool write) const {
+    if (write) return std::max(cas_ready_, write_ready_);
+    Cycle lowest = ~Cycle{0};
+    for (std::uint32_t r = 0; r < rank_count_; ++r)
+        lowest = std::min(lowest, rank_[r].read_ready);
+    return std::max(cas_ready_, lowest);
 }
 
-[[gnu::always_inline]] inline Cycle ChannelTiming::commit(const Plan& p, std::uint32_t bi, std::uint32_t g,
-                                                          std::uint32_t row, bool write) {
-    Bank& b = banks_[bi];
-    if (p.outcome == Hit) {
-        ++stats_.row_hits;
-    } else {
-        if (p.outcome == Miss)
-            ++stats_.row_misses;
-        else
-            ++stats_.row_conflicts;
-        b.open = true;
-        b.row = row;
-        b.cas_ok = p.act + trcd_;
-        b.pre_ok = p.act + tras_;
-        b.act_ok = p.act + trc_;
-        act_ready_ = p.act + trrd_s_;
-        act_ready_bg_[g] = p.act + trrd_l_;
-        faw_[faw_next_] = p.act + tfaw_;
-        faw_next_ = (faw_next_ + 1) & 3;
-    }
-    const Cycle cas = p.cas;
-    cas_ready_ = cas + tccd_s_;
-    cas_ready_bg_[g] = cas + tccd_l_;
-    last_cas_ = cas;
-    if (any_burst_ && write != last_write_) ++stats_.turnarounds;
-    any_burst_ = true;
-    last_write_ = write;
-    Cycle end;
-    if (write) {
-        read_ready_ = cas + wtr_s_;
-        read_ready_bg_[g] = cas + wtr_l_;
-        b.pre_ok = std::max(b.pre_ok, cas + wr_);
-        end = cas + cwl_ + bc_;
-        ++stats_.write_bursts;
-    } else {
-        write_ready_ = cas + trtw_;
-        b.pre_ok = std::max(b.pre_ok, cas + trtp_);
-        end = cas + cl_ + bc_;
-        ++stats_.read_bursts;
-    }
-    if (closed_page_) { // auto-precharge as soon as allowed
-        b.open = false;
-        b.act_ok = std::max(b.act_ok, b.pre_ok + trp_);
-    }
-    stats_.last_data = std::max(stats_.last_data, end);
-    return end;
-}
-
-Cycle ChannelTiming::burst(std::uint32_t bi, std::uint32_t g, std::uint32_t row, bool write, Cycle ready) {
+[[gnu::always_inline]] inline Cycle ChannelTiming::burst(const BurstTarget& t, bool write, Cycle ready,
+                                                         StallTrack* track) {
     for (;;) {
-        const Plan p = plan(bi, g, row, write, ready);
-        if (p.cas < next_refresh_) return commit(p, bi, g, row, write);
-        refresh();
+        const Plan p = plan(t, write, ready);
+        if (p.cas < next_refresh_[t.rank]) {
+            if (track) {
+                // Streaming at the burst rate (the common case) needs no floors.
+                if (!track->first && p.cas > track->frontier && p.cas - track->frontier <= bc_) {
+                    track->split.data += p.cas - track->frontier;
+                    track->frontier = p.cas;
+                } else {
+                    attribute(*track, floors(p, t.rank), bc_);
+                }
+            }
+            return commit(p, t, write);
+        }
+        refresh(t.rank);
     }
 }
 
-void ChannelTiming::refresh() {
-    Cycle start = next_refresh_;
+void ChannelTiming::refresh(std::uint32_t r) {
+    Cycle start = next_refresh_[r];
     bool any_open = false;
-    for (std::uint32_t i = 0; i < bank_count_; ++i)
+    const std::uint32_t first = r * bank_count_, stop = first + bank_count_;
+    for (std::uint32_t i = first; i < stop; ++i)
         if (banks_[i].open) {
             any_open = true;
             start = std::max(start, banks_[i].pre_ok);
         }
-    const Cycle end = start + (any_open ? trp_ : 0) + trfc_;
-    for (std::uint32_t i = 0; i < bank_count_; ++i) {
+    start = command_bus_.free_at_or_after(start);
+    command_bus_.take_row(start); // PRECHARGE ALL, or the REFRESH
+    Cycle end = start + (any_open ? trp_ : 0);
+    if (any_open) {
+        end = command_bus_.free_at_or_after(end);
+        command_bus_.take_row(end); // the REFRESH after tRP
+    }
+    end += trfc_;
+    for (std::uint32_t i = first; i < stop; ++i) {
         banks_[i].open = false;
         banks_[i].act_ok = std::max(banks_[i].act_ok, end);
     }
+    refresh_end_[r] = end;
     ++stats_.refreshes;
     stats_.refresh_cycles += trfc_;
-    next_refresh_ += trefi_;
+    next_refresh_[r] += trefi_;
+}
+
+void ChannelTiming::catch_up_rank(std::uint32_t r, Cycle t) {
+    if (t < next_refresh_[r]) return;
+    refresh(r);
+    if (t < next_refresh_[r]) return;
+    // Whole refresh intervals with every bank of the rank closed and nothing else to do.
+    const std::uint64_t k = (t - next_refresh_[r]) / trefi_ + 1;
+    const Cycle last_end = next_refresh_[r] + (k - 1) * trefi_ + trfc_;
+    for (std::uint32_t i = r * bank_count_; i < (r + 1) * bank_count_; ++i)
+        banks_[i].act_ok = std::max(banks_[i].act_ok, last_end);
+    refresh_end_[r] = last_end;
+    stats_.refreshes += k;
+    stats_.refresh_cycles += k * trfc_;
+    next_refresh_[r] += k * trefi_;
 }
 
 void ChannelTiming::catch_up(Cycle t) {
-    if (t < next_refresh_) return;
-    refresh();
-    if (t < next_refresh_) return;
-    // Whole refresh intervals with every bank closed and nothing else to do.
-    const std::uint64_t k = (t - next_refresh_) / trefi_ + 1;
-    const Cycle last_end = next_refresh_ + (k - 1) * trefi_ + trfc_;
-    for (std::uint32_t i = 0; i < bank_count_; ++i)
-        banks_[i].act_ok = std::max(banks_[i].act_ok, last_end);
-    stats_.refreshes += k;
-    stats_.refresh_cycles += k * trfc_;
-    next_refresh_ += k * trefi_;
+    for (std::uint32_t r = 0; r < rank_count_; ++r)
+        catch_up_rank(r, t);
+}
+
+void ChannelTiming::refresh_until(std::uint32_t r, Cycle t) {
+    refresh(r);
+    catch_up_rank(r, t);
 }
 
 void ChannelTiming::drain_before(Cycle t) {
     while (queued_ > 0) {
         const QueuedWrite& w = queue_[queue_head_];
-        const Plan p = plan(w.bank, w.group, w.row, true, w.arrival);
-        if (p.cas >= next_refresh_) {
-            if (next_refresh_ >= t) return;
-            refresh();
+        const Plan p = plan(w.target, true, w.arrival);
+        if (p.cas >= next_refresh_[w.target.rank]) {
+            if (next_refresh_[w.target.rank] >= t) return;
+            refresh(w.target.rank);
             continue;
         }
         if (p.cas >= t) return;
-        commit(p, w.bank, w.group, w.row, true);
+        commit(p, w.target, true);
         queue_head_ = queue_head_ + 1 == queue_.size() ? 0 : queue_head_ + 1;
         --queued_;
     }
@@ -181,7 +165,7 @@ Cycle ChannelTiming::drain_all() {
     ++stats_.write_batches;
     while (queued_ > 0) {
         const QueuedWrite& w = queue_[queue_head_];
-        const Cycle end = burst(w.bank, w.group, w.row, true, w.arrival);
+        const Cycle end = burst(w.target, true, w.arrival, nullptr);
         if (!have_first) {
             first = end - cwl_ - bc_;
             have_first = true;
@@ -197,121 +181,159 @@ Cycle ChannelTiming::flush() {
     return stats_.last_data;
 }
 
-Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival) {
+Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
+                            StallSplit* split) {
     if (length == 0) return arrival;
     const std::uint32_t shift = map_.burst_shift();
     const std::uint64_t first = address >> shift;
     const std::uint64_t stop = ((address + length - 1) >> shift) + 1;
     if (queued_ > 0) drain_before(arrival);
     catch_up(arrival);
+    StallTrack track;
+    track.frontier = arrival;
+    Cycle end;
     if (direction == Direction::Read) {
         ++stats_.read_requests;
         stats_.read_bytes += length;
-        const Cycle end = bursts(first, stop, false, arrival);
+        end = bursts(first, stop, false, arrival, &track);
         stats_.read_latency.add(end - arrival);
-        return end;
+        track.split.data += end - track.frontier;
+        stats_.read_stalls += track.split;
+    } else {
+        ++stats_.write_requests;
+        stats_.write_bytes += length;
+        if (stop - first > queue_.size()) { // stream straight to the DRAM
+            if (queued_ > 0) drain_all();
+            end = bursts(first, stop, true, arrival, &track);
+            track.split.data += end - track.frontier;
+        } else {
+            end = arrival;
+            for (std::uint64_t line = first; line < stop; ++line) {
+                if (queued_ == queue_.size()) end = std::max(end, drain_all());
+                std::uint32_t tail = queue_head_ + queued_;
+                if (tail >= queue_.size()) tail -= static_cast<std::uint32_t>(queue_.size());
+                queue_[tail] = {target(line), arrival};
+                ++queued_;
+            }
+            track.split.queueing += end - arrival;
+        }
+        stats_.write_stalls += track.split;
     }
-    ++stats_.write_requests;
-    stats_.write_bytes += length;
-    if (stop - first > queue_.size()) { // stream straight to the DRAM
-        if (queued_ > 0) drain_all();
-        return bursts(first, stop, true, arrival);
-    }
-    Cycle accepted = arrival;
-    for (std::uint64_t line = first; line < stop; ++line) {
-        if (queued_ == queue_.size()) accepted = std::max(accepted, drain_all());
-        const card::DramCoord c = map_.decode_burst(line);
-        std::uint32_t tail = queue_head_ + queued_;
-        if (tail >= queue_.size()) tail -= static_cast<std::uint32_t>(queue_.size());
-        queue_[tail] = {c.bank_group * banks_per_group_ + c.bank, c.bank_group, c.row, arrival};
-        ++queued_;
-    }
-    return accepted;
+    if (split) *split += track.split;
+    return end;
 }
 
-Cycle ChannelTiming::bursts(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready) {
+Cycle ChannelTiming::serve_in_order(std::uint64_t first, std::uint64_t stop, bool write, Cycle ready,
+                                    StallTrack* track) {
+    return bursts(first, stop, write, ready, track);
+}
+
+Cycle ChannelTiming::bursts(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready,
+                            StallTrack* track) {
     Cycle end = ready;
     while (line < stop) {
         if (fast_ && run_mask_ != 0) {
             const std::uint64_t block_stop = std::min(stop, (line | run_mask_) + 1);
             if (block_stop - line >= 3 * period_) {
-                end = run_block(line, block_stop, write, ready);
+                end = run_block(line, block_stop, write, ready, track);
                 line = block_stop;
                 continue;
             }
         }
-        end = burst(map_.decode_burst(line), write, ready);
+        end = burst(target(line), write, ready, track);
         ++line;
     }
     return end;
 }
 
-Cycle ChannelTiming::run_block(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready) {
+Cycle ChannelTiming::run_block(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready,
+                               StallTrack* track) {
     const std::uint64_t p = period_;
     Cycle end = ready;
     std::uint64_t done = 0;
     while (line < stop) {
         if (done < p || (line & (p - 1)) != 0 || stop - line < 2 * p) {
-            end = burst(map_.decode_burst(line), write, ready);
+            end = burst(target(line), write, ready, track);
             ++line;
             ++done;
             continue;
         }
         // One period, burst by burst, watching whether the state advances by a constant.
+        const BurstTarget first = target(line);
+        const std::uint32_t r = first.rank;
+        Rank& rk = rank_[r];
         const Cycle cas0 = cas_ready_;
-        const std::array<Cycle, 8> bg0 = cas_ready_bg_;
+        const std::array<Cycle, 8> bg0 = rk.cas_ready_bg;
         const Cycle last_before = last_cas_;
         const std::uint64_t hits0 = stats_.row_hits;
         const std::uint64_t refreshes0 = stats_.refreshes;
+        const Cycle data0 = track ? track->split.data : 0;
         std::uint32_t visited = 0;
         std::array<std::uint32_t, 8> bank_of{};
+        std::array<Cycle, 8> cas_of{};
         for (std::uint64_t i = 0; i < p; ++i, ++line) {
-            const card::DramCoord c = map_.decode_burst(line);
-            visited |= 1u << c.bank_group;
-            bank_of[c.bank_group] = c.bank_group * banks_per_group_ + c.bank;
-            end = burst(c, write, ready);
+            const BurstTarget t = target(line);
+            visited |= 1u << t.group;
+            bank_of[t.group] = t.bank;
+            end = burst(t, write, ready, track);
+            cas_of[i] = last_cas_;
         }
         done += p;
         const Cycle delta = cas_ready_ - cas0;
         bool periodic = stats_.row_hits - hits0 == p && stats_.refreshes == refreshes0 && delta > 0 &&
-                        ready <= last_before && (write ? write_ready_ : read_ready_) <= last_before;
+                        ready <= last_before && (write ? write_ready_ : rk.read_ready) <= last_before &&
+                        last_rank_ == r;
         for (std::uint32_t g = 0; periodic && g < 8; ++g) {
             if (!(visited >> g & 1)) continue;
-            periodic = cas_ready_bg_[g] - bg0[g] == delta && banks_[bank_of[g]].cas_ok <= last_before &&
-                       (write || read_ready_bg_[g] <= last_before);
+            periodic = rk.cas_ready_bg[g] - bg0[g] == delta && banks_[bank_of[g]].cas_ok <= last_before &&
+                       (write || rk.read_ready_bg[g] <= last_before);
         }
         if (!periodic) continue;
         // The recurrence is now cas_i = max(cas_{i-1} + tCCD_S, cas_{same group} + tCCD_L) with
         // nothing else binding, so every further period shifts the whole state by delta. Advance
         // the whole periods that stay before the next refresh.
         std::uint64_t k = (stop - line) / p;
-        k = std::min<std::uint64_t>(k, (next_refresh_ - 1 - last_cas_) / delta);
+        k = std::min<std::uint64_t>(k, (next_refresh_[r] - 1 - last_cas_) / delta);
         if (k == 0) continue;
         const Cycle shift = k * delta;
         cas_ready_ += shift;
         last_cas_ += shift;
+        switch_ready_ += shift;
         for (std::uint32_t g = 0; g < 8; ++g) {
             if (!(visited >> g & 1)) continue;
-            cas_ready_bg_[g] += shift;
-            const Cycle last_g = cas_ready_bg_[g] - tccd_l_;
+            rk.cas_ready_bg[g] += shift;
+            const Cycle last_g = rk.cas_ready_bg[g] - tccd_l_;
             Bank& b = banks_[bank_of[g]];
             if (write) {
                 b.pre_ok = std::max(b.pre_ok, last_g + wr_);
-                read_ready_bg_[g] = last_g + wtr_l_;
+                rk.read_ready_bg[g] = last_g + wtr_l_;
             } else {
                 b.pre_ok = std::max(b.pre_ok, last_g + trtp_);
             }
         }
+        // The column commands of the advanced periods, as series on the command bus.
+        std::array<Cycle, 8> firsts{};
+        for (std::uint64_t i = 0; i < p; ++i)
+            firsts[i] = cas_of[i] + delta;
+        command_bus_.take_run(firsts, static_cast<std::uint32_t>(p), delta, k);
         const std::uint64_t n = k * p;
         stats_.row_hits += n;
         if (write) {
-            read_ready_ = last_cas_ + wtr_s_;
+            rk.read_ready = last_cas_ + wtr_s_;
             stats_.write_bursts += n;
             end = last_cas_ + cwl_ + bc_;
+            write_data_end_ = end;
         } else {
             write_ready_ = last_cas_ + trtw_;
             stats_.read_bursts += n;
             end = last_cas_ + cl_ + bc_;
+            read_data_end_ = end;
+        }
+        if (track) { // each period as the one before: its own bursts' data, the rest bus spacing
+            const Cycle data = (track->split.data - data0) * k;
+            track->split.data += data;
+            track->split.queueing += shift - data;
+            track->frontier = last_cas_;
         }
         stats_.last_data = std::max(stats_.last_data, end);
         line += n;

@@ -1,60 +1,145 @@
 #pragma once
 // The timing core of one DDR4 channel: when each request's bursts complete, computed
-// analytically burst by burst (no event per burst). Plain C++: the SystemC channel wraps it.
+// analytically burst by burst (no event per burst). Plain C++: the controller and the SystemC
+// channel wrap it.
 
 #include "engine/card/address_map.hpp"
 #include "engine/card/card_config.hpp"
 #include "sim/memory/channel_stats.hpp"
+#include "sim/memory/command_bus.hpp"
 #include "sim/memory/mem_request.hpp"
 #include "sim/memory/memory_clock.hpp"
+#include "sim/memory/stall_split.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
 
 namespace cardsim::sim::memory {
 
+/// The bank a burst goes to, as the core indexes it: `bank` counts over the channel (rank-major),
+/// `group` is the bank group within the rank.
+struct BurstTarget {
+    std::uint32_t bank = 0;
+    std::uint32_t group = 0;
+    std::uint32_t rank = 0;
+    std::uint32_t row = 0;
+};
+
 /// One channel's DRAM timing state: per bank the open row and the earliest ACTIVATE, READ/WRITE
 /// and PRECHARGE; per bank group and rank the command spacings (tCCD_S/L, tRRD_S/L, tFAW), the
-/// read/write turnaround (tWTR_S/L, tRTW), all-bank refresh (tRFC every tREFI) and the posted
-/// write queue. Requests are served in the order `access` is called (column commands in order;
-/// row commands of later bursts may issue early, as a controller with look-ahead does). Every
-/// time is a memory-clock cycle. No allocation and no virtual call per request or burst.
+/// read/write turnaround (tWTR_S/L, tRTW), the rank-to-rank switch (tRTRS), all-bank refresh per
+/// rank (tRFC every tREFI, ranks staggered by tREFI / ranks), the command bus (one command per
+/// cycle) and the posted write queue of the in-order path. Every time is a memory-clock cycle.
+/// No allocation and no virtual call per request or burst.
 ///
-/// A long request is split into 64 B bursts inside `access`. Within an aligned block of bursts
-/// that stays in one row of one bank per bank group, once the spacing of the bursts repeats
-/// exactly (a full period of row hits with every other constraint slack), the remaining whole
-/// periods are advanced in closed form; the result is identical to the burst-by-burst loop (a test
-/// asserts it), so weight streams of megabytes cost a few dozen steps per row.
+/// Two ways in. `access` is the in-order path (first come, first served): requests in the order
+/// it is called, column commands in order, row commands of later bursts early (as a controller
+/// with look-ahead does). `plan` / `commit` time one burst chosen by a scheduler
+/// (ChannelController), which commits bursts in the order of their column commands.
+///
+/// A long request on the in-order path is split into 64 B bursts inside `access`. Within an
+/// aligned block of bursts that stays in one row of one bank per bank group, once the spacing of
+/// the bursts repeats exactly (a full period of row hits with every other constraint slack), the
+/// remaining whole periods are advanced in closed form; the result is identical to the
+/// burst-by-burst loop (a test asserts it), so weight streams of megabytes cost a few dozen steps
+/// per row.
 class ChannelTiming {
 public:
+    enum Outcome : std::uint8_t { Hit, Miss, Conflict };
+    /// What one burst would do: PRECHARGE at `pre` (a conflict), ACTIVATE at `act` (unless a
+    /// hit), READ/WRITE at `cas`; and the floors its column command passed (for the stall split).
+    struct Plan {
+        Cycle pre = 0;
+        Cycle act = 0;
+        Cycle cas = 0;
+        Cycle bus = 0;      ///< column spacing of earlier bursts (tCCD_S, tCCD_L)
+        Cycle turn = 0;     ///< read/write and rank turnaround
+        Cycle prepared = 0; ///< the column command before the command bus placed it
+        Outcome outcome = Hit;
+    };
+
     explicit ChannelTiming(const card::DdrConfig& ddr);
 
     /// Times a request of `length` bytes at channel-local byte `address`, arriving at cycle
-    /// `arrival`. Returns its completion: for a read, the cycle its last data beat ends; for a
-    /// write, the cycle the controller accepted its last burst (posted; see `flush`), or, for a
-    /// write larger than the write queue (or with no queue), the cycle its last beat is written.
-    /// The address range must lie inside the channel (the caller checks).
-    Cycle access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival);
+    /// `arrival`, on the in-order path. Returns its completion: for a read, the cycle its last
+    /// data beat ends; for a write, the cycle the controller accepted its last burst (posted; see
+    /// `flush`), or, for a write larger than the write queue (or with no queue), the cycle its
+    /// last beat is written. The address range must lie inside the channel (the caller checks).
+    /// With `split`, adds where the request's time went.
+    Cycle access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
+                 StallSplit* split = nullptr);
 
-    /// Issues every queued write; returns the cycle the last data beat of the channel ends.
+    /// Issues every queued write of the in-order path; returns the cycle the last data beat of
+    /// the channel ends.
     Cycle flush();
 
     /// Forgets all state and statistics: every bank closed and idle at cycle `origin`, the first
-    /// refresh due at origin + tREFI.
+    /// refresh of rank r due at origin + tREFI + r x tREFI / ranks.
     void reset(Cycle origin = 0);
 
+    // The burst-level interface a scheduler's controller uses.
+
+    /// Where channel burst `line` goes.
+    BurstTarget target(std::uint64_t line) const {
+        const card::DramCoord c = map_.decode_burst(line);
+        return {c.rank * bank_count_ + c.bank_group * banks_per_group_ + c.bank, c.bank_group, c.rank, c.row};
+    }
+    /// The timing of one burst to `t` that may start at `ready`, given everything committed.
+    Plan plan(const BurstTarget& t, bool write, Cycle ready) const;
+    /// A lower bound of plan(t, write, ready).cas: the plan without the command bus (which can only
+    /// move commands later). Cheaper, for ranking a scheduler's candidates.
+    Cycle earliest_cas(const BurstTarget& t, bool write, Cycle ready) const;
+    /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
+    /// after it when `close_after` (or the page policy is closed). Returns its last data beat.
+    Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
+    /// The floors of a plan, for `attribute`.
+    BurstFloors floors(const Plan& p, std::uint32_t rank) const {
+        return {refresh_end_[rank], p.bus, p.turn, p.prepared, p.cas};
+    }
+    /// Times bursts [first, stop) of one request in order (the closed-form advance included);
+    /// returns the last one's data end. With `track`, splits their time.
+    Cycle serve_in_order(std::uint64_t first, std::uint64_t stop, bool write, Cycle ready,
+                         StallTrack* track = nullptr);
+    /// The cycle rank `r`'s next refresh is due.
+    Cycle next_refresh(std::uint32_t r) const { return next_refresh_[r]; }
+    /// Performs the due refresh of rank `r`, and every later one due by cycle `t` (idle).
+    void refresh_until(std::uint32_t r, Cycle t);
+    /// Performs every refresh due by cycle `t` (idle intervals in closed form), all ranks.
+    void catch_up(Cycle t);
+    /// Performs every refresh of rank `r` due by cycle `t` (idle intervals in closed form).
+    void catch_up_rank(std::uint32_t r, Cycle t);
+    /// No column command of direction `write` can issue before this cycle, in any bank.
+    Cycle column_floor(bool write) const;
+    /// Whether `bank` has `row` open.
+    bool row_open(std::uint32_t bank, std::uint32_t row) const {
+        return banks_[bank].open && banks_[bank].row == row;
+    }
+    bool bank_open(std::uint32_t bank) const { return banks_[bank].open; }
+    std::uint32_t open_row(std::uint32_t bank) const { return banks_[bank].row; }
+
     const ChannelStats& stats() const { return stats_; }
+    /// The statistics, for the controller's own counters.
+    ChannelStats& mutable_stats() { return stats_; }
     /// Turns the closed-form advance of repeating row-hit runs on or off (on by default; off only
     /// to check that both give the same answers).
     void set_fast_path(bool on) { fast_ = on; }
     /// Bytes of the channel.
     std::uint64_t capacity() const { return capacity_; }
     std::uint32_t burst_bytes() const { return 1u << map_.burst_shift(); }
+    /// Memory cycles one burst occupies the data bus.
+    Cycle burst_cycles() const { return bc_; }
+    /// Cycles from a READ to its last data beat, and from a WRITE to its last data beat.
+    Cycle read_latency() const { return cl_ + bc_; }
+    Cycle write_latency() const { return cwl_ + bc_; }
     const card::AddressMap& address_map() const { return map_; }
+    std::uint32_t ranks() const { return rank_count_; }
+    /// The rank of the last column command.
+    std::uint32_t last_rank() const { return last_rank_; }
+    std::uint32_t banks() const { return rank_count_ * bank_count_; }
 
 private:
-    enum Outcome : std::uint8_t { Hit, Miss, Conflict };
     struct Bank {
         Cycle act_ok = 0; ///< earliest ACTIVATE (tRC, tRP after precharge, refresh)
         Cycle cas_ok = 0; ///< earliest READ/WRITE to the open row (tRCD)
@@ -62,34 +147,31 @@ private:
         std::uint32_t row = 0;
         bool open = false;
     };
-    /// What one burst would do: ACTIVATE at `act` (unless a hit), READ/WRITE at `cas`.
-    struct Plan {
-        Cycle act;
-        Cycle cas;
-        Outcome outcome;
+    /// The per-rank spacings: ACTIVATEs (tRRD_S / tRRD_L, tFAW), column commands per bank group
+    /// (tCCD_L), write-to-read (tWTR_S / tWTR_L).
+    struct Rank {
+        std::array<Cycle, 8> cas_ready_bg{}, act_ready_bg{}, read_ready_bg{};
+        std::array<Cycle, 4> faw{};
+        std::uint32_t faw_next = 0;
+        Cycle act_ready = 0, read_ready = 0;
     };
     struct QueuedWrite {
-        std::uint32_t bank;
-        std::uint32_t group;
-        std::uint32_t row;
+        BurstTarget target;
         Cycle arrival;
     };
 
-    Plan plan(std::uint32_t bank, std::uint32_t group, std::uint32_t row, bool write, Cycle ready) const;
-    Cycle commit(const Plan& p, std::uint32_t bank, std::uint32_t group, std::uint32_t row, bool write);
-    /// Times one burst (refreshing first if it would cross the due refresh); returns its data end.
-    Cycle burst(std::uint32_t bank, std::uint32_t group, std::uint32_t row, bool write, Cycle ready);
-    Cycle burst(const card::DramCoord& c, bool write, Cycle ready) {
-        return burst(c.bank_group * banks_per_group_ + c.bank, c.bank_group, c.row, write, ready);
-    }
+    /// plan, with (`Bus`) or without the command bus.
+    template <bool Bus>
+    Plan plan_on(const BurstTarget& t, bool write, Cycle ready) const;
+    /// Times one burst (refreshing first if it would cross its rank's due refresh); returns its
+    /// data end.
+    Cycle burst(const BurstTarget& t, bool write, Cycle ready, StallTrack* track);
     /// Times bursts [first, stop) of one request; returns the last one's data end.
-    Cycle bursts(std::uint64_t first, std::uint64_t stop, bool write, Cycle ready);
+    Cycle bursts(std::uint64_t first, std::uint64_t stop, bool write, Cycle ready, StallTrack* track);
     /// As bursts, inside one aligned run block, advancing repeating periods in closed form.
-    Cycle run_block(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready);
-    /// The all-bank refresh due at next_refresh_.
-    void refresh();
-    /// Performs every refresh due by cycle `t` (idle intervals in closed form).
-    void catch_up(Cycle t);
+    Cycle run_block(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready, StallTrack* track);
+    /// The all-bank refresh of rank `r` due at next_refresh_[r].
+    void refresh(std::uint32_t r);
     /// Issues queued writes whose WRITE would start before cycle `t` (idle bus time).
     void drain_before(Cycle t);
     /// Issues every queued write; returns the WRITE cycle of the first (when a slot freed).
@@ -98,7 +180,8 @@ private:
     card::AddressMap map_;
     std::uint64_t capacity_;
     std::uint32_t banks_per_group_;
-    std::uint32_t bank_count_;
+    std::uint32_t bank_count_; ///< banks per rank
+    std::uint32_t rank_count_;
     bool closed_page_;
     bool fast_ = true;
     std::uint64_t run_mask_ = 0; ///< 2^run_bits - 1 when the closed-form advance applies, else 0
@@ -106,22 +189,143 @@ private:
 
     // Timing parameters, cycles.
     Cycle cl_, cwl_, trcd_, trp_, tras_, trc_, tccd_s_, tccd_l_, trrd_s_, trrd_l_, tfaw_, bc_;
-    Cycle trtw_, trtp_, wtr_s_, wtr_l_, wr_, trfc_, trefi_;
+    Cycle trtw_, trtp_, wtr_s_, wtr_l_, wr_, trfc_, trefi_, trtrs_;
 
     // State.
     std::array<Bank, 64> banks_{};
-    std::array<Cycle, 8> cas_ready_bg_{}, act_ready_bg_{}, read_ready_bg_{};
-    std::array<Cycle, 4> faw_{};
-    std::uint32_t faw_next_ = 0;
-    Cycle cas_ready_ = 0, act_ready_ = 0, read_ready_ = 0, write_ready_ = 0;
+    std::array<Rank, 4> rank_{};
+    std::array<Cycle, 4> next_refresh_{}, refresh_end_{};
+    Cycle cas_ready_ = 0, write_ready_ = 0;
+    Cycle switch_ready_ = 0;   ///< earliest column command of another rank than the last (tRTRS)
+    Cycle write_data_end_ = 0; ///< the last write's last beat (a read of another rank waits for it)
+    Cycle read_data_end_ = 0;  ///< the last read's last beat (a write of another rank waits for it)
     Cycle last_cas_ = 0;
-    Cycle next_refresh_ = 0;
+    std::uint32_t last_rank_ = 0, last_write_rank_ = 0, last_read_rank_ = 0;
     bool any_burst_ = false;
+    bool any_write_ = false;
+    bool any_read_ = false;
     bool last_write_ = false;
+    CommandBus command_bus_;
     std::vector<QueuedWrite> queue_;
     std::uint32_t queue_head_ = 0;
     std::uint32_t queued_ = 0;
     ChannelStats stats_;
 };
+
+// plan and commit run once per burst on every path: inline, for the controller's loop too.
+
+template <bool Bus>
+[[gnu::always_inline]] inline ChannelTiming::Plan ChannelTiming::plan_on(const BurstTarget& t, bool write,
+                                                                         Cycle ready) const {
+    const auto slot = [this](Cycle c) { return Bus ? command_bus_.free_at_or_after(c) : c; };
+    const auto column_slot = [this](Cycle c) { return Bus ? command_bus_.free_for_column(c) : c; };
+    const Bank& b = banks_[t.bank];
+    const Rank& rk = rank_[t.rank];
+    const std::uint32_t g = t.group;
+    Plan p;
+    p.bus = std::max(cas_ready_, rk.cas_ready_bg[g]);
+    p.turn = write ? write_ready_ : std::max(rk.read_ready, rk.read_ready_bg[g]);
+    if (t.rank != last_rank_) {
+        p.turn = std::max(p.turn, switch_ready_);
+        // The data bus hands over between ranks: this burst's data starts tRTRS after the last
+        // data of the other direction from another rank.
+        if (!write && any_write_ && t.rank != last_write_rank_ && write_data_end_ + trtrs_ > cl_)
+            p.turn = std::max(p.turn, write_data_end_ + trtrs_ - cl_);
+        if (write && any_read_ && t.rank != last_read_rank_ && read_data_end_ + trtrs_ > cwl_)
+            p.turn = std::max(p.turn, read_data_end_ + trtrs_ - cwl_);
+    }
+    Cycle cas = std::max({ready, p.bus, p.turn});
+    if (b.open && b.row == t.row) {
+        p.outcome = Hit;
+        cas = std::max(cas, b.cas_ok);
+    } else {
+        Cycle act = std::max(ready, b.act_ok);
+        p.outcome = Miss;
+        if (b.open) {
+            p.outcome = Conflict;
+            p.pre = slot(std::max(ready, b.pre_ok));
+            act = std::max(act, p.pre + trp_);
+        }
+        act = std::max({act, rk.act_ready, rk.act_ready_bg[g], rk.faw[rk.faw_next]});
+        p.act = slot(act);
+        cas = std::max(cas, p.act + trcd_);
+    }
+    p.prepared = cas;
+    p.cas = column_slot(cas);
+    return p;
+}
+
+inline ChannelTiming::Plan ChannelTiming::plan(const BurstTarget& t, bool write, Cycle ready) const {
+    return plan_on<true>(t, write, ready);
+}
+
+inline Cycle ChannelTiming::earliest_cas(const BurstTarget& t, bool write, Cycle ready) const {
+    return plan_on<false>(t, write, ready).cas;
+}
+
+[[gnu::always_inline]] inline Cycle ChannelTiming::commit(const Plan& p, const BurstTarget& t, bool write,
+                                                          bool close_after) {
+    Bank& b = banks_[t.bank];
+    Rank& rk = rank_[t.rank];
+    const std::uint32_t g = t.group;
+    if (p.outcome == Hit) {
+        ++stats_.row_hits;
+    } else {
+        if (p.outcome == Miss) {
+            ++stats_.row_misses;
+        } else {
+            ++stats_.row_conflicts;
+            command_bus_.take_row(p.pre);
+        }
+        command_bus_.take_row(p.act);
+        b.open = true;
+        b.row = t.row;
+        b.cas_ok = p.act + trcd_;
+        b.pre_ok = p.act + tras_;
+        b.act_ok = p.act + trc_;
+        rk.act_ready = p.act + trrd_s_;
+        rk.act_ready_bg[g] = p.act + trrd_l_;
+        rk.faw[rk.faw_next] = p.act + tfaw_;
+        rk.faw_next = (rk.faw_next + 1) & 3;
+    }
+    const Cycle cas = p.cas;
+    command_bus_.take(cas);
+    cas_ready_ = cas + tccd_s_;
+    rk.cas_ready_bg[g] = cas + tccd_l_;
+    last_cas_ = cas;
+    if (any_burst_) {
+        if (write != last_write_) ++stats_.turnarounds;
+        if (t.rank != last_rank_) ++stats_.rank_switches;
+    }
+    any_burst_ = true;
+    last_write_ = write;
+    last_rank_ = t.rank;
+    switch_ready_ = cas + bc_ + trtrs_;
+    Cycle end;
+    if (write) {
+        rk.read_ready = cas + wtr_s_;
+        rk.read_ready_bg[g] = cas + wtr_l_;
+        b.pre_ok = std::max(b.pre_ok, cas + wr_);
+        end = cas + cwl_ + bc_;
+        write_data_end_ = end;
+        last_write_rank_ = t.rank;
+        any_write_ = true;
+        ++stats_.write_bursts;
+    } else {
+        write_ready_ = cas + trtw_;
+        b.pre_ok = std::max(b.pre_ok, cas + trtp_);
+        end = cas + cl_ + bc_;
+        read_data_end_ = end;
+        last_read_rank_ = t.rank;
+        any_read_ = true;
+        ++stats_.read_bursts;
+    }
+    if (closed_page_ || close_after) { // auto-precharge as soon as allowed
+        b.open = false;
+        b.act_ok = std::max(b.act_ok, b.pre_ok + trp_);
+    }
+    stats_.last_data = std::max(stats_.last_data, end);
+    return end;
+}
 
 } // namespace cardsim::sim::memory

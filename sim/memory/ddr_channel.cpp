@@ -3,7 +3,7 @@
 namespace cardsim::sim::memory {
 
 DdrChannel::DdrChannel(const sc_core::sc_module_name& name, const card::DdrConfig& ddr)
-    : sc_core::sc_module(name), socket("socket"), timing_(ddr), capacity_(ddr.channel_bytes()),
+    : sc_core::sc_module(name), socket("socket"), controller_(ddr), capacity_(ddr.channel_bytes()),
       time_(MemoryClock(ddr.speed_mts)) {
     socket.register_b_transport(this, &DdrChannel::b_transport);
     socket.register_transport_dbg(this, &DdrChannel::transport_dbg);
@@ -38,7 +38,7 @@ void DdrChannel::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     const Direction dir = cmd == tlm::TLM_READ_COMMAND ? Direction::Read : Direction::Write;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const Cycle arrival = time_.cycle_at_or_after(now + delay);
-    const Cycle done = timing_.access(dir, address, length, arrival);
+    const Cycle done = controller_.access(dir, address, length, arrival);
     if (unsigned char* data = gp.get_data_ptr()) {
         auto bytes = reinterpret_cast<std::byte*>(data);
         if (dir == Direction::Read)

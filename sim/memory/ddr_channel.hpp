@@ -2,7 +2,7 @@
 // One DDR4 channel as a TLM-2.0 target: the timing core plus the channel's bytes.
 
 #include "engine/card/card_config.hpp"
-#include "sim/memory/channel_timing.hpp"
+#include "sim/memory/channel_controller.hpp"
 #include "sim/memory/sparse_store.hpp"
 #include "sim/memory/time_base.hpp"
 
@@ -16,7 +16,7 @@ namespace cardsim::sim::memory {
 
 /// A DDR4 channel (DRAMSys style): `socket` takes loosely-timed transactions addressed in the
 /// channel's own address space (0 .. capacity). `b_transport` times the transaction with the
-/// channel's ChannelTiming (arrival = sc_time_stamp() + delay) and adds to `delay` the time
+/// channel's controller (arrival = sc_time_stamp() + delay) and adds to `delay` the time
 /// until it completes (last read beat, or write accepted); it never calls wait(). A transaction
 /// of any length is one call: its bursts are timed inside the core. Data moves between the
 /// payload and the channel's sparse store; a null data pointer times the transaction without
@@ -29,8 +29,12 @@ public:
 
     DdrChannel(const sc_core::sc_module_name& name, const card::DdrConfig& ddr);
 
-    ChannelTiming& timing() { return timing_; }
-    const ChannelTiming& timing() const { return timing_; }
+    /// The channel's controller: request buffer, scheduler and timing core.
+    ChannelController& controller() { return controller_; }
+    const ChannelController& controller() const { return controller_; }
+    /// The timing core (and its statistics).
+    ChannelTiming& timing() { return controller_.core(); }
+    const ChannelTiming& timing() const { return controller_.core(); }
     /// The channel's own bytes, reserved on first use: a channel inside a DdrMemory never moves
     /// data (the memory holds the bytes of the whole address space), a channel on its own does.
     SparseStore& store();
@@ -42,7 +46,7 @@ private:
     /// The response a payload earns before timing (OK when it is a valid request).
     tlm::tlm_response_status check(const tlm::tlm_generic_payload& gp) const;
 
-    ChannelTiming timing_;
+    ChannelController controller_;
     std::unique_ptr<SparseStore> store_;
     std::uint64_t capacity_;
     TimeBase time_;

@@ -24,13 +24,102 @@ DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig&
 Cycle DdrMemory::flush() {
     Cycle end = 0;
     for (auto& c : channels_)
-        end = std::max(end, c->timing().flush());
+        end = std::max(end, c->controller().flush());
     return end;
 }
 
 void DdrMemory::reset(Cycle origin) {
     for (auto& c : channels_)
-        c->timing().reset(origin);
+        c->controller().reset(origin);
+    tickets_.clear();
+    free_tickets_.clear();
+}
+
+tlm::tlm_response_status DdrMemory::submit(const MemRequest& request, Cycle arrival, std::uint64_t tag) {
+    const std::uint64_t address = request.address, length = request.length;
+    if (address > size() || length > size() - address) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
+    if (observer_) observer_->observe({address, request.length, request.direction, clock().ps_of(arrival)});
+    // A request in one channel goes there under its own tag (odd); one split over channels under
+    // a ticket (even) that collects its parts.
+    if (length == 0) {
+        channels_[0]->controller().submit(request.direction, 0, 0, arrival, tag << 1 | 1);
+        return tlm::TLM_OK_RESPONSE;
+    }
+    if (interleave_.single(address, length)) {
+        const auto at = interleave_.locate(address);
+        channels_[at.channel]->controller().submit(request.direction, at.local, length, arrival,
+                                                   tag << 1 | 1);
+        return tlm::TLM_OK_RESPONSE;
+    }
+    std::uint32_t t;
+    if (free_tickets_.empty()) {
+        t = static_cast<std::uint32_t>(tickets_.size());
+        tickets_.emplace_back();
+    } else {
+        t = free_tickets_.back();
+        free_tickets_.pop_back();
+    }
+    tickets_[t] = Ticket{tag, arrival, arrival, {}, 0};
+    interleave_.split(address, length, ranges_);
+    for (const auto& r : ranges_)
+        if (!r.empty()) ++tickets_[t].parts;
+    for (std::uint32_t c = 0; c < channels(); ++c)
+        if (!ranges_[c].empty())
+            channels_[c]->controller().submit(request.direction, ranges_[c].begin, ranges_[c].size(), arrival,
+                                              std::uint64_t{t} << 1);
+    return tlm::TLM_OK_RESPONSE;
+}
+
+bool DdrMemory::merge(const ChannelCompletion& part, MemCompletion& out) {
+    if (part.tag & 1) {
+        out = {part.tag >> 1, part.arrival, part.done, part.split};
+        return true;
+    }
+    Ticket& t = tickets_[part.tag >> 1];
+    if (part.done >= t.done) {
+        t.done = part.done;
+        t.split = part.split;
+    }
+    if (--t.parts > 0) return false;
+    out = {t.tag, t.arrival, t.done, t.split};
+    free_tickets_.push_back(static_cast<std::uint32_t>(part.tag >> 1));
+    return true;
+}
+
+bool DdrMemory::next_completion(MemCompletion& out) {
+    constexpr Cycle never = ChannelController::never;
+    for (;;) {
+        // The earliest completion is final once no channel can act before it: every later action
+        // (a column command or a refresh) completes a request no earlier than it happens.
+        Cycle done = never, event = never;
+        std::uint32_t done_at = 0, event_at = 0;
+        for (std::uint32_t c = 0; c < channels(); ++c) {
+            ChannelController& ctl = channels_[c]->controller();
+            if (const Cycle d = ctl.earliest_finished(); d < done) {
+                done = d;
+                done_at = c;
+            }
+            if (const Cycle e = ctl.next_event(); e < event) {
+                event = e;
+                event_at = c;
+            }
+        }
+        if (done != never && done <= event) {
+            if (merge(channels_[done_at]->controller().take_finished(), out)) return true;
+            continue;
+        }
+        if (event == never) return false;
+        channels_[event_at]->controller().step(done);
+    }
+}
+
+bool DdrMemory::take_served(MemCompletion& out) {
+    for (auto& ch : channels_) {
+        ChannelController& ctl = ch->controller();
+        while (ctl.earliest_finished() != ChannelController::never)
+            if (merge(ctl.take_finished(), out)) return true;
+    }
+    return false;
 }
 
 void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {

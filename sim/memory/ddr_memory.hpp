@@ -27,6 +27,15 @@ public:
     virtual void observe(const MemRequest& request) = 0;
 };
 
+/// A request served through the memory's queued port: when it arrived and completed, and where
+/// its time went (of a request split over channels, the part that completed last).
+struct MemCompletion {
+    std::uint64_t tag = 0;
+    Cycle arrival = 0;
+    Cycle done = 0;
+    StallSplit split;
+};
+
 /// The DDR memory top (DRAMSys style): any number of initiators (units, players) bind their
 /// initiator sockets to `socket`; a transaction addresses the card's DDR space (0 .. channels x
 /// capacity) and is routed by the channel interleave. A transaction inside one granule is
@@ -39,6 +48,12 @@ public:
 /// data-less transactions. The annotated delay is the
 /// time to completion, as in DdrChannel. Out-of-range addresses, byte enables and short streaming
 /// widths are TLM error responses; `describe_error` turns one into a sentence.
+///
+/// Beside the blocking TLM socket (each transaction served with what the controllers hold when
+/// it arrives), the queued port (`submit`, `next_completion`) lets an initiator with many
+/// requests in flight hand them over without waiting for each: the controllers then reorder over
+/// all of them, and completions come back in time order. It runs without events (the trace
+/// player uses it); one initiator uses it at a time, submitting in arrival order.
 class DdrMemory : public sc_core::sc_module {
 public:
     tlm_utils::multi_passthrough_target_socket<DdrMemory> socket;
@@ -69,6 +84,16 @@ public:
     /// A sentence for a failed transaction: what, where, and why.
     std::string describe_error(const tlm::tlm_generic_payload& gp) const;
 
+    /// Queues `request` (timing only), arriving at memory cycle `arrival`, tagged `tag`. Returns
+    /// TLM_OK_RESPONSE, or TLM_ADDRESS_ERROR_RESPONSE for a request outside the DDR (not queued).
+    tlm::tlm_response_status submit(const MemRequest& request, Cycle arrival, std::uint64_t tag);
+    /// Serves until the queued request that completes first is complete and hands it over; false
+    /// when no request is queued.
+    bool next_completion(MemCompletion& out);
+    /// Hands over a queued request that is already complete (not necessarily the first); false
+    /// when there is none.
+    bool take_served(MemCompletion& out);
+
 private:
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
@@ -78,6 +103,19 @@ private:
     std::vector<std::unique_ptr<DdrChannel>> channels_;
     ChannelInterleave interleave_;
     SparseStore store_;
+    /// A request of the queued port until all its channel parts complete.
+    struct Ticket {
+        std::uint64_t tag = 0;
+        Cycle arrival = 0;
+        Cycle done = 0;
+        StallSplit split;
+        std::uint32_t parts = 0;
+    };
+    /// Merges a channel's completed part into its ticket; true (and `out`) when the request is done.
+    bool merge(const ChannelCompletion& part, MemCompletion& out);
+
+    std::vector<Ticket> tickets_;
+    std::vector<std::uint32_t> free_tickets_;
     tlm::tlm_generic_payload part_;                ///< reused for per-channel parts
     std::vector<ChannelInterleave::Range> ranges_; ///< reused per split request
     RequestObserver* observer_ = nullptr;

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -13,6 +14,7 @@ ReplayHarness::ReplayHarness(const card::DdrConfig& ddr, const std::string& name
     : ddr_(ddr), memory_(std::make_unique<DdrMemory>(name.c_str(), ddr)),
       player_(std::make_unique<TracePlayer>((name + "_player").c_str(), MemoryClock(ddr.speed_mts))) {
     player_->socket.bind(memory_->socket);
+    player_->attach(*memory_);
 }
 
 ReplayHarness::~ReplayHarness() = default;
@@ -104,6 +106,36 @@ std::string format_summary(const ReplayResult& r, const card::DdrConfig& ddr) {
                   (static_cast<double>(r.cycles()) * static_cast<double>(r.channels.size()))
             : 0.0;
     fmt::format_to(out, "refresh         {:.1f}% of the time\n", refresh_share);
+    // Where the requests' time went, per request (a request split over channels counts per part).
+    StallSplit reads, writes;
+    std::uint64_t read_parts = 0, write_parts = 0, batches = 0, switches = 0;
+    std::uint32_t passed = 0;
+    for (const auto& ch : r.channels) {
+        reads += ch.read_stalls;
+        writes += ch.write_stalls;
+        read_parts += ch.read_requests;
+        write_parts += ch.write_requests;
+        batches += ch.write_batches;
+        switches += ch.rank_switches;
+        passed = std::max(passed, ch.max_passed);
+    }
+    auto split = [&](const char* what, const StallSplit& sum, std::uint64_t n) {
+        if (n == 0) return;
+        const double total = static_cast<double>(sum.total());
+        auto part = [&](Cycle c) {
+            return fmt::format("{:.1f} ns ({:.0f}%)",
+                               clock.ns(static_cast<double>(c) / static_cast<double>(n)),
+                               total > 0 ? 100.0 * static_cast<double>(c) / total : 0.0);
+        };
+        fmt::format_to(
+            out, "{:<15} queueing {}, bank {}, refresh {}, turnaround {}, data {} (mean per request)\n", what,
+            part(sum.queueing), part(sum.bank), part(sum.refresh), part(sum.turnaround), part(sum.data));
+    };
+    split("read stalls", reads, read_parts);
+    split("write stalls", writes, write_parts);
+    fmt::format_to(
+        out, "scheduler       {} write batches, {} rank switches, a request passed over {} times at most\n",
+        batches, switches, passed);
     auto rate = [&](double sec) { return sec > 0 ? static_cast<double>(p.requests) / sec / 1e6 : 0.0; };
     fmt::format_to(
         out,

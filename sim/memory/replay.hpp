@@ -45,7 +45,9 @@ private:
 
 /// The replay summary `cardsim ddr replay` prints: requests, bytes, simulated time, bandwidth per
 /// channel and in total (GB/s and % of peak), read latency (mean, p50, p99), row hits / misses /
-/// conflicts, refresh time share, host seconds and requests per host second.
+/// conflicts, refresh time share, the mean stall split of a read and of a write request (queueing,
+/// bank preparation, refresh, turnaround, data), the scheduler's write batches, rank switches and
+/// most passes of one request, host seconds and requests per host second.
 std::string format_summary(const ReplayResult& result, const card::DdrConfig& ddr);
 
 /// Achieved bandwidth of channel `c`, bytes per second, over the replay's simulated time.

@@ -33,7 +33,64 @@ void TracePlayer::run() {
     }
 }
 
+void TracePlayer::count(const MemRequest& r) {
+    ++totals_.requests;
+    if (r.direction == Direction::Read) {
+        ++totals_.reads;
+        totals_.read_bytes += r.length;
+    } else {
+        ++totals_.writes;
+        totals_.write_bytes += r.length;
+    }
+}
+
+void TracePlayer::play_queued() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const Cycle origin = time_.cycle_at_or_after(now);
+    const MemoryClock& clock = time_.clock();
+    const bool closed = options_.pacing == Pacing::Closed;
+    const std::uint32_t bound = options_.outstanding;
+    totals_.start = origin;
+    totals_.end = origin;
+    std::uint64_t pending = 0;
+    MemCompletion c;
+    // The tag carries the direction: reads' latencies go into the histogram.
+    auto account = [&](const MemCompletion& done) {
+        --pending;
+        if ((done.tag & 1) == 0) totals_.read_latency.add(done.done - done.arrival);
+        totals_.end = std::max(totals_.end, done.done);
+    };
+    MemRequest r;
+    Cycle previous = origin;
+    std::uint64_t index = 0;
+    while (source_->next(r)) {
+        Cycle arrival = closed ? previous : origin + clock.cycles_of_ps(r.time_ps);
+        if (bound != 0 && pending == bound && memory_->next_completion(c)) {
+            account(c);
+            arrival = std::max(arrival, c.done);
+        }
+        if (closed) previous = arrival;
+        const std::uint64_t tag = index++ << 1 | (r.direction == Direction::Write ? 1 : 0);
+        if (const auto status = memory_->submit(r, arrival, tag); status != tlm::TLM_OK_RESPONSE) {
+            failure_ = {r, status};
+            break;
+        }
+        ++pending;
+        count(r);
+        if (bound == 0)
+            while (memory_->take_served(c))
+                account(c);
+    }
+    while (memory_->next_completion(c))
+        account(c);
+    wait(time_.time_of(totals_.end) - now);
+}
+
 void TracePlayer::play() {
+    if (memory_ && !options_.blocking) {
+        play_queued();
+        return;
+    }
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const Cycle origin = time_.cycle_at_or_after(now);
     const MemoryClock& clock = time_.clock();
@@ -69,15 +126,8 @@ void TracePlayer::play() {
         if (bound != 0) {
             in_flight_.insert(done);
         }
-        ++totals_.requests;
-        if (read) {
-            ++totals_.reads;
-            totals_.read_bytes += r.length;
-            totals_.read_latency.add(done - arrival);
-        } else {
-            ++totals_.writes;
-            totals_.write_bytes += r.length;
-        }
+        count(r);
+        if (read) totals_.read_latency.add(done - arrival);
         totals_.end = std::max(totals_.end, done);
     }
     wait(time_.time_of(totals_.end) - now);

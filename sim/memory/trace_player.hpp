@@ -1,6 +1,7 @@
 #pragma once
 // Plays a stream of memory requests into the DDR memory through TLM, paced closed or timed.
 
+#include "sim/memory/ddr_memory.hpp"
 #include "sim/memory/in_flight.hpp"
 #include "sim/memory/latency_histogram.hpp"
 #include "sim/memory/mem_request.hpp"
@@ -24,10 +25,14 @@ enum class Pacing {
     Timed,  ///< at the trace's timestamps (later only when every outstanding slot is busy)
 };
 
-/// A player's pacing: the mode and the bound on requests in flight (0 = unbounded).
+/// A player's pacing: the mode, the bound on requests in flight (0 = unbounded), and how it hands
+/// requests over: queued (the memory's queued port: the controllers see every request in flight
+/// and reorder over them) or blocking (TLM b_transport, as the card's units issue them: each
+/// request is served with what the controllers hold when it arrives).
 struct PlayerOptions {
     Pacing pacing = Pacing::Closed;
     std::uint32_t outstanding = 64;
+    bool blocking = false;
 };
 
 /// What a player issued and saw.
@@ -44,11 +49,12 @@ struct PlayerTotals {
 
 /// A loosely-timed initiator (DRAMSys' trace players are the model): one SC_THREAD that, for each
 /// request of its source, computes the arrival (closed: when a slot of `outstanding` frees; timed:
-/// the trace time), calls `socket->b_transport` with the arrival as the annotated delay, and
-/// reads the completion back from the delay. It is the memory's only initiator, so it never
-/// synchronises during a run (no event per request); at the end it waits until the last
-/// completion. Transactions are timing-only (null data pointer). The player can be armed again
-/// for another run after sc_start() returns.
+/// the trace time) and hands the request over: queued, through the memory's queued port
+/// (`attach`), taking completions back in time order as slots are needed; blocking, by
+/// `socket->b_transport` with the arrival as the annotated delay, reading the completion back
+/// from the delay. It is the memory's only initiator, so it never synchronises during a run (no
+/// event per request); at the end it waits until the last completion. Requests are timing-only
+/// (no data). The player can be armed again for another run after sc_start() returns.
 class TracePlayer : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<TracePlayer> socket;
@@ -56,6 +62,8 @@ public:
     SC_HAS_PROCESS(TracePlayer);
     TracePlayer(const sc_core::sc_module_name& name, const MemoryClock& clock);
 
+    /// The memory whose queued port the player uses (its socket is bound to the same memory).
+    void attach(DdrMemory& memory) { memory_ = &memory; }
     /// Plays `source` with `options` during the next sc_start().
     void arm(RequestSource& source, PlayerOptions options);
     const PlayerTotals& totals() const { return totals_; }
@@ -68,8 +76,13 @@ public:
 private:
     void run();
     void play();
+    /// As play, through the queued port.
+    void play_queued();
+    /// Counts a request the player handed over.
+    void count(const MemRequest& r);
 
     TimeBase time_;
+    DdrMemory* memory_ = nullptr;
     RequestSource* source_ = nullptr;
     PlayerOptions options_;
     PlayerTotals totals_;

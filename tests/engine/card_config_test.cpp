@@ -1,6 +1,7 @@
 // The card config: the built-in default, files merged over it, --set overrides, errors naming
 // the key, and the digest.
 
+#include "engine/card/address_map.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/error.hpp"
 
@@ -72,6 +73,8 @@ TEST_CASE("the built-in default is the D5005 of the reference figures", "[card]"
     CHECK(c.ddr.geometry.row_bytes == 8192);
     CHECK(c.ddr.controller.address_map == "row:bank:column:bankgroup");
     CHECK(c.ddr.controller.page_policy == PagePolicy::Open);
+    CHECK(c.ddr.controller.scheduler == SchedulerKind::FrFcfs);
+    CHECK(c.ddr.geometry.ranks == 1);
     CHECK(c.sram.bytes == 7000ull * 20 * 1024 / 8); // 7,000 of the 11,721 M20K blocks
     for (auto kind : all_unit_kinds)
         CHECK(c.units.has(kind) == !is_optional(kind));
@@ -183,6 +186,19 @@ TEST_CASE("combinations no single range catches are errors naming the key", "[ca
                Catch::Contains("`weights.group_size`: 48 is not a multiple of block_size 32"));
     CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.timing.trefi=400"})); }),
                Catch::Contains("`ddr.timing.trefi`: 400 cycles is not more than trfc"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.geometry.ranks=3"})); }),
+               Catch::Contains("`ddr.geometry.ranks`: expected a power of two"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.controller.write_high_watermark=40"})); }),
+               Catch::Contains("`ddr.controller.write_high_watermark`: 40 is more than the write queue"));
+    CHECK_THAT(error_of([] {
+                   load_card_config({}, sets({"ddr.controller.write_high_watermark=16",
+                                              "ddr.controller.write_low_watermark=20"}));
+               }),
+               Catch::Contains("`ddr.controller.write_low_watermark`: 20 is more than the high watermark"));
+    // Two ranks halve the rows of each bank; the rank bits lead an address map that names none.
+    const auto two = load_card_config({}, sets({"ddr.geometry.ranks=2"}));
+    CHECK(cardsim::card::AddressMap::build(two.ddr).field_bits(cardsim::card::DramField::Row) == 15);
+    CHECK(cardsim::card::AddressMap::build(two.ddr).decode(4ull << 30).rank == 1);
 }
 
 TEST_CASE("bad files and bad --set arguments are errors saying what was expected", "[card]") {

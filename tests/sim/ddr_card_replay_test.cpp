@@ -95,7 +95,7 @@ TEST_CASE("a compiled decode step's DDR requests replay to the card run's DDR ti
     REQUIRE_FALSE(recorded.empty());
     sim::memory::TraceReader reader(path, sim::memory::TraceFormat::Cardsim, ctx);
     sim::memory::ReplayHarness harness(config.ddr);
-    const auto r = harness.run(reader, {sim::memory::Pacing::Timed, 0});
+    const auto r = harness.run(reader, {sim::memory::Pacing::Timed, 0, true});
     CHECK(r.player.requests > 10 * steps);
     CHECK(figures(r.channels, r.player.start) == recorded);
     std::printf(

@@ -51,7 +51,7 @@ TEST_CASE("ddr gen writes each format and ddr replay reads it back", "[ddr][cli]
             cardsim(fmt::format("ddr replay {} --channels 2 --pace timed", trace.string()));
         CHECK(auto_rc == 0);
         CHECK_THAT(auto_out, Catch::Contains(fmt::format("({},", format)));
-        CHECK_THAT(auto_out, Catch::Contains("2 x DDR4-2400 channels, timed pacing"));
+        CHECK_THAT(auto_out, Catch::Contains("2 x DDR4-2400 channels, frfcfs scheduler, timed pacing"));
         std::filesystem::remove(trace);
     }
 }

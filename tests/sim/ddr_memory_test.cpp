@@ -218,7 +218,7 @@ TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr]
     memory.set_observer(nullptr);
     recorder.close();
     TraceReader reader(path, TraceFormat::Cardsim, ctx);
-    const ReplayResult r = harness.run(reader, {Pacing::Timed, 0});
+    const ReplayResult r = harness.run(reader, {Pacing::Timed, 0, true});
     CHECK(r.player.requests == 60);
     CHECK(r.end - r.player.start == recorded_end); // the recorded run started at cycle 0
     for (std::uint32_t c = 0; c < d.channels; ++c) {

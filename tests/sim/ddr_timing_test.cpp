@@ -174,9 +174,11 @@ TEST_CASE("posted writes complete when accepted and reach the DRAM in batches", 
 }
 
 TEST_CASE("the closed-form advance of repeating runs gives exactly the burst-by-burst answers", "[ddr]") {
-    for (const char* map :
-         {"row:bank:column:bankgroup", "row:bank:bankgroup:column", "row:column[3]:bank:column:bankgroup"}) {
-        const DdrConfig d = ddr({(std::string("ddr.controller.address_map=") + map).c_str()});
+    for (const char* map : {"row:bank:column:bankgroup", "row:bank:bankgroup:column",
+                            "row:column[3]:bank:column:bankgroup", "row:bank:column:rank:bankgroup"}) {
+        const std::string set_map = std::string("ddr.controller.address_map=") + map;
+        const bool ranked = std::string(map).find("rank") != std::string::npos;
+        const DdrConfig d = ranked ? ddr({set_map.c_str(), "ddr.geometry.ranks=2"}) : ddr({set_map.c_str()});
         ChannelTiming fast(d);
         ChannelTiming slow(d);
         slow.set_fast_path(false);
@@ -198,7 +200,11 @@ TEST_CASE("the closed-form advance of repeating runs gives exactly the burst-by-
             const std::uint64_t addr = rnd() % ((8ull << 30) - len);
             at += rnd() % 4 == 0 ? rnd() % 30000 : rnd() % 50; // idle gaps over refreshes too
             const Direction dir = write ? Direction::Write : Direction::Read;
-            REQUIRE(fast.access(dir, addr, len, at) == slow.access(dir, addr, len, at));
+            StallSplit split_fast, split_slow;
+            const Cycle done = fast.access(dir, addr, len, at, &split_fast);
+            REQUIRE(done == slow.access(dir, addr, len, at, &split_slow));
+            REQUIRE(split_fast == split_slow); // and the same stall split
+            REQUIRE(split_fast.total() == done - at);
         }
         CHECK(fast.flush() == slow.flush());
         const auto& a = fast.stats();

@@ -358,6 +358,10 @@ TEST_CASE("a golden trace written before config keys were recorded reads and agr
           "[traces][diff][config]") {
     auto golden =
         read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-default.trace");
+    // Today's golden traces record their config: take the record out, as a trace written before.
+    std::erase_if(golden.header.meta, [](const auto& m) {
+        return m.first == config_default_key || m.first.starts_with(config_key_prefix);
+    });
     auto read = recorded_config(golden.header);
     CHECK(!read.config);
     CHECK(!read.problem);

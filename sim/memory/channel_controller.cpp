@@ -1,0 +1,437 @@
+#include "sim/memory/channel_controller.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace cardsim::sim::memory {
+ChannelController::ChannelController(const card::DdrConfig& ddr)
+    : core_(ddr),
+      buffer_(ddr.geometry.channel_banks(),
+              ddr.controller.scheduler == card::SchedulerKind::Fcfs ? 0 : ddr.controller.bank_queue_depth,
+              ddr.controller.scheduler == card::SchedulerKind::Fcfs ? 0 : ddr.controller.write_queue),
+      scheduler_(make_scheduler(ddr, buffer_)), in_order_(scheduler_->in_order()),
+      posted_(ddr.controller.write_queue > 0), high_watermark_(ddr.controller.write_high_watermark),
+      banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0) {
+    cand_.resize(ddr.geometry.channel_banks());
+}
+
+void ChannelController::reset(Cycle origin) {
+    core_.reset(origin);
+    buffer_.clear();
+    requests_.clear();
+    free_requests_.clear();
+    admission_.clear();
+    finished_.reset(64);
+    std::fill(bank_free_.begin(), bank_free_.end(), origin);
+    admit_floor_ = origin;
+    front_blocked_ = false;
+    front_writes_ = 0;
+    seq_ = 0;
+    dirty(~std::uint64_t{0});
+}
+
+std::uint32_t ChannelController::alloc_slot() {
+    if (free_requests_.empty()) {
+        requests_.emplace_back();
+        return static_cast<std::uint32_t>(requests_.size() - 1);
+    }
+    const std::uint32_t slot = free_requests_.back();
+    free_requests_.pop_back();
+    requests_[slot] = Request{};
+    return slot;
+}
+
+std::uint32_t ChannelController::new_request(Direction direction, std::uint64_t address, std::uint64_t length,
+                                             Cycle arrival, std::uint64_t tag, bool blocking) {
+    const std::uint32_t slot = alloc_slot();
+    const std::uint32_t shift = core_.address_map().burst_shift();
+    Request& r = requests_[slot];
+    r.tag = tag;
+    r.next = address >> shift;
+    r.stop = ((address + length - 1) >> shift) + 1;
+    r.length = length;
+    r.arrival = arrival;
+    r.done = arrival;
+    r.track.frontier = arrival;
+    r.direction = direction;
+    r.blocking = blocking;
+    ChannelStats& st = core_.mutable_stats();
+    if (direction == Direction::Read) {
+        ++st.read_requests;
+        st.read_bytes += length;
+    } else {
+        ++st.write_requests;
+        st.write_bytes += length;
+        ++front_writes_;
+    }
+    admission_.push_back(slot);
+    return slot;
+}
+
+bool ChannelController::alone(std::uint64_t first, std::uint64_t stop) const {
+    if (!admission_.empty() || buffer_.queued(Direction::Read) > 0) return false;
+    if (buffer_.queued(Direction::Write) >= high_watermark_ || scheduler_->draining_writes()) return false;
+    for (std::int32_t i = buffer_.oldest(Direction::Write); i != RequestBuffer::none; i = buffer_[i].dnext)
+        if (buffer_[i].line >= first && buffer_[i].line < stop) return false;
+    return true;
+}
+
+Cycle ChannelController::access(Direction direction, std::uint64_t address, std::uint64_t length,
+                                Cycle arrival, StallSplit* split) {
+    if (in_order_) return core_.access(direction, address, length, arrival, split);
+    if (length == 0) return arrival;
+    advance(arrival);
+    const std::uint32_t shift = core_.address_map().burst_shift();
+    const std::uint64_t first = address >> shift, stop = ((address + length - 1) >> shift) + 1;
+    if (direction == Direction::Read && admission_.empty() && buffer_.queued(Direction::Read) == 0) {
+        // A write batch under way goes before this read whatever it is (it runs to its low
+        // watermark): serve it first, so that the read may find itself alone.
+        next_event(); // the scheduler sees the writes queued now
+        while (scheduler_->draining_writes() && step(never)) {
+        }
+    }
+    if (direction == Direction::Read && alone(first, stop)) {
+        for (std::uint32_t r = 0; r < core_.ranks(); ++r) {
+            const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
+                                             << (r * banks_per_rank_);
+            if ((buffer_.banks_with(Direction::Write) & rank_banks) == 0) core_.catch_up_rank(r, arrival);
+        }
+        StallTrack track;
+        track.frontier = arrival;
+        const Cycle end = core_.serve_in_order(first, stop, false, arrival, &track);
+        track.split.data += end - track.frontier;
+        ChannelStats& st = core_.mutable_stats();
+        ++st.read_requests;
+        st.read_bytes += length;
+        st.read_latency.add(end - arrival);
+        st.read_stalls += track.split;
+        if (split) *split += track.split;
+        dirty(~std::uint64_t{0}); // rows moved under the kept picks
+        return end;
+    }
+    const std::uint32_t capacity = buffer_.write_capacity();
+    if (direction == Direction::Write && capacity > 0 && stop - first > capacity && admission_.empty() &&
+        buffer_.queued(Direction::Read) == 0) {
+        // A write longer than the queue with no read around: the queued writes drain, then its
+        // bursts stream in order (what the drain does with a sequential write) until the queue
+        // holds its last `capacity`; it completes when the last one is accepted.
+        while (buffer_.queued(Direction::Write) > 0 && step(never)) {
+        }
+        for (std::uint32_t r = 0; r < core_.ranks(); ++r)
+            core_.catch_up_rank(r, arrival);
+        StallTrack track;
+        track.frontier = arrival;
+        const Cycle end = core_.serve_in_order(first, stop - capacity, true, arrival, &track);
+        const Cycle accepted = std::max(arrival, end - core_.write_latency());
+        ChannelStats& st = core_.mutable_stats();
+        ++st.write_requests;
+        st.write_bytes += length;
+        const StallSplit waited{.queueing = accepted - arrival};
+        st.write_stalls += waited;
+        if (split) *split += waited;
+        for (std::uint64_t line = stop - capacity; line < stop; ++line) {
+            const BurstTarget t = core_.target(line);
+            QueuedBurst q;
+            q.line = line;
+            q.seq = seq_++;
+            q.accept = accepted;
+            q.bank = t.bank;
+            q.group = t.group;
+            q.rank = t.rank;
+            q.row = t.row;
+            q.direction = Direction::Write;
+            buffer_.push(q);
+        }
+        admit_floor_ = std::max(admit_floor_, accepted);
+        dirty(~std::uint64_t{0});
+        return accepted;
+    }
+    const std::uint32_t slot = new_request(direction, address, length, arrival, 0, true);
+    admit();
+    while (!requests_[slot].finished)
+        if (!step(never)) break;
+    const Request& r = requests_[slot];
+    if (split) *split += r.track.split;
+    const Cycle done = r.done;
+    free_requests_.push_back(slot);
+    return done;
+}
+
+bool ChannelController::serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival,
+                                      std::uint64_t tag) {
+    if (!buffer_.empty() || !admission_.empty()) return false;
+    const BurstTarget t = core_.target(line);
+    if (!core_.row_open(t.bank, t.row)) return false;
+    const Cycle ready = std::max(arrival, bank_free_[t.bank]);
+    const ChannelTiming::Plan p = core_.plan(t, false, ready);
+    if (p.cas != std::max(core_.column_floor(false), arrival) || p.cas >= core_.next_refresh(t.rank))
+        return false;
+    StallTrack track;
+    track.frontier = arrival;
+    attribute(track, core_.floors(p, t.rank), core_.burst_cycles());
+    const Cycle end = core_.commit(p, t, false);
+    bank_free_[t.bank] = p.cas;
+    if (log_) log_->push_back({tag, line, p.cas, Direction::Read, 0});
+    track.split.data += end - track.frontier;
+    ChannelStats& st = core_.mutable_stats();
+    ++st.read_requests;
+    st.read_bytes += length;
+    st.read_latency.add(end - arrival);
+    st.read_stalls += track.split;
+    event_valid_ = false;
+    push_finished({tag, arrival, end, track.split});
+    return true;
+}
+
+void ChannelController::submit(Direction direction, std::uint64_t address, std::uint64_t length,
+                               Cycle arrival, std::uint64_t tag) {
+    if (in_order_) {
+        StallSplit split;
+        const Cycle done = core_.access(direction, address, length, arrival, &split);
+        push_finished({tag, arrival, done, split});
+        return;
+    }
+    advance(arrival);
+    if (length == 0) { // nothing to move: complete on arrival
+        push_finished({tag, arrival, arrival, {}});
+        return;
+    }
+    const std::uint32_t shift = core_.address_map().burst_shift();
+    const std::uint64_t line = address >> shift;
+    if (direction == Direction::Read && ((address + length - 1) >> shift) == line &&
+        serve_at_once(line, length, arrival, tag))
+        return;
+    new_request(direction, address, length, arrival, tag, false);
+    admit();
+    advance(arrival); // what no later arrival can change goes now
+}
+
+void ChannelController::admit() {
+    while (!admission_.empty()) {
+        const std::uint32_t slot = admission_.front();
+        Request& r = requests_[slot];
+        const BurstTarget t = core_.target(r.next);
+        if (!buffer_.has_space(t.bank, r.direction)) {
+            front_blocked_ = true;
+            return;
+        }
+        front_blocked_ = false;
+        const Cycle accept = std::max(r.arrival, admit_floor_);
+        admit_floor_ = accept;
+        const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
+                                         << (t.rank * banks_per_rank_);
+        if (((buffer_.banks_with(Direction::Read) | buffer_.banks_with(Direction::Write)) & rank_banks) == 0)
+            core_.catch_up_rank(t.rank, accept); // the rank is idle: its refreshes due by now are done
+        QueuedBurst q;
+        q.line = r.next;
+        q.seq = seq_++;
+        q.accept = accept;
+        q.bank = t.bank;
+        q.group = t.group;
+        q.rank = t.rank;
+        q.row = t.row;
+        q.request = slot;
+        q.tag = r.tag;
+        q.direction = r.direction;
+        // A hazard: the youngest older burst of the same line in the other direction.
+        std::int32_t blocker = RequestBuffer::none;
+        const Direction other = r.direction == Direction::Read ? Direction::Write : Direction::Read;
+        if (buffer_.queued(t.bank, other) > 0)
+            for (std::int32_t j = buffer_.youngest_in_bank(t.bank); j != RequestBuffer::none;
+                 j = buffer_[j].prev)
+                if (buffer_[j].line == q.line && buffer_[j].direction == other) {
+                    blocker = j;
+                    break;
+                }
+        const std::int32_t i = buffer_.push(q);
+        if (blocker != RequestBuffer::none) buffer_.block(i, blocker);
+        ++r.next;
+        const bool done_admitting = r.next == r.stop;
+        if (done_admitting) {
+            admission_.pop_front();
+            if (r.direction == Direction::Write) --front_writes_;
+        }
+        if (r.direction == Direction::Write && posted_) {
+            r.done = accept; // posted: complete when accepted
+            if (done_admitting) finish(slot);
+        } else {
+            ++r.in_buffer;
+        }
+        dirty(std::uint64_t{1} << t.bank);
+    }
+}
+
+void ChannelController::finish(std::uint32_t slot) {
+    Request& r = requests_[slot];
+    r.finished = true;
+    ChannelStats& st = core_.mutable_stats();
+    if (r.direction == Direction::Read) {
+        r.track.split.data += r.done - r.track.frontier;
+        st.read_latency.add(r.done - r.arrival);
+        st.read_stalls += r.track.split;
+    } else {
+        if (posted_)
+            r.track.split = StallSplit{.queueing = r.done - r.arrival};
+        else
+            r.track.split.data += r.done - r.track.frontier;
+        st.write_stalls += r.track.split;
+    }
+    if (r.blocking) return;
+    push_finished({r.tag, r.arrival, r.done, r.track.split});
+    free_requests_.push_back(slot);
+}
+
+ChannelCompletion ChannelController::take_finished() {
+    return finished_.pop_earliest();
+}
+
+ChannelController::Event ChannelController::find_event() {
+    Event ev;
+    if (buffer_.empty()) return ev;
+    const Direction dir = scheduler_->serving();
+    const bool write = dir == Direction::Write;
+    // Fast answer: the oldest burst of the direction is a row hit whose column command can go at
+    // the earliest cycle any burst could; every other burst is younger, so it goes first.
+    if (const std::int32_t i = buffer_.oldest(dir); i != RequestBuffer::none &&
+                                                    buffer_[i].blocker == RequestBuffer::none &&
+                                                    core_.row_open(buffer_[i].bank, buffer_[i].row)) {
+        const QueuedBurst& e = buffer_[i];
+        const Cycle ready = std::max(e.accept, bank_free_[e.bank]);
+        const BurstTarget t = target_of(e);
+        const ChannelTiming::Plan p = core_.plan(t, write, ready);
+        if (p.cas == std::max(core_.column_floor(write), e.accept) && p.cas < core_.next_refresh(e.rank)) {
+            ev.kind = Event::Commit;
+            ev.at = p.cas;
+            ev.entry = i;
+            ev.plan = p;
+            ev.target = t;
+            ev.ready = ready;
+            // Nothing that arrives later can have an earlier column command, nor (being younger)
+            // win a tie; it could only change the direction served. A write batch under way runs
+            // to its low watermark whatever arrives; a read goes ahead of any batch that later
+            // writes start while the channel holds no write (the one approximation: a batch
+            // filled from empty before this read's column command starts after it).
+            ev.exempt = write ? scheduler_->draining_writes()
+                              : buffer_.queued(Direction::Write) == 0 && front_writes_ == 0;
+            return ev;
+        }
+    }
+    if (dir != cand_dir_) {
+        cand_dir_ = dir;
+        dirty_ = ~std::uint64_t{0};
+    }
+    const std::uint64_t banks = buffer_.banks_with(dir);
+    for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1) {
+        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+        Candidate& c = cand_[b];
+        c.entry = RequestBuffer::none;
+        // The bank decides when it is free and its oldest burst that may go has entered.
+        std::int32_t first = buffer_.oldest_in_bank(b);
+        while (first != RequestBuffer::none &&
+               (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
+            first = buffer_[first].next;
+        if (first == RequestBuffer::none) continue;
+        BankMachine bm;
+        bm.bank = b;
+        bm.open = core_.bank_open(b);
+        bm.row = core_.open_row(b);
+        bm.decision = std::max(bank_free_[b], buffer_[first].accept);
+        bm.direction = dir;
+        c.entry = scheduler_->next_request(bm);
+        if (c.entry == RequestBuffer::none) continue;
+        c.target = target_of(buffer_[c.entry]);
+        c.ready = bm.decision;
+        c.seq = buffer_[c.entry].seq;
+    }
+    dirty_ &= ~banks;
+    // Rank the picks by a lower bound of their column command (no command bus), plan the best
+    // exactly; if the command bus moved it, rank again with its true time.
+    for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+        Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
+        if (c.entry != RequestBuffer::none) c.bound = core_.earliest_cas(c.target, write, c.ready);
+    }
+    for (;;) {
+        std::uint32_t best = ~0u;
+        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+            const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+            const Candidate& c = cand_[b];
+            if (c.entry == RequestBuffer::none) continue;
+            if (best == ~0u || c.bound < cand_[best].bound ||
+                (c.bound == cand_[best].bound && c.seq < cand_[best].seq))
+                best = b;
+        }
+        if (best == ~0u) break;
+        Candidate& c = cand_[best];
+        const ChannelTiming::Plan p = core_.plan(c.target, write, c.ready);
+        if (p.cas != c.bound) { // the command bus moved it: rank it again
+            c.bound = p.cas;
+            continue;
+        }
+        ev.kind = Event::Commit;
+        ev.at = p.cas;
+        ev.entry = c.entry;
+        ev.plan = p;
+        ev.target = c.target;
+        ev.ready = c.ready;
+        break;
+    }
+    if (ev.kind == Event::Commit && ev.plan.cas >= core_.next_refresh(ev.target.rank)) {
+        ev.kind = Event::Refresh;
+        ev.at = core_.next_refresh(ev.target.rank);
+    }
+    return ev;
+}
+
+Cycle ChannelController::next_event() {
+    if (in_order_ || buffer_.empty()) return never;
+    if (!event_valid_) {
+        event_ = find_event();
+        event_valid_ = true;
+    }
+    return event_.at;
+}
+
+bool ChannelController::step(Cycle limit) {
+    const Cycle at = next_event();
+    if (at == never || (at >= limit && !event_.exempt)) return false;
+    const Event ev = event_;
+    if (ev.kind == Event::Refresh) {
+        core_.refresh_until(ev.target.rank, std::min(limit - 1, ev.ready));
+        dirty(~std::uint64_t{0}); // the rank's rows closed
+        return true;
+    }
+    const std::int32_t i = ev.entry;
+    const QueuedBurst e = buffer_[i];
+    const bool write = e.direction == Direction::Write;
+    const BurstFloors floors = core_.floors(ev.plan, e.rank);
+    const Cycle end = core_.commit(ev.plan, ev.target, write);
+    if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, e.passed});
+    scheduler_->served(i);
+    ChannelStats& st = core_.mutable_stats();
+    st.max_passed = std::max(st.max_passed, e.passed);
+    st.write_batches = scheduler_->write_batches();
+    if (buffer_.blocked(write ? Direction::Read : Direction::Write) > 0)
+        for (std::int32_t j = e.next; j != RequestBuffer::none; j = buffer_[j].next)
+            if (buffer_[j].blocker == i) buffer_.unblock(j);
+    bank_free_[e.bank] = ev.plan.cas;
+    buffer_.erase(i);
+    dirty(std::uint64_t{1} << e.bank);
+    Request& r = requests_[e.request];
+    if (!write || !posted_) {
+        attribute(r.track, floors, core_.burst_cycles());
+        r.done = std::max(r.done, end);
+        if (--r.in_buffer == 0 && r.next == r.stop) finish(e.request);
+    }
+    if (front_blocked_) {
+        admit_floor_ = std::max(admit_floor_, ev.plan.cas);
+        admit();
+    }
+    return true;
+}
+
+Cycle ChannelController::flush() {
+    if (!in_order_) advance(never);
+    return core_.flush();
+}
+
+} // namespace cardsim::sim::memory

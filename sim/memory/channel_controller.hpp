@@ -1,0 +1,185 @@
+#pragma once
+// One channel's memory controller: a request buffer, a scheduling policy and the timing core.
+
+#include "engine/card/card_config.hpp"
+#include "sim/memory/channel_timing.hpp"
+#include "sim/memory/in_flight.hpp"
+#include "sim/memory/request_buffer.hpp"
+#include "sim/memory/scheduler.hpp"
+
+#include <deque>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace cardsim::sim::memory {
+
+/// A request the controller has finished: when it arrived and completed, and where its time went.
+struct ChannelCompletion {
+    std::uint64_t tag = 0;
+    Cycle arrival = 0;
+    Cycle done = 0;
+    StallSplit split;
+};
+
+/// One burst as the controller served it (the order of service, for tests and logs).
+struct ServedBurst {
+    std::uint64_t tag = 0; ///< the tag of the request it belongs to
+    std::uint64_t line = 0;
+    Cycle cas = 0; ///< its READ or WRITE
+    Direction direction = Direction::Read;
+    std::uint32_t passed = 0; ///< times it had been passed over
+};
+
+/// The controller of one DDR channel (plain C++; DdrChannel wraps it as a TLM target). Requests
+/// enter through an in-order front end into the request buffer (a request for a full queue waits
+/// there, and so do the requests behind it), the scheduler (`ddr.controller.scheduler`) picks
+/// each bank's next burst, and of the banks' picks the one whose column command can go first is
+/// timed by the core (ChannelTiming) and committed; bursts are committed in the order of their
+/// column commands. An in-order scheduler needs no buffer: every request is timed when it
+/// arrives, on the core's in-order path.
+///
+/// Time only moves forward: the controller commits a burst only when told that no request can
+/// arrive before its column command (`step(limit)`), so a request that arrives later still
+/// competes for every command after its arrival. Two ways in:
+/// - `access` (blocking, as a unit's b_transport): the request is served with what the controller
+///   holds and its completion returned at once (later calls cannot overtake it);
+/// - `submit` (queued, as the trace player uses it): the request waits in the buffer; completions
+///   come out of `take_finished` once `step` has served them.
+/// A read alone in the controller (nothing else queued but writes below the high watermark, none
+/// to its addresses) is served in address order by the core's in-order path with its closed-form
+/// advance: what FR-FCFS does with it, at the cost of a weight stream on the in-order path.
+class ChannelController {
+public:
+    static constexpr Cycle never = std::numeric_limits<Cycle>::max();
+
+    explicit ChannelController(const card::DdrConfig& ddr);
+
+    /// Times a request of `length` bytes at channel-local `address`, arriving at `arrival`, and
+    /// returns its completion (the last read beat, or the write accepted). With `split`, adds where
+    /// its time went.
+    Cycle access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
+                 StallSplit* split = nullptr);
+    /// Queues a request (tagged `tag`) arriving at `arrival`; requests must be submitted in
+    /// arrival order. Serves first whatever goes before `arrival`.
+    void submit(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
+                std::uint64_t tag);
+    /// The cycle of the controller's next action (a column command or a refresh), or `never`.
+    Cycle next_event();
+    /// Performs the next action if it comes before `limit`; false when nothing does.
+    bool step(Cycle limit);
+    /// Performs every action before `limit`.
+    void advance(Cycle limit) {
+        while (step(limit)) {
+        }
+    }
+    /// The earliest completion among served requests not yet taken, or `never`.
+    Cycle earliest_finished() const { return finished_.empty() ? never : finished_.earliest().done; }
+    /// Takes the served request with the earliest completion (there must be one).
+    ChannelCompletion take_finished();
+    /// Whether no request waits or is being served.
+    bool idle() const { return admission_.empty() && buffer_.empty(); }
+
+    /// Serves everything the controller holds and issues every queued write; returns the cycle the
+    /// channel's last data beat ends.
+    Cycle flush();
+    /// Forgets all requests, state and statistics: idle at cycle `origin`.
+    void reset(Cycle origin);
+
+    const ChannelStats& stats() const { return core_.stats(); }
+    ChannelTiming& core() { return core_; }
+    const ChannelTiming& core() const { return core_; }
+    const SchedulerIF& scheduler() const { return *scheduler_; }
+    /// Appends every burst served through the buffer to `log` from now on (null to stop).
+    void set_served_log(std::vector<ServedBurst>* log) { log_ = log; }
+    const RequestBuffer& buffer() const { return buffer_; }
+
+private:
+    /// A request in the controller: its bursts [next, stop) not yet in the buffer, its bursts in
+    /// the buffer not yet served, and its completion and stall split so far.
+    struct Request {
+        std::uint64_t tag = 0;
+        std::uint64_t next = 0, stop = 0;
+        std::uint64_t length = 0;
+        Cycle arrival = 0;
+        Cycle done = 0;
+        StallTrack track;
+        std::uint32_t in_buffer = 0;
+        Direction direction = Direction::Read;
+        bool blocking = false;
+        bool finished = false;
+    };
+    /// The next action, found by `next_event` and kept until the state changes.
+    struct Event {
+        enum Kind : std::uint8_t { None, Commit, Refresh } kind = None;
+        Cycle at = never;
+        std::int32_t entry = RequestBuffer::none;
+        ChannelTiming::Plan plan;
+        BurstTarget target;
+        Cycle ready = 0;
+        bool exempt = false; ///< no later arrival can change it: may go before the limit
+    };
+
+    /// A fresh request slot.
+    std::uint32_t alloc_slot();
+    std::uint32_t new_request(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
+                              std::uint64_t tag, bool blocking);
+    /// Moves bursts from the front end into the buffer while they fit.
+    void admit();
+    /// Computes the next action.
+    Event find_event();
+    /// A request is complete: its split is closed and (when queued) it joins the finished heap.
+    void finish(std::uint32_t slot);
+    /// Adds a completion to the finished ones.
+    void push_finished(const ChannelCompletion& c) { finished_.insert(c); }
+    /// Serves a one-burst read at once when the controller holds nothing and it is a row hit at
+    /// the earliest column slot (nothing that arrives later could go before it); false otherwise.
+    bool serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival, std::uint64_t tag);
+    /// Whether a read of bursts [first, stop) may take the in-order path now.
+    bool alone(std::uint64_t first, std::uint64_t stop) const;
+    BurstTarget target_of(const QueuedBurst& e) const { return {e.bank, e.group, e.rank, e.row}; }
+
+    /// A bank's pick, kept until its bank's queue, row or decision time, or the direction
+    /// served, changes (it is then marked dirty), and its column command's lower bound.
+    struct Candidate {
+        std::int32_t entry = RequestBuffer::none;
+        Cycle bound = 0;
+        BurstTarget target;
+        Cycle ready = 0;
+        std::uint64_t seq = 0;
+    };
+    /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
+    void dirty(std::uint64_t banks) {
+        dirty_ |= banks;
+        event_valid_ = false;
+    }
+
+    ChannelTiming core_;
+    RequestBuffer buffer_;
+    std::vector<Candidate> cand_;
+    std::uint64_t dirty_ = ~std::uint64_t{0};
+    Direction cand_dir_ = Direction::Read;
+    std::unique_ptr<SchedulerIF> scheduler_;
+    bool in_order_;
+    bool posted_;
+    std::uint32_t high_watermark_;
+    std::uint32_t banks_per_rank_;
+    std::vector<Request> requests_;
+    std::vector<std::uint32_t> free_requests_;
+    std::deque<std::uint32_t> admission_;
+    /// A completion's key: when it completed.
+    struct DoneKey {
+        Cycle operator()(const ChannelCompletion& c) const { return c.done; }
+    };
+    SortedRing<ChannelCompletion, DoneKey> finished_; ///< served requests not yet taken
+    std::vector<Cycle> bank_free_;                    ///< per bank: the column command of its last burst
+    Cycle admit_floor_ = 0; ///< the front end admits in order, none before this cycle
+    bool front_blocked_ = false;
+    std::uint32_t front_writes_ = 0; ///< write requests not yet wholly in the buffer
+    std::uint64_t seq_ = 0;
+    Event event_;
+    bool event_valid_ = false;
+    std::vector<ServedBurst>* log_ = nullptr;
+};
+
+} // namespace cardsim::sim::memory

@@ -1,0 +1,105 @@
+#pragma once
+// The bursts a channel's controller holds between arrival and service, with the buffer counters
+// that bound them (per bank and direction, as DRAMSys' BufferCounter does).
+
+#include "sim/memory/mem_request.hpp"
+#include "sim/memory/memory_clock.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace cardsim::sim::memory {
+
+/// One burst waiting in a controller: where it goes, which way, when it entered, whose it is.
+struct QueuedBurst {
+    std::uint64_t line = 0;    ///< channel-local burst number (address >> burst shift)
+    std::uint64_t seq = 0;     ///< admission order: smaller is older
+    std::uint64_t tag = 0;     ///< the tag of the request it belongs to
+    Cycle accept = 0;          ///< cycle the burst entered the buffer
+    std::uint32_t bank = 0;    ///< bank of the channel, rank-major (rank x banks + bank)
+    std::uint32_t group = 0;   ///< bank group within its rank
+    std::uint32_t rank = 0;    ///< rank of the channel
+    std::uint32_t row = 0;     ///< row within its bank
+    std::uint32_t request = 0; ///< the controller's slot of the request the burst belongs to
+    std::uint32_t passed = 0;  ///< times a younger burst of its bank was served before it
+    std::int32_t blocker = -1; ///< an older queued burst of the same line, other direction (a hazard)
+    Direction direction = Direction::Read;
+    std::int32_t prev = -1, next = -1;   ///< neighbours in the bank's queue, oldest first
+    std::int32_t dprev = -1, dnext = -1; ///< neighbours in the direction's queue, oldest first
+};
+
+/// The bursts a controller holds: a fixed pool of entries threaded into each bank's queue and
+/// each direction's queue, oldest first (so removing any entry is O(1) and nothing is allocated
+/// after construction). The counters bound what it may hold: `bank_depth` reads per bank, and
+/// `write_capacity` posted writes per channel; without posting (capacity 0) writes share the
+/// bank depth with reads. Indices stay valid until the entry is erased.
+class RequestBuffer {
+public:
+    static constexpr std::int32_t none = -1;
+
+    RequestBuffer(std::uint32_t banks, std::uint32_t bank_depth, std::uint32_t write_capacity);
+
+    /// Whether a burst of `direction` to `bank` fits now.
+    bool has_space(std::uint32_t bank, Direction direction) const {
+        if (direction == Direction::Write && write_capacity_ > 0) return queued_[1] < write_capacity_;
+        return bank_entries_[bank] < bank_depth_;
+    }
+    /// Stores a burst at the young end of its bank's and its direction's queues; returns its index.
+    std::int32_t push(const QueuedBurst& burst);
+    /// Removes entry `i`.
+    void erase(std::int32_t i);
+    /// Forgets every entry.
+    void clear();
+
+    QueuedBurst& operator[](std::int32_t i) { return pool_[static_cast<std::size_t>(i)]; }
+    const QueuedBurst& operator[](std::int32_t i) const { return pool_[static_cast<std::size_t>(i)]; }
+
+    /// The oldest entry of `bank`, or none; follow `next` for younger ones.
+    std::int32_t oldest_in_bank(std::uint32_t bank) const { return bank_head_[bank]; }
+    /// The youngest entry of `bank`, or none; follow `prev` for older ones.
+    std::int32_t youngest_in_bank(std::uint32_t bank) const { return bank_tail_[bank]; }
+    /// Marks entry `i` as waiting for entry `blocker` (an older burst of its line, other direction).
+    void block(std::int32_t i, std::int32_t blocker) {
+        pool_[static_cast<std::size_t>(i)].blocker = blocker;
+        ++blocked_[index(pool_[static_cast<std::size_t>(i)].direction)];
+    }
+    /// Entry `i` no longer waits.
+    void unblock(std::int32_t i) {
+        pool_[static_cast<std::size_t>(i)].blocker = none;
+        --blocked_[index(pool_[static_cast<std::size_t>(i)].direction)];
+    }
+    /// Entries of `direction` waiting for an older burst of their line.
+    std::uint32_t blocked(Direction direction) const { return blocked_[index(direction)]; }
+    /// The oldest entry of `direction`, or none; follow `dnext` for younger ones.
+    std::int32_t oldest(Direction direction) const { return dir_head_[index(direction)]; }
+    /// Entries of `direction` in the channel.
+    std::uint32_t queued(Direction direction) const { return queued_[index(direction)]; }
+    /// Entries of `direction` in `bank`.
+    std::uint32_t queued(std::uint32_t bank, Direction direction) const {
+        return per_bank_[bank][index(direction)];
+    }
+    /// Banks holding at least one entry of `direction`, one bit per bank.
+    std::uint64_t banks_with(Direction direction) const { return mask_[index(direction)]; }
+    bool empty() const { return queued_[0] + queued_[1] == 0; }
+    std::uint32_t banks() const { return static_cast<std::uint32_t>(bank_head_.size()); }
+    std::uint32_t bank_depth() const { return bank_depth_; }
+    std::uint32_t write_capacity() const { return write_capacity_; }
+
+private:
+    static std::size_t index(Direction d) { return d == Direction::Read ? 0 : 1; }
+
+    std::vector<QueuedBurst> pool_;
+    std::vector<std::int32_t> free_;
+    std::vector<std::int32_t> bank_head_, bank_tail_;
+    std::vector<std::uint32_t> bank_entries_; ///< entries counted against the bank depth
+    std::vector<std::array<std::uint32_t, 2>> per_bank_;
+    std::array<std::int32_t, 2> dir_head_{none, none}, dir_tail_{none, none};
+    std::array<std::uint32_t, 2> queued_{};
+    std::array<std::uint32_t, 2> blocked_{};
+    std::array<std::uint64_t, 2> mask_{};
+    std::uint32_t bank_depth_;
+    std::uint32_t write_capacity_;
+};
+
+} // namespace cardsim::sim::memory

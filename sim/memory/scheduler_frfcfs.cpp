@@ -1,0 +1,62 @@
+#include "sim/memory/scheduler_frfcfs.hpp"
+
+#include <algorithm>
+
+namespace cardsim::sim::memory {
+
+SchedulerFrFcfs::SchedulerFrFcfs(RequestBuffer& buffer, std::uint32_t starvation_limit,
+                                 std::uint32_t high_watermark, std::uint32_t low_watermark)
+    : buffer_(buffer), limit_(starvation_limit), high_(std::max<std::uint32_t>(high_watermark, 1)),
+      low_(std::min(low_watermark, high_ - 1)) {}
+
+Direction SchedulerFrFcfs::serving() {
+    const std::uint32_t writes = buffer_.queued(Direction::Write);
+    const std::uint32_t ready_writes = writes - buffer_.blocked(Direction::Write);
+    const std::uint32_t ready_reads = buffer_.queued(Direction::Read) - buffer_.blocked(Direction::Read);
+    if (buffer_.write_capacity() == 0) { // not posted: the oldest burst's direction
+        const std::int32_t r = buffer_.oldest(Direction::Read), w = buffer_.oldest(Direction::Write);
+        if (r == RequestBuffer::none) return Direction::Write;
+        if (w == RequestBuffer::none) return Direction::Read;
+        return buffer_[r].seq < buffer_[w].seq ? Direction::Read : Direction::Write;
+    }
+    if (draining_ && (ready_writes == 0 || writes <= low_)) draining_ = false;
+    if (!draining_ && writes >= high_ && ready_writes > 0) {
+        draining_ = true;
+        ++batches_;
+    }
+    if (draining_ || ready_reads == 0) return Direction::Write;
+    if (buffer_.blocked(Direction::Read) > 0 && ready_writes > 0) return Direction::Write;
+    return Direction::Read;
+}
+
+std::int32_t SchedulerFrFcfs::next_request(const BankMachine& bank) const {
+    std::int32_t oldest = RequestBuffer::none;
+    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+        const QueuedBurst& e = buffer_[i];
+        if (e.accept > bank.decision) break; // entered later (admission is in order): not visible yet
+        if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
+        if (oldest == RequestBuffer::none) {
+            oldest = i;
+            if (e.passed >= limit_) return i; // starved: served next
+        }
+        if (bank.open && e.row == bank.row) return i; // the oldest row hit
+    }
+    return oldest;
+}
+
+bool SchedulerFrFcfs::has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
+                                          std::int32_t except) const {
+    for (std::int32_t i = buffer_.oldest_in_bank(bank); i != RequestBuffer::none; i = buffer_[i].next)
+        if (i != except && buffer_[i].direction == direction && buffer_[i].row == row) return true;
+    return false;
+}
+
+void SchedulerFrFcfs::served(std::int32_t i) {
+    const QueuedBurst& s = buffer_[i];
+    for (std::int32_t j = buffer_.oldest_in_bank(s.bank); j != i; j = buffer_[j].next) {
+        QueuedBurst& e = buffer_[j];
+        if (e.direction == s.direction && e.blocker == RequestBuffer::none) ++e.passed;
+    }
+}
+
+} // namespace cardsim::sim::memory

@@ -1,0 +1,40 @@
+#pragma once
+// First ready, first come first served, with read/write grouping and a starvation cap.
+
+#include "sim/memory/scheduler.hpp"
+
+namespace cardsim::sim::memory {
+
+/// FR-FCFS over per-bank queues (DRAMSys' SchedulerFrFcfsGrp with write watermarks, DRAMSim3's
+/// FR-FCFS): each bank serves its oldest row hit, else its oldest burst; a burst passed over
+/// `starvation_limit` times by younger bursts of its bank is served next (the EMIF's starvation
+/// control). Reads and writes are grouped: posted writes wait until `high_watermark` of them are
+/// queued, then drain down to `low_watermark` (one bus turnaround per batch); they also go when
+/// no read can (idle time, or a read waits for an older write of its line). Without posting
+/// (no write queue) the direction of the oldest burst is served.
+class SchedulerFrFcfs final : public SchedulerIF {
+public:
+    SchedulerFrFcfs(RequestBuffer& buffer, std::uint32_t starvation_limit, std::uint32_t high_watermark,
+                    std::uint32_t low_watermark);
+    bool in_order() const override { return false; }
+    Direction serving() override;
+    std::int32_t next_request(const BankMachine& bank) const override;
+    bool has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
+                             std::int32_t except) const override;
+    void served(std::int32_t i) override;
+    std::uint64_t write_batches() const override { return batches_; }
+    bool draining_writes() const override {
+        return draining_ && buffer_.queued(Direction::Write) > low_ &&
+               buffer_.queued(Direction::Write) > buffer_.blocked(Direction::Write);
+    }
+
+private:
+    RequestBuffer& buffer_;
+    std::uint32_t limit_;
+    std::uint32_t high_;
+    std::uint32_t low_;
+    bool draining_ = false;
+    std::uint64_t batches_ = 0;
+};
+
+} // namespace cardsim::sim::memory
