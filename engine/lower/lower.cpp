@@ -21,8 +21,10 @@ namespace {
 
 using namespace graph;
 using program::Access;
+using program::Chunk;
 using program::Command;
 using program::Opcode;
+using program::Place;
 using program::Region;
 
 constexpr std::uint64_t line = 64; ///< every placement starts on a 64-byte line
@@ -613,49 +615,6 @@ private:
 
 Compiled lower(const Graph& g, const WeightSource& weights, const Target& target, const Options& options) {
     return Lowering(g, weights, target, options).run();
-}
-
-IoMap io_map(const program::Host& host) {
-    using program::IoRole;
-    IoMap m;
-    auto place = [](const program::IoEntry& e) { return Place{Region::Io, e.offset, e.bytes}; };
-    for (auto [role, p] :
-         {std::pair{IoRole::Ids, &m.ids}, std::pair{IoRole::Positions, &m.positions},
-          std::pair{IoRole::SeqStarts, &m.seq_starts}, std::pair{IoRole::Qtype, &m.qtype},
-          std::pair{IoRole::MarkerRows, &m.marker_rows}, std::pair{IoRole::MarkerStarts, &m.marker_starts}})
-        if (auto* e = host.entry(role)) *p = place(*e);
-    for (auto& e : host.io)
-        if (e.role >= IoRole::Logits && e.role != IoRole::Probe)
-            m.outputs.emplace_back(Val{e.value}, place(e));
-    for (auto& e : host.io)
-        if (e.role == IoRole::Probe) {
-            m.outputs.emplace_back(Val{e.value}, place(e));
-            m.probes.push_back(
-                Probe{Val{e.value}, e.after,
-                      e.layer == program::no_index ? std::nullopt : std::optional<std::size_t>(e.layer)});
-        }
-    return m;
-}
-
-Compiled loaded(program::Program program, Image image, const std::string& program_file,
-                const std::string& image_file) {
-    auto d = digest(image);
-    if (d != program.image_digest)
-        throw Error(
-            fmt::format("{}: the image's digest is {:016x}, but {} runs on the image with digest {:016x} "
-                        "(the image is damaged, or belongs to another program)",
-                        image_file, d, program_file, program.image_digest));
-    Compiled c;
-    c.io = io_map(program.host);
-    auto& h = program.host;
-    c.options.bucket = Bucket{h.tokens, h.seqs, h.markers};
-    c.options.max_positions = h.max_positions;
-    c.options.probes = c.io.probes;
-    c.options.model = h.model;
-    c.options.checkpoint_digest = h.checkpoint_digest;
-    c.program = std::move(program);
-    c.image = std::move(image);
-    return c;
 }
 
 } // namespace cardsim::lower

@@ -49,8 +49,8 @@ TEST_CASE("a lowered decoder step re-reads identically and every operand lies in
     auto bytes = program::encode(c.program);
     auto back = program::decode(bytes, "lowered"); // decode checks every operand against the map
     REQUIRE(back == c.program);
-    REQUIRE(c.program.image_digest == lower::digest(c.image));
-    REQUIRE(lower::decode_image(lower::encode(c.image)) == c.image);
+    REQUIRE(c.program.image_digest == program::digest(c.image));
+    REQUIRE(program::decode_image(program::encode(c.image)) == c.image);
     // Every weight matrix starts on a stripe (one granule on each channel).
     for (auto& chunk : c.image.chunks)
         REQUIRE(chunk.address % 64 == 0);
@@ -64,7 +64,7 @@ TEST_CASE("compiling twice gives identical bytes") {
     auto a = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
     auto b = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
     REQUIRE(program::encode(a.program) == program::encode(b.program));
-    REQUIRE(lower::encode(a.image) == lower::encode(b.image));
+    REQUIRE(program::encode(a.image) == program::encode(b.image));
 }
 
 TEST_CASE("the projections of one matrix become one matvec writing each value") {

@@ -37,7 +37,7 @@ public:
     bool ok = true;
 
 private:
-    void put(const lower::Place& p, const std::vector<std::uint32_t>& values) {
+    void put(const program::Place& p, const std::vector<std::uint32_t>& values) {
         if (p.bytes == 0) return;
         std::vector<std::byte> bytes(p.bytes, std::byte{0});
         std::memcpy(bytes.data(), values.data(), std::min<std::size_t>(bytes.size(), 4 * values.size()));

@@ -1,4 +1,4 @@
-#include "cli/sweep_expr.hpp"
+#include "cli/sweep/expr.hpp"
 
 #include "engine/error.hpp"
 
@@ -50,7 +50,7 @@ std::string_view spelling(char op) {
 
 } // namespace
 
-/// Recursive-descent parser of the grammar in sweep_expr.hpp; builds an Expression's nodes.
+/// Recursive-descent parser of the grammar in expr.hpp; builds an Expression's nodes.
 class ExpressionParser {
 public:
     ExpressionParser(std::string_view text, std::string_view where) : text_(text), where_(where) {}

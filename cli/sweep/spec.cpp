@@ -1,6 +1,6 @@
-#include "cli/sweep_spec.hpp"
+#include "cli/sweep/spec.hpp"
 
-#include "cli/sweep_config_value.hpp"
+#include "cli/sweep/config_value.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "models/synthetic.hpp"

@@ -1,4 +1,4 @@
-#include "cli/sweep_process.hpp"
+#include "cli/sweep/process.hpp"
 
 #include "engine/error.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace cardsim::lower {
+namespace cardsim::program {
 
 /// Bytes at one DDR address.
 struct Chunk {
@@ -42,4 +42,4 @@ std::uint64_t digest(const Image& image);
 void write(const Image& image, const std::filesystem::path& path);
 Image read_image(const std::filesystem::path& path);
 
-} // namespace cardsim::lower
+} // namespace cardsim::program

@@ -1,7 +1,7 @@
 // Resuming sweeps: points already in results.csv are not run again, after a clean interrupt, a
 // crash (SIGKILL) or a record cut short; a directory of another sweep is refused.
 
-#include "tests/cli/sweep_support.hpp"
+#include "tests/cli/sweep/support.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // A sweep spec (configs/sweeps/*.toml; the format is documented in docs/sweeps.md): the base card
 // config, the models, the run mode and the axes whose values are crossed into a grid of points.
 
-#include "cli/sweep_expr.hpp"
+#include "cli/sweep/expr.hpp"
 #include "engine/card/card_config.hpp"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "engine/lower/image.hpp"
+#include "engine/program/image.hpp"
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-namespace cardsim::lower {
+namespace cardsim::program {
 namespace {
 
 constexpr char image_magic[8] = {'C', 'A', 'R', 'D', 'D', 'D', 'R', '\x1a'};
@@ -96,4 +96,4 @@ Image read_image(const std::filesystem::path& path) {
     return decode_image(io::read_bytes(path), path.string());
 }
 
-} // namespace cardsim::lower
+} // namespace cardsim::program

@@ -1,4 +1,4 @@
-#include "cli/sweep_config_value.hpp"
+#include "cli/sweep/config_value.hpp"
 
 namespace cardsim::cli::sweep {
 

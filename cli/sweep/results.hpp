@@ -7,9 +7,9 @@
 // max_abs_error, top1_agreement, kl), then `error`. The columns between `model` and `status` are
 // the axes: `cardsim plot` and `--merge` read them from the header.
 
-#include "cli/sweep_csv.hpp"
-#include "cli/sweep_grid.hpp"
-#include "cli/sweep_process.hpp"
+#include "cli/sweep/csv.hpp"
+#include "cli/sweep/grid.hpp"
+#include "cli/sweep/process.hpp"
 
 #include <filesystem>
 #include <map>

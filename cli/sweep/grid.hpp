@@ -2,7 +2,7 @@
 // The points of a sweep: the models crossed with every axis (the last axis varies fastest),
 // less the points a `skip_if` constraint leaves out; and deterministic slices of them (shards).
 
-#include "cli/sweep_spec.hpp"
+#include "cli/sweep/spec.hpp"
 
 #include <cstddef>
 #include <string_view>

@@ -3,7 +3,7 @@
 // elaborates once per process), `jobs` at once; every finished point is recorded in
 // DIR/results.csv at once, so an interrupted sweep resumes where it stopped.
 
-#include "cli/sweep_grid.hpp"
+#include "cli/sweep/grid.hpp"
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
-#include "cli/sweep_plot.hpp"
+#include "cli/sweep/plot.hpp"
 
-#include "cli/sweep_csv.hpp"
-#include "cli/sweep_process.hpp"
+#include "cli/sweep/csv.hpp"
+#include "cli/sweep/process.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 

@@ -1,7 +1,7 @@
 // Sweep specs: what the grid of a spec is (through `cardsim sweep SPEC --list`) and how a bad spec
 // is refused (file, line, key and what was expected).
 
-#include "tests/cli/sweep_support.hpp"
+#include "tests/cli/sweep/support.hpp"
 
 #include <catch2/catch.hpp>
 

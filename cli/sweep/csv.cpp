@@ -1,4 +1,4 @@
-#include "cli/sweep_csv.hpp"
+#include "cli/sweep/csv.hpp"
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"

@@ -3,7 +3,7 @@
 // tasks are the sweep's shards (`cardsim sweep SPEC --shard i/N -o DIR/shard-i`), merged afterwards
 // with `cardsim sweep --merge DIR/shard-0 ... -o DIR`.
 
-#include "cli/sweep_spec.hpp"
+#include "cli/sweep/spec.hpp"
 
 #include <filesystem>
 #include <string>

@@ -1,6 +1,6 @@
-#include "cli/sweep_emit.hpp"
+#include "cli/sweep/emit.hpp"
 
-#include "cli/sweep_process.hpp"
+#include "cli/sweep/process.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 

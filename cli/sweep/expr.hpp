@@ -13,7 +13,7 @@
 //   atom  := number | 'string' | "string" | true | false | name | "(" expr ")"
 //
 // A name is a dotted path (`ddr.channels`, `model`); what it means is the caller's (see
-// sweep_grid.hpp). Arithmetic takes numbers; `==` and `!=` take two values of one type; `<`...`>=`
+// grid.hpp). Arithmetic takes numbers; `==` and `!=` take two values of one type; `<`...`>=`
 // take two numbers or two strings; `and`, `or`, `not` take booleans.
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Running sweeps: a row a point in results.csv with the figures `cardsim run` reports for that
 // point's config, failed points as rows with their error, full runs with accuracy, traces.
 
-#include "tests/cli/sweep_support.hpp"
+#include "tests/cli/sweep/support.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
-#include "cli/sweep_runner.hpp"
+#include "cli/sweep/runner.hpp"
 
-#include "cli/sweep_process.hpp"
-#include "cli/sweep_results.hpp"
+#include "cli/sweep/process.hpp"
+#include "cli/sweep/results.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 

@@ -1,7 +1,7 @@
 // `cardsim plot`: PNG and SVG charts of a sweep's results through gnuplot, the Pareto front of
 // accuracy against throughput, and clear errors.
 
-#include "tests/cli/sweep_support.hpp"
+#include "tests/cli/sweep/support.hpp"
 
 #include <catch2/catch.hpp>
 

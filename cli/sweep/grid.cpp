@@ -1,6 +1,6 @@
-#include "cli/sweep_grid.hpp"
+#include "cli/sweep/grid.hpp"
 
-#include "cli/sweep_config_value.hpp"
+#include "cli/sweep/config_value.hpp"
 #include "engine/error.hpp"
 
 #include <fmt/core.h>

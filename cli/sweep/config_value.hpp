@@ -2,7 +2,7 @@
 // The values of a card config's keys by dotted path, for constraint expressions that read keys
 // the sweep does not vary (`skip_if = "ddr.channels * units.matvec.width > 4096"`).
 
-#include "cli/sweep_expr.hpp"
+#include "cli/sweep/expr.hpp"
 #include "engine/card/card_config.hpp"
 
 #include <toml++/toml.h>

@@ -1,7 +1,7 @@
 // Sweeps past one machine: shards cover the grid once, merged shards give the bytes of one run's
 // CSV, and the emitted Slurm / GNU parallel files run every shard.
 
-#include "tests/cli/sweep_support.hpp"
+#include "tests/cli/sweep/support.hpp"
 
 #include <catch2/catch.hpp>
 

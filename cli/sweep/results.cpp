@@ -1,4 +1,4 @@
-#include "cli/sweep_results.hpp"
+#include "cli/sweep/results.hpp"
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"

@@ -1,4 +1,4 @@
-#include "cli/checkpoint_digest.hpp"
+#include "models/checkpoint_digest.hpp"
 
 #include "engine/error.hpp"
 
@@ -14,7 +14,7 @@
 #include <memory>
 #include <unistd.h>
 
-namespace cardsim::cli {
+namespace cardsim::models {
 namespace {
 
 /// Feeds `path`'s name, size and bytes to `state`.
@@ -46,7 +46,7 @@ void feed(XXH64_state_t* state, const std::filesystem::path& path) {
 
 } // namespace
 
-std::uint64_t checkpoint_digest(const models::Checkpoint& checkpoint) {
+std::uint64_t checkpoint_digest(const Checkpoint& checkpoint) {
     std::vector<std::filesystem::path> files;
     files.emplace_back(checkpoint.config_path());
     for (auto& f : checkpoint.files())
@@ -61,4 +61,4 @@ std::uint64_t checkpoint_digest(const models::Checkpoint& checkpoint) {
     return XXH64_digest(state.get());
 }
 
-} // namespace cardsim::cli
+} // namespace cardsim::models
