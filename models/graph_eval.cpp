@@ -1,6 +1,7 @@
 #include "models/graph_eval.hpp"
 
 #include "engine/error.hpp"
+#include "engine/overload.hpp"
 
 #include <fmt/format.h>
 
@@ -12,13 +13,6 @@ namespace cardsim::models {
 namespace {
 
 using namespace graph;
-
-template <class... F>
-struct Overload : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overload(F...) -> Overload<F...>;
 
 double sigmoid(double x) {
     return 1.0 / (1.0 + std::exp(-x));

@@ -1,19 +1,18 @@
 #include "engine/lower/lower.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/parallel.hpp"
 #include "engine/lower/dependencies.hpp"
 #include "engine/shim/check.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
-#include <thread>
 #include <tuple>
 
 namespace cardsim::lower {
@@ -179,14 +178,13 @@ private:
         return p;
     }
 
-    /// Fills every reserved chunk, the checkpoint reads and the quantisation spread over the cores.
-    /// Deterministic: each job writes its own chunk; the first failure (in job order) is rethrown.
+    /// Fills every reserved chunk, the checkpoint reads and the quantisation spread over the host's
+    /// threads (`kernels::parallel_for`, which honours CARDSIM_HOST_THREADS). Deterministic: each job
+    /// writes its own chunk; the first failure (in job order) is rethrown.
     void run_jobs() {
-        const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
         std::vector<std::exception_ptr> errors(jobs_.size());
-        std::atomic<std::size_t> next{0};
-        auto worker = [&] {
-            for (std::size_t j; (j = next.fetch_add(1)) < jobs_.size();) {
+        kernels::parallel_for(jobs_.size(), 1, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t j = begin; j < end; ++j) {
                 try {
                     auto bytes = jobs_[j].make();
                     if (bytes.size() != jobs_[j].bytes)
@@ -197,13 +195,7 @@ private:
                     errors[j] = std::current_exception();
                 }
             }
-        };
-        std::vector<std::thread> pool;
-        for (std::size_t t = 1; t < threads; ++t)
-            pool.emplace_back(worker);
-        worker();
-        for (auto& t : pool)
-            t.join();
+        });
         for (auto& e : errors)
             if (e) std::rethrow_exception(e);
     }
