@@ -1,9 +1,9 @@
 // Blessing replaces a golden trace atomically, after saying what changed.
 
-#include "traces/bless.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "fixtures.hpp"
+#include "traces/bless.hpp"
 #include "traces/writer.hpp"
 
 #include <catch2/catch.hpp>
@@ -38,7 +38,7 @@ ino_t inode(const std::filesystem::path& p) {
 
 TEST_CASE("bless describes the change and then replaces the golden trace by the new one in one rename",
           "[traces][bless]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     auto golden = sample_trace();
     auto fresh = golden;
     fresh.records[3].end += 100;
@@ -70,7 +70,7 @@ TEST_CASE("bless describes the change and then replaces the golden trace by the 
 
 TEST_CASE("blessing an invalid new trace is an error and leaves the golden trace untouched",
           "[traces][bless]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     write_trace(dir / "golden.trace", sample_trace());
     auto before = io::read_file(dir / "golden.trace");
     auto broken = to_text(sample_trace());
@@ -81,7 +81,7 @@ TEST_CASE("blessing an invalid new trace is an error and leaves the golden trace
 }
 
 TEST_CASE("blessing creates a missing golden trace and replaces an invalid one", "[traces][bless]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     write_trace(dir / "new.trace", sample_trace());
     auto created = prepare_bless(dir / "new.trace", dir / "golden.trace");
     CHECK_THAT(created.changes, Catch::Contains("does not exist yet"));
@@ -96,7 +96,7 @@ TEST_CASE("blessing creates a missing golden trace and replaces an invalid one",
 }
 
 TEST_CASE("blessing an identical trace changes nothing", "[traces][bless]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     write_trace(dir / "new.trace", sample_trace());
     write_trace(dir / "golden.trace", sample_trace());
     auto old_inode = inode(dir / "golden.trace");

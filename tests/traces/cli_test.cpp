@@ -25,7 +25,7 @@ struct Run {
     std::string out, err;
 };
 
-Run cardsim_run(const TempDir& dir, const std::string& args) {
+Run cardsim_run(const ScratchDir& dir, const std::string& args) {
     auto out = dir / "stdout.txt", err = dir / "stderr.txt";
     auto command = fmt::format("'{}' {} >'{}' 2>'{}'", CARDSIM_BINARY, args, out.string(), err.string());
     int status = std::system(command.c_str());
@@ -44,7 +44,7 @@ std::string q(const std::filesystem::path& p) {
 
 TEST_CASE("cardsim trace diff exits 0 when traces agree and 1 when they differ and 2 on a bad file",
           "[traces][cli]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     auto a = sample_trace();
     auto b = a;
     b.records[3].end = b.records[3].start + b.records[3].duration() * 11 / 10;
@@ -78,7 +78,7 @@ TEST_CASE("cardsim trace diff exits 0 when traces agree and 1 when they differ a
 }
 
 TEST_CASE("cardsim trace show prints the summary or writes the exports", "[traces][cli]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     write_trace(dir / "a.trace", sample_trace());
     auto summary = cardsim_run(dir, "trace show " + q(dir / "a.trace"));
     CHECK(summary.code == 0);
@@ -104,7 +104,7 @@ TEST_CASE("cardsim trace show prints the summary or writes the exports", "[trace
 }
 
 TEST_CASE("cardsim trace bless prints the diff and installs the new trace", "[traces][cli]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     auto fresh = sample_trace();
     fresh.records[0].read += 1;
     write_trace(dir / "golden.trace", sample_trace());

@@ -52,7 +52,7 @@ std::vector<std::string> cells(const std::string& row) {
 } // namespace
 
 TEST_CASE("the Perfetto file parses and carries one slice per command with its fields", "[traces][export]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     auto t = sample_trace();
     write_perfetto(dir / "t.json", t);
     auto events = parsed_events(io::read_file(dir / "t.json"));
@@ -157,7 +157,7 @@ TEST_CASE("the same trace gives the same Perfetto bytes", "[traces][export]") {
 }
 
 TEST_CASE("the CSV has a header row and one row per command in index order", "[traces][export]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     auto t = sample_trace();
     write_csv(dir / "t.csv", t);
     auto rows = lines(io::read_file(dir / "t.csv"));

@@ -254,9 +254,9 @@ TEST_CASE("a data line whose bytes were changed after the digest was computed is
 }
 
 TEST_CASE("a missing trace file is an error naming it", "[traces][reader]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     REQUIRE_THROWS_WITH(read_trace(dir / "absent.trace"), Catch::Contains("absent.trace"));
-    REQUIRE_THROWS_WITH(read_trace(dir.path), Catch::Contains("is a directory"));
+    REQUIRE_THROWS_WITH(read_trace(dir.path()), Catch::Contains("is a directory"));
 }
 
 TEST_CASE("a trace cut anywhere is rejected and never read as a shorter trace", "[traces][reader]") {

@@ -17,7 +17,7 @@ namespace io = cardsim::io;
 using namespace cardsim::traces::testing;
 
 TEST_CASE("a written trace reads back as the identical value", "[traces][format]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     auto t = sample_trace();
     write_trace(dir / "a.trace", t);
     auto back = read_trace(dir / "a.trace");
@@ -31,7 +31,7 @@ TEST_CASE("a written trace reads back as the identical value", "[traces][format]
 }
 
 TEST_CASE("writing the same trace twice gives byte-identical files", "[traces][format]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     write_trace(dir / "one.trace", sample_trace());
     write_trace(dir / "two.trace", sample_trace());
     auto one = io::read_file(dir / "one.trace"), two = io::read_file(dir / "two.trace");
@@ -41,7 +41,7 @@ TEST_CASE("writing the same trace twice gives byte-identical files", "[traces][f
 }
 
 TEST_CASE("rewriting a trace that was read back reproduces its bytes", "[traces][format]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     write_trace(dir / "a.trace", sample_trace());
     write_trace(dir / "b.trace", read_trace(dir / "a.trace"));
     CHECK(io::read_file(dir / "a.trace") == io::read_file(dir / "b.trace"));

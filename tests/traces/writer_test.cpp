@@ -1,10 +1,10 @@
 // The writer: atomic files, and refusing records the reader would reject.
 
-#include "traces/writer.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "fixtures.hpp"
 #include "traces/reader.hpp"
+#include "traces/writer.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,7 +14,7 @@ using namespace cardsim::traces::testing;
 using cardsim::Error;
 
 TEST_CASE("a writer that is abandoned before finish leaves no file and no temporary", "[traces][writer]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     {
         Writer w(dir / "a.trace", sample_trace().header);
         w.add(sample_trace().records[0]);
@@ -26,7 +26,7 @@ TEST_CASE("a writer that is abandoned before finish leaves no file and no tempor
 
 TEST_CASE("a record out of index order is refused and the destination keeps its old content",
           "[traces][writer]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     io::write_file_atomically(dir / "a.trace", "old content\n");
     auto t = sample_trace();
     std::swap(t.records[2], t.records[3]);
@@ -71,7 +71,7 @@ TEST_CASE("the writer refuses every record that breaks a rule of the format", "[
          "no exact decimal"},
         {"65 ddr channels", [](Trace& t) { t.header.ddr_channels = 65; }, "1 to 64"},
     };
-    TempDir dir;
+    ScratchDir dir("traces");
     for (auto& c : cases) {
         INFO(c.what);
         auto t = sample_trace();
@@ -83,7 +83,7 @@ TEST_CASE("the writer refuses every record that breaks a rule of the format", "[
 }
 
 TEST_CASE("an output file in a missing directory is an error naming it", "[traces][writer]") {
-    TempDir dir;
+    ScratchDir dir("traces");
     REQUIRE_THROWS_WITH(write_trace(dir / "no/such/dir/a.trace", sample_trace()),
                         Catch::Contains("no/such/dir/a.trace"));
 }

@@ -39,7 +39,7 @@ std::vector<std::string> datablock(const std::string& script, const std::string&
 }
 
 /// Runs a sweep of `spec_text` into s/out, then plots it; returns plot's output.
-Ran sweep_and_plot(const Scratch& s, const std::string& spec_text, int sweep_code = 0) {
+Ran sweep_and_plot(const ScratchDir& s, const std::string& spec_text, int sweep_code = 0) {
     write(s / "spec.toml", spec_text);
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
     INFO(r.out);
@@ -51,7 +51,7 @@ Ran sweep_and_plot(const Scratch& s, const std::string& spec_text, int sweep_cod
 
 TEST_CASE("plot draws tokens/s and roofline fraction against every swept axis as PNG and SVG from the CSV's "
           "numbers") {
-    Scratch s("charts");
+    ScratchDir s("sweep-charts");
     auto p = sweep_and_plot(s, tiny_model(2) +
                                    "[axes]\nddr.channels = [1, 2]\nnumerics.cache = [\"f16\", \"int8\"]\n"
                                    "clock.kernel_mhz = [300]\n");
@@ -88,7 +88,7 @@ TEST_CASE("plot draws tokens/s and roofline fraction against every swept axis as
 
 TEST_CASE(
     "the accuracy chart marks as Pareto front exactly the points no other point beats on both figures") {
-    Scratch s("pareto");
+    ScratchDir s("sweep-pareto");
     auto p = sweep_and_plot(s, tiny_model(4) + "full = true\n[axes]\n"
                                                "numerics.scaling = [\"sub32\", \"per_block\"]\n"
                                                "numerics.activations = [\"one\", \"two\"]\n"
@@ -131,7 +131,7 @@ TEST_CASE(
 }
 
 TEST_CASE("plot without gnuplot on PATH says to install gnuplot-nox") {
-    Scratch s("nognuplot");
+    ScratchDir s("sweep-nognuplot");
     write(s / "out/results.csv",
           "point,model,ddr.channels,status,tokens_per_second,error\n0,m,1,ok,10,\n1,m,2,ok,20,\n");
     auto r = shell("PATH=/nonexistent " + std::string(CARDSIM_BINARY) + " plot " + (s / "out").string());
@@ -142,7 +142,7 @@ TEST_CASE("plot without gnuplot on PATH says to install gnuplot-nox") {
 }
 
 TEST_CASE("plot refuses a CSV that is not a sweep's and results without an ok row") {
-    Scratch s("badplot");
+    ScratchDir s("sweep-badplot");
     write(s / "a/results.csv", "x,y\n1,2\n");
     auto a = run_cardsim("plot " + (s / "a").string());
     REQUIRE(a.code == 2);

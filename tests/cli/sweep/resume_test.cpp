@@ -82,7 +82,7 @@ void check_complete(const std::filesystem::path& file, int n, const std::vector<
 } // namespace
 
 TEST_CASE("a rerun runs only the points missing from results.csv and keeps the rows there") {
-    Scratch s("seeded");
+    ScratchDir s("sweep-seeded");
     write(s / "spec.toml", channels_spec(4));
     const std::string spec = (s / "spec.toml").string();
     REQUIRE(run_cardsim("sweep " + spec + " -o " + (s / "whole").string()).code == 0);
@@ -117,7 +117,7 @@ TEST_CASE("a rerun runs only the points missing from results.csv and keeps the r
 }
 
 TEST_CASE("a sweep killed with SIGKILL mid-run resumes without running its finished points again") {
-    Scratch s("killed");
+    ScratchDir s("sweep-killed");
     constexpr int n = 24;
     write(s / "spec.toml", channels_spec(n));
     const auto out = s / "out", file = out / "results.csv";
@@ -140,7 +140,7 @@ TEST_CASE("a sweep killed with SIGKILL mid-run resumes without running its finis
 }
 
 TEST_CASE("an interrupted sweep (SIGTERM) exits 130 with its rows in point order and resumes") {
-    Scratch s("term");
+    ScratchDir s("sweep-term");
     constexpr int n = 24;
     write(s / "spec.toml", channels_spec(n));
     const auto out = s / "out", file = out / "results.csv";
@@ -164,7 +164,7 @@ TEST_CASE("an interrupted sweep (SIGTERM) exits 130 with its rows in point order
 }
 
 TEST_CASE("a resume refuses a directory holding another sweep's results") {
-    Scratch s("other");
+    ScratchDir s("sweep-other");
     write(s / "spec.toml", channels_spec(2));
     const std::string out = (s / "out").string();
     REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out).code == 0);
@@ -189,7 +189,7 @@ TEST_CASE("a resume refuses a directory holding another sweep's results") {
 }
 
 TEST_CASE("with retry-failed a rerun runs the failed points again, and only those") {
-    Scratch s("retry");
+    ScratchDir s("sweep-retry");
     write(s / "spec.toml", tiny_model(2) + "[axes]\nunits.conv.count = [1, 0]\nddr.channels = [1, 2]\n");
     const std::string cmd = "sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string();
     auto first = run_cardsim(cmd);

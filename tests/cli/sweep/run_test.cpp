@@ -24,7 +24,7 @@ std::map<std::string, std::string> machine(const std::string& out) {
 
 TEST_CASE("a timing-only sweep writes one row a point, in point order, with the figures cardsim run gives "
           "that point") {
-    Scratch s("rows");
+    ScratchDir s("sweep-rows");
     write(s / "spec.toml", tiny_model(3) + "[axes]\nddr.channels = [1, 2]\nclock.kernel_mhz = [200, 350]\n");
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
     INFO(r.out);
@@ -73,7 +73,7 @@ TEST_CASE("a timing-only sweep writes one row a point, in point order, with the 
 }
 
 TEST_CASE("a refused point and an invalid combination are rows with their error, and the sweep exits 1") {
-    Scratch s("fail");
+    ScratchDir s("sweep-fail");
     // Without a conv unit the card refuses the hybrid model; trfc 9000 and trefi 5000 are each
     // valid alone, not together (trefi must exceed trfc).
     write(s / "spec.toml", tiny_model(2) + "[axes]\n"
@@ -112,7 +112,7 @@ TEST_CASE("a refused point and an invalid combination are rows with their error,
 }
 
 TEST_CASE("a full sweep checks every point bit for bit and adds its accuracy against the f64 reference") {
-    Scratch s("full");
+    ScratchDir s("sweep-full");
     write(s / "spec.toml",
           tiny_model(3) + "full = true\n[axes]\nnumerics.scaling = [\"sub32\", \"per_block\"]\n");
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
@@ -140,7 +140,7 @@ TEST_CASE("a full sweep checks every point bit for bit and adds its accuracy aga
 }
 
 TEST_CASE("per-point traces (sweep --traces) are written for every point run") {
-    Scratch s("traces");
+    ScratchDir s("sweep-traces");
     write(s / "spec.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " --traces -o " + (s / "out").string());
     REQUIRE(r.code == 0);
@@ -153,7 +153,7 @@ TEST_CASE("per-point traces (sweep --traces) are written for every point run") {
 }
 
 TEST_CASE("an array of token counts is an axis: each point runs with its own token count") {
-    Scratch s("tokens");
+    ScratchDir s("sweep-tokens");
     write(s / "spec.toml",
           "tokens = [2, 6]\nmodel = { generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } }\n"
           "[axes]\nddr.channels = [2]\n");

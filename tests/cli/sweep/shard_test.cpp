@@ -27,7 +27,7 @@ std::vector<std::size_t> listed_ids(const std::string& out) {
 }
 
 /// One run of the whole grid; its results.csv bytes.
-std::string one_run(const Scratch& s) {
+std::string one_run(const ScratchDir& s) {
     auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "one").string());
     INFO(r.out);
     REQUIRE(r.code == 0);
@@ -42,7 +42,7 @@ bool have_parallel() {
 } // namespace
 
 TEST_CASE("shards are disjoint, cover the grid, and differ in size by at most one point") {
-    Scratch s("cover");
+    ScratchDir s("sweep-cover");
     write(s / "spec.toml", seven_points());
     auto all = listed_ids(run_cardsim("sweep " + (s / "spec.toml").string() + " --list").out);
     REQUIRE(all == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 7});
@@ -65,7 +65,7 @@ TEST_CASE("shards are disjoint, cover the grid, and differ in size by at most on
 }
 
 TEST_CASE("shards merged in any order give byte for byte the CSV of one run") {
-    Scratch s("merge");
+    ScratchDir s("sweep-merge");
     write(s / "spec.toml", seven_points());
     const auto one = one_run(s);
     REQUIRE(lines(one).size() == 8);
@@ -92,7 +92,7 @@ TEST_CASE("shards merged in any order give byte for byte the CSV of one run") {
 }
 
 TEST_CASE("merge refuses results of different sweeps and two different rows for one point") {
-    Scratch s("conflict");
+    ScratchDir s("sweep-conflict");
     write(s / "a.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
     write(s / "b.toml", tiny_model(2) + "[axes]\nclock.kernel_mhz = [200, 300]\n");
     write(s / "c.toml", tiny_model(2) + "[axes]\nddr.channels = [3, 4]\n");
@@ -112,7 +112,7 @@ TEST_CASE("merge refuses results of different sweeps and two different rows for 
 }
 
 TEST_CASE("an emitted Slurm job array names every shard, and its tasks run to the one-run CSV") {
-    Scratch s("slurm");
+    ScratchDir s("sweep-slurm");
     write(s / "spec.toml", seven_points());
     const auto one = one_run(s);
     const auto dir = s / "cluster";
@@ -144,7 +144,7 @@ TEST_CASE("an emitted Slurm job array names every shard, and its tasks run to th
 }
 
 TEST_CASE("an emitted GNU parallel file has one command a shard, and parallel runs them to the one-run CSV") {
-    Scratch s("parallel");
+    ScratchDir s("sweep-parallel");
     write(s / "spec.toml", seven_points());
     const auto one = one_run(s);
     const auto dir = s / "cluster";

@@ -19,7 +19,7 @@ std::vector<std::string> point_lines(const std::string& out) {
 }
 
 /// Writes `text` as a spec and lists it.
-Ran list(const Scratch& s, const std::string& text, const std::string& extra = "") {
+Ran list(const ScratchDir& s, const std::string& text, const std::string& extra = "") {
     write(s / "spec.toml", text);
     return run_cardsim("sweep " + (s / "spec.toml").string() + " --list " + extra);
 }
@@ -27,7 +27,7 @@ Ran list(const Scratch& s, const std::string& text, const std::string& extra = "
 } // namespace
 
 TEST_CASE("a grid crosses the models with every axis, the last axis fastest, a range including its end") {
-    Scratch s("grid");
+    ScratchDir s("sweep-grid");
     auto r =
         list(s, "tokens = 2\n"
                 "models = [{ generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } },\n"
@@ -56,7 +56,7 @@ TEST_CASE("a grid crosses the models with every axis, the last axis fastest, a r
 
 TEST_CASE(
     "axes keep the file's order whether written as dotted keys or tables, and float ranges keep decimals") {
-    Scratch s("order");
+    ScratchDir s("sweep-order");
     auto r = list(s, tiny_model() + "[axes]\n"
                                     "numerics.cache = [\"f16\", \"int8\"]\n"
                                     "clock.kernel_mhz = { from = 250.5, to = 251.5, step = 0.25 }\n"
@@ -78,7 +78,7 @@ TEST_CASE(
 }
 
 TEST_CASE("skip_if leaves out the points it holds for, keeping the grid's point numbers") {
-    Scratch s("skip");
+    ScratchDir s("sweep-skip");
     // channels x clock > 600 drops (2, 400), (4, 200), (4, 400); the second constraint reads a key
     // the sweep does not vary (the default matvec width is 512) and a string axis.
     auto r = list(s, tiny_model() + "skip_if = [\"ddr.channels * clock.kernel_mhz > 600\",\n"
@@ -101,7 +101,7 @@ TEST_CASE("skip_if leaves out the points it holds for, keeping the grid's point 
 }
 
 TEST_CASE("arithmetic in constraints follows precedence: * before +, comparison before and") {
-    Scratch s("prec");
+    ScratchDir s("sweep-prec");
     // 1 + 2 * x > 4 holds for x = 2 (5) and not for x = 1 (3); (1 + 2) * x > 4 would hold for both.
     auto r = list(s, tiny_model() + "skip_if = \"1 + 2 * ddr.channels > 4 or -ddr.channels == -3\"\n"
                                     "[axes]\nddr.channels = [1, 2, 3]\n");
@@ -111,7 +111,7 @@ TEST_CASE("arithmetic in constraints follows precedence: * before +, comparison 
 }
 
 TEST_CASE("a bad spec is refused with its file, line, key and what was expected") {
-    Scratch s("errors");
+    ScratchDir s("sweep-errors");
     const std::string f = (s / "spec.toml").string();
     struct Case {
         std::string text;
@@ -163,7 +163,7 @@ TEST_CASE("a bad spec is refused with its file, line, key and what was expected"
 }
 
 TEST_CASE("a sweep spec that is not there, or a bad --shard, is bad input") {
-    Scratch s("usage");
+    ScratchDir s("sweep-usage");
     auto r = run_cardsim("sweep " + (s / "absent.toml").string() + " --list");
     REQUIRE(r.code == 2);
     REQUIRE(contains(r.out, "absent.toml"));

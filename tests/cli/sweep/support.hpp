@@ -1,8 +1,9 @@
 #pragma once
-// What the sweep tests share: a scratch directory, spec files, a CSV reader of their own (not the
-// one under test), and running shell commands.
+// What the sweep tests share: the scratch directory (tests/support/scratch_dir.hpp), spec files, a CSV reader
+// of their own (not the one under test), and running shell commands.
 
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,22 +15,6 @@
 #include <vector>
 
 namespace cardsim::test::sweep {
-
-/// A fresh directory under the temp dir, removed at the end of the test.
-struct Scratch {
-    std::filesystem::path path;
-    explicit Scratch(const std::string& name)
-        : path(std::filesystem::temp_directory_path() /
-               ("cardsim_sweep_" + name + "_" + std::to_string(::getpid()))) {
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::filesystem::path operator/(const std::string& p) const { return path / p; }
-};
 
 /// Writes `text` to `file`.
 inline void write(const std::filesystem::path& file, const std::string& text) {
