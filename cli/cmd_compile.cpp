@@ -2,10 +2,10 @@
 
 #include "cli/card_options.hpp"
 #include "cli/check_layers.hpp"
-#include "cli/checkpoint_digest.hpp"
 #include "cli/command.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
+#include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
 
 #include <fmt/core.h>
@@ -75,10 +75,10 @@ int run(std::span<const std::string> args) {
     o.max_positions = vm["max-positions"].as<std::size_t>();
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
-    o.checkpoint_digest = checkpoint_digest(model.checkpoint);
+    o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
     auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
     std::string out = vm["output"].as<std::string>();
-    lower::write(c.image, out + ".ddr");
+    program::write(c.image, out + ".ddr");
     program::write(c.program, out);
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes)\n", out,
                c.program.commands.size(), c.program.arena_bytes,

@@ -1,7 +1,7 @@
 // `cardsim plot DIR`: PNG and SVG charts of a sweep's results.csv, drawn by gnuplot.
 
 #include "cli/command.hpp"
-#include "cli/sweep_plot.hpp"
+#include "cli/sweep/plot.hpp"
 
 #include <fmt/core.h>
 

@@ -3,10 +3,10 @@
 // `--emit slurm|parallel` writes a cluster script, `--list` prints the points.
 
 #include "cli/command.hpp"
-#include "cli/sweep_emit.hpp"
-#include "cli/sweep_grid.hpp"
-#include "cli/sweep_results.hpp"
-#include "cli/sweep_runner.hpp"
+#include "cli/sweep/emit.hpp"
+#include "cli/sweep/grid.hpp"
+#include "cli/sweep/results.hpp"
+#include "cli/sweep/runner.hpp"
 #include "engine/error.hpp"
 
 #include <fmt/core.h>

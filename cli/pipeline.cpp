@@ -1,11 +1,11 @@
 #include "cli/pipeline.hpp"
 
 #include "cli/check_layers.hpp"
-#include "cli/checkpoint_digest.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program.hpp"
 #include "engine/shim/check.hpp"
+#include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
 #include "models/reference.hpp"
 #include "traces/csv.hpp"
@@ -16,7 +16,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace cardsim::cli {
@@ -36,19 +35,8 @@ std::vector<float> floats(const std::vector<std::byte>& b) {
     return f;
 }
 
-/// Softmax in double.
-std::vector<double> softmax(const std::vector<double>& x) {
-    double m = *std::max_element(x.begin(), x.end()), s = 0;
-    std::vector<double> p(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i)
-        s += p[i] = std::exp(x[i] - m);
-    for (auto& v : p)
-        v /= s;
-    return p;
-}
-
 /// The index of a graph output in the io map, or none.
-std::optional<std::size_t> output_index(const lower::Compiled& c, std::optional<graph::Val> v) {
+std::optional<std::size_t> output_index(const program::Loaded& c, std::optional<graph::Val> v) {
     if (!v) return std::nullopt;
     for (std::size_t i = 0; i < c.io.graph_outputs(); ++i)
         if (c.io.outputs[i].first == *v) return i;
@@ -56,34 +44,34 @@ std::optional<std::size_t> output_index(const lower::Compiled& c, std::optional<
 }
 
 /// The index of the io output with `role` in the host map, or none.
-std::optional<std::size_t> output_index(const lower::Compiled& c, program::IoRole role) {
+std::optional<std::size_t> output_index(const program::Loaded& c, program::IoRole role) {
     auto* e = c.program.host.entry(role);
     return e ? output_index(c, graph::Val{e->value}) : std::nullopt;
 }
 
 /// Reads the program at `path` and its image beside it, checking it was compiled for `config`.
-lower::Compiled read_program(const std::filesystem::path& path, const card::CardConfig& config) {
+program::Loaded read_program(const std::filesystem::path& path, const card::CardConfig& config) {
     auto p = program::read(path);
     auto image_path = std::filesystem::path(path.string() + ".ddr");
     if (!std::filesystem::exists(image_path))
         throw Error(fmt::format("{}: the program's DDR image {} is missing (cardsim compile writes it beside "
                                 "the program)",
                                 path.string(), image_path.string()));
-    auto image = lower::read_image(image_path);
+    auto image = program::read_image(image_path);
     if (p.config_digest != card::digest(config))
         throw Error(
             fmt::format("{}: the program was compiled for the card config with digest {:016x}, this run's "
                         "config has digest {:016x} (run it with the --config, --set and --knob it was "
                         "compiled with)",
                         path.string(), p.config_digest, card::digest(config)));
-    return lower::loaded(std::move(p), std::move(image), path.string(), image_path.string());
+    return program::load(std::move(p), std::move(image), path.string(), image_path.string());
 }
 
 /// Checks that `c` (read from `path`) was compiled from `model` and its graph `g`.
-void check_compiled_from(const lower::Compiled& c, const std::filesystem::path& path,
+void check_compiled_from(const program::Loaded& c, const std::filesystem::path& path,
                          const std::filesystem::path& model_dir, const models::Model& model,
                          const graph::Graph& g) {
-    auto want = c.program.host.checkpoint_digest, have = checkpoint_digest(model.checkpoint);
+    auto want = c.program.host.checkpoint_digest, have = models::checkpoint_digest(model.checkpoint);
     if (want != have)
         throw Error(
             fmt::format("{}: the program was compiled from the checkpoint with digest {:016x}, and {} has "
@@ -99,49 +87,6 @@ void check_compiled_from(const lower::Compiled& c, const std::filesystem::path& 
         throw Error(fmt::format("{}: its io map does not match the graph cardsim builds from {} (compiled by "
                                 "another version of cardsim? compile it again)",
                                 path.string(), model_dir.string()));
-}
-
-/// The accuracy of the card's logits against the f64 reference of `model`.
-Accuracy accuracy(const models::Model& model, const sim::RunResult& run, std::size_t logits_out,
-                  const std::vector<std::uint32_t>& tokens, std::size_t prefill_steps,
-                  const std::vector<std::size_t>& markers) {
-    Accuracy acc;
-    std::size_t agree = 0;
-    if (std::holds_alternative<models::DecoderSpec>(model.spec)) {
-        models::DecoderReference ref(model.checkpoint);
-        auto session = ref.start();
-        for (std::size_t s = 0; s < run.outputs.size(); ++s) {
-            auto want = session.feed(tokens[s]);
-            if (s + 1 < prefill_steps) continue; // accuracy over the generating steps
-            auto got = floats(run.outputs[s].values[logits_out]);
-            std::vector<double> gd(got.begin(), got.end());
-            for (std::size_t i = 0; i < want.size(); ++i)
-                acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
-            auto best = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
-            if (best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
-            auto p = softmax(want), q = softmax(gd);
-            double kl = 0;
-            for (std::size_t i = 0; i < p.size(); ++i)
-                if (p[i] > 0) kl += p[i] * (std::log(p[i]) - std::log(std::max(q[i], 1e-300)));
-            acc.kl += kl;
-            ++acc.steps;
-        }
-    } else {
-        models::EncoderReference ref(model.checkpoint);
-        std::vector<std::int64_t> toks(tokens.begin(), tokens.end());
-        auto want = ref.run(toks, 0, markers);
-        auto got = floats(run.outputs[0].values[logits_out]);
-        for (std::size_t i = 0; i < want.marker_logits.size() && i < got.size(); ++i)
-            acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
-        auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) -
-                  want.marker_logits.begin();
-        auto gb = std::max_element(got.begin(), got.end()) - got.begin();
-        agree = wb == gb;
-        acc.steps = 1;
-    }
-    acc.top1_agreement = acc.steps ? double(agree) / double(acc.steps) : 0;
-    if (acc.steps) acc.kl /= double(acc.steps);
-    return acc;
 }
 
 /// The markers of an encoder run over `n` tokens: every fourth token.
@@ -190,7 +135,7 @@ RunReport run_model(const RunRequest& req) {
         built = models::build_graph(*model);
         rep.model = models::describe(model->spec);
     }
-    lower::Compiled compiled;
+    program::Loaded compiled;
     std::size_t steps = 0;
     if (req.program) {
         if (req.check_layers)
@@ -273,7 +218,7 @@ RunReport run_model(const RunRequest& req) {
                             o.max_positions, steps, rep.prompt.size(), req.tokens));
         if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
         o.model = rep.model;
-        o.checkpoint_digest = checkpoint_digest(model->checkpoint);
+        o.checkpoint_digest = models::checkpoint_digest(model->checkpoint);
         compiled = lower::lower(g, model->checkpoint, lower::target_of(req.config), o);
     }
     for (auto& p : compiled.io.probes)
@@ -343,8 +288,12 @@ RunReport run_model(const RunRequest& req) {
             rep.first_mismatch = v.first;
             rep.mismatch = v.first->text();
         }
-        if (req.reference && logits_out)
-            rep.accuracy = accuracy(*model, rep.run, *logits_out, tokens, rep.prefill_steps, markers);
+        if (req.reference && logits_out) {
+            std::vector<std::vector<float>> logits;
+            for (auto& o : rep.run.outputs)
+                logits.push_back(floats(o.values[*logits_out]));
+            rep.accuracy = models::accuracy(*model, logits, tokens, rep.prefill_steps, markers);
+        }
     }
     if (req.trace || req.perfetto || req.csv) {
         // An encoder's one step runs the whole prompt: it is all prefill.

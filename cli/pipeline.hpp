@@ -6,6 +6,7 @@
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/verify/verify.hpp"
+#include "models/accuracy.hpp"
 #include "sim/card/simulation.hpp"
 
 #include <filesystem>
@@ -34,14 +35,6 @@ struct RunRequest {
     bool progress = false;   ///< print a progress line (on a terminal)
 };
 
-/// Accuracy of the card's logits against the f64 reference, teacher-forced on the card's tokens.
-struct Accuracy {
-    double max_abs_error = 0;  ///< over every logit of every step
-    double top1_agreement = 0; ///< fraction of steps whose reference arg-max is the card's token
-    double kl = 0;             ///< mean KL(reference ‖ card) of the softmaxes, nats
-    std::size_t steps = 0;
-};
-
 /// What a run produced, as numbers and as the text `cardsim run` prints.
 struct RunReport {
     std::string model; ///< the recognised architecture
@@ -56,7 +49,7 @@ struct RunReport {
     std::string unchecked;                          ///< why the bit-exact check did not run, when it did not
     std::vector<std::size_t> layers_checked;        ///< the layers whose outputs the program reads back
     std::optional<std::filesystem::path> program;   ///< the program file run, when one was
-    std::optional<Accuracy> accuracy;
+    std::optional<models::Accuracy> accuracy;       ///< against the f64 reference
     std::size_t steps = 0, prefill_steps = 0;
     fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
     double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)

@@ -13,9 +13,9 @@
 
 namespace cardsim::models {
 
-/// What a `Moe` op means beyond the fields the graph IR gives it (NOTES-for-lead.md asks for them
-/// in the IR): Qwen3-Next scales its shared expert's output by `sigmoid(x · gᵀ)` with a `[1, width]`
-/// gate, and may renormalise the top-k router probabilities.
+/// What a `Moe` op means beyond the fields the graph IR gives it (models/README.md, "What the graph
+/// IR leaves open"): Qwen3-Next scales its shared expert's output by `sigmoid(x · gᵀ)` with a
+/// `[1, width]` gate, and may renormalise the top-k router probabilities.
 struct MoeExtra {
     std::size_t op = 0;                         ///< the Moe op's index in `Graph::ops`
     std::optional<graph::W> shared_expert_gate; ///< `[1, width]`, when the shared expert is gated

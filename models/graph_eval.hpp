@@ -85,6 +85,7 @@ private:
         std::size_t length = 0;
         std::vector<std::vector<double>> states; ///< indexed like Graph::states
     };
+    struct OpEval; ///< evaluates one op: an overload per op kind (graph_eval.cpp)
     void run(const Batch& b);
     const std::vector<double>& constant(const graph::Weight& w);
     std::vector<double>& state(const Batch& b, std::size_t token_row, graph::StateId s);

@@ -1,18 +1,10 @@
 #include "models/view_text.hpp"
 
+#include "engine/overload.hpp"
+
 #include <fmt/format.h>
 
 namespace cardsim::models {
-namespace {
-
-template <class... F>
-struct Overload : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overload(F...) -> Overload<F...>;
-
-} // namespace
 
 std::string describe(const graph::View& view) {
     return std::visit(

@@ -1,19 +1,13 @@
 #include "engine/graph/graph.hpp"
 
+#include "engine/overload.hpp"
+
 #include <fmt/core.h>
 
 #include <type_traits>
 
 namespace cardsim::graph {
 namespace {
-
-/// Overloaded lambdas for `std::visit`.
-template <class... F>
-struct Overload : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overload(F...) -> Overload<F...>;
 
 /// Appends `v` to `out` when it holds a value.
 void add(std::vector<Weight>& out, const std::optional<Weight>& w) {

@@ -375,6 +375,12 @@ struct GeluMul {
 
 /// A mixture of experts: a router picks `top_k` of the experts per row, each a SwiGLU MLP
 /// (`gate`, `up`, `down` per expert), and `out` is the router-weighted sum (plus a shared expert).
+/// Routing is Qwen's: a softmax over *all* experts' router logits, then the `top_k` largest
+/// probabilities (ties: the lower expert index first), each expert weighted by its probability
+/// divided by the sum of the chosen ones (Mixtral's order, top-k then a softmax over the k, is not
+/// this op). `shared_gate`, `shared_up`, `shared_down` are the shared expert's SwiGLU projections,
+/// added unweighted. Qwen3-Next's sigmoid gate on the shared expert and its `norm_topk_prob`
+/// switch are not fields yet (models/README.md, "What the graph IR leaves open").
 struct Moe {
     Val x;
     Weight router; ///< `[experts, width]`

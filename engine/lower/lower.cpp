@@ -1,6 +1,7 @@
 #include "engine/lower/lower.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/parallel.hpp"
 #include "engine/lower/dependencies.hpp"
 #include "engine/program/epilogue.hpp"
 #include "engine/program/slots.hpp"
@@ -9,13 +10,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
-#include <thread>
 #include <tuple>
 
 namespace cardsim::lower {
@@ -23,8 +22,10 @@ namespace {
 
 using namespace graph;
 using program::Access;
+using program::Chunk;
 using program::Command;
 namespace slots = program::slots;
+using program::Place;
 using program::Region;
 
 constexpr std::uint64_t line = 64; ///< every placement starts on a 64-byte line
@@ -160,14 +161,13 @@ private:
         return p;
     }
 
-    /// Fills every reserved chunk, the checkpoint reads and the quantisation spread over the cores.
-    /// Deterministic: each job writes its own chunk; the first failure (in job order) is rethrown.
+    /// Fills every reserved chunk, the checkpoint reads and the quantisation spread over the host's
+    /// threads (`kernels::parallel_for`, which honours CARDSIM_HOST_THREADS). Deterministic: each job
+    /// writes its own chunk; the first failure (in job order) is rethrown.
     void run_jobs() {
-        const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
         std::vector<std::exception_ptr> errors(jobs_.size());
-        std::atomic<std::size_t> next{0};
-        auto worker = [&] {
-            for (std::size_t j; (j = next.fetch_add(1)) < jobs_.size();) {
+        kernels::parallel_for(jobs_.size(), 1, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t j = begin; j < end; ++j) {
                 try {
                     auto bytes = jobs_[j].make();
                     if (bytes.size() != jobs_[j].bytes)
@@ -178,13 +178,7 @@ private:
                     errors[j] = std::current_exception();
                 }
             }
-        };
-        std::vector<std::thread> pool;
-        for (std::size_t t = 1; t < threads; ++t)
-            pool.emplace_back(worker);
-        worker();
-        for (auto& t : pool)
-            t.join();
+        });
         for (auto& e : errors)
             if (e) std::rethrow_exception(e);
     }
@@ -602,49 +596,6 @@ private:
 
 Compiled lower(const Graph& g, const WeightSource& weights, const Target& target, const Options& options) {
     return Lowering(g, weights, target, options).run();
-}
-
-IoMap io_map(const program::Host& host) {
-    using program::IoRole;
-    IoMap m;
-    auto place = [](const program::IoEntry& e) { return Place{Region::Io, e.offset, e.bytes}; };
-    for (auto [role, p] :
-         {std::pair{IoRole::Ids, &m.ids}, std::pair{IoRole::Positions, &m.positions},
-          std::pair{IoRole::SeqStarts, &m.seq_starts}, std::pair{IoRole::Qtype, &m.qtype},
-          std::pair{IoRole::MarkerRows, &m.marker_rows}, std::pair{IoRole::MarkerStarts, &m.marker_starts}})
-        if (auto* e = host.entry(role)) *p = place(*e);
-    for (auto& e : host.io)
-        if (e.role >= IoRole::Logits && e.role != IoRole::Probe)
-            m.outputs.emplace_back(Val{e.value}, place(e));
-    for (auto& e : host.io)
-        if (e.role == IoRole::Probe) {
-            m.outputs.emplace_back(Val{e.value}, place(e));
-            m.probes.push_back(
-                Probe{Val{e.value}, e.after,
-                      e.layer == program::no_index ? std::nullopt : std::optional<std::size_t>(e.layer)});
-        }
-    return m;
-}
-
-Compiled loaded(program::Program program, Image image, const std::string& program_file,
-                const std::string& image_file) {
-    auto d = digest(image);
-    if (d != program.image_digest)
-        throw Error(
-            fmt::format("{}: the image's digest is {:016x}, but {} runs on the image with digest {:016x} "
-                        "(the image is damaged, or belongs to another program)",
-                        image_file, d, program_file, program.image_digest));
-    Compiled c;
-    c.io = io_map(program.host);
-    auto& h = program.host;
-    c.options.bucket = Bucket{h.tokens, h.seqs, h.markers};
-    c.options.max_positions = h.max_positions;
-    c.options.probes = c.io.probes;
-    c.options.model = h.model;
-    c.options.checkpoint_digest = h.checkpoint_digest;
-    c.program = std::move(program);
-    c.image = std::move(image);
-    return c;
 }
 
 } // namespace cardsim::lower

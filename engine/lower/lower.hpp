@@ -5,8 +5,8 @@
 #include "engine/graph/layout.hpp"
 #include "engine/graph/probe.hpp"
 #include "engine/graph/weight_source.hpp"
-#include "engine/lower/image.hpp"
 #include "engine/lower/target.hpp"
+#include "engine/program/loaded.hpp"
 #include "engine/program/program.hpp"
 
 #include <optional>
@@ -32,36 +32,12 @@ struct Options {
     std::uint64_t checkpoint_digest = 0; ///< the checkpoint's digest
 };
 
-/// Bytes of a region.
-struct Place {
-    program::Region region = program::Region::None;
-    std::uint64_t offset = 0;
-    std::uint64_t bytes = 0;
-    friend bool operator==(const Place&, const Place&) = default;
-};
-
-/// Where the host writes a step's inputs and reads its outputs, in the io region: u32 per row for
-/// ids and positions (token rows), u32 per sequence + 1 for `seq_starts` / `marker_starts` (first
-/// token / marker of each sequence, then the count), u32 per sequence for `qtype`, u32 per marker
-/// for `marker_rows` (the token row of each marker); what the host reads back after the step as f32
-/// rows: each graph output, then each probe.
-struct IoMap {
-    Place ids, positions, seq_starts, qtype, marker_rows, marker_starts;
-    std::vector<std::pair<graph::Val, Place>> outputs; ///< the graph's outputs, then the probes'
-    std::vector<graph::Probe> probes; ///< the probes, read back as the last `probes.size()` outputs
-    /// How many of `outputs` are the graph's own.
-    std::size_t graph_outputs() const { return outputs.size() - probes.size(); }
-};
-
-/// A lowered program with everything a host needs to run it and check it (a program read from
-/// its files, `loaded`, has no layout, states or `op_of`).
-struct Compiled {
-    program::Program program;
-    Image image;
-    graph::Layout layout; ///< arena offsets of the values, f32 elements
-    IoMap io;
-    std::vector<Place> states;      ///< per graph state: its bytes for all sequences
-    std::vector<std::size_t> op_of; ///< per command: the first graph op it runs (outputs' copies: none)
+/// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program
+/// read from its files has), and what lowering knows besides.
+struct Compiled : program::Loaded {
+    graph::Layout layout;               ///< arena offsets of the values, f32 elements
+    std::vector<program::Place> states; ///< per graph state: its bytes for all sequences
+    std::vector<std::size_t> op_of;     ///< per command: the first graph op it runs (outputs' copies: none)
     Options options;
 };
 
@@ -73,13 +49,5 @@ struct Compiled {
 /// same bytes.
 Compiled lower(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
                const Options& options);
-
-/// The io map a program's host map describes (values and probes as the graph indices it names).
-IoMap io_map(const program::Host& host);
-
-/// A program and its image as read from their files, with the io map and options of its host map.
-/// Throws cardsim::Error naming both files when the image's digest is not the one the program names.
-Compiled loaded(program::Program program, Image image, const std::string& program_file,
-                const std::string& image_file);
 
 } // namespace cardsim::lower

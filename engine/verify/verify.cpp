@@ -25,7 +25,7 @@ std::string Mismatch::text() const {
 }
 
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
-               const lower::Compiled& c, std::span<const graph::BatchInputs> inputs,
+               const program::Loaded& c, std::span<const graph::BatchInputs> inputs,
                std::span<const Readback> readback) {
     const auto& io = c.io;
     const std::size_t n = io.outputs.size(), first_probe = io.graph_outputs();
@@ -47,7 +47,8 @@ Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const 
     Verdict v;
     for (auto& p : io.probes)
         if (p.layer) v.layers.push_back(*p.layer);
-    golden::Golden gold(g, weights, config, c.options.bucket, c.options.max_positions);
+    const auto& h = c.program.host;
+    golden::Golden gold(g, weights, config, graph::Bucket{h.tokens, h.seqs, h.markers}, h.max_positions);
     std::vector<std::vector<float>> seen(io.probes.size());
     const std::size_t steps = std::min(inputs.size(), readback.size());
     for (std::size_t s = 0; s < steps && !v.first; ++s) {

@@ -9,7 +9,7 @@
 #include "engine/graph/batch.hpp"
 #include "engine/graph/graph.hpp"
 #include "engine/graph/weight_source.hpp"
-#include "engine/lower/lower.hpp"
+#include "engine/program/loaded.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,12 +46,12 @@ struct Verdict {
 /// One step's read-back bytes, in `IoMap::outputs` order.
 using Readback = std::vector<std::vector<std::byte>>;
 
-/// Runs the golden executor for `c`'s bucket over `inputs` (one per step) and compares each step's
-/// `readback` with it: the probes in the order they stand in the step, then the graph's outputs.
-/// Stops at the first step that differs. Throws cardsim::Error when an io value is not in `g` (a
-/// program compiled from another graph).
+/// Runs the golden executor for the bucket and cache length of `c`'s host map over `inputs` (one per step)
+/// and compares each step's `readback` with it: the probes in the order they stand in the step, then the
+/// graph's outputs. Stops at the first step that differs. Throws cardsim::Error when an io value is not in
+/// `g` (a program compiled from another graph).
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
-               const lower::Compiled& c, std::span<const graph::BatchInputs> inputs,
+               const program::Loaded& c, std::span<const graph::BatchInputs> inputs,
                std::span<const Readback> readback);
 
 } // namespace cardsim::verify

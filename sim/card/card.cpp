@@ -7,7 +7,7 @@
 namespace cardsim::sim {
 
 Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
-           const program::Program& program, const lower::Image& image, Mode mode, units::UnitSet units)
+           const program::Program& program, const program::Image& image, Mode mode, units::UnitSet units)
     : sc_core::sc_module(name), context_(config, program, mode == Mode::TimingOnly, std::move(units)),
       ddr_("ddr", config.ddr), sram_("sram", config.sram, config.clock.kernel_mhz), sram_port_("sram_port") {
     context_.channel_active.assign(config.ddr.channels, 0);

@@ -3,7 +3,7 @@
 // instance, built from a card config, loaded with a program and its DDR image.
 
 #include "engine/card/card_config.hpp"
-#include "engine/lower/image.hpp"
+#include "engine/program/image.hpp"
 #include "engine/program/program.hpp"
 #include "sim/card/card_context.hpp"
 #include "sim/card/command_processor.hpp"
@@ -31,7 +31,7 @@ enum class Mode { Full, TimingOnly };
 class Card : public sc_core::sc_module {
 public:
     Card(const sc_core::sc_module_name& name, const card::CardConfig& config, const program::Program& program,
-         const lower::Image& image, Mode mode, units::UnitSet units);
+         const program::Image& image, Mode mode, units::UnitSet units);
 
     /// Writes host bytes into region `r` at `offset` (zero time).
     void write(program::Region r, std::uint64_t offset, std::span<const std::byte> bytes);

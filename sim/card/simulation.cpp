@@ -17,19 +17,19 @@ namespace {
 class Host : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(Host);
-    Host(const sc_core::sc_module_name& name, Card& card, const lower::Compiled& compiled,
-         const RunPlan& plan, RunResult& result)
-        : sc_core::sc_module(name), card_(card), compiled_(compiled), plan_(plan), result_(result) {
+    Host(const sc_core::sc_module_name& name, Card& card, const program::Loaded& loaded, const RunPlan& plan,
+         RunResult& result)
+        : sc_core::sc_module(name), card_(card), loaded_(loaded), plan_(plan), result_(result) {
         SC_THREAD(run);
     }
 
 private:
     Card& card_;
-    const lower::Compiled& compiled_;
+    const program::Loaded& loaded_;
     const RunPlan& plan_;
     RunResult& result_;
 
-    void put(const lower::Place& p, const std::vector<std::uint32_t>& values) {
+    void put(const program::Place& p, const std::vector<std::uint32_t>& values) {
         if (p.bytes == 0) return;
         std::vector<std::byte> bytes(p.bytes, std::byte{0});
         std::memcpy(bytes.data(), values.data(), std::min<std::size_t>(bytes.size(), 4 * values.size()));
@@ -39,7 +39,7 @@ private:
     void run() {
         const auto t0 = std::chrono::steady_clock::now();
         const StepOutputs* previous = nullptr;
-        auto& io = compiled_.io;
+        auto& io = loaded_.io;
         for (std::size_t s = 0; s < plan_.steps; ++s) {
             auto in = plan_.inputs(s, previous);
             put(io.ids, in.ids);
@@ -66,7 +66,7 @@ private:
 
 } // namespace
 
-RunResult simulate(const card::CardConfig& config, const lower::Compiled& compiled, const RunPlan& plan) {
+RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan) {
     RunResult result;
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // A bus error stops the run through sc_stop; its report is the fault, not SystemC's info line.
@@ -74,10 +74,10 @@ RunResult simulate(const card::CardConfig& config, const lower::Compiled& compil
     auto t0 = std::chrono::steady_clock::now();
     // Full runs compute with the config's weight format: refuse one the matvec does not run up front.
     if (plan.mode == Mode::Full) kernels::weight_format(config);
-    Card card("card", config, compiled.program, compiled.image, plan.mode,
+    Card card("card", config, loaded.program, loaded.image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
-    Host host("host", card, compiled, plan, result);
+    Host host("host", card, loaded, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
     // beside the destination and renamed into place when complete.
     sc_core::sc_trace_file* vcd = nullptr;

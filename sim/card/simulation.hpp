@@ -3,7 +3,7 @@
 
 #include "engine/card/card_config.hpp"
 #include "engine/graph/batch.hpp"
-#include "engine/lower/lower.hpp"
+#include "engine/program/loaded.hpp"
 #include "sim/card/card.hpp"
 #include "sim/card/command_record.hpp"
 
@@ -15,7 +15,7 @@
 
 namespace cardsim::sim {
 
-/// What the host writes into the io region before a step (u32 each; see lower::IoMap).
+/// What the host writes into the io region before a step (u32 each; see program::IoMap).
 using StepInputs = graph::BatchInputs;
 
 /// What the host reads back after a step: each graph output's bytes, in `IoMap::outputs` order.
@@ -56,9 +56,9 @@ struct RunResult {
     double steps_seconds = 0; ///< of which running the steps (the per-token cost)
 };
 
-/// Elaborates a card for `config`, loads `compiled`, runs `plan`, and returns what happened.
+/// Elaborates a card for `config`, loads `loaded`, runs `plan`, and returns what happened.
 /// SystemC elaborates one simulation per process: call this once per process. Throws
 /// cardsim::Error when the program does not fit the card.
-RunResult simulate(const card::CardConfig& config, const lower::Compiled& compiled, const RunPlan& plan);
+RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan);
 
 } // namespace cardsim::sim

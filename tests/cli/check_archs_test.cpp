@@ -2,6 +2,7 @@
 // (softcap) and DeepSeek-V3 (mla) checkpoints: exit codes and the exact refusal lines.
 
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,14 +10,12 @@
 
 using cardsim::test::contains;
 using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
 
 namespace {
 
-/// A tiny checkpoint of `arch` in a fresh folder of the system temp dir.
-std::string model(const std::string& arch) {
-    auto d = std::filesystem::temp_directory_path() / ("cardsim_check_archs_" + arch);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
+/// A tiny checkpoint of `arch` in `d`.
+std::string model(const ScratchDir& d, const std::string& arch) {
     auto m = (d / arch).string();
     REQUIRE(run_cardsim("make-model --arch " + arch + " --size tiny --seed 2 -o " + m).code == 0);
     return m;
@@ -37,7 +36,8 @@ const std::string VARIANTS = "the engine's attention takes no mask, window, sink
 } // namespace
 
 TEST_CASE("check refuses a windowed model for its windows, and a card with the attention features runs it") {
-    auto m = model("windowed");
+    const ScratchDir d("check-archs");
+    auto m = model(d, "windowed");
     auto r = run_cardsim("check " + m);
     INFO(r.out);
     REQUIRE(r.code == 1);
@@ -71,7 +71,8 @@ TEST_CASE("check refuses a windowed model for its windows, and a card with the a
 }
 
 TEST_CASE("check refuses a soft-capped model for its scale, caps, windows and GELU") {
-    auto r = run_cardsim("check " + model("softcap"));
+    const ScratchDir d("check-archs");
+    auto r = run_cardsim("check " + model(d, "softcap"));
     INFO(r.out);
     REQUIRE(r.code == 1);
     REQUIRE(contains(r.out, ": dense decoder (gemma2) with soft caps, sliding windows\n"));
@@ -97,7 +98,9 @@ TEST_CASE("check refuses a soft-capped model for its scale, caps, windows and GE
 }
 
 TEST_CASE("check refuses an MLA model for its latent attention and interleaved rotary") {
-    auto r = run_cardsim("check " + model("mla"));
+    const ScratchDir d("check-archs");
+    auto m = model(d, "mla");
+    auto r = run_cardsim("check " + m);
     INFO(r.out);
     REQUIRE(r.code == 1);
     REQUIRE(contains(r.out, ": dense decoder (deepseek_v3) with multi-head latent attention\n"));
@@ -108,5 +111,5 @@ TEST_CASE("check refuses an MLA model for its latent attention and interleaved r
             "  layer 1, attention: the engine has no unit for an interleaved rotary embedding\n"
             "  layer 1, attention: the engine has no unit for multi-head latent attention\n"
             "verdict: the card refuses this model (4 refusals)\n");
-    REQUIRE(run_cardsim("run " + model("mla")).code == 2); // refused: the sentences on stderr
+    REQUIRE(run_cardsim("run " + m).code == 2); // refused: the sentences on stderr
 }

@@ -7,6 +7,7 @@
 
 #include "tests/support/program_host.hpp"
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <filesystem>
 
@@ -32,8 +33,7 @@ TEST_CASE("an unknown command or option is bad input, exit code 2") {
 
 TEST_CASE("disasm prints one line per command and refuses a malformed file by name") {
     using namespace cardsim::program;
-    auto dir = std::filesystem::temp_directory_path() / "cardsim_cli_test";
-    std::filesystem::create_directories(dir);
+    const cardsim::test::ScratchDir dir("cli-disasm");
     Program p;
     p.arena_bytes = 4096;
     p.regions = {{Region::Weights, Space::Ddr, 0, 1 << 20}, {Region::Arena, Space::Sram, 0, 4096}};
@@ -65,7 +65,6 @@ TEST_CASE("disasm prints one line per command and refuses a malformed file by na
     auto bad = run_cardsim("disasm " + (dir / "cut.cardsim").string());
     REQUIRE(bad.code == 2);
     REQUIRE(contains(bad.out, "cut.cardsim: command 1 (Matvec): truncated"));
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("layout prints every value of the built-in graph and the arena size") {

@@ -4,6 +4,7 @@
 // an old program file is refused naming the file; `--check-layers` reads every layer back.
 
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,17 +14,11 @@
 
 using cardsim::test::contains;
 using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
 
 namespace {
 
-std::filesystem::path scratch(const std::string& name) {
-    auto d = std::filesystem::temp_directory_path() / ("cardsim_program_run_test_" + name);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d;
-}
-
-std::string model(const std::filesystem::path& dir, const std::string& arch, int seed = 2) {
+std::string model(const ScratchDir& dir, const std::string& arch, int seed = 2) {
     auto m = (dir / (arch + std::to_string(seed))).string();
     REQUIRE(
         run_cardsim("make-model --arch " + arch + " --size tiny --seed " + std::to_string(seed) + " -o " + m)
@@ -54,7 +49,7 @@ std::string line_of(const std::string& out, const std::string& key) {
 } // namespace
 
 TEST_CASE("a compiled program runs without its checkpoint to the tokens and the trace of the direct run") {
-    auto d = scratch("same");
+    const ScratchDir d("program-run-same");
     auto m = model(d, "hybrid");
     auto prog = (d / "p.cardsim").string();
     // The direct run of a 4-token prompt and 3 tokens sizes its caches for its 6 steps.
@@ -88,7 +83,7 @@ TEST_CASE("a compiled program runs without its checkpoint to the tokens and the 
 }
 
 TEST_CASE("an encoder program runs with a prompt its bucket holds and refuses one it does not") {
-    auto d = scratch("encoder");
+    const ScratchDir d("program-run-encoder");
     auto m = model(d, "encoder");
     auto config = std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
     auto prog = (d / "e.cardsim").string();
@@ -109,7 +104,7 @@ TEST_CASE("an encoder program runs with a prompt its bucket holds and refuses on
 }
 
 TEST_CASE("a damaged image, another checkpoint, another config or a short cache is refused naming the file") {
-    auto d = scratch("refused");
+    const ScratchDir d("program-run-refused");
     auto m = model(d, "dense");
     auto prog = (d / "p.cardsim").string();
     REQUIRE(run_cardsim("compile " + m + " --max-positions 8 -o " + prog).code == 0);
@@ -158,7 +153,7 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
 }
 
 TEST_CASE("a version 1 program file is refused with what to do, and a file that is no program by its magic") {
-    auto d = scratch("old");
+    const ScratchDir d("program-run-old");
     auto m = model(d, "dense");
     auto prog = (d / "p.cardsim").string();
     REQUIRE(run_cardsim("compile " + m + " -o " + prog).code == 0);
@@ -179,7 +174,7 @@ TEST_CASE("a version 1 program file is refused with what to do, and a file that 
 }
 
 TEST_CASE("run --check-layers reads every layer's output back and checks it bit for bit") {
-    auto d = scratch("layers");
+    const ScratchDir d("program-run-layers");
     for (auto [arch, all] : {std::pair{"dense", "0 1"}, std::pair{"hybrid", "0 1 2 3"}}) {
         auto m = model(d, arch);
         auto r = run_cardsim("run " + m + " --tokens 3 --no-reference --check-layers all");

@@ -2,6 +2,7 @@
 // architecture: bit-exact verdicts, refusals with their sentences, exports that parse.
 
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -12,19 +13,12 @@
 
 using cardsim::test::contains;
 using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
 
 namespace {
 
-/// A fresh folder for one test case.
-std::filesystem::path scratch(const std::string& name) {
-    auto d = std::filesystem::temp_directory_path() / ("cardsim_run_test_" + name);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d;
-}
-
 /// Generates a tiny checkpoint of `arch` in `dir`.
-std::string model(const std::filesystem::path& dir, const std::string& arch) {
+std::string model(const ScratchDir& dir, const std::string& arch) {
     auto m = (dir / arch).string();
     REQUIRE(run_cardsim("make-model --arch " + arch + " --size tiny --seed 2 -o " + m).code == 0);
     return m;
@@ -44,7 +38,7 @@ std::string encoder_config() {
 } // namespace
 
 TEST_CASE("run is bit-exact on a dense and a hybrid decoder and reports the card and the accuracy") {
-    auto d = scratch("decoders");
+    const ScratchDir d("run-decoders");
     for (auto arch : {"dense", "hybrid"}) {
         auto r = run_cardsim("run " + model(d, arch) + " --tokens 3");
         INFO(r.out);
@@ -57,7 +51,7 @@ TEST_CASE("run is bit-exact on a dense and a hybrid decoder and reports the card
 }
 
 TEST_CASE("an encoder is refused on the default card and runs bit-exact on a card with its units") {
-    auto d = scratch("encoder");
+    const ScratchDir d("run-encoder");
     auto m = model(d, "encoder");
     auto refused = run_cardsim("check " + m);
     REQUIRE(refused.code == 1);
@@ -74,14 +68,14 @@ TEST_CASE("an encoder is refused on the default card and runs bit-exact on a car
 }
 
 TEST_CASE("a model with experts is refused with the sentence, layer by layer") {
-    auto d = scratch("moe");
+    const ScratchDir d("run-moe");
     auto r = run_cardsim("check " + model(d, "hybrid-moe"));
     REQUIRE(r.code == 1);
     REQUIRE(contains(r.out, "layer 0, ffn: the engine has no unit for experts"));
 }
 
 TEST_CASE("run writes a trace, a Perfetto file, a VCD and a CSV that carry every command") {
-    auto d = scratch("exports");
+    const ScratchDir d("run-exports");
     auto m = model(d, "dense");
     auto r = run_cardsim("run " + m + " --tokens 2 --no-reference --trace " + (d / "t.trace").string() +
                          " --perfetto " + (d / "t.json").string() + " --vcd " + (d / "t.vcd").string() +
@@ -111,7 +105,7 @@ TEST_CASE("run writes a trace, a Perfetto file, a VCD and a CSV that carry every
 }
 
 TEST_CASE("compile writes a program that disasm reads and a DDR image beside it") {
-    auto d = scratch("compile");
+    const ScratchDir d("run-compile");
     auto m = model(d, "hybrid");
     auto prog = (d / "p.cardsim").string();
     auto c = run_cardsim("compile " + m + " -o " + prog);
@@ -125,7 +119,7 @@ TEST_CASE("compile writes a program that disasm reads and a DDR image beside it"
 }
 
 TEST_CASE("a bad prompt, knob or config key is bad input naming it") {
-    auto d = scratch("bad");
+    const ScratchDir d("run-bad");
     auto m = model(d, "dense");
     auto p = run_cardsim("run " + m + " --prompt 1,x");
     REQUIRE(p.code == 2);

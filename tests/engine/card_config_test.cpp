@@ -4,6 +4,7 @@
 #include "engine/card/address_map.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/error.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,15 +18,14 @@ namespace {
 
 using namespace cardsim::card;
 
-/// A config file in the temp directory, removed at scope exit.
+/// A config file `NAME.toml` in a scratch directory of its own, removed at scope exit.
 struct TempToml {
+    cardsim::test::ScratchDir dir{"card-config"};
     std::filesystem::path path;
-    explicit TempToml(const std::string& text, const std::string& name = "card") {
-        path = std::filesystem::temp_directory_path() /
-               (name + "_" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".toml");
+    explicit TempToml(const std::string& text, const std::string& name = "card")
+        : path(dir / (name + ".toml")) {
         std::ofstream(path) << text;
     }
-    ~TempToml() { std::filesystem::remove(path); }
 };
 
 /// The message of the cardsim::Error that `f` throws (fails the test if it throws none).

@@ -3,6 +3,7 @@
 
 #include "engine/error.hpp"
 #include "engine/graph/examples.hpp"
+#include "engine/kernels/parallel.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/slots.hpp"
 #include "tests/engine/default_card.hpp"
@@ -50,8 +51,8 @@ TEST_CASE("a lowered decoder step re-reads identically and every operand lies in
     auto bytes = program::encode(c.program);
     auto back = program::decode(bytes, "lowered"); // decode checks every operand against the map
     REQUIRE(back == c.program);
-    REQUIRE(c.program.image_digest == lower::digest(c.image));
-    REQUIRE(lower::decode_image(lower::encode(c.image)) == c.image);
+    REQUIRE(c.program.image_digest == program::digest(c.image));
+    REQUIRE(program::decode_image(program::encode(c.image)) == c.image);
     // Every weight matrix starts on a stripe (one granule on each channel).
     for (auto& chunk : c.image.chunks)
         REQUIRE(chunk.address % 64 == 0);
@@ -65,7 +66,59 @@ TEST_CASE("compiling twice gives identical bytes") {
     auto a = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
     auto b = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
     REQUIRE(program::encode(a.program) == program::encode(b.program));
-    REQUIRE(lower::encode(a.image) == lower::encode(b.image));
+    REQUIRE(program::encode(a.image) == program::encode(b.image));
+}
+
+namespace {
+
+/// The graph's weights, every read of which fails naming its tensor.
+class Unreadable final : public WeightSource {
+public:
+    explicit Unreadable(const GraphWeights& w) : w_(w) {}
+    std::size_t tensor_count() const override { return w_.tensor_count(); }
+    const std::string& name(W w) const override { return w_.name(w); }
+    std::span<const std::size_t> shape(W w) const override { return w_.shape(w); }
+    void read_f32(W w, const View&, std::span<float>) const override {
+        throw Error(fmt::format("{}: cannot read it", name(w)));
+    }
+    void read_f64(W w, const View&, std::span<double>) const override {
+        throw Error(fmt::format("{}: cannot read it", name(w)));
+    }
+
+private:
+    const GraphWeights& w_;
+};
+
+/// The message of the cardsim::Error lowering `g` over `w` throws ("" when it throws none).
+std::string lowering_error(const Graph& g, const WeightSource& w) {
+    try {
+        lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST_CASE(
+    "lowering gives the same bytes, and reports the same failed weight, on one host thread as on four") {
+    auto g = example_decoder(DecoderShape{2, 128, 2, 1, 64, 256, 500});
+    GraphWeights w(g);
+    Unreadable bad(w);
+    kernels::set_host_threads(1);
+    auto one = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
+    auto one_error = lowering_error(g, bad);
+    kernels::set_host_threads(4);
+    auto four = lower::lower(g, w, test_target(), lower::Options{Bucket{1, 1, 0}, 32});
+    auto four_error = lowering_error(g, bad);
+    kernels::set_host_threads(0);         // back to CARDSIM_HOST_THREADS or the host's cores
+    REQUIRE(one.image.chunks.size() > 4); // enough weights to spread over four threads
+    REQUIRE(program::encode(one.image) == program::encode(four.image));
+    REQUIRE(program::encode(one.program) == program::encode(four.program));
+    // Every weight fails: the error is the first one's in placement order, whichever thread ran it.
+    REQUIRE(!one_error.empty());
+    REQUIRE(four_error == one_error);
 }
 
 TEST_CASE("the projections of one matrix become one matvec writing each value") {

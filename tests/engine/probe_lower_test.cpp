@@ -7,6 +7,7 @@
 #include "engine/graph/probe.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/slots.hpp"
+#include "engine/program/loaded.hpp"
 #include "tests/engine/default_card.hpp"
 #include "tests/support/graph_weights.hpp"
 
@@ -135,7 +136,7 @@ TEST_CASE("the host map describes the io map, the bucket and the probes, through
     REQUIRE(h.vocab == 1000); // the embedding table's rows
     REQUIRE(h.entry(program::IoRole::Logits)->value == g.logits->id);
     REQUIRE(h.entry(program::IoRole::Next)->width == 1);
-    auto m = lower::io_map(h);
+    auto m = program::io_map(h);
     REQUIRE(m.ids == c.io.ids);
     REQUIRE(m.positions == c.io.positions);
     REQUIRE(m.seq_starts == c.io.seq_starts);
@@ -144,12 +145,13 @@ TEST_CASE("the host map describes the io map, the bucket and the probes, through
     REQUIRE(m.probes == c.io.probes);
     // The program region holds what the card fetches, not the host map.
     REQUIRE(c.program.region(program::Region::Program)->size == program::card_bytes(c.program));
-    auto loaded = lower::loaded(back, c.image, "p", "p.ddr");
-    REQUIRE(loaded.options.bucket == o.bucket);
-    REQUIRE(loaded.options.probes == o.probes);
+    REQUIRE(Bucket{h.tokens, h.seqs, h.markers} == o.bucket);
+    auto loaded = program::load(back, c.image, "p", "p.ddr");
+    REQUIRE(loaded.io.outputs == c.io.outputs);
+    REQUIRE(loaded.io.probes == o.probes);
     auto damaged = c.image;
     damaged.chunks[0].bytes[0] ^= std::byte{1};
-    REQUIRE_THROWS_WITH(lower::loaded(back, damaged, "p", "p.ddr"),
+    REQUIRE_THROWS_WITH(program::load(back, damaged, "p", "p.ddr"),
                         Catch::StartsWith("p.ddr: the image's digest"));
 }
 

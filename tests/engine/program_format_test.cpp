@@ -3,6 +3,7 @@
 #include "engine/error.hpp"
 #include "engine/program/program.hpp"
 #include "tests/support/program_host.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
@@ -112,15 +113,12 @@ TEST_CASE("every opcode round-trips through the file format") {
 
 TEST_CASE("a program written to disk reads back identically and the write is atomic") {
     auto p = every_opcode();
-    auto dir = std::filesystem::temp_directory_path() / "cardsim_program_test";
-    std::filesystem::create_directories(dir);
+    cardsim::test::ScratchDir dir("program-format");
     auto path = dir / "p.cardsim";
     write(p, path);
     write(p, path); // over an existing file
     REQUIRE(read(path) == p);
-    for (auto& e : std::filesystem::directory_iterator(dir))
-        REQUIRE(e.path().filename() == "p.cardsim");
-    std::filesystem::remove_all(dir);
+    REQUIRE(dir.files() == std::vector<std::string>{"p.cardsim"}); // no temporary left
 }
 
 TEST_CASE("disassembly names every operand, dim and param") {

@@ -10,6 +10,7 @@
 #include "models/graph_eval.hpp"
 #include "models/model.hpp"
 #include "models/synthetic.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
@@ -72,8 +73,8 @@ double relative_error(const std::vector<float>& a, std::span<const double> b) {
 }
 
 void decoder_agrees(models::SynthArch arch) {
-    auto dir = std::filesystem::temp_directory_path() / fmt::format("cardsim_kernels_{}", models::name(arch));
-    std::filesystem::remove_all(dir);
+    test::ScratchDir scratch(fmt::format("kernels-{}", models::name(arch)));
+    auto dir = scratch / "model";
     models::SynthOptions opt;
     opt.arch = arch;
     opt.seed = 3;
@@ -95,7 +96,6 @@ void decoder_agrees(models::SynthArch arch) {
         INFO(models::name(arch) << " step " << s << ": relative error of the logits " << err);
         REQUIRE(err < 4e-3); // a few f16 roundings; a wrong kernel is off by O(1)
     }
-    std::filesystem::remove_all(dir);
 }
 
 } // namespace

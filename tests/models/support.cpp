@@ -1,26 +1,11 @@
 #include "support.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace cardsim::models::test {
-
-ScratchDir::ScratchDir(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("cardsim-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-}
 
 SynthResult tiny(SynthArch arch, const std::filesystem::path& dir, std::uint64_t seed, Dtype dtype,
                  unsigned shards) {

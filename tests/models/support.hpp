@@ -1,26 +1,17 @@
 #pragma once
-// Helpers shared by the models tests: scratch directories and synthetic checkpoints.
+// Helpers shared by the models tests: synthetic checkpoints, files, the relative error of a row, and
+// the scratch directory every test writes in.
 
 #include "models/synthetic.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <filesystem>
 #include <string>
 
 namespace cardsim::models::test {
 
-/// A fresh, empty directory under the system temp dir, removed when the object dies.
-class ScratchDir {
-public:
-    explicit ScratchDir(const std::string& tag);
-    ~ScratchDir();
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    const std::filesystem::path& path() const { return path_; }
-    std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
-private:
-    std::filesystem::path path_;
-};
+/// The models tests write their files in a ScratchDir.
+using cardsim::test::ScratchDir;
 
 /// Writes a tiny synthetic checkpoint of `arch` into `dir` (seed `seed`, f32 unless told).
 SynthResult tiny(SynthArch arch, const std::filesystem::path& dir, std::uint64_t seed = 1,

@@ -16,15 +16,14 @@ using namespace cardsim::program;
 namespace {
 
 /// A compiled program with `weights` bytes of weights, an arena of `arena` bytes and an io region.
-lower::Compiled compiled(std::vector<Command> commands, std::uint64_t weights,
-                         std::uint64_t arena = 1 << 16) {
-    lower::Compiled c;
+Loaded compiled(std::vector<Command> commands, std::uint64_t weights, std::uint64_t arena = 1 << 16) {
+    Loaded c;
     c.program.arena_bytes = arena;
     c.program.regions = {{Region::Weights, Space::Ddr, 0, weights},
                          {Region::Io, Space::Ddr, weights + (1 << 20), 4096},
                          {Region::Arena, Space::Sram, 0, arena}};
     c.program.commands = std::move(commands);
-    c.io.positions = lower::Place{Region::Io, 0, 4};
+    c.io.positions = Place{Region::Io, 0, 4};
     return c;
 }
 

@@ -10,6 +10,7 @@
 #include "sim/memory/trace_recorder.hpp"
 #include "tests/support/graph_weights.hpp"
 #include "tests/support/in_child.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -37,7 +38,7 @@ public:
     bool ok = true;
 
 private:
-    void put(const lower::Place& p, const std::vector<std::uint32_t>& values) {
+    void put(const program::Place& p, const std::vector<std::uint32_t>& values) {
         if (p.bytes == 0) return;
         std::vector<std::byte> bytes(p.bytes, std::byte{0});
         std::memcpy(bytes.data(), values.data(), std::min<std::size_t>(bytes.size(), 4 * values.size()));
@@ -69,8 +70,8 @@ std::vector<std::uint64_t> figures(const std::vector<sim::memory::ChannelStats>&
 
 TEST_CASE("a compiled decode step's DDR requests replay to the card run's DDR time", "[ddr][replay]") {
     const auto config = card::default_card_config();
-    const auto path =
-        std::filesystem::temp_directory_path() / ("cardsim_ddr_card_" + std::to_string(getpid()) + ".trace");
+    const test::ScratchDir dir("ddr-card-replay");
+    const auto path = dir / "requests.trace";
     sim::memory::TraceContext ctx;
     ctx.address_limit = config.ddr.total_bytes();
     const auto recorded = test::in_child([&] {
@@ -102,5 +103,4 @@ TEST_CASE("a compiled decode step's DDR requests replay to the card run's DDR ti
         "replayed %llu requests of %zu decode steps: DDR time %llu memory cycles, equal to the card run\n",
         static_cast<unsigned long long>(r.player.requests), steps,
         static_cast<unsigned long long>(r.cycles()));
-    std::filesystem::remove(path);
 }

@@ -7,6 +7,7 @@
 #include "sim/memory/replay.hpp"
 #include "sim/memory/trace_format.hpp"
 #include "sim/memory/trace_recorder.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -191,7 +192,8 @@ TEST_CASE("the sparse store allocates only the pages written", "[ddr]") {
 
 TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr][replay]") {
     const auto d = ddr();
-    const auto path = std::filesystem::temp_directory_path() / "cardsim_ddr_record_test.trace";
+    const cardsim::test::ScratchDir dir("ddr-record");
+    const auto path = dir / "requests.trace";
     TraceContext ctx;
     ctx.address_limit = d.total_bytes();
     DdrMemory memory("recorded", d);
@@ -229,5 +231,4 @@ TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr]
         CHECK(a.bytes() == b.bytes());
         CHECK(a.last_data - 0 == b.last_data - r.player.start);
     }
-    std::filesystem::remove(path);
 }

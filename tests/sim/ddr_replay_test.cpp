@@ -5,6 +5,7 @@
 #include "sim/memory/replay.hpp"
 #include "sim/memory/trace_format.hpp"
 #include "sim/memory/trace_patterns.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -61,7 +62,8 @@ TEST_CASE("a trace file replays exactly like the generator that wrote it", "[ddr
     s.count = 30000;
     s.reads = 2;
     s.writes = 1;
-    const auto path = std::filesystem::temp_directory_path() / "cardsim_ddr_replay_test.dramsim3";
+    const cardsim::test::ScratchDir dir("ddr-replay");
+    const auto path = dir / "requests.dramsim3";
     {
         TraceWriter w(path, TraceFormat::DramSim3, {});
         PatternGenerator gen(s, clock);
@@ -82,5 +84,4 @@ TEST_CASE("a trace file replays exactly like the generator that wrote it", "[ddr
         CHECK(a.channels[c].row_hits == b.channels[c].row_hits);
         CHECK(a.channels[c].turnarounds == b.channels[c].turnarounds);
     }
-    std::filesystem::remove(path);
 }

@@ -4,6 +4,7 @@
 #include "engine/error.hpp"
 #include "sim/memory/trace_format.hpp"
 #include "sim/memory/trace_patterns.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
@@ -18,16 +19,15 @@ namespace {
 
 using namespace cardsim::sim::memory;
 
-/// A file in the temp directory, removed at scope exit.
+/// A file `NAME.txt` (holding `text`, when given) in a scratch directory of its own, removed at
+/// scope exit.
 struct TempFile {
+    cardsim::test::ScratchDir dir{"memory-trace"};
     std::filesystem::path path;
-    explicit TempFile(const std::string& text = {}, const char* name = "trace") {
-        static int n = 0;
-        path =
-            std::filesystem::temp_directory_path() / fmt::format("cardsim_{}_{}_{}.txt", name, getpid(), n++);
+    explicit TempFile(const std::string& text = {}, const char* name = "trace")
+        : path(dir / (std::string(name) + ".txt")) {
         if (!text.empty()) std::ofstream(path, std::ios::binary) << text;
     }
-    ~TempFile() { std::filesystem::remove(path); }
 };
 
 std::vector<MemRequest> read_all(const std::filesystem::path& p, TraceFormat f, TraceContext ctx = {}) {

@@ -85,7 +85,7 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
         delta.dims = {1, kh, vh, dk, dv};
         cases.push_back({delta, vh * dk * dv});
     }
-    lower::Compiled c;
+    Loaded c;
     c.program.arena_bytes = 1 << 24;
     c.program.regions = {{Region::Weights, Space::Ddr, 0, 1 << 20},
                          {Region::Io, Space::Ddr, 1 << 21, 4096},
@@ -121,7 +121,7 @@ TEST_CASE("an embed reads one table row per token row, not the whole table") {
                       {Region::Io, Access::Read, 0, 4 * rows},
                       arena(Access::Write, 0, 4 * rows * width)};
     embed.dims = {rows, width};
-    lower::Compiled c;
+    Loaded c;
     c.program.arena_bytes = 1 << 20;
     c.program.regions = {{Region::Weights, Space::Ddr, 0, 1 << 22},
                          {Region::Io, Space::Ddr, 1 << 23, 4096},

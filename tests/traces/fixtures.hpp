@@ -1,15 +1,13 @@
 #pragma once
-// Traces built in code for the trace tests (no simulator yet), and a scratch directory.
+// Traces built in code for the trace tests (no simulator yet), and their scratch directory.
 
+#include "tests/support/scratch_dir.hpp"
 #include "traces/trace.hpp"
 
-#include <algorithm>
 #include <bit>
 #include <cstring>
-#include <filesystem>
 #include <initializer_list>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace cardsim::traces::testing {
@@ -93,31 +91,7 @@ inline Trace sample_trace() {
     return t;
 }
 
-/// A scratch directory, removed with everything in it when the object goes.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        static int counter = 0;
-        path = std::filesystem::temp_directory_path() /
-               ("cardsim-traces-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    std::filesystem::path operator/(const std::string& name) const { return path / name; }
-    /// The names of the files in the directory, sorted.
-    std::vector<std::string> files() const {
-        std::vector<std::string> out;
-        for (auto& e : std::filesystem::directory_iterator(path))
-            out.push_back(e.path().filename().string());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-};
+/// The traces tests write their files in a ScratchDir.
+using cardsim::test::ScratchDir;
 
 } // namespace cardsim::traces::testing

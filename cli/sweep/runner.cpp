@@ -1,0 +1,335 @@
+#include "cli/sweep/runner.hpp"
+
+#include "cli/sweep/process.hpp"
+#include "cli/sweep/results.hpp"
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <set>
+#include <sys/file.h>
+#include <thread>
+#include <unistd.h>
+
+namespace cardsim::cli::sweep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Set by SIGINT / SIGTERM while a sweep runs.
+volatile std::sig_atomic_t stop_requested = 0;
+
+extern "C" void request_stop(int) {
+    stop_requested = 1;
+}
+
+/// Installs the stop handlers for its lifetime and restores the old ones after.
+class StopSignals {
+public:
+    StopSignals() {
+        stop_requested = 0;
+        struct sigaction sa {};
+        sa.sa_handler = request_stop;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &old_int_);
+        ::sigaction(SIGTERM, &sa, &old_term_);
+    }
+    ~StopSignals() {
+        ::sigaction(SIGINT, &old_int_, nullptr);
+        ::sigaction(SIGTERM, &old_term_, nullptr);
+    }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+    struct sigaction old_int_ {
+    }, old_term_{};
+};
+
+/// `1:05:09` or `4:07`.
+std::string clock_text(double seconds) {
+    auto s = std::uint64_t(seconds + 0.5);
+    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+    return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+/// Reads a file the child wrote, or "" if it is missing.
+std::string slurp(const std::filesystem::path& p) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) return {};
+    return io::read_file(p);
+}
+
+/// Writes every generated model a point of `points` needs into DIR/models (once: a model already
+/// there is kept). make-model writes into a temporary directory renamed at the end.
+void materialise_models(const SweepSpec& spec, const std::vector<const Point*>& todo,
+                        const std::filesystem::path& dir) {
+    std::set<std::size_t> needed;
+    for (auto p : todo)
+        needed.insert(p->model);
+    for (auto m : needed) {
+        const auto& model = spec.models[m];
+        auto gen = std::get_if<GeneratedModel>(&model.source);
+        if (!gen) continue;
+        auto target = model_directory(model, dir);
+        if (std::filesystem::exists(target / "config.json")) continue;
+        std::filesystem::create_directories(target.parent_path());
+        auto partial = target.parent_path() / ("." + model.name + ".partial");
+        auto log = target.parent_path() / ("." + model.name + ".log");
+        fmt::print(stderr, "generating model {} ({} {}, seed {}) into {}\n", model.name, gen->arch, gen->size,
+                   gen->seed, target.string());
+        auto child =
+            Child::spawn({self_executable().string(), "make-model", "--arch", gen->arch, "--size", gen->size,
+                          "--seed", std::to_string(gen->seed), "--force", "-o", partial.string()},
+                         log, log);
+        auto ended = child.wait();
+        if (ended.code != 0 || ended.signal) {
+            auto text = slurp(log);
+            std::filesystem::remove_all(partial);
+            throw Error(fmt::format("{}: generating model {} failed ({}): {}", spec.file.string(), model.name,
+                                    ended.text(), text));
+        }
+        std::filesystem::remove(log);
+        std::filesystem::remove_all(target);
+        std::filesystem::rename(partial, target);
+    }
+}
+
+/// The settings a results directory's rows depend on beyond their axis values: the base config,
+/// the models, the tokens, the prompt and the mode. Kept in DIR/sweep-settings.txt.
+std::string settings_text(const SweepSpec& spec) {
+    std::string t =
+        "# The settings of the sweep whose results are in this directory; a rerun (resume) must match.\n";
+    t += fmt::format("base_config_digest={}\n", card::digest_hex(spec.base));
+    for (auto& m : spec.models) {
+        if (auto g = std::get_if<GeneratedModel>(&m.source))
+            t +=
+                fmt::format("model.{}=generate arch={} size={} seed={}\n", m.name, g->arch, g->size, g->seed);
+        else
+            t += fmt::format("model.{}={}\n", m.name, std::get<std::filesystem::path>(m.source).string());
+    }
+    const bool swept =
+        std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == tokens_axis; });
+    t += swept ? std::string("tokens=(an axis)\n") : fmt::format("tokens={}\n", spec.tokens);
+    std::string ids;
+    for (auto id : spec.prompt)
+        ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
+    t += fmt::format("prompt={}\n", ids);
+    t += fmt::format("mode={}\n", spec.full ? "full" : "timing-only");
+    return t;
+}
+
+/// Checks that DIR/sweep-settings.txt, if there, matches `spec` (naming the first line that
+/// differs).
+void check_settings(const SweepSpec& spec, const std::filesystem::path& dir) {
+    const auto file = dir / "sweep-settings.txt";
+    const std::string want = settings_text(spec);
+    if (!std::filesystem::exists(file)) return;
+    const std::string have = io::read_file(file);
+    if (have == want) return;
+    auto lines = [](const std::string& s) {
+        std::vector<std::string> v;
+        std::size_t at = 0;
+        while (at < s.size()) {
+            auto nl = s.find('\n', at);
+            v.push_back(s.substr(at, nl - at));
+            at = nl == std::string::npos ? s.size() : nl + 1;
+        }
+        return v;
+    };
+    auto a = lines(have), b = lines(want);
+    std::size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i])
+        ++i;
+    throw Error(fmt::format(
+        "{}:{}: the results here were made with `{}` but {} asks for `{}`; use another -o DIR "
+        "(or remove the directory to start over)",
+        file.string(), i + 1, i < a.size() ? a[i] : "", spec.file.string(), i < b.size() ? b[i] : ""));
+}
+
+/// An exclusive lock on DIR/.lock for its lifetime: two sweeps never write one directory.
+class DirectoryLock {
+public:
+    explicit DirectoryLock(const std::filesystem::path& dir) {
+        const auto file = dir / ".lock";
+        fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) throw Error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
+        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            ::close(fd_);
+            throw Error(
+                fmt::format("{}: another cardsim sweep is writing into {}; wait for it or use another -o DIR",
+                            file.string(), dir.string()));
+        }
+    }
+    ~DirectoryLock() { ::close(fd_); }
+    DirectoryLock(const DirectoryLock&) = delete;
+    DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+/// One point being run.
+struct Running {
+    const Point* point;
+    std::optional<card::CardConfig> config;
+    Child child;
+    Clock::time_point started;
+    std::filesystem::path out, err;
+};
+
+} // namespace
+
+std::filesystem::path model_directory(const ModelSource& model, const std::filesystem::path& dir) {
+    if (auto p = std::get_if<std::filesystem::path>(&model.source)) return *p;
+    return std::filesystem::absolute(dir / "models" / model.name).lexically_normal();
+}
+
+SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vector<Point>& points,
+                       const std::filesystem::path& dir, const RunnerOptions& options) {
+    SweepOutcome outcome;
+    outcome.points = points.size();
+    std::filesystem::create_directories(dir);
+    const DirectoryLock lock(dir);
+    check_settings(spec, dir);
+    ResultsFile results(dir / "results.csv", spec, grid);
+    io::write_file_atomically(dir / "sweep-settings.txt", settings_text(spec));
+    if (options.retry_failed) results.forget_failures();
+    std::deque<const Point*> todo;
+    for (auto& p : points)
+        if (results.row(p.id))
+            ++outcome.already_done;
+        else
+            todo.push_back(&p);
+    auto count_failed = [&] {
+        for (auto& p : points)
+            if (auto row = results.row(p.id); row && (*row)[results.status_column()] != name(Status::Ok))
+                ++outcome.failed;
+    };
+    if (todo.empty()) {
+        count_failed();
+        return outcome;
+    }
+    materialise_models(spec, {todo.begin(), todo.end()}, dir);
+    const auto work = dir / ".work";
+    std::filesystem::create_directories(work);
+    if (options.traces) std::filesystem::create_directories(dir / "traces");
+    const std::string self = self_executable().string();
+
+    StopSignals signals;
+    std::vector<Running> running;
+    const auto start = Clock::now();
+    const std::size_t total = todo.size();
+    std::size_t finished = 0, failed_now = 0;
+    auto last_drawn = Clock::time_point{};
+    auto progress = [&](bool changed) {
+        if (!options.progress) return;
+        if (!changed && Clock::now() - last_drawn < std::chrono::milliseconds(250)) return;
+        last_drawn = Clock::now();
+        const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+        std::string left = finished ? clock_text(elapsed / double(finished) * double(total - finished)) : "?";
+        constexpr std::size_t width = 24;
+        std::size_t filled = total ? width * finished / total : width;
+        fmt::print(stderr, "\r[{}{}] {}/{} points, {} failed, {} running, {} elapsed, ~{} left   ",
+                   std::string(filled, '#'), std::string(width - filled, '.'), finished, total, failed_now,
+                   running.size(), clock_text(elapsed), left);
+    };
+    // Records a finished point's row and reports it (a line a point when not on a terminal).
+    auto note = [&](const Point& p, CsvRow row) {
+        const bool ok = row[results.status_column()] == name(Status::Ok);
+        ++finished, ++outcome.ran;
+        if (!ok) ++failed_now;
+        if (!options.progress)
+            fmt::print(stderr, "point {} ({}): {}{} [{}/{}]\n", p.id, describe(spec, p),
+                       row[results.status_column()], ok ? "" : ": " + row.back(), finished, total);
+        results.add(std::move(row));
+    };
+    auto launch = [&](const Point* p) {
+        auto sets = overrides(spec, *p);
+        std::optional<card::CardConfig> config;
+        try {
+            config = card::load_card_config(spec.config, sets);
+        } catch (const Error& e) {
+            note(*p, error_row(spec, *p, e.what()));
+            return;
+        }
+        std::vector<std::string> argv{
+            self,        "run",      model_directory(spec.models[p->model], dir).string(),
+            "--machine", "--tokens", std::to_string(point_tokens(spec, *p))};
+        if (!spec.full) argv.emplace_back("--timing-only");
+        if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
+        for (auto& s : sets)
+            argv.insert(argv.end(), {"--set", s.path + "=" + s.value});
+        if (!spec.prompt.empty()) {
+            std::string ids;
+            for (auto t : spec.prompt)
+                ids += fmt::format("{}{}", ids.empty() ? "" : ",", t);
+            argv.insert(argv.end(), {"--prompt", ids});
+        }
+        if (options.traces)
+            argv.insert(argv.end(),
+                        {"--trace", (dir / "traces" / fmt::format("point-{}.trace", p->id)).string()});
+        auto out = work / fmt::format("point-{}.out", p->id), err = work / fmt::format("point-{}.err", p->id);
+        running.push_back({p, std::move(config), Child::spawn(argv, out, err), Clock::now(), out, err});
+    };
+    auto record = [&](Running& r, const Ended& ended, bool timed_out) {
+        RunOutput run{ended, slurp(r.out), slurp(r.err), timed_out};
+        note(*r.point,
+             result_row(spec, *r.point, r.config, model_directory(spec.models[r.point->model], dir), run));
+        std::filesystem::remove(r.out);
+        std::filesystem::remove(r.err);
+    };
+
+    while ((!todo.empty() || !running.empty()) && !stop_requested) {
+        while (!todo.empty() && running.size() < std::max<std::size_t>(options.jobs, 1) && !stop_requested) {
+            launch(todo.front());
+            todo.pop_front();
+        }
+        bool any = false;
+        for (std::size_t i = 0; i < running.size();) {
+            auto& r = running[i];
+            auto ended = r.child.poll();
+            bool timed_out = false;
+            if (!ended && options.timeout_seconds > 0 &&
+                std::chrono::duration<double>(Clock::now() - r.started).count() > options.timeout_seconds) {
+                r.child.kill(SIGKILL);
+                ended = r.child.wait();
+                timed_out = true;
+            }
+            // A point killed by the user's interrupt is not a result: it runs again on resume.
+            if (ended && !(stop_requested && ended->signal && !timed_out)) {
+                record(r, *ended, timed_out);
+                any = true;
+            } else if (!ended) {
+                ++i;
+                continue;
+            }
+            running.erase(running.begin() + std::ptrdiff_t(i));
+        }
+        progress(any);
+        if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (stop_requested) {
+        outcome.interrupted = true;
+        for (auto& r : running)
+            r.child.kill(SIGTERM);
+        for (auto& r : running)
+            (void)r.child.wait();
+    }
+    if (options.progress) fmt::print(stderr, "\r{:120}\r", "");
+    results.finish();
+    std::error_code ec;
+    std::filesystem::remove_all(work, ec);
+    count_failed();
+    return outcome;
+}
+
+} // namespace cardsim::cli::sweep

@@ -1,0 +1,416 @@
+#include "cli/sweep/spec.hpp"
+
+#include "cli/sweep/config_value.hpp"
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "models/synthetic.hpp"
+
+#include <fmt/core.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace cardsim::cli::sweep {
+
+std::string cell(const AxisValue& v) {
+    if (auto i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+    if (auto d = std::get_if<double>(&v)) {
+        std::string s = fmt::format("{}", *d);
+        if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+        return s;
+    }
+    if (auto s = std::get_if<std::string>(&v)) return *s;
+    return std::get<bool>(v) ? "true" : "false";
+}
+
+std::string toml_literal(const AxisValue& v) {
+    auto s = std::get_if<std::string>(&v);
+    if (!s) return cell(v);
+    std::string q = "\"";
+    for (char c : *s) {
+        if (c == '"' || c == '\\') q += '\\';
+        q += c;
+    }
+    return q + "\"";
+}
+
+Value expression_value(const AxisValue& v) {
+    if (auto i = std::get_if<std::int64_t>(&v)) return double(*i);
+    if (auto d = std::get_if<double>(&v)) return *d;
+    if (auto s = std::get_if<std::string>(&v)) return *s;
+    return std::get<bool>(v);
+}
+
+namespace {
+
+/// Most values one axis or the whole grid may have (a guard against a range with a tiny step).
+constexpr std::size_t max_axis_values = 10000;
+constexpr std::size_t max_points = 1000000;
+
+/// The names `cardsim make-model` knows.
+constexpr std::string_view arch_names = "dense, hybrid, hybrid-moe, encoder, windowed, softcap or mla";
+constexpr std::string_view size_names = "tiny, small, 0.1b or 0.8b";
+
+/// Reads the spec's TOML with source positions: every error names the file and line.
+class SpecReader {
+public:
+    SpecReader(const std::filesystem::path& file) : file_(file), dir_(file.parent_path()) {}
+
+    /// `file:line` of a node.
+    std::string where(const toml::node& n) const {
+        return fmt::format("{}:{}", file_.string(), n.source().begin.line);
+    }
+
+    /// Throws cardsim::Error: `file:line: `key` what`.
+    [[noreturn]] void fail(const toml::node& n, std::string_view key, const std::string& what) const {
+        throw Error(fmt::format("{}: `{}` {}", where(n), key, what));
+    }
+
+    /// How a node's type reads in messages.
+    static std::string type_of(const toml::node& n) {
+        switch (n.type()) {
+        case toml::node_type::table:
+            return "is a table";
+        case toml::node_type::array:
+            return "is an array";
+        case toml::node_type::string:
+            return fmt::format("is a string (\"{}\")", n.as_string()->get());
+        case toml::node_type::integer:
+            return fmt::format("is an integer ({})", n.as_integer()->get());
+        case toml::node_type::floating_point:
+            return fmt::format("is a number ({})", n.as_floating_point()->get());
+        case toml::node_type::boolean:
+            return fmt::format("is a boolean ({})", n.as_boolean()->get() ? "true" : "false");
+        default:
+            return "is a date or time";
+        }
+    }
+
+    /// Rejects keys of `t` outside `known`, listing the expected ones.
+    void only(const toml::table& t, std::string_view prefix,
+              std::initializer_list<std::string_view> known) const {
+        for (auto&& [k, v] : t) {
+            if (std::find(known.begin(), known.end(), k.str()) != known.end()) continue;
+            std::string list;
+            for (auto kn : known)
+                list += fmt::format("{}{}", list.empty() ? "" : ", ", kn);
+            throw Error(
+                fmt::format("{}: unknown key `{}{}`; expected one of: {}", where(v), prefix, k.str(), list));
+        }
+    }
+
+    /// A path of the spec, relative to the spec's directory unless absolute.
+    std::filesystem::path resolve(const std::string& p) const {
+        std::filesystem::path path(p);
+        return (path.is_absolute() ? path : dir_ / path).lexically_normal();
+    }
+
+    /// A string value, or an error naming its type.
+    std::string text(const toml::node& n, std::string_view key) const {
+        if (!n.is_string()) fail(n, key, type_of(n) + "; expected a string");
+        return n.as_string()->get();
+    }
+
+    /// An integer value in lo..hi, or an error saying so.
+    std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
+        if (!n.is_integer())
+            fail(n, key, fmt::format("{}; expected an integer in {}..{}", type_of(n), lo, hi));
+        auto v = n.as_integer()->get();
+        if (v < lo || v > hi) fail(n, key, fmt::format("is {}; expected an integer in {}..{}", v, lo, hi));
+        return v;
+    }
+
+    /// One entry of `model` / `models`: a checkpoint directory, or a table with `path` or
+    /// `generate = {arch, size, seed}` and an optional `name`.
+    ModelSource model(const toml::node& n, std::string_view key) const {
+        if (n.is_string()) {
+            auto dir = resolve(n.as_string()->get());
+            check_checkpoint(n, key, dir);
+            return {dir.filename().string(), dir};
+        }
+        auto t = n.as_table();
+        if (!t)
+            fail(n, key,
+                 type_of(n) + "; expected a checkpoint directory (a string) or a table "
+                              "{ path = DIR } or { generate = { arch, size, seed } }");
+        const std::string prefix = std::string(key) + ".";
+        only(*t, prefix, {"path", "generate", "name"});
+        auto path = t->get("path");
+        auto gen = t->get("generate");
+        if (bool(path) == bool(gen))
+            fail(n, key, "expected exactly one of `path` (a checkpoint directory) and `generate` (a table)");
+        ModelSource m;
+        if (path) {
+            auto dir = resolve(text(*path, prefix + "path"));
+            check_checkpoint(*path, prefix + "path", dir);
+            m = {dir.filename().string(), dir};
+        } else {
+            auto g = gen->as_table();
+            const std::string gk = prefix + "generate";
+            if (!g) fail(*gen, gk, type_of(*gen) + "; expected a table { arch, size, seed }");
+            only(*g, gk + ".", {"arch", "size", "seed"});
+            GeneratedModel gm;
+            auto arch = g->get("arch");
+            if (!arch) fail(*gen, gk, fmt::format("misses `arch` ({})", arch_names));
+            gm.arch = text(*arch, gk + ".arch");
+            if (!models::parse_synth_arch(gm.arch))
+                fail(*arch, gk + ".arch", fmt::format("is \"{}\"; expected {}", gm.arch, arch_names));
+            gm.size = "tiny";
+            if (auto size = g->get("size")) {
+                gm.size = text(*size, gk + ".size");
+                if (!models::parse_synth_size(gm.size))
+                    fail(*size, gk + ".size", fmt::format("is \"{}\"; expected {}", gm.size, size_names));
+            }
+            if (auto seed = g->get("seed"))
+                gm.seed = std::uint64_t(integer(*seed, gk + ".seed", 0, INT64_MAX));
+            m = {fmt::format("{}-{}-seed{}", gm.arch, gm.size, gm.seed), gm};
+        }
+        if (auto name = t->get("name")) {
+            m.name = text(*name, prefix + "name");
+            if (m.name.empty() || m.name.find_first_of("/,\"\n ") != std::string::npos)
+                fail(*name, prefix + "name",
+                     "expected a non-empty name without spaces, commas, quotes or slashes");
+        }
+        return m;
+    }
+
+    /// Fails unless `dir` holds a checkpoint (a config.json).
+    void check_checkpoint(const toml::node& n, std::string_view key, const std::filesystem::path& dir) const {
+        if (!std::filesystem::exists(dir / "config.json"))
+            fail(n, key,
+                 fmt::format("names `{}`, which is not a checkpoint directory (no config.json)",
+                             dir.string()));
+    }
+
+    /// The values of one axis leaf: an array of scalars or a range table {from, to, step}.
+    std::vector<AxisValue> axis_values(const toml::node& n, const std::string& path) const {
+        std::vector<AxisValue> out;
+        const std::string key = "axes." + path;
+        if (auto arr = n.as_array()) {
+            if (arr->empty()) fail(n, key, "is an empty array; expected at least one value");
+            for (auto& v : *arr) {
+                if (v.is_integer())
+                    out.emplace_back(v.as_integer()->get());
+                else if (v.is_floating_point())
+                    out.emplace_back(v.as_floating_point()->get());
+                else if (v.is_string())
+                    out.emplace_back(v.as_string()->get());
+                else if (v.is_boolean())
+                    out.emplace_back(v.as_boolean()->get());
+                else
+                    fail(v, key,
+                         "has an element that " + type_of(v) +
+                             "; expected integers, numbers, strings or booleans");
+            }
+        } else if (auto t = n.as_table()) {
+            out = range(*t, n, key);
+        } else {
+            fail(n, key, type_of(n) + "; expected an array of values or a range { from, to, step }");
+        }
+        for (std::size_t i = 0; i < out.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j)
+                if (out[i] == out[j]) fail(n, key, fmt::format("lists {} twice", cell(out[i])));
+        if (out.size() > max_axis_values)
+            fail(n, key, fmt::format("has {} values; at most {}", out.size(), max_axis_values));
+        return out;
+    }
+
+    /// The values of a range table { from, to, step }, `to` included.
+    std::vector<AxisValue> range(const toml::table& t, const toml::node& n, const std::string& key) const {
+        only(t, key + ".", {"from", "to", "step"});
+        auto from = t.get("from"), to = t.get("to"), step = t.get("step");
+        if (!from || !to) fail(n, key, "is a range without `from` and `to`; expected { from, to, step }");
+        auto number = [&](const toml::node& v, std::string_view k) -> double {
+            if (v.is_integer()) return double(v.as_integer()->get());
+            if (v.is_floating_point()) return v.as_floating_point()->get();
+            fail(v, key + "." + std::string(k), type_of(v) + "; expected a number");
+        };
+        const bool integers = from->is_integer() && to->is_integer() && (!step || step->is_integer());
+        double f = number(*from, "from"), e = number(*to, "to"), s = step ? number(*step, "step") : 1.0;
+        if (s == 0 || !std::isfinite(s) || !std::isfinite(f) || !std::isfinite(e))
+            fail(step ? *step : n, key + ".step", "is 0 or not finite; expected a non-zero step");
+        if ((e - f) * s < 0)
+            fail(step ? *step : n, key + ".step",
+                 fmt::format("is {} but `to` ({}) lies the other way from `from` ({})", s, e, f));
+        const double count = std::floor((e - f) / s + 1e-9) + 1;
+        if (count > double(max_axis_values))
+            fail(n, key, fmt::format("is a range of {} values; at most {}", count, max_axis_values));
+        std::vector<AxisValue> out;
+        for (std::size_t k = 0; k < std::size_t(count); ++k) {
+            if (integers) {
+                out.emplace_back(from->as_integer()->get() +
+                                 std::int64_t(k) * (step ? step->as_integer()->get() : 1));
+            } else {
+                // Rounded to 12 significant digits so 0.1 steps read as 0.3, not 0.30000000000000004.
+                out.emplace_back(std::stod(fmt::format("{:.12g}", f + double(k) * s)));
+            }
+        }
+        return out;
+    }
+
+    /// Collects the axis leaves under `t` (dotted keys or nested tables), with their nodes.
+    void axes(const toml::table& t, const std::string& prefix,
+              std::vector<std::pair<std::string, const toml::node*>>& out) const {
+        for (auto&& [k, v] : t) {
+            std::string path = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+            auto sub = v.as_table();
+            if (sub && !sub->contains("from") && !sub->contains("to") && !sub->contains("step"))
+                axes(*sub, path, out);
+            else
+                out.emplace_back(path, &v);
+        }
+    }
+
+    const std::filesystem::path& file() const { return file_; }
+
+private:
+    std::filesystem::path file_, dir_;
+};
+
+} // namespace
+
+SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& file_in) {
+    const auto file = std::filesystem::absolute(file_in).lexically_normal();
+    toml::table root;
+    try {
+        root = toml::parse(text, file.string());
+    } catch (const toml::parse_error& e) {
+        throw Error(fmt::format("{}:{}:{}: not valid TOML: {}", file.string(), e.source().begin.line,
+                                e.source().begin.column, e.description()));
+    }
+    SpecReader r(file);
+    r.only(root, "", {"name", "config", "model", "models", "tokens", "prompt", "full", "skip_if", "axes"});
+    SweepSpec spec;
+    spec.file = file;
+    spec.name = file.stem().string();
+    if (auto n = root.get("name")) spec.name = r.text(*n, "name");
+    if (auto n = root.get("config")) {
+        spec.config = r.resolve(r.text(*n, "config"));
+        if (!std::filesystem::exists(*spec.config))
+            r.fail(*n, "config",
+                   fmt::format("names `{}`, which does not exist; expected a card config file",
+                               spec.config->string()));
+    }
+    spec.base = card::load_card_config(spec.config);
+    if (auto n = root.get("tokens")) {
+        if (auto arr = n->as_array()) {
+            // Token counts to sweep: an axis of its own, before the config axes.
+            Axis axis{std::string(tokens_axis), {}, r.where(*n)};
+            if (arr->empty()) r.fail(*n, "tokens", "is an empty array; expected token counts");
+            for (auto& v : *arr) {
+                AxisValue t{r.integer(v, "tokens", 1, 1000000)};
+                if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
+                    r.fail(v, "tokens", fmt::format("lists {} twice", cell(t)));
+                axis.values.push_back(t);
+            }
+            spec.axes.push_back(std::move(axis));
+        } else {
+            spec.tokens = std::size_t(r.integer(*n, "tokens", 1, 1000000));
+        }
+    }
+    if (auto n = root.get("full")) {
+        if (!n->is_boolean()) r.fail(*n, "full", SpecReader::type_of(*n) + "; expected true or false");
+        spec.full = n->as_boolean()->get();
+    }
+    if (auto n = root.get("prompt")) {
+        auto arr = n->as_array();
+        if (!arr || arr->empty())
+            r.fail(*n, "prompt", SpecReader::type_of(*n) + "; expected a non-empty array of token ids");
+        for (auto& v : *arr)
+            spec.prompt.push_back(std::uint32_t(r.integer(v, "prompt", 0, 0xffffffffLL)));
+    }
+    auto model = root.get("model"), models = root.get("models");
+    if (model && models) r.fail(*models, "models", "given together with `model`; expected one of the two");
+    if (!model && !models)
+        throw Error(fmt::format(
+            "{}: missing `model` (a checkpoint directory, or {{ generate = {{ arch, size, seed }} }}) "
+            "or `models` (an array of them)",
+            file.string()));
+    if (model)
+        spec.models.push_back(r.model(*model, "model"));
+    else {
+        auto arr = models->as_array();
+        if (!arr || arr->empty())
+            r.fail(*models, "models",
+                   SpecReader::type_of(*models) + "; expected a non-empty array of models");
+        for (std::size_t i = 0; i < arr->size(); ++i) {
+            spec.models.push_back(r.model(*arr->get(i), fmt::format("models[{}]", i)));
+            for (std::size_t j = 0; j < i; ++j)
+                if (spec.models[j].name == spec.models[i].name)
+                    r.fail(*arr->get(i), fmt::format("models[{}]", i),
+                           fmt::format("is named `{}` like models[{}]; give one a `name`",
+                                       spec.models[i].name, j));
+        }
+    }
+    if (auto n = root.get("axes")) {
+        auto t = n->as_table();
+        if (!t) r.fail(*n, "axes", SpecReader::type_of(*n) + "; expected a table of dotted config keys");
+        std::vector<std::pair<std::string, const toml::node*>> leaves;
+        r.axes(*t, "", leaves);
+        std::sort(leaves.begin(), leaves.end(), [](auto& a, auto& b) {
+            auto sa = a.second->source().begin, sb = b.second->source().begin;
+            return std::pair(sa.line, sa.column) < std::pair(sb.line, sb.column);
+        });
+        for (auto& [path, node] : leaves) {
+            if (path == tokens_axis)
+                r.fail(*node, "axes.tokens", "is not a config key; sweep token counts with `tokens = [...]`");
+            Axis axis{path, r.axis_values(*node, path), r.where(*node)};
+            // Every value must be a valid setting of the key on the base card.
+            for (auto& v : axis.values) {
+                const card::Override o{path, toml_literal(v)};
+                try {
+                    (void)card::load_card_config(spec.config, std::span(&o, 1));
+                } catch (const Error& e) {
+                    throw Error(
+                        fmt::format("{}: axis `{}`, value {}: {}", axis.where, path, cell(v), e.what()));
+                }
+            }
+            spec.axes.push_back(std::move(axis));
+        }
+    }
+    std::size_t points = spec.models.size();
+    for (auto& a : spec.axes) {
+        points *= a.values.size();
+        if (points > max_points)
+            throw Error(fmt::format("{}: the grid has more than {} points; expected fewer axis values",
+                                    a.where, max_points));
+    }
+    if (auto n = root.get("skip_if")) {
+        const ConfigValues base_values(spec.base);
+        std::vector<const toml::node*> items;
+        if (auto arr = n->as_array())
+            for (auto& v : *arr)
+                items.push_back(&v);
+        else
+            items.push_back(n);
+        for (auto item : items) {
+            Constraint c{Expression::parse(r.text(*item, "skip_if"), r.where(*item)), r.where(*item)};
+            for (auto& name : c.expression.names()) {
+                bool known = name == "model" ||
+                             std::any_of(spec.axes.begin(), spec.axes.end(),
+                                         [&](auto& a) { return a.path == name; }) ||
+                             base_values.get(name).has_value();
+                if (known) continue;
+                std::string list = "model";
+                for (auto& a : spec.axes)
+                    list += ", " + a.path;
+                throw Error(fmt::format(
+                    "{}: skip_if \"{}\": `{}` is neither an axis ({}) nor a key of the card config", c.where,
+                    c.expression.text(), name, list));
+            }
+            spec.skip_if.push_back(std::move(c));
+        }
+    }
+    return spec;
+}
+
+SweepSpec load_sweep_spec(const std::filesystem::path& path) {
+    if (!std::filesystem::is_regular_file(path))
+        throw Error(fmt::format("cannot read sweep spec `{}`: no such file", path.string()));
+    return parse_sweep_spec(io::read_file(path), path);
+}
+
+} // namespace cardsim::cli::sweep

@@ -1,0 +1,82 @@
+#pragma once
+// A sweep spec (configs/sweeps/*.toml; the format is documented in docs/sweeps.md): the base card
+// config, the models, the run mode and the axes whose values are crossed into a grid of points.
+
+#include "cli/sweep/expr.hpp"
+#include "engine/card/card_config.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace cardsim::cli::sweep {
+
+/// One value an axis takes: a TOML integer, float, string or boolean.
+using AxisValue = std::variant<std::int64_t, double, std::string, bool>;
+
+/// The value as a CSV cell and as `--set` text: `4`, `250.5`, `sub32`, `true`. A float keeps a
+/// decimal point or exponent (`250.0`) so that it reads back as a float.
+std::string cell(const AxisValue& v);
+
+/// The value as TOML (strings quoted), the right side of a `--set path=value`.
+std::string toml_literal(const AxisValue& v);
+
+/// The value for a constraint expression (integers become numbers).
+Value expression_value(const AxisValue& v);
+
+/// A checkpoint `cardsim make-model` writes once per sweep output directory.
+struct GeneratedModel {
+    std::string arch; ///< dense | hybrid | hybrid-moe | encoder
+    std::string size; ///< tiny | small | 0.1b | 0.8b
+    std::uint64_t seed = 0;
+};
+
+/// One model of the sweep: its name (the `model` column) and where it comes from.
+struct ModelSource {
+    std::string name;
+    std::variant<std::filesystem::path, GeneratedModel> source;
+};
+
+/// The name of the axis a `tokens = [8, 64]` array makes: it sets `cardsim run --tokens`, not a
+/// config key.
+inline constexpr std::string_view tokens_axis = "tokens";
+
+/// One swept config key (or `tokens`): its dotted path and its values, in order.
+struct Axis {
+    std::string path;
+    std::vector<AxisValue> values;
+    std::string where; ///< spec file and line, for messages
+};
+
+/// One `skip_if` constraint: points where it is true are left out of the grid.
+struct Constraint {
+    Expression expression;
+    std::string where;
+};
+
+/// A parsed, validated sweep spec. Relative paths in the file are resolved against its directory.
+struct SweepSpec {
+    std::filesystem::path file;                  ///< the spec file (absolute)
+    std::string name;                            ///< `name`, default the file's stem
+    std::optional<std::filesystem::path> config; ///< base card config; none = the built-in D5005
+    std::vector<ModelSource> models;
+    std::size_t tokens = 8;            ///< tokens each point generates (unless `tokens` is an axis)
+    std::vector<std::uint32_t> prompt; ///< prompt ids; empty = run's default
+    bool full = false;                 ///< full runs (bit-exact check + accuracy), else timing-only
+    std::vector<Axis> axes;            ///< in the order the file lists them
+    std::vector<Constraint> skip_if;
+    card::CardConfig base; ///< the base config as loaded (for constraint names)
+};
+
+/// Reads and validates the spec at `path`. Every problem is a cardsim::Error naming the file,
+/// the line, the key and what was expected; every axis value is checked against the card config's
+/// schema (so `ddr.channels = [0]` fails here, not in the middle of a sweep).
+SweepSpec load_sweep_spec(const std::filesystem::path& path);
+
+/// As `load_sweep_spec`, from `text`; `file` names it in errors and anchors its relative paths.
+SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& file);
+
+} // namespace cardsim::cli::sweep

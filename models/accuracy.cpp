@@ -1,0 +1,66 @@
+#include "models/accuracy.hpp"
+
+#include "models/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cardsim::models {
+namespace {
+
+/// Softmax in double.
+std::vector<double> softmax(const std::vector<double>& x) {
+    double m = *std::max_element(x.begin(), x.end()), s = 0;
+    std::vector<double> p(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        s += p[i] = std::exp(x[i] - m);
+    for (auto& v : p)
+        v /= s;
+    return p;
+}
+
+} // namespace
+
+Accuracy accuracy(const Model& model, std::span<const std::vector<float>> logits,
+                  const std::vector<std::uint32_t>& tokens, std::size_t prefill_steps,
+                  const std::vector<std::size_t>& markers) {
+    Accuracy acc;
+    std::size_t agree = 0;
+    if (std::holds_alternative<DecoderSpec>(model.spec)) {
+        DecoderReference ref(model.checkpoint);
+        auto session = ref.start();
+        for (std::size_t s = 0; s < logits.size(); ++s) {
+            auto want = session.feed(tokens[s]);
+            if (s + 1 < prefill_steps) continue; // accuracy over the generating steps
+            const auto& got = logits[s];
+            std::vector<double> gd(got.begin(), got.end());
+            for (std::size_t i = 0; i < want.size(); ++i)
+                acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
+            auto best = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
+            if (best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
+            auto p = softmax(want), q = softmax(gd);
+            double kl = 0;
+            for (std::size_t i = 0; i < p.size(); ++i)
+                if (p[i] > 0) kl += p[i] * (std::log(p[i]) - std::log(std::max(q[i], 1e-300)));
+            acc.kl += kl;
+            ++acc.steps;
+        }
+    } else {
+        EncoderReference ref(model.checkpoint);
+        std::vector<std::int64_t> toks(tokens.begin(), tokens.end());
+        auto want = ref.run(toks, 0, markers);
+        const auto& got = logits[0];
+        for (std::size_t i = 0; i < want.marker_logits.size() && i < got.size(); ++i)
+            acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
+        auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) -
+                  want.marker_logits.begin();
+        auto gb = std::max_element(got.begin(), got.end()) - got.begin();
+        agree = wb == gb;
+        acc.steps = 1;
+    }
+    acc.top1_agreement = acc.steps ? double(agree) / double(acc.steps) : 0;
+    if (acc.steps) acc.kl /= double(acc.steps);
+    return acc;
+}
+
+} // namespace cardsim::models

@@ -1,0 +1,179 @@
+// Running sweeps: a row a point in results.csv with the figures `cardsim run` reports for that
+// point's config, failed points as rows with their error, full runs with accuracy, traces.
+
+#include "tests/cli/sweep/support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace cardsim::test;
+using namespace cardsim::test::sweep;
+
+namespace {
+
+/// `key=value` lines into a map.
+std::map<std::string, std::string> machine(const std::string& out) {
+    std::map<std::string, std::string> kv;
+    for (auto& l : lines(out))
+        if (auto eq = l.find('='); eq != std::string::npos) kv[l.substr(0, eq)] = l.substr(eq + 1);
+    return kv;
+}
+
+} // namespace
+
+TEST_CASE("a timing-only sweep writes one row a point, in point order, with the figures cardsim run gives "
+          "that point") {
+    ScratchDir s("sweep-rows");
+    write(s / "spec.toml", tiny_model(3) + "[axes]\nddr.channels = [1, 2]\nclock.kernel_mhz = [200, 350]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 5);
+    const auto& h = rows[0];
+    REQUIRE(h[0] == "point");
+    REQUIRE(h[1] == "model");
+    REQUIRE(h[2] == "ddr.channels");
+    REQUIRE(h[3] == "clock.kernel_mhz");
+    REQUIRE(h[4] == "status");
+    REQUIRE(h.back() == "error");
+    for (auto c : {"cycles", "tokens_per_second", "roofline_fraction", "bandwidth_gbs", "busy_matvec",
+                   "busy_dma", "arena_bytes", "sram_fraction"})
+        (void)column(h, c);
+    const std::vector<std::pair<std::string, std::string>> points{
+        {"1", "200"}, {"1", "350"}, {"2", "200"}, {"2", "350"}};
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto& row = rows[i + 1];
+        INFO("row " << i);
+        REQUIRE(row.size() == h.size());
+        REQUIRE(row[0] == std::to_string(i));
+        REQUIRE(row[2] == points[i].first);
+        REQUIRE(row[3] == points[i].second);
+        REQUIRE(row[column(h, "status")] == "ok");
+        REQUIRE(row[column(h, "error")].empty());
+        double busy = std::stod(row[column(h, "busy_matvec")]);
+        REQUIRE(busy > 0);
+        REQUIRE(busy <= 1);
+        REQUIRE(std::stod(row[column(h, "arena_bytes")]) > 0);
+    }
+    // The row of point 3 says what `cardsim run` says for ddr.channels=2, clock 350 MHz.
+    auto direct =
+        run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
+                    " --timing-only --machine --tokens 3 --set ddr.channels=2 --set clock.kernel_mhz=350");
+    REQUIRE(direct.code == 0);
+    auto kv = machine(direct.out);
+    for (auto c :
+         {"cycles", "tokens_per_second", "roofline_fraction", "bandwidth_gbs", "ddr_bytes", "arena_bytes"})
+        REQUIRE(rows[4][column(h, c)] == kv.at(c));
+    // More channels move the same bytes in fewer cycles.
+    REQUIRE(std::stod(rows[3][column(h, "cycles")]) < std::stod(rows[1][column(h, "cycles")]));
+    REQUIRE(rows[1][column(h, "ddr_bytes")] == rows[3][column(h, "ddr_bytes")]);
+    REQUIRE(!std::filesystem::exists(s / "out/.work"));
+}
+
+TEST_CASE("a refused point and an invalid combination are rows with their error, and the sweep exits 1") {
+    ScratchDir s("sweep-fail");
+    // Without a conv unit the card refuses the hybrid model; trfc 9000 and trefi 5000 are each
+    // valid alone, not together (trefi must exceed trfc).
+    write(s / "spec.toml", tiny_model(2) + "[axes]\n"
+                                           "units.conv.count = [1, 0]\n"
+                                           "ddr.timing.trfc = [420, 9000]\n"
+                                           "ddr.timing.trefi = [9360, 5000]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, "5 failed"));
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 9);
+    const auto& h = rows[0];
+    const auto status = column(h, "status"), error = column(h, "error"), cycles = column(h, "cycles");
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        const auto& row = rows[i];
+        INFO(i << ": " << row[error]);
+        const bool no_conv = row[2] == "0", bad_refresh = row[3] == "9000" && row[4] == "5000";
+        if (bad_refresh) {
+            REQUIRE(row[status] == "error");
+            REQUIRE(contains(row[error], "ddr.timing.trefi"));
+            REQUIRE(contains(row[error], "not more than trfc"));
+        } else if (no_conv) {
+            REQUIRE(row[status] == "error");
+            // The refusal names the model, not the directory the sweep ran in.
+            REQUIRE(row[error].rfind("hybrid-tiny-seed1: the card refuses this model: | layer 0, mixer:",
+                                     0) == 0);
+            REQUIRE(contains(row[error], "Conv"));
+            REQUIRE(!contains(row[error], (s / "out").string()));
+        } else {
+            REQUIRE(row[status] == "ok");
+            REQUIRE(!row[cycles].empty());
+        }
+        if (row[status] != "ok") REQUIRE(row[cycles].empty());
+    }
+}
+
+TEST_CASE("a full sweep checks every point bit for bit and adds its accuracy against the f64 reference") {
+    ScratchDir s("sweep-full");
+    write(s / "spec.toml",
+          tiny_model(3) + "full = true\n[axes]\nnumerics.scaling = [\"sub32\", \"per_block\"]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    const auto& h = rows[0];
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        REQUIRE(rows[i][column(h, "status")] == "ok");
+        REQUIRE(rows[i][column(h, "bit_exact")] == "yes");
+        double top1 = std::stod(rows[i][column(h, "top1_agreement")]);
+        REQUIRE(top1 >= 0);
+        REQUIRE(top1 <= 1);
+        REQUIRE(std::stod(rows[i][column(h, "max_abs_error")]) >= 0);
+        REQUIRE(std::stod(rows[i][column(h, "kl")]) >= 0);
+    }
+    // The two scalings are different arithmetic: their logits differ from the reference differently.
+    REQUIRE(rows[1][column(h, "max_abs_error")] != rows[2][column(h, "max_abs_error")]);
+    // A timing-only sweep has no accuracy columns.
+    write(s / "timing.toml", tiny_model(3) + "[axes]\nddr.channels = [1]\n");
+    REQUIRE(run_cardsim("sweep " + (s / "timing.toml").string() + " -o " + (s / "t").string()).code == 0);
+    auto th = csv(read(s / "t/results.csv"))[0];
+    REQUIRE(std::find(th.begin(), th.end(), "kl") == th.end());
+}
+
+TEST_CASE("per-point traces (sweep --traces) are written for every point run") {
+    ScratchDir s("sweep-traces");
+    write(s / "spec.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " --traces -o " + (s / "out").string());
+    REQUIRE(r.code == 0);
+    for (auto id : {"0", "1"}) {
+        auto t = read(s / "out/traces" / (std::string("point-") + id + ".trace"));
+        INFO(id);
+        REQUIRE(!t.empty());
+    }
+    REQUIRE(read(s / "out/traces/point-0.trace") != read(s / "out/traces/point-1.trace"));
+}
+
+TEST_CASE("an array of token counts is an axis: each point runs with its own token count") {
+    ScratchDir s("sweep-tokens");
+    write(s / "spec.toml",
+          "tokens = [2, 6]\nmodel = { generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } }\n"
+          "[axes]\nddr.channels = [2]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    REQUIRE(rows[0][2] == "tokens");
+    REQUIRE(rows[1][2] == "2");
+    REQUIRE(rows[2][2] == "6");
+    const auto cycles = column(rows[0], "cycles");
+    auto direct = run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
+                              " --timing-only --machine --tokens 6 --set ddr.channels=2");
+    REQUIRE(direct.code == 0);
+    REQUIRE(rows[2][cycles] == machine(direct.out).at("cycles"));
+    REQUIRE(std::stod(rows[2][cycles]) > std::stod(rows[1][cycles]));
+    // `tokens` is not a config key: it cannot be written under [axes].
+    write(s / "bad.toml", tiny_model() + "[axes]\ntokens = [1, 2]\n");
+    auto b = run_cardsim("sweep " + (s / "bad.toml").string() + " --list");
+    REQUIRE(b.code == 2);
+    REQUIRE(contains(b.out, "`axes.tokens` is not a config key"));
+}
