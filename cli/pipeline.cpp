@@ -2,6 +2,7 @@
 
 #include "cli/check_layers.hpp"
 #include "cli/checkpoint_digest.hpp"
+#include "cli/report_facts.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program.hpp"
@@ -11,6 +12,7 @@
 #include "traces/csv.hpp"
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
+#include "traces/report/run_page.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>
@@ -317,8 +319,13 @@ RunReport run_model(const RunRequest& req) {
         if (req.reference && logits_out)
             rep.accuracy = accuracy(*model, rep.run, *logits_out, tokens, rep.prefill_steps, markers);
     }
-    if (req.trace || req.perfetto || req.csv) {
+    if (req.trace || req.perfetto || req.csv || req.report) {
         auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode);
+        auto facts = run_facts(rep, req.config, built ? &built->graph : nullptr);
+        traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
+        if (req.report)
+            traces::report::write_run_page(*req.report, {t, facts, req.trace ? req.trace->filename().string() : "",
+                                                         program_text(compiled.program)});
         if (req.trace) traces::write_trace(*req.trace, t);
         if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
         if (req.csv) traces::write_csv(*req.csv, t);
