@@ -144,7 +144,11 @@ Chart axis_chart(const Results& r, std::size_t axis, std::string_view figure) {
     chart.subtitle = subtitle(r);
     chart.x_label = r.table.header[axis];
     chart.y_label = label(figure);
-    if (!num) chart.categories = xs;
+    if (!num)
+        chart.categories = xs;
+    else if (xs.size() <= 12) // ticks at the swept values, as the plots have them
+        for (auto& v : xs)
+            chart.x_ticks.push_back(*number(v));
     for (auto& key : order) {
         auto rows = series[key];
         auto x_of = [&](std::size_t i) {
@@ -219,6 +223,16 @@ Chart pareto_chart(const Results& r, std::string_view figure, const Front& f) {
     chart.log_y = figure != "top1_agreement" && lo > 0 && hi / lo > 30;
     chart.series = {std::move(points), std::move(front)};
     return chart;
+}
+
+/// A results cell: a fraction shown to 6 significant digits (the exact value sorts it and shows
+/// on hover), anything else as it is.
+std::string cell(const std::string& value, bool status) {
+    auto v = number(value);
+    const bool fraction = v && value.find_first_of(".eE") != std::string::npos;
+    if (!fraction) return fmt::format("<td{}>{}</td>", status ? " class=\"status\"" : "", escape(value));
+    return fmt::format("<td data-sort=\"{0}\" data-tip=\"{0}\">{1}</td>", escape(value),
+                       fmt::format("{:.6g}", *v));
 }
 
 /// How a row's point ended, for its row class: ok, refused by the card, or failed.
@@ -333,7 +347,7 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
     for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
         b += fmt::format("<tr class=\"status-{}{}\">", row_state(r, i), on_front.count(i) ? " front" : "");
         for (std::size_t c = 0; c < r.table.header.size(); ++c)
-            b += fmt::format("<td{}>{}</td>", c == r.status ? " class=\"status\"" : "", escape(r.at(i, c)));
+            b += cell(r.at(i, c), c == r.status);
         if (link.count(i))
             b += fmt::format("<td><a href=\"{}\">point {}</a></td>", escape(link[i]), escape(r.at(i, 0)));
         else if (trouble.count(i))
@@ -369,8 +383,8 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
                                  : escape(r.at(i, 0)));
             for (auto c : varying(r))
                 b += fmt::format("<td>{}</td>", escape(r.at(i, c)));
-            b += fmt::format("<td>{}</td><td>{}</td></tr>\n", escape(r.at(i, r.column("tokens_per_second"))),
-                             escape(r.at(i, r.column(fig))));
+            b += cell(r.at(i, r.column("tokens_per_second")), false) + cell(r.at(i, r.column(fig)), false) +
+                 "</tr>\n";
         }
         b += "</tbody></table>\n";
     }

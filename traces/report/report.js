@@ -168,7 +168,7 @@
         parts.push('<line class="tick" x1="' + x.toFixed(1) + '" x2="' + x.toFixed(1) + '" y1="' + (H - axisH) + '" y2="' + (H - axisH + 4) + '"/>');
         parts.push('<text class="xtick" x="' + x.toFixed(1) + '" y="' + (H - axisH + 16) + '">' + fmtNum(us) + '</text>');
       });
-      parts.push('<text class="xlabel" x="' + (labelW - 6) + '" y="' + (H - axisH + 16) + '">µs</text></svg>');
+      parts.push('<text class="axisname" x="' + (labelW - 6) + '" y="' + (H - axisH + 16) + '">time (µs)</text></svg>');
       root.innerHTML = parts.join('');
       svg = root.firstChild;
       if (range) range.textContent = (t0 / mhz).toFixed(3) + ' to ' + (t1 / mhz).toFixed(3) + ' µs (cycles ' + Math.round(t0) + ' to ' + Math.round(t1) + ')';

@@ -83,12 +83,12 @@ std::string svg(const Chart& c) {
         if (xr.hi == xr.lo) xr = {xr.lo - 1, xr.hi + 1};
         const double pad = (xr.hi - xr.lo) / 20;
         xr = {xr.lo - pad, xr.hi + pad};
-        xticks = nice_ticks(xr.lo, xr.hi, 7);
+        xticks = c.x_ticks.empty() ? nice_ticks(xr.lo, xr.hi, 7) : c.x_ticks;
     }
     // Legend rows below the plot, three entries a row.
     const int legend_rows = int((c.series.size() + 2) / 3);
     const int left = 74, right = 24, top = c.subtitle.empty() ? 38 : 54;
-    const int bottom = (categorical ? 70 : 48) + 18 * legend_rows;
+    const int bottom = (categorical ? 84 : 62) + 18 * legend_rows;
     const int w = c.width, h = c.height + 18 * legend_rows;
     const double pw = w - left - right, ph = h - top - bottom;
     auto X = [&](double x) { return left + (x - xr.lo) / (xr.hi - xr.lo) * pw; };
@@ -128,7 +128,7 @@ std::string svg(const Chart& c) {
     o += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", left, top,
                      coord(pw), coord(ph));
     o += fmt::format("<text class=\"xlabel\" x=\"{}\" y=\"{}\">{}</text>\n", coord(left + pw / 2),
-                     coord(top + ph + (categorical ? 58 : 36)), escape(c.x_label));
+                     coord(top + ph + (categorical ? 66 : 36)), escape(c.x_label));
     o += fmt::format("<text class=\"ylabel\" transform=\"translate(16,{}) rotate(-90)\">{}</text>\n",
                      coord(top + ph / 2), escape(c.y_label));
     // Series: ordinary ones first, emphasised ones on top.
@@ -155,9 +155,12 @@ std::string svg(const Chart& c) {
             o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"{} data-tip=\"{}\"/>",
                              coord(X(p.x)), coord(Y(p.y)), s->emphasis ? 5 : 4, col,
                              s->dots ? "" : " class=\"hover\"", escape(p.tip));
-            if (!p.label.empty())
-                o += fmt::format("<text class=\"plabel\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>",
-                                 coord(X(p.x) + 7), coord(Y(p.y) - 6), col, escape(p.label));
+            if (!p.label.empty()) { // to the right of the point, or to its left in the plot's right part
+                const bool left_side = X(p.x) > left + 0.7 * pw;
+                o += fmt::format("<text class=\"plabel\" x=\"{}\" y=\"{}\" fill=\"{}\"{}>{}</text>",
+                                 coord(X(p.x) + (left_side ? -7 : 7)), coord(Y(p.y) - 6), col,
+                                 left_side ? " text-anchor=\"end\"" : "", escape(p.label));
+            }
         }
         o += "</g>\n";
     }

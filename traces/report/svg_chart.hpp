@@ -30,9 +30,10 @@ struct Series {
 struct Chart {
     std::string title, subtitle{}, x_label{}, y_label{};
     std::vector<std::string> categories{};
+    std::vector<double> x_ticks{}; ///< numeric x: ticks at these values (empty: round values)
     std::vector<Series> series{};
     bool log_y = false;
-    int width = 760, height = 430;
+    int width = 660, height = 420;
 };
 
 /// Tick positions covering [lo, hi]: about `count` round values (1, 2 or 5 times a power of ten).

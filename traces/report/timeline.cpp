@@ -197,7 +197,7 @@ std::string occupancy_svg(const Trace& trace, int bins) {
         if (x > label_w + plot_w + 0.5) continue;
         o += fmt::format("<text class=\"xtick\" x=\"{:.1f}\" y=\"{}\">{}</text>", x, ay, tick_text(t));
     }
-    o += fmt::format("<text class=\"xlabel\" x=\"{}\" y=\"{}\">µs</text>\n", label_w + plot_w / 2, ay + 13);
+    o += fmt::format("<text class=\"axisname\" x=\"{}\" y=\"{}\">time (µs)</text>\n", label_w - 6, ay);
     return o + "</svg>\n";
 }
 
