@@ -87,7 +87,7 @@ TEST_CASE("a run's page shows every line of figures its text summary prints, wit
     CHECK(text2.find("bit-exact at every step") != std::string::npos);
 }
 
-TEST_CASE("a report with the program shows each command's operands; another program is refused") {
+TEST_CASE("a report with the program shows each command's operands, and another program is refused") {
     Scratch s("report_program");
     auto m = (s / "m").string(), prog = (s / "p.prog").string(), other = (s / "q.prog").string();
     REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + m).code == 0);

@@ -186,7 +186,7 @@ inline std::string visible_text(std::string_view page) {
                 }
             auto close = page.find('>', i);
             i = close == std::string_view::npos ? page.size() : close + 1;
-            text += ' ';
+            if (text.empty() || text.back() != ' ') text += ' ';
             continue;
         }
         if (page[i] == '&') {

@@ -170,6 +170,8 @@
       });
       parts.push('<text class="axisname" x="' + (labelW - 6) + '" y="' + (H - axisH + 16) + '">time (µs)</text></svg>');
       root.innerHTML = parts.join('');
+      root.dataset.drawn = String(root.querySelectorAll('rect.cmd, rect.band').length);
+      root.dataset.plotWidth = String(W);
       svg = root.firstChild;
       if (range) range.textContent = (t0 / mhz).toFixed(3) + ' to ' + (t1 / mhz).toFixed(3) + ' µs (cycles ' + Math.round(t0) + ' to ' + Math.round(t1) + ')';
     }

@@ -53,6 +53,7 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
 
 std::string tick_text(double v) {
     if (v == 0) return "0";
+    if (v == std::round(v) && std::fabs(v) < 1e9) return fmt::format("{:.0f}", v); // 20000, not 2e+04
     return fmt::format("{:.4g}", v);
 }
 

@@ -39,7 +39,8 @@ struct Chart {
 /// Tick positions covering [lo, hi]: about `count` round values (1, 2 or 5 times a power of ten).
 std::vector<double> nice_ticks(double lo, double hi, int count);
 
-/// A tick value as short text (`0`, `2.5`, `1e+06`, `0.001`).
+/// A tick value as short text: whole numbers in full (`0`, `20000`), others to 4 significant
+/// digits (`2.5`, `0.001`, `1.5e-05`).
 std::string tick_text(double v);
 
 /// The chart as an `<svg>` element (no XML declaration, no namespace URL: HTML5 inline SVG).

@@ -142,7 +142,7 @@ std::string occupancy_svg(const Trace& trace, int bins) {
         if (r.end > r.start) spans[r.unit].emplace_back(r.start, r.end);
     }
     const int label_w = 130, cell_h = 16, gap = 3, axis_h = 28;
-    const int plot_w = 860, w = label_w + plot_w + 10;
+    const int plot_w = 1100, w = label_w + plot_w + 10;
     const int h = int(units.size()) * (cell_h + gap) + axis_h;
     const double width = cycles ? double(cycles) / bins : 1.0; // cycles a cell
     const double cell_w = double(plot_w) / bins;
@@ -224,7 +224,7 @@ Chart bandwidth_chart(const Trace& trace, int bins) {
             : "from the commands' operand bytes (the trace has no ddr fields)";
     chart.x_label = "time (µs)";
     chart.y_label = "GB/s";
-    chart.width = 1000;
+    chart.width = 1240;
     chart.height = 360;
     const double seconds = width / (mhz * 1e6);
     for (std::size_t c = 0; c < lines; ++c) {
