@@ -18,11 +18,28 @@ load() {
 }
 # status NAME ATTRIBUTE: the attribute of #page-status in the dump.
 status() {
-  grep -o '<pre id="page-status"[^>]*>' "$tmp/$1.dom" | grep -o "$2=\"[^\"]*\"" | cut -d'"' -f2
+  grep -o '<pre id="page-status"[^>]*>' "$tmp/$1.dom" | grep -o "$2=\"[^\"]*\"" | cut -d'"' -f2 || true
 }
-# check PAGE NAME: the page ran clean.
+# check PAGE NAME [SELECTOR]: the page ran clean; with SELECTOR, the mouse is first moved over
+# the first element it matches (after the page's own script ran) and $tip is the tooltip's text,
+# its lines joined by " / ".
 check() {
-  load "$1" "$2"
+  local page=$1
+  if [ $# -ge 3 ]; then
+    page="$tmp/$2-hover.html"
+    cp "$1" "$page"
+    # After </html> a parser still puts the script in the body, where it runs after the page's own.
+    cat >> "$page" <<JS
+<script>(function () {
+  var e = document.querySelector("$3"), s = document.getElementById('page-status');
+  if (!e) { s.dataset.tip = 'NO ELEMENT'; return; }
+  var r = e.getBoundingClientRect();
+  e.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: r.left + 1, clientY: r.top + 1}));
+  s.dataset.tip = document.getElementById('tooltip').textContent.split(String.fromCharCode(10)).join(' / ');
+})();</script>
+JS
+  fi
+  load "$page" "$2"
   local ready errors
   ready=$(status "$2" data-ready) errors=$(status "$2" data-errors)
   if [ "$ready" != yes ] || [ "$errors" != 0 ] || grep -q 'CONSOLE' "$tmp/$2.log"; then
@@ -32,6 +49,8 @@ check() {
     exit 1
   fi
   echo "$1: loaded without errors, ready after $(status "$2" data-ready-ms) ms"
+  tip=$(status "$2" data-tip)
+  if [ $# -ge 3 ]; then echo "tooltip of $3: $tip"; fi
 }
 # screenshot PAGE PNG
 screenshot() {
@@ -44,12 +63,20 @@ screenshot() {
   echo "screenshot $2: $size bytes"
 }
 
+# expect TEXT PART: TEXT holds PART.
+expect() {
+  case "$1" in *"$2"*) ;; *) echo "the tooltip \"$1\" lacks \"$2\""; exit 1 ;; esac
+}
+
 "$cardsim" make-model --arch hybrid --size tiny --seed 1 -o "$tmp/model" > /dev/null
 case "$kind" in
   run)
     # 150 steps of about 90 commands: many more commands than the timeline has pixels.
     "$cardsim" run "$tmp/model" --tokens 150 --timing-only --report "$tmp/run.html" > /dev/null
-    check "$tmp/run.html" run
+    check "$tmp/run.html" run rect.band
+    expect "$tip" "command"
+    expect "$tip" " µs"
+    expect "$tip" "busy"
     drawn=$(grep -o 'id="timeline-view"[^>]*' "$tmp/run.dom" | grep -o 'data-drawn="[0-9]*"' | cut -d'"' -f2)
     commands=$(grep -o 'id="timeline-view"[^>]*' "$tmp/run.dom" | grep -o 'data-commands="[0-9]*"' | cut -d'"' -f2)
     lanes=$(grep -o 'id="timeline-view"[^>]*' "$tmp/run.dom" | grep -o 'data-lanes="[0-9]*"' | cut -d'"' -f2)
@@ -68,10 +95,15 @@ case "$kind" in
   sweep)
     printf 'tokens = 2\nfull = true\nmodel = { path = "%s" }\n[axes]\nddr.channels = [1, 2]\n' "$tmp/model" > "$tmp/spec.toml"
     "$cardsim" sweep "$tmp/spec.toml" -j 2 --traces --report -o "$tmp/sweep" > /dev/null 2>&1
-    check "$tmp/sweep/report.html" sweep
+    check "$tmp/sweep/report.html" sweep "svg.chart circle"
+    expect "$tip" "point 0"
     check "$tmp/sweep/report_points/point-1.html" point
     grep -q 'class="chart"' "$tmp/sweep.dom" || { echo "the sweep page has no chart"; exit 1; }
     screenshot "$tmp/sweep/report.html" "$tmp/sweep.png"
+    # A short run: each command is wide enough to draw on its own, with its fields and operands.
+    "$cardsim" run "$tmp/model" --tokens 1 --report "$tmp/short.html" > /dev/null
+    check "$tmp/short.html" short rect.cmd
+    for part in " on " "cycles " "read: " "ddr0_read: " "digest: " "command: "; do expect "$tip" "$part"; done
     ;;
   *) echo "unknown kind $kind" >&2; exit 2 ;;
 esac

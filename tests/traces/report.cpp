@@ -85,6 +85,14 @@ TEST_CASE("a run page is well-formed HTML that loads nothing from elsewhere", "[
     }
 }
 
+TEST_CASE("a trace without commands gives a well-formed page", "[traces][report]") {
+    Trace t;
+    t.header.ddr_channels = 2;
+    auto page = page_of(t, std::nullopt);
+    CHECK(html_problems(page).empty());
+    CHECK(visible_text(page).find("0 commands in 0 cycles") != std::string::npos);
+}
+
 TEST_CASE("the well-formedness check rejects broken pages", "[traces][report]") {
     auto good = document("t", "<p>x</p>");
     REQUIRE(html_problems(good).empty());

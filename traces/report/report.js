@@ -237,7 +237,7 @@
       }
       var top = Object.keys(ops).sort(function (x, y) { return ops[y] - ops[x]; }).slice(0, 4)
         .map(function (o) { return o + ' ×' + ops[o]; }).join(', ');
-      return lane.name + ': ' + cmds + ' commands in ' + (a / mhz).toFixed(3) + ' to ' + (b / mhz).toFixed(3) + ' µs\n' +
+      return lane.name + ': ' + cmds + (cmds === 1 ? ' command in ' : ' commands in ') + (a / mhz).toFixed(3) + ' to ' + (b / mhz).toFixed(3) + ' µs\n' +
         'busy ' + (100 * busy / Math.max(1e-9, b - a)).toFixed(1) + ' %\n' + top + '\n(zoom in for each command)';
     }
     tipSource = function (el) {
