@@ -9,20 +9,6 @@
 namespace cardsim::cli {
 namespace {
 
-/// `3 Gemm` / `Conv, Silu`: the op kinds of a group, runs of one kind counted.
-std::string kinds(const graph::Graph& g, const shim::Group& grp) {
-    std::string s;
-    for (std::size_t k = 0; k < grp.ops.size();) {
-        auto name = graph::kind(g.ops[grp.ops[k]]);
-        std::size_t n = 1;
-        while (k + n < grp.ops.size() && graph::kind(g.ops[grp.ops[k + n]]) == name)
-            ++n;
-        s += (s.empty() ? "" : ", ") + (n > 1 ? fmt::format("{} {}", n, name) : std::string(name));
-        k += n;
-    }
-    return s;
-}
-
 /// The answer of a group as `cardsim check` spells it.
 std::string answer(const shim::GroupReport& gr) {
     if (std::holds_alternative<shim::Refuse>(gr.support)) return "refused";
@@ -66,7 +52,7 @@ traces::report::Verdicts verdicts(const graph::Graph& g, const shim::Report& rep
         for (auto c : gr.commands)
             cmds += (cmds.empty() ? "" : ", ") + std::string(program::name(c));
         Key key{std::string(graph::name(site.part)), answer(gr),
-                gr.group.cls ? std::string(shim::name(*gr.group.cls)) : "", kinds(g, gr.group),
+                gr.group.cls ? std::string(shim::name(*gr.group.cls)) : "", shim::op_kinds(g, gr.group),
                 cmds.empty() ? "-" : cmds};
         auto [it, fresh] = rows.try_emplace(key);
         if (fresh) order.push_back(key);

@@ -13,19 +13,6 @@ using namespace cardsim::test::sweep;
 
 namespace {
 
-/// Checks that `page` is well-formed HTML that names no URL.
-void check_self_contained(const std::string& page) {
-    REQUIRE_FALSE(page.empty());
-    auto problems = html_problems(page);
-    for (auto& p : problems)
-        UNSCOPED_INFO(p);
-    CHECK(problems.empty());
-    auto external = external_references(page);
-    for (auto& e : external)
-        UNSCOPED_INFO(e);
-    CHECK(external.empty());
-}
-
 /// The summary lines `cardsim run` printed (from `model:` on), as the page shows them: the label
 /// and the value with the `: ` between them a space, leading spaces dropped.
 std::vector<std::string> summary_as_shown(const std::string& out) {

@@ -3,6 +3,8 @@
 // non-void element closed, in order; attribute values quoted), so a page that passes parses the
 // same in any HTML parser. And the check that a page loads nothing from elsewhere.
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -209,6 +211,20 @@ inline std::string visible_text(std::string_view page) {
         }
     }
     return text;
+}
+
+/// Checks (Catch2) that `page` is well-formed HTML (`html_problems`) that names no URL
+/// (`external_references`), listing what it finds.
+inline void check_self_contained(std::string_view page) {
+    REQUIRE_FALSE(page.empty());
+    auto problems = html_problems(page);
+    for (auto& p : problems)
+        UNSCOPED_INFO(p);
+    CHECK(problems.empty());
+    auto external = external_references(page);
+    for (auto& e : external)
+        UNSCOPED_INFO(e);
+    CHECK(external.empty());
 }
 
 } // namespace cardsim::test
