@@ -2,6 +2,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "engine/fit/fit.hpp"
 #include "engine/shim/check.hpp"
 #include "models/model.hpp"
 
@@ -21,8 +22,8 @@ int run(std::span<const std::string> args) {
     auto model = models::load_model(vm["model"].as<std::string>());
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
-    fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec),
-               report.text(built.graph));
+    fmt::print("{}: {}\n{}{}\n", vm["model"].as<std::string>(), models::describe(model.spec),
+               report.text(built.graph), fit::verdict_line(fit::check_fit(config)));
     return report.runs() ? Ok : Negative;
 }
 

@@ -156,6 +156,32 @@ std::vector<std::size_t> encoder_markers(std::size_t n) {
 
 } // namespace
 
+/// How busy the run kept the card, for its power estimate: each unit kind's busy cycles over its
+/// instances' time, the arena as busy as the units are on average, the DDR's read and write rates.
+fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run) {
+    fit::Activity a;
+    if (run.cycles == 0 || run.seconds <= 0) return a;
+    std::uint64_t busy_all = 0, instances = 0;
+    for (auto& [name, busy] : run.unit_busy) {
+        // Instance names are `card.<kind>_<n>`.
+        std::string_view k = name;
+        if (auto dot = k.rfind('.'); dot != std::string_view::npos) k.remove_prefix(dot + 1);
+        if (auto us = k.rfind('_'); us != std::string_view::npos) k = k.substr(0, us);
+        auto kind = card::parse_unit_kind(k);
+        if (!kind) continue;
+        const auto count = std::max<std::uint32_t>(1, config.units[*kind].count);
+        a.busy[static_cast<std::size_t>(*kind)] += double(busy) / double(run.cycles) / count;
+        busy_all += busy;
+        ++instances;
+    }
+    a.arena = instances ? double(busy_all) / double(instances * run.cycles) : 0.0;
+    for (auto& ch : run.channels) {
+        a.ddr_read_bytes_per_second += double(ch.read_bytes) / run.seconds;
+        a.ddr_write_bytes_per_second += double(ch.write_bytes) / run.seconds;
+    }
+    return a;
+}
+
 RunReport run_model(const RunRequest& req) {
     RunReport rep;
     if (!req.model_dir && !req.program) throw Error("run: give a checkpoint directory or a program file");
@@ -299,6 +325,9 @@ RunReport run_model(const RunRequest& req) {
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+    rep.fit = fit::check_fit(req.config);
+    rep.watts =
+        fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run)).total();
     if (req.mode != sim::Mode::Full)
         rep.unchecked = "timing-only run";
     else if (rep.run.fault)
@@ -320,12 +349,15 @@ RunReport run_model(const RunRequest& req) {
             rep.accuracy = accuracy(*model, rep.run, *logits_out, tokens, rep.prefill_steps, markers);
     }
     if (req.trace || req.perfetto || req.csv || req.report) {
-        auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode);
+        // An encoder's one step runs the whole prompt: it is all prefill.
+        auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode,
+                                  rep.prefill_steps ? rep.prefill_steps : rep.steps);
         auto facts = run_facts(rep, req.config, built ? &built->graph : nullptr);
         traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
         if (req.report)
-            traces::report::write_run_page(*req.report, {t, facts, req.trace ? req.trace->filename().string() : "",
-                                                         program_text(compiled.program)});
+            traces::report::write_run_page(
+                *req.report,
+                {t, facts, req.trace ? req.trace->filename().string() : "", program_text(compiled.program)});
         if (req.trace) traces::write_trace(*req.trace, t);
         if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
         if (req.csv) traces::write_csv(*req.csv, t);
@@ -368,6 +400,8 @@ std::string RunReport::text() const {
             double(ch.read_bytes) / 1e6, double(ch.write_bytes) / 1e6, ch.row_hits, ch.row_misses,
             ch.row_conflicts);
     }
+    o += fmt::format("power: {:.1f} W on average (estimate), {:.3g} tokens per joule\n{}\n", watts,
+                     watts > 0 && secs > 0 ? double(steps) / secs / watts : 0.0, fit::verdict_line(fit));
     o += "units busy:";
     for (auto& [name, busy] : run.unit_busy)
         if (busy)
@@ -413,6 +447,13 @@ std::string RunReport::machine() const {
     for (auto& [name, busy] : run.unit_busy)
         if (busy) kv(fmt::format("busy_{}", name), run.cycles ? double(busy) / double(run.cycles) : 0.0);
     kv("arena_bytes", arena_bytes);
+    kv("dsp", fit.table.total.dsps);
+    kv("alm", fit.table.total.alms);
+    kv("m20k", fit.table.total.m20ks);
+    kv("fmax_mhz", fit.clock.fmax_mhz);
+    kv("watts", watts);
+    kv("tokens_per_joule", watts > 0 && run.seconds > 0 ? double(steps) / run.seconds / watts : 0.0);
+    kv("fits", fit.fits() ? "yes" : "no");
     kv("bit_exact", bit_exact ? (*bit_exact ? "yes" : "no") : "unchecked");
     std::string layers;
     for (auto v : layers_checked)

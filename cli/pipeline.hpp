@@ -4,6 +4,7 @@
 // measured against the f64 reference, with its trace and exports.
 
 #include "engine/card/card_config.hpp"
+#include "engine/fit/fit.hpp"
 #include "engine/verify/verify.hpp"
 #include "sim/card/simulation.hpp"
 
@@ -58,6 +59,8 @@ struct RunReport {
     std::optional<std::filesystem::path> program;   ///< the program file run, when one was
     std::optional<Accuracy> accuracy;
     std::size_t steps = 0, prefill_steps = 0;
+    fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
+    double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
 
     /// The summary a person reads.
     std::string text() const;

@@ -101,6 +101,8 @@ traces::report::RunFacts run_facts(const RunReport& r, const card::CardConfig& c
     for (auto& c : r.run.channels)
         f.channels.push_back({c.read_bytes, c.write_bytes, c.row_hits, c.row_misses, c.row_conflicts});
     f.unit_busy = r.run.unit_busy;
+    f.watts = r.watts;
+    f.fit = fit::verdict_line(r.fit);
     f.bit_exact = r.bit_exact;
     f.mismatch = r.mismatch;
     f.unchecked = r.unchecked;

@@ -2,11 +2,14 @@
 
 #include "engine/error.hpp"
 #include "traces/lexical.hpp"
+#include "traces/summary.hpp"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace cardsim::traces {
@@ -116,11 +119,14 @@ std::string label(std::uint64_t index, std::string_view unit, std::string_view o
     return fmt::format("command {} ({}/{})", index, unit, opcode);
 }
 
-/// `b` against `a` in per cent, or `from 0`.
-std::string change(std::uint64_t a, std::uint64_t b) {
-    if (a == 0) return "from 0";
-    double pct = (static_cast<double>(b) - static_cast<double>(a)) * 100.0 / static_cast<double>(a);
-    return fmt::format("{:+.2f}%", pct);
+/// `b - a` as a signed number (`+12`, `-3`, `+0`).
+std::string signed_delta(std::uint64_t a, std::uint64_t b) {
+    return b >= a ? fmt::format("+{}", b - a) : fmt::format("-{}", a - b);
+}
+
+/// `|b - a|`.
+std::uint64_t distance(std::uint64_t a, std::uint64_t b) {
+    return a > b ? a - b : b - a;
 }
 
 /// Index lists as ranges: `5, 7-9, 12`.
@@ -147,6 +153,11 @@ std::string channels(const std::optional<std::uint32_t>& c) {
     return c ? std::to_string(*c) : "absent";
 }
 
+/// A tolerance as the reports spell it (`5%`).
+std::string pct_text(double pct) {
+    return fmt::format("{}%", pct);
+}
+
 /// Throws cardsim::Error when the records of `t` are not in strictly increasing index order.
 void check_sorted(const Trace& t, std::string_view side) {
     for (std::size_t i = 1; i < t.records.size(); ++i)
@@ -154,6 +165,30 @@ void check_sorted(const Trace& t, std::string_view side) {
             throw Error(
                 fmt::format("trace {}: command {} follows command {}, expected strictly increasing indices",
                             side, t.records[i].index, t.records[i - 1].index));
+}
+
+/// Throws cardsim::Error when `pct` is not a non-negative finite per cent.
+void check_tolerance(double pct, std::string_view what) {
+    if (!std::isfinite(pct) || pct < 0)
+        throw Error(
+            fmt::format("the {} tolerance is {}%, expected a non-negative number of per cent", what, pct));
+}
+
+/// Adds the config-key differences and notes of the two headers' recorded configs to `r`.
+void compare_config(const Header& a, const Header& b, DiffReport& r) {
+    auto ra = recorded_config(a), rb = recorded_config(b);
+    if (ra.problem) r.notes.push_back("A's config keys: " + *ra.problem);
+    if (rb.problem) r.notes.push_back("B's config keys: " + *rb.problem);
+    if (ra.config)
+        if (auto p = check_recorded_config(*ra.config, a.config)) r.notes.push_back("A: " + *p);
+    if (rb.config)
+        if (auto p = check_recorded_config(*rb.config, b.config)) r.notes.push_back("B: " + *p);
+    if (ra.config && rb.config)
+        r.config = config_differences(*ra.config, *rb.config);
+    else if (ra.config || rb.config)
+        r.notes.push_back(fmt::format("config keys: only {} records them (the other header has no config "
+                                      "keys), so a config difference is named by its digest only",
+                                      ra.config ? "A" : "B"));
 }
 
 /// Adds the header mismatches and notes of `a` against `b` to `r`.
@@ -173,6 +208,7 @@ void compare_header(const Header& a, const Header& b, DiffReport& r) {
     for (auto& [k, v] : b.meta)
         keys.insert(k);
     for (auto& k : keys) {
+        if (is_config_meta(k)) continue;
         auto ia = a.meta.find(k), ib = b.meta.find(k);
         auto show = [](auto it, auto& m) {
             return it == m.end() ? std::string("absent") : fmt::format("`{}`", escape(it->second));
@@ -180,9 +216,11 @@ void compare_header(const Header& a, const Header& b, DiffReport& r) {
         if (ia == a.meta.end() || ib == b.meta.end() || ia->second != ib->second)
             r.notes.push_back(fmt::format("meta {}: A {}, B {}", k, show(ia, a.meta), show(ib, b.meta)));
     }
+    compare_config(a, b, r);
 }
 
-/// Adds the shape mismatches of the paired records to `r`.
+/// Adds the shape mismatches of the paired records to `r`. When the sides have different channel
+/// counts, the DDR bytes are compared over all channels.
 void compare_shape(const Record& a, const Record& b, DiffReport& r) {
     auto field = [&](std::string name, std::string va, std::string vb) {
         if (va != vb) r.shapes.push_back({a.index, std::move(name), std::move(va), std::move(vb)});
@@ -192,33 +230,204 @@ void compare_shape(const Record& a, const Record& b, DiffReport& r) {
     field("read", std::to_string(a.read), std::to_string(b.read));
     field("written", std::to_string(a.written), std::to_string(b.written));
     if (a.pc && b.pc) field("pc", std::to_string(*a.pc), std::to_string(*b.pc));
-    if (!a.ddr.empty() && !b.ddr.empty())
-        for (std::size_t c = 0; c < std::min(a.ddr.size(), b.ddr.size()); ++c) {
+    if (a.ddr.empty() || b.ddr.empty()) return;
+    if (a.ddr.size() == b.ddr.size()) {
+        for (std::size_t c = 0; c < a.ddr.size(); ++c) {
             field(fmt::format("ddr[{}].read", c), std::to_string(a.ddr[c].read),
                   std::to_string(b.ddr[c].read));
             field(fmt::format("ddr[{}].written", c), std::to_string(a.ddr[c].written),
                   std::to_string(b.ddr[c].written));
         }
+        return;
+    }
+    auto sum = [](const std::vector<ChannelBytes>& v, bool read) {
+        std::uint64_t s = 0;
+        for (auto& c : v)
+            s += read ? c.read : c.written;
+        return std::to_string(s);
+    };
+    field("ddr.read", sum(a.ddr, true), sum(b.ddr, true));
+    field("ddr.written", sum(a.ddr, false), sum(b.ddr, false));
+}
+
+/// The step a record ran in, as its index's offset from its pc (index = step × commands + pc);
+/// 0 when it has no pc (its index is its pc).
+std::uint64_t step_key(const Record& r) {
+    return r.pc && *r.pc <= r.index ? r.index - *r.pc : 0;
+}
+
+/// The phases of the two runs and which phase each step belongs to.
+struct Phases {
+    std::vector<PhaseCycles> list;
+    std::map<std::uint64_t, std::size_t> of_step; ///< step key -> phase
+};
+
+/// The prefill step count a header's meta gives, with a note when it is malformed.
+std::optional<std::uint64_t> prefill_steps(const Header& h, std::string_view side, DiffReport& r) {
+    auto it = h.meta.find(std::string(prefill_steps_meta));
+    if (it == h.meta.end()) return std::nullopt;
+    auto n = parse_u64(it->second);
+    if (!n)
+        r.notes.push_back(fmt::format("{}: meta {} is `{}`, expected a number of steps; phases are steps",
+                                      side, prefill_steps_meta, escape(it->second)));
+    return n;
+}
+
+/// Splits the steps of both traces into phases (the prefill when a header says how many steps ran
+/// the prompt, then each decode step; else each step) and counts each side's cycles in each.
+Phases phases_of(const Trace& a, const Trace& b, DiffReport& r) {
+    std::set<std::uint64_t> steps;
+    for (auto* t : {&a, &b})
+        for (auto& rec : t->records)
+            steps.insert(step_key(rec));
+    auto pa = prefill_steps(a.header, "A", r), pb = prefill_steps(b.header, "B", r);
+    auto prefill = pa ? pa : pb;
+    if (pa && pb && *pa != *pb)
+        r.notes.push_back(fmt::format("prefill steps: A {}, B {}; the phases follow A's", *pa, *pb));
+    Phases p;
+    std::uint64_t ordinal = 0;
+    for (auto key : steps) {
+        bool in_prefill = prefill && ordinal < *prefill;
+        if (!(in_prefill && ordinal > 0)) {
+            std::string name = in_prefill          ? std::string("prefill")
+                               : prefill           ? fmt::format("decode {}", ordinal - *prefill + 1)
+                               : steps.size() == 1 ? std::string("run")
+                                                   : fmt::format("step {}", ordinal);
+            p.list.push_back(PhaseCycles{std::move(name), ordinal, ordinal});
+        }
+        p.list.back().last_step = ordinal;
+        p.of_step[key] = p.list.size() - 1;
+        ++ordinal;
+    }
+    for (int side = 0; side < 2; ++side) {
+        auto& t = side == 0 ? a : b;
+        std::vector<std::uint64_t> end(p.list.size(), 0);
+        for (auto& rec : t.records) {
+            auto k = p.of_step.at(step_key(rec));
+            end[k] = std::max(end[k], rec.end);
+            ++(side == 0 ? p.list[k].commands_a : p.list[k].commands_b);
+        }
+        std::uint64_t previous = 0;
+        for (std::size_t k = 0; k < p.list.size(); ++k) {
+            (side == 0 ? p.list[k].cycles_a : p.list[k].cycles_b) = end[k] > previous ? end[k] - previous : 0;
+            previous = std::max(previous, end[k]);
+        }
+    }
+    return p;
+}
+
+/// Each unit's busy cycles, bytes and summed waits on both sides, the largest change in busy
+/// cycles first (then the busiest in A, then by name).
+std::vector<UnitChange> units_of(const Trace& a, const Trace& b, const Summary& sa, const Summary& sb,
+                                 WaitFields waits) {
+    std::map<std::string, UnitChange> by_name;
+    std::map<std::string, std::map<std::string, WaitChange>> wait_sums;
+    for (int side = 0; side < 2; ++side) {
+        for (auto& u : (side == 0 ? sa : sb).units) {
+            auto& c = by_name[u.unit];
+            c.unit = u.unit;
+            (side == 0 ? c.commands_a : c.commands_b) = u.commands;
+            (side == 0 ? c.busy_a : c.busy_b) = u.busy_cycles;
+            (side == 0 ? c.read_a : c.read_b) = u.read;
+            (side == 0 ? c.written_a : c.written_b) = u.written;
+        }
+        for (auto& rec : (side == 0 ? a : b).records)
+            for (auto& w : waits(rec)) {
+                auto& sum = wait_sums[rec.unit][w.name];
+                sum.name = w.name;
+                auto& v = side == 0 ? sum.a : sum.b;
+                v = v.value_or(0) + w.cycles;
+            }
+    }
+    std::vector<UnitChange> out;
+    for (auto& [name, c] : by_name) {
+        for (auto& [wname, w] : wait_sums[name])
+            c.waits.push_back(w);
+        out.push_back(std::move(c));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const UnitChange& x, const UnitChange& y) {
+        auto dx = distance(x.busy_a, x.busy_b), dy = distance(y.busy_a, y.busy_b);
+        if (dx != dy) return dx > dy;
+        return x.busy_a > y.busy_a;
+    });
+    return out;
+}
+
+/// The duration and the waits both sides carry of a paired command, compared within `tol`.
+DurationChange duration_change(const Record& ra, const Record& rb, double tol, WaitFields waits) {
+    DurationChange d;
+    d.index = ra.index;
+    d.pc = ra.pc;
+    d.unit = ra.unit;
+    d.opcode = ra.opcode;
+    d.a = ra.duration();
+    d.b = rb.duration();
+    d.over = deviates(d.a, d.b, tol);
+    auto wb = waits(rb);
+    for (auto& w : waits(ra)) {
+        auto it = std::find_if(wb.begin(), wb.end(), [&](const WaitPart& x) { return x.name == w.name; });
+        if (it == wb.end()) continue;
+        d.waits.push_back(WaitChange{w.name, w.cycles, it->cycles, deviates(w.cycles, it->cycles, tol)});
+    }
+    return d;
 }
 
 } // namespace
+
+std::vector<WaitPart> record_waits(const Record&) {
+    return {};
+}
+
+std::uint64_t DurationChange::magnitude() const {
+    std::uint64_t m = distance(a, b);
+    for (auto& w : waits)
+        if (w.a && w.b) m = std::max(m, distance(*w.a, *w.b));
+    return m;
+}
 
 bool deviates(std::uint64_t a, std::uint64_t b, double pct) {
     auto d = static_cast<long double>(a > b ? a - b : b - a);
     return d * 100.0L > static_cast<long double>(pct) * static_cast<long double>(a);
 }
 
+std::string change(std::uint64_t a, std::uint64_t b) {
+    if (a == 0) return b == 0 ? "+0.00%" : "from 0";
+    double pct = (static_cast<double>(b) - static_cast<double>(a)) * 100.0 / static_cast<double>(a);
+    return fmt::format("{:+.2f}%", pct);
+}
+
 DiffReport diff(const Trace& a, const Trace& b, double tol) {
-    if (!std::isfinite(tol) || tol < 0)
+    DiffOptions o;
+    o.cycles_tol_pct = tol;
+    o.start_tol_pct = tol;
+    return diff(a, b, o);
+}
+
+DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
+    check_tolerance(options.cycles_tol_pct, "cycle");
+    if (options.start_tol_pct) check_tolerance(*options.start_tol_pct, "start");
+    if (options.sites && options.sites->program != a.header.program &&
+        options.sites->program != b.header.program)
         throw Error(
-            fmt::format("the cycle tolerance is {}%, expected a non-negative number of per cent", tol));
+            fmt::format("the program given for the layers has digest {}, but trace A ran {} and B ran {}: "
+                        "give the program one of them ran",
+                        hex16(options.sites->program), hex16(a.header.program), hex16(b.header.program)));
     check_sorted(a, "A");
     check_sorted(b, "B");
+    const double tol = options.cycles_tol_pct;
     DiffReport r;
-    r.cycles_tol_pct = tol;
+    r.options = options;
     r.commands_a = a.records.size();
     r.commands_b = b.records.size();
+    r.clock_mhz_a = a.header.clock_mhz;
+    r.clock_mhz_b = b.header.clock_mhz;
     compare_header(a.header, b.header, r);
+
+    auto sa = summarise(a), sb = summarise(b);
+    r.total = TotalCycles{sa.cycles, sb.cycles, deviates(sa.cycles, sb.cycles, tol)};
+    auto phases = phases_of(a, b, r);
+    r.phases = phases.list;
+    r.units = units_of(a, b, sa, sb, options.waits);
 
     bool digests_a = a.header.mode != Mode::TimingOnly, digests_b = b.header.mode != Mode::TimingOnly;
     r.data_compared = digests_a && digests_b;
@@ -227,6 +436,7 @@ DiffReport diff(const Trace& a, const Trace& b, double tol) {
             fmt::format("{} is timing-only (no digests), {} is {}", digests_a ? "B" : "A",
                         digests_a ? "A" : "B", name(digests_a ? a.header.mode : b.header.mode));
 
+    bool sites_of_a = options.sites && options.sites->program == a.header.program;
     std::size_t i = 0, j = 0;
     while (i < a.records.size() || j < b.records.size()) {
         if (j == b.records.size() || (i < a.records.size() && a.records[i].index < b.records[j].index)) {
@@ -248,95 +458,268 @@ DiffReport diff(const Trace& a, const Trace& b, double tol) {
                 r.first_data = std::move(d);
             }
         }
-        CycleDeviation c{ra.index, ra.unit, ra.opcode, ra.start, ra.end, rb.start, rb.end};
-        c.start = deviates(ra.start, rb.start, tol);
-        c.end = deviates(ra.end, rb.end, tol);
-        c.duration = deviates(ra.duration(), rb.duration(), tol);
-        if (c.start || c.end || c.duration) r.cycles.push_back(std::move(c));
+        auto d = duration_change(ra, rb, tol, options.waits);
+        bool moved = d.a != d.b, over = d.over;
+        for (auto& w : d.waits) {
+            moved = moved || *w.a != *w.b;
+            over = over || w.over;
+        }
+        if (moved) ++r.durations_changed;
+        if (over) {
+            d.phase = r.phases[phases.of_step.at(step_key(ra))].name;
+            auto& side = sites_of_a ? ra : rb;
+            if (options.sites)
+                if (auto* s = options.sites->at(side.pc.value_or(side.index))) d.site = *s;
+            r.durations.push_back(std::move(d));
+        }
+        if (options.start_tol_pct) {
+            PositionChange p{ra.index, ra.unit, ra.opcode, ra.start, ra.end, rb.start, rb.end};
+            p.start = deviates(ra.start, rb.start, *options.start_tol_pct);
+            p.end = deviates(ra.end, rb.end, *options.start_tol_pct);
+            if (p.start || p.end) r.positions.push_back(std::move(p));
+        }
     }
+    std::stable_sort(
+        r.durations.begin(), r.durations.end(),
+        [](const DurationChange& x, const DurationChange& y) { return x.magnitude() > y.magnitude(); });
     return r;
 }
 
 bool DiffReport::agree() const {
     return header.empty() && only_in_a.empty() && only_in_b.empty() && shapes.empty() && !first_data &&
-           !data_uncomparable && cycles.empty();
+           !data_uncomparable && !total.over && durations.empty() && positions.empty();
 }
 
 std::string DiffReport::verdict() const {
-    auto tol = fmt::format("{}%", cycles_tol_pct);
-    if (agree())
-        return fmt::format("traces agree: {}, {}, cycles within {}", plural(paired, "command", "commands"),
-                           data_compared ? "data bit-exact" : "data not compared (no digests on either side)",
-                           tol);
+    auto tol = pct_text(options.cycles_tol_pct);
+    if (agree()) {
+        auto s = fmt::format(
+            "traces agree: {}, {}, total and durations within {}", plural(paired, "command", "commands"),
+            data_compared ? "data bit-exact" : "data not compared (no digests on either side)", tol);
+        if (options.start_tol_pct)
+            s += fmt::format(", starts and ends within {}", pct_text(*options.start_tol_pct));
+        return s;
+    }
     std::vector<std::string> parts;
-    if (!header.empty()) parts.push_back(plural(header.size(), "header mismatch", "header mismatches"));
-    if (!only_in_a.empty()) parts.push_back(plural(only_in_a.size(), "command", "commands") + " only in A");
-    if (!only_in_b.empty()) parts.push_back(plural(only_in_b.size(), "command", "commands") + " only in B");
-    if (!shapes.empty()) parts.push_back(plural(shapes.size(), "shape mismatch", "shape mismatches"));
+    if (total.over) parts.push_back(fmt::format("total cycles {} (over {})", change(total.a, total.b), tol));
+    if (!durations.empty())
+        parts.push_back(
+            fmt::format("{} with durations over {}", plural(durations.size(), "command", "commands"), tol));
+    if (!positions.empty())
+        parts.push_back(fmt::format("{} with starts or ends over {}",
+                                    plural(positions.size(), "command", "commands"),
+                                    pct_text(*options.start_tol_pct)));
     if (first_data)
         parts.push_back(fmt::format("data diverges at command {} ({} in all)", first_data->index,
                                     plural(data_divergent, "command", "commands")));
     if (data_uncomparable) parts.push_back("data not comparable");
-    if (!cycles.empty())
-        parts.push_back(
-            fmt::format("{} with cycles over {}", plural(cycles.size(), "command", "commands"), tol));
+    if (!header.empty()) parts.push_back(plural(header.size(), "header mismatch", "header mismatches"));
+    if (!only_in_a.empty()) parts.push_back(plural(only_in_a.size(), "command", "commands") + " only in A");
+    if (!only_in_b.empty()) parts.push_back(plural(only_in_b.size(), "command", "commands") + " only in B");
+    if (!shapes.empty()) parts.push_back(plural(shapes.size(), "shape mismatch", "shape mismatches"));
     std::string out = "traces differ: ";
     for (std::size_t k = 0; k < parts.size(); ++k)
         out += (k ? ", " : "") + parts[k];
     return out;
 }
 
-std::string to_text(const DiffReport& r, std::string_view name_a, std::string_view name_b) {
-    std::string out;
-    auto line = [&](const std::string& s) { out += s + "\n"; };
-    line(fmt::format("A: {} ({}), B: {} ({}), cycle tolerance {}%", name_a,
-                     plural(r.commands_a, "command", "commands"), name_b,
-                     plural(r.commands_b, "command", "commands"), r.cycles_tol_pct));
-    if (r.first_data) {
-        auto& d = *r.first_data;
-        line(fmt::format("first data divergence: {}: digest A {} vs B {}", label(d.index, d.unit, d.opcode),
-                         hex16(d.digest_a), hex16(d.digest_b)));
-        if (d.element)
-            line(fmt::format("  operand {} element {} ({}): A {} vs B {}", d.element->operand,
-                             d.element->element, name(d.element->encoding),
-                             show_bits(d.element->bits_a, d.element->encoding),
-                             show_bits(d.element->bits_b, d.element->encoding)));
-        else
-            line("  (the element is not named: a side carries no data lines for it)");
-        if (r.data_divergent > 1)
-            line(fmt::format("  {} diverge in data in all", plural(r.data_divergent, "command", "commands")));
+namespace {
+
+/// `+d (+p%)`: B's change from A in cycles and per cent.
+std::string delta_text(std::uint64_t a, std::uint64_t b) {
+    return fmt::format("{} ({})", signed_delta(a, b), change(a, b));
+}
+
+/// `A -> B (+d, +p%)`.
+std::string cycles_change(std::uint64_t a, std::uint64_t b) {
+    return fmt::format("{} -> {} ({}, {})", a, b, signed_delta(a, b), change(a, b));
+}
+
+/// The moved waits of a listed command, `  waits: name A -> B (+d), ...`, or nothing.
+std::string moved_waits(const std::vector<WaitChange>& waits) {
+    std::string s;
+    for (auto& w : waits)
+        if (w.a && w.b && *w.a != *w.b)
+            s += fmt::format("{}{} {} -> {} ({}){}", s.empty() ? "  waits: " : ", ", w.name, *w.a, *w.b,
+                             signed_delta(*w.a, *w.b), w.over ? " over" : "");
+    return s;
+}
+
+/// The listing's tail: `  ... and N more (--all lists every one)` when some are not shown.
+std::string more(std::size_t shown, std::size_t n) {
+    return shown < n ? fmt::format("  ... and {} more (--all lists every one)\n", n - shown) : std::string();
+}
+
+void units_text(const DiffReport& r, std::string& out) {
+    if (r.units.empty()) return;
+    std::size_t w = 4;
+    for (auto& u : r.units)
+        w = std::max(w, u.unit.size());
+    out += "units, the largest change in busy cycles first:\n";
+    out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", "unit", w,
+                       "commands", "busy A", "busy B", "change", "read A", "change", "written A", "change");
+    for (auto& u : r.units) {
+        auto commands = u.commands_a == u.commands_b ? std::to_string(u.commands_a)
+                                                     : fmt::format("{}->{}", u.commands_a, u.commands_b);
+        out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22} {:>12} {:>10} {:>12} {:>10}\n", u.unit, w,
+                           commands, u.busy_a, u.busy_b, delta_text(u.busy_a, u.busy_b), u.read_a,
+                           signed_delta(u.read_a, u.read_b), u.written_a,
+                           signed_delta(u.written_a, u.written_b));
+        for (auto& wt : u.waits)
+            out += fmt::format("  {:<{}}   wait {}: {} -> {}\n", "", w, wt.name,
+                               wt.a ? std::to_string(*wt.a) : std::string("absent"),
+                               wt.b ? std::to_string(*wt.b) : std::string("absent"));
     }
-    if (r.data_uncomparable) line(fmt::format("data not compared: {}", *r.data_uncomparable));
-    for (auto& c : r.cycles) {
-        std::vector<std::string> parts;
+}
+
+void phases_text(const DiffReport& r, std::string& out) {
+    if (r.phases.empty()) return;
+    std::size_t w = 5;
+    for (auto& p : r.phases)
+        w = std::max(w, p.name.size());
+    out += "phases, cycles from the previous phase's last end to its own:\n";
+    out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", "phase", w, "steps", "cycles A", "cycles B",
+                       "change");
+    for (auto& p : r.phases) {
+        auto steps = p.first_step == p.last_step ? std::to_string(p.first_step)
+                                                 : fmt::format("{}-{}", p.first_step, p.last_step);
+        out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", p.name, w, steps, p.cycles_a, p.cycles_b,
+                           delta_text(p.cycles_a, p.cycles_b));
+    }
+}
+
+void data_text(const DiffReport& r, std::string& out) {
+    if (r.data_uncomparable) {
+        out += fmt::format("data: not compared: {}\n", *r.data_uncomparable);
+        return;
+    }
+    if (!r.data_compared) {
+        out += "data: not compared (no digests on either side)\n";
+        return;
+    }
+    if (!r.first_data) {
+        out += fmt::format("data: bit-exact ({} paired)\n", plural(r.paired, "command", "commands"));
+        return;
+    }
+    auto& d = *r.first_data;
+    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n",
+                       label(d.index, d.unit, d.opcode), hex16(d.digest_a), hex16(d.digest_b));
+    if (d.element)
+        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand,
+                           d.element->element, name(d.element->encoding),
+                           show_bits(d.element->bits_a, d.element->encoding),
+                           show_bits(d.element->bits_b, d.element->encoding));
+    else
+        out += "  (the element is not named: a side carries no data lines for it)\n";
+    if (r.data_divergent > 1)
+        out += fmt::format("  {} diverge in data in all\n", plural(r.data_divergent, "command", "commands"));
+}
+
+void durations_text(const DiffReport& r, std::string& out) {
+    auto tol = pct_text(r.options.cycles_tol_pct);
+    if (r.durations.empty()) {
+        out +=
+            r.durations_changed == 0
+                ? "durations: none changed\n"
+                : fmt::format("durations: none over {} ({} of {} within it)\n", tol,
+                              plural(r.durations_changed, "command changed", "commands changed"), r.paired);
+        return;
+    }
+    auto shown = r.listed(r.durations.size());
+    out += fmt::format("durations over {}: {} of {} paired ({} changed at all)", tol,
+                       plural(r.durations.size(), "command", "commands"), r.paired, r.durations_changed);
+    out += shown == r.durations.size() ? ":\n" : fmt::format("; the {} largest changes:\n", shown);
+    if (shown == 0) {
+        out += more(shown, r.durations.size());
+        return;
+    }
+    bool sites = r.options.sites.has_value();
+    std::size_t wp = 5, wo = 11;
+    for (std::size_t k = 0; k < shown; ++k) {
+        wp = std::max(wp, r.durations[k].phase.size());
+        wo = std::max(wo, r.durations[k].unit.size() + 1 + r.durations[k].opcode.size());
+    }
+    out += fmt::format("  {:>8} {:<{}} {:>6}{} {:<{}} {:>11} {:>11} {:>22}\n", "index", "phase", wp, "pc",
+                       sites ? fmt::format(" {:<6}", "layer") : "", "unit/opcode", wo, "duration A",
+                       "duration B", "change");
+    for (std::size_t k = 0; k < shown; ++k) {
+        auto& d = r.durations[k];
+        out += fmt::format("  {:>8} {:<{}} {:>6}{} {:<{}} {:>11} {:>11} {:>22}", d.index, d.phase, wp,
+                           d.pc ? std::to_string(*d.pc) : std::string("-"),
+                           sites ? fmt::format(" {:<6}", d.site.layer.empty() ? "-" : d.site.layer) : "",
+                           d.unit + "/" + d.opcode, wo, d.a, d.b, delta_text(d.a, d.b));
+        if (!d.site.copies.empty()) out += "  copies " + d.site.copies;
+        out += moved_waits(d.waits) + "\n";
+    }
+    out += more(shown, r.durations.size());
+}
+
+void positions_text(const DiffReport& r, std::string& out) {
+    if (!r.options.start_tol_pct) return;
+    auto tol = pct_text(*r.options.start_tol_pct);
+    if (r.positions.empty()) {
+        out += fmt::format("starts and ends: all within {}\n", tol);
+        return;
+    }
+    auto shown = r.listed(r.positions.size());
+    out +=
+        fmt::format("starts or ends over {}: {}{}\n", tol, plural(r.positions.size(), "command", "commands"),
+                    shown == r.positions.size() ? "" : fmt::format("; the first {}", shown));
+    for (std::size_t k = 0; k < shown; ++k) {
+        auto& c = r.positions[k];
+        std::string s = fmt::format("  {}:", label(c.index, c.unit, c.opcode));
         if (c.start)
-            parts.push_back(
-                fmt::format("start A {} vs B {} ({})", c.start_a, c.start_b, change(c.start_a, c.start_b)));
+            s += fmt::format(" start A {} vs B {} ({})", c.start_a, c.start_b, change(c.start_a, c.start_b));
         if (c.end)
-            parts.push_back(fmt::format("end A {} vs B {} ({})", c.end_a, c.end_b, change(c.end_a, c.end_b)));
-        if (c.duration) {
-            auto da = c.end_a - c.start_a, db = c.end_b - c.start_b;
-            parts.push_back(fmt::format("duration A {} vs B {} ({})", da, db, change(da, db)));
-        }
-        std::string s =
-            fmt::format("cycles over {}%: {}:", r.cycles_tol_pct, label(c.index, c.unit, c.opcode));
-        for (std::size_t k = 0; k < parts.size(); ++k)
-            s += (k ? ", " : " ") + parts[k];
-        line(s);
+            s += fmt::format("{} end A {} vs B {} ({})", c.start ? "," : "", c.end_a, c.end_b,
+                             change(c.end_a, c.end_b));
+        out += s + "\n";
     }
-    for (auto& s : r.shapes)
-        line(fmt::format("shape: command {}: {} A {} vs B {}", s.index, s.field, s.a, s.b));
-    if (!r.only_in_a.empty())
-        line(fmt::format("only in A: {} ({})", ranges(r.only_in_a),
-                         plural(r.only_in_a.size(), "command", "commands")));
-    if (!r.only_in_b.empty())
-        line(fmt::format("only in B: {} ({})", ranges(r.only_in_b),
-                         plural(r.only_in_b.size(), "command", "commands")));
+    out += more(shown, r.positions.size());
+}
+
+} // namespace
+
+std::string to_text(const DiffReport& r, std::string_view name_a, std::string_view name_b) {
+    std::string out = r.verdict() + "\n";
+    out += fmt::format("A: {} ({}), B: {} ({}); durations and the total within {}, {}\n", name_a,
+                       plural(r.commands_a, "command", "commands"), name_b,
+                       plural(r.commands_b, "command", "commands"), pct_text(r.options.cycles_tol_pct),
+                       r.options.start_tol_pct
+                           ? fmt::format("starts and ends within {}", pct_text(*r.options.start_tol_pct))
+                           : std::string("starts not compared (--start-tol)"));
+    auto us = [](std::uint64_t cycles, double mhz) { return static_cast<double>(cycles) / mhz; };
+    out += fmt::format("total: {} cycles ({:.3f} -> {:.3f} us), {} {}\n", cycles_change(r.total.a, r.total.b),
+                       us(r.total.a, r.clock_mhz_a), us(r.total.b, r.clock_mhz_b),
+                       r.total.over ? "over" : "within", pct_text(r.options.cycles_tol_pct));
+    units_text(r, out);
+    phases_text(r, out);
+    data_text(r, out);
     for (auto& h : r.header)
-        line(fmt::format("header: {}: A {} vs B {}", h.field, h.a, h.b));
+        out += fmt::format("header: {}: A {} vs B {}\n", h.field, h.a, h.b);
+    for (auto& c : r.config)
+        out += fmt::format("config: {}: A {}{} vs B {}{}\n", c.key, c.a, c.a_default ? " (default)" : "", c.b,
+                           c.b_default ? " (default)" : "");
+    durations_text(r, out);
+    positions_text(r, out);
+    if (!r.shapes.empty()) {
+        auto shown = r.listed(r.shapes.size());
+        if (shown < r.shapes.size())
+            out += fmt::format("shape mismatches: {}; the first {}\n", r.shapes.size(), shown);
+        for (std::size_t k = 0; k < shown; ++k) {
+            auto& s = r.shapes[k];
+            out += fmt::format("shape: command {}: {} A {} vs B {}\n", s.index, s.field, s.a, s.b);
+        }
+        out += more(shown, r.shapes.size());
+    }
+    if (!r.only_in_a.empty())
+        out += fmt::format("only in A: {} ({})\n", ranges(r.only_in_a),
+                           plural(r.only_in_a.size(), "command", "commands"));
+    if (!r.only_in_b.empty())
+        out += fmt::format("only in B: {} ({})\n", ranges(r.only_in_b),
+                           plural(r.only_in_b.size(), "command", "commands"));
     for (auto& n : r.notes)
-        line("note: " + n);
-    line(r.verdict());
+        out += "note: " + n + "\n";
     return out;
 }
 

@@ -1,9 +1,11 @@
 #include "traces/from_run.hpp"
 
+#include "traces/config_keys.hpp"
+
 namespace cardsim::traces {
 
 Trace trace_of(const sim::RunResult& run, const program::Program& program, const card::CardConfig& config,
-               sim::Mode mode) {
+               sim::Mode mode, std::optional<std::size_t> prefill_steps) {
     Trace t;
     t.header.program = program::digest(program);
     t.header.config = program.config_digest;
@@ -12,6 +14,8 @@ Trace trace_of(const sim::RunResult& run, const program::Program& program, const
     t.header.clock_mhz = config.clock.kernel_mhz;
     t.header.ddr_channels = config.ddr.channels;
     t.header.meta = {{"producer", "cardsim"}, {"card", config.name}};
+    record_config(t.header, config);
+    if (prefill_steps) t.header.meta[std::string(prefill_steps_meta)] = std::to_string(*prefill_steps);
     const std::uint64_t n = program.commands.size();
     for (auto& r : run.records) {
         Record rec;

@@ -16,6 +16,10 @@ namespace cardsim::traces {
 /// The one format version this library reads and writes (FORMAT.md section 8).
 inline constexpr int format_version = 1;
 
+/// The meta key saying how many steps, from the first, ran the prompt (FORMAT.md section 5): the
+/// diff names them the prefill and the later steps decode steps.
+inline constexpr std::string_view prefill_steps_meta = "prefill_steps";
+
 /// The most DDR channels a trace may report.
 inline constexpr std::uint32_t max_ddr_channels = 64;
 

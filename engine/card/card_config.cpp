@@ -183,7 +183,10 @@ std::string canonical_text(const CardConfig& config) {
 }
 
 std::uint64_t digest(const CardConfig& config) {
-    const std::string text = canonical_text(config);
+    Writer writer;
+    writer.with_estimates = false;
+    describe(writer, config);
+    const std::string text = writer.str();
     return XXH64(text.data(), text.size(), 0);
 }
 

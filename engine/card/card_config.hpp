@@ -113,9 +113,10 @@ struct MatvecFlags {
 
 /// What the attention unit takes beyond one query over its whole cache.
 struct AttentionFlags {
-    bool window = false;  ///< a sliding window
-    bool sinks = false;   ///< attention sinks
-    bool softcap = false; ///< soft-capped scores
+    bool window = false;           ///< a sliding window
+    bool sinks = false;            ///< attention sinks
+    bool softcap = false;          ///< soft-capped scores
+    std::uint32_t array_width = 0; ///< cache elements per cycle with `attention = "array"` math
     friend bool operator==(const AttentionFlags&, const AttentionFlags&) = default;
 };
 
@@ -159,6 +160,69 @@ struct WeightFormat {
     friend bool operator==(const WeightFormat&, const WeightFormat&) = default;
 };
 
+/// The FPGA device and the board around it: what a config's logic must fit in (`[fit.device]`).
+struct DeviceConfig {
+    std::string name;                            ///< as the fit verdict names it
+    std::uint64_t alms = 0, dsps = 0, m20ks = 0; ///< the device's adaptive logic modules, DSP and M20K blocks
+    std::uint32_t m20k_bits = 0;                 ///< bits of one M20K block
+    std::uint64_t shell_alms = 0, shell_dsps = 0, shell_m20ks = 0; ///< what the board's shell (FIM) takes
+    double board_watts = 0;                                        ///< the board's power envelope
+    friend bool operator==(const DeviceConfig&, const DeviceConfig&) = default;
+};
+
+/// What one unit kind costs: per lane (`width` of its measure, per instance) and per instance.
+struct UnitCost {
+    double dsp_per_lane = 0, alm_per_lane = 0; ///< DSP blocks and ALMs per lane
+    double alm_fixed = 0, m20k_fixed = 0; ///< ALMs and M20K blocks per instance (control, buffers, tables)
+    bool reduction = false; ///< its lanes feed one adder (or compare) tree: its pipeline bounds the clock
+    friend bool operator==(const UnitCost&, const UnitCost&) = default;
+};
+
+/// What the numerics knobs add to the units' costs (`[fit.knobs]`).
+struct KnobCosts {
+    double wide_dsp_factor = 0;        ///< matvec DSPs per lane x this with `scaling = "per_block"`
+    double wide_alm_factor = 0;        ///< matvec ALMs per lane x this with `scaling = "per_block"`
+    double two_word_alms = 0;          ///< ALMs per matvec instance for the second activation word
+    double array_dsp_per_lane = 0;     ///< attention DSPs per lane with `attention = "array"`
+    double f16_state_alm_per_lane = 0; ///< delta ALMs per lane for the f16 state conversions
+    double int8_cache_alms = 0;        ///< ALMs per attention and cache append instance for int8 caches
+    double hadamard_alms = 0;          ///< ALMs per cache append instance for `int8_hadamard`
+    friend bool operator==(const KnobCosts&, const KnobCosts&) = default;
+};
+
+/// The Fmax estimate's parameters (`[fit.clock]`).
+struct ClockModel {
+    double base_mhz = 0;                ///< Fmax of a lightly filled, well pipelined design
+    double knee = 0;                    ///< utilisation up to which Fmax holds at `base_mhz`
+    double full_mhz = 0;                ///< Fmax at 100 % utilisation (linear from the knee)
+    std::uint32_t levels_per_stage = 0; ///< adder-tree levels one pipeline stage closes at `base_mhz`
+    friend bool operator==(const ClockModel&, const ClockModel&) = default;
+};
+
+/// The power estimate's parameters (`[fit.power]`).
+struct PowerModel {
+    double static_watts = 0;                                    ///< the device's static power
+    double shell_watts = 0;                                     ///< the shell's (PCIe, EMIF PHYs, BMC) power
+    double dsp_uw_per_mhz = 0;                                  ///< dynamic µW per busy DSP block per MHz
+    double m20k_uw_per_mhz = 0;                                 ///< dynamic µW per busy M20K block per MHz
+    double alm_uw_per_mhz = 0;                                  ///< dynamic µW per 1,000 busy ALMs per MHz
+    double ddr_background_watts = 0;                            ///< per DDR channel, active standby
+    double ddr_read_pj_per_byte = 0, ddr_write_pj_per_byte = 0; ///< DDR energy per byte moved
+    friend bool operator==(const PowerModel&, const PowerModel&) = default;
+};
+
+/// Resources, clock and power: the `[fit]` estimates of whether a config can be built. They never
+/// change a program or its timing, so the config digest leaves them out (as the name).
+struct FitModel {
+    DeviceConfig device;
+    std::array<UnitCost, unit_kind_count> units{};
+    KnobCosts knobs;
+    ClockModel clock;
+    PowerModel power;
+    const UnitCost& operator[](UnitKind kind) const { return units[static_cast<std::size_t>(kind)]; }
+    friend bool operator==(const FitModel&, const FitModel&) = default;
+};
+
 /// One card configuration. Every field is documented, with its default and unit, in
 /// configs/d5005.toml; load one with `load_card_config` (or `default_card_config`), never by hand
 /// unless a test needs a variation of a loaded one.
@@ -172,6 +236,7 @@ struct CardConfig {
     Capabilities capabilities;
     numerics::EngineNumerics numerics;
     WeightFormat weights;
+    FitModel fit; ///< estimates only: not in the digest
 
     /// Whether attention over a sliding window runs natively (the attention unit takes a window,
     /// or the card has a separate windowed attention unit).
@@ -213,8 +278,9 @@ CardConfig parse_card_config(std::string_view text, std::string_view source,
 /// text, and parsing the text gives the config back. The name is left out.
 std::string canonical_text(const CardConfig& config);
 
-/// The config's digest: xxh64 (seed 0) of its canonical text. Stable across formatting, comments
-/// and key order; programs and traces carry it.
+/// The config's digest: xxh64 (seed 0) of its canonical text without the `[fit]` estimates (they
+/// change no program and no timing). Stable across formatting, comments and key order; programs
+/// and traces carry it.
 std::uint64_t digest(const CardConfig& config);
 
 /// The digest as 16 lower-case hex digits.

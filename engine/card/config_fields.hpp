@@ -81,6 +81,7 @@ void describe(V& v, C& c) {
                     v.flag("window", c.units.attention.window);
                     v.flag("sinks", c.units.attention.sinks);
                     v.flag("softcap", c.units.attention.softcap);
+                    v.integer("array_width", c.units.attention.array_width, 1, 1u << 24);
                 } else if (kind == UnitKind::Embed) {
                     v.flag("scale", c.units.embed.scale);
                 }
@@ -104,6 +105,58 @@ void describe(V& v, C& c) {
         v.integer("block_size", c.weights.block_size, 8, 1024);
         v.group_size("group_size", c.weights.group_size);
         v.choice("scale", c.weights.scale, scale_kind_names);
+    });
+    v.estimates("fit", [&] {
+        auto& f = c.fit;
+        v.section("device", [&] {
+            v.text("name", f.device.name);
+            v.integer("alms", f.device.alms, 1, std::uint64_t{1} << 32);
+            v.integer("dsps", f.device.dsps, 1, 1u << 24);
+            v.integer("m20ks", f.device.m20ks, 1, 1u << 24);
+            v.integer("m20k_bits", f.device.m20k_bits, 1, 1u << 20);
+            v.integer("shell_alms", f.device.shell_alms, 0, std::uint64_t{1} << 32);
+            v.integer("shell_dsps", f.device.shell_dsps, 0, 1u << 24);
+            v.integer("shell_m20ks", f.device.shell_m20ks, 0, 1u << 24);
+            v.real("board_watts", f.device.board_watts, 1.0, 10000.0);
+        });
+        v.section("units", [&] {
+            for (auto kind : all_unit_kinds)
+                v.section(name(kind), [&] {
+                    auto& u = f.units[static_cast<std::size_t>(kind)];
+                    v.real("dsp_per_lane", u.dsp_per_lane, 0.0, 1024.0);
+                    v.real("alm_per_lane", u.alm_per_lane, 0.0, 1.0e6);
+                    v.real("alm_fixed", u.alm_fixed, 0.0, 1.0e7);
+                    v.real("m20k_fixed", u.m20k_fixed, 0.0, 1.0e6);
+                    v.flag("reduction", u.reduction);
+                });
+        });
+        v.section("knobs", [&] {
+            auto& k = f.knobs;
+            v.real("wide_dsp_factor", k.wide_dsp_factor, 1.0, 16.0);
+            v.real("wide_alm_factor", k.wide_alm_factor, 1.0, 16.0);
+            v.real("two_word_alms", k.two_word_alms, 0.0, 1.0e7);
+            v.real("array_dsp_per_lane", k.array_dsp_per_lane, 0.0, 1024.0);
+            v.real("f16_state_alm_per_lane", k.f16_state_alm_per_lane, 0.0, 1.0e6);
+            v.real("int8_cache_alms", k.int8_cache_alms, 0.0, 1.0e7);
+            v.real("hadamard_alms", k.hadamard_alms, 0.0, 1.0e7);
+        });
+        v.section("clock", [&] {
+            v.real("base_mhz", f.clock.base_mhz, 1.0, 2000.0);
+            v.real("knee", f.clock.knee, 0.0, 1.0);
+            v.real("full_mhz", f.clock.full_mhz, 1.0, 2000.0);
+            v.integer("levels_per_stage", f.clock.levels_per_stage, 1, 64);
+        });
+        v.section("power", [&] {
+            auto& p = f.power;
+            v.real("static_watts", p.static_watts, 0.0, 10000.0);
+            v.real("shell_watts", p.shell_watts, 0.0, 10000.0);
+            v.real("dsp_uw_per_mhz", p.dsp_uw_per_mhz, 0.0, 1.0e6);
+            v.real("m20k_uw_per_mhz", p.m20k_uw_per_mhz, 0.0, 1.0e6);
+            v.real("alm_uw_per_mhz", p.alm_uw_per_mhz, 0.0, 1.0e6);
+            v.real("ddr_background_watts", p.ddr_background_watts, 0.0, 1000.0);
+            v.real("ddr_read_pj_per_byte", p.ddr_read_pj_per_byte, 0.0, 1.0e6);
+            v.real("ddr_write_pj_per_byte", p.ddr_write_pj_per_byte, 0.0, 1.0e6);
+        });
     });
 }
 

@@ -59,6 +59,11 @@ public:
     }
 
     /// An unsigned integer in [lo, hi].
+    /// A section of estimates (`[fit]`): read as any section.
+    template <class Body>
+    void estimates(std::string_view key, Body&& body) {
+        section(key, std::forward<Body>(body));
+    }
     template <class T>
     void integer(std::string_view key, T& out, std::uint64_t lo, std::uint64_t hi) {
         if (auto v = read_integer(key, lo, hi, {})) out = static_cast<T>(*v);
@@ -141,6 +146,12 @@ public:
         body();
         prefix_ = std::move(saved);
     }
+    /// A section of estimates (`[fit]`): written unless the writer leaves estimates out (the digest).
+    template <class Body>
+    void estimates(std::string_view key, Body&& body) {
+        if (with_estimates) section(key, std::forward<Body>(body));
+    }
+    bool with_estimates = true;
     template <class T>
     void integer(std::string_view key, const T& v, std::uint64_t, std::uint64_t) {
         line(key, std::to_string(v));

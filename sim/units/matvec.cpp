@@ -20,12 +20,14 @@ class Matvec final : public UnitOf<S> {
 public:
     explicit Matvec(const card::CardConfig& config)
         : UnitOf(card::UnitKind::Matvec), config_(config),
-          scheme_(kernels::activation_scheme(config.numerics)) {}
+          scheme_(kernels::activation_scheme(config.numerics)),
+          passes_(config.numerics.activations == numerics::Words::Two ? 2 : 1) {}
 
-    /// MACs: rows · n · k.
+    /// MACs: rows · n · k, once per activation word (the second word, the residual of the first,
+    /// takes a second pass through the lanes).
     std::uint64_t work(const program::Command& c, const Step&) const override {
         auto d = program::args<S>(c).dims;
-        return d.rows * d.n * d.k;
+        return d.rows * d.n * d.k * passes_;
     }
 
     void compute(const program::Command& c, Operands operands) const override {
@@ -51,6 +53,7 @@ public:
 private:
     card::CardConfig config_;
     numerics::Scheme scheme_;
+    std::uint64_t passes_;
 };
 
 } // namespace

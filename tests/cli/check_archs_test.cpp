@@ -23,9 +23,13 @@ std::string model(const std::string& arch) {
 }
 
 /// The text from "refusals:" to the end of `out`.
+/// The refusals and the shim's verdict line (what follows, the fit verdict, is another test's).
 std::string refusal_block(const std::string& out) {
     auto at = out.find("refusals:\n");
-    return at == std::string::npos ? std::string() : out.substr(at);
+    if (at == std::string::npos) return {};
+    auto verdict = out.find("verdict: ", at);
+    auto end = verdict == std::string::npos ? std::string::npos : out.find('\n', verdict);
+    return out.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
 }
 
 const std::string VARIANTS = "the engine's attention takes no mask, window, sink or soft cap";

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A regression trace: regenerate its model, rerun it, and compare with traces/golden/NAME.trace
-# exactly (data digests and cycles). `--bless` replaces the golden trace instead (printing the diff).
+# exactly (data digests, durations, starts and ends). `--bless` replaces the golden trace instead
+# (printing the diff).
 # `--twice` also checks determinism: a second run gives a byte-identical trace.
 # `--timing-only` checks that a timing-only run gives every command the golden start and end cycles.
 # Usage: golden.sh CARDSIM SOURCE_DIR NAME [--bless|--twice|--timing-only]
@@ -34,5 +35,5 @@ case "$mode" in
   --twice)
     "$cardsim" run "$tmp/model" "${run[@]}" --no-reference --trace "$tmp/again.trace" > /dev/null
     cmp "$tmp/run.trace" "$tmp/again.trace"; echo "deterministic: two runs gave byte-identical traces" ;;
-  *) "$cardsim" trace diff "$golden" "$tmp/run.trace" ;;
+  *) "$cardsim" trace diff "$golden" "$tmp/run.trace" --start-tol 0 ;;
 esac

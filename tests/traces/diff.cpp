@@ -1,5 +1,5 @@
-// trace diff: the first data divergence down to the element, cycle deviations over a tolerance,
-// header, shape, missing and extra commands, and the verdict.
+// trace diff: the first data divergence down to the element, duration and position deviations over
+// a tolerance, header, shape, missing and extra commands, and the verdict.
 
 #include "traces/diff.hpp"
 #include "engine/error.hpp"
@@ -51,7 +51,7 @@ TEST_CASE("a trace agrees with itself read back from its file", "[traces][diff]"
     CHECK(r.paired == a.records.size());
     CHECK(r.data_compared);
     CHECK_THAT(r.verdict(), Catch::StartsWith("traces agree: 8 commands, data bit-exact"));
-    CHECK_THAT(to_text(r), Catch::EndsWith(r.verdict() + "\n"));
+    CHECK_THAT(to_text(r), Catch::StartsWith(r.verdict() + "\n"));
 }
 
 TEST_CASE("a one-bit change in an f32 data element is named by command and operand and element with both bit "
@@ -76,7 +76,7 @@ TEST_CASE("a one-bit change in an f32 data element is named by command and opera
     CHECK(e.bits_b == (pi_bits ^ 1u));
     CHECK(r.data_divergent == 1);
     auto text = to_text(r);
-    CHECK_THAT(text, Catch::Contains("first data divergence: command 1 (matvec/matvec_q4)"));
+    CHECK_THAT(text, Catch::Contains("data: first divergence at command 1 (matvec/matvec_q4)"));
     CHECK_THAT(text, Catch::Contains(fmt::format("operand 0 element 4 (f32): A 0x{:08x}", pi_bits)));
     CHECK_THAT(text, Catch::Contains(fmt::format("vs B 0x{:08x}", pi_bits ^ 1u)));
     CHECK_THAT(r.verdict(),
@@ -164,21 +164,23 @@ TEST_CASE("a 10% cycle change is caught at a 5% tolerance and passes at 15%", "[
     b = through_file(b);
     auto at5 = diff(a, b, 5.0);
     CHECK(!at5.agree());
-    REQUIRE(at5.cycles.size() == 1);
-    CHECK(at5.cycles[0].index == 3);
-    CHECK(at5.cycles[0].duration);
-    CHECK(!at5.cycles[0].end);
-    CHECK(!at5.cycles[0].start);
-    CHECK_THAT(to_text(at5),
-               Catch::Contains("cycles over 5%: command 3 (attention/attention): duration A 3400 vs "
-                               "B 3740 (+10.00%)"));
-    CHECK_THAT(at5.verdict(), Catch::Contains("1 command with cycles over 5%"));
+    REQUIRE(at5.durations.size() == 1);
+    CHECK(at5.durations[0].index == 3);
+    CHECK(at5.durations[0].over);
+    CHECK(at5.positions.empty()); // its end moved by 3.8% only, its start not at all
+    CHECK(!at5.total.over);       // the run still ends at 9500
+    auto text = to_text(at5);
+    CHECK_THAT(text, Catch::Contains("durations over 5%: 1 command of 8 paired"));
+    CHECK_THAT(text, Catch::Matches("(.|\n)*\n +3 +step 0 +- +attention/attention +3400 +3740 +\\+340 "
+                                    "\\(\\+10\\.00%\\)\n(.|\n)*"));
+    CHECK_THAT(at5.verdict(), Catch::Contains("1 command with durations over 5%"));
     auto at15 = diff(a, b, 15.0);
     CHECK(at15.agree());
-    CHECK(at15.cycles.empty());
+    CHECK(at15.durations.empty());
 }
 
-TEST_CASE("a whole run 10% slower deviates on every command at 5% and agrees at 15%", "[traces][diff]") {
+TEST_CASE("a whole run 10% slower deviates on every timed command and the total at 5% and agrees at 15%",
+          "[traces][diff]") {
     auto a = sample_trace();
     auto b = a;
     for (auto& r : b.records) {
@@ -186,10 +188,14 @@ TEST_CASE("a whole run 10% slower deviates on every command at 5% and agrees at 
         r.end = r.end * 11 / 10;
     }
     auto at5 = diff(a, b, 5.0);
-    // Every command deviates somewhere (the zero-length argmax on its start only).
-    CHECK(at5.cycles.size() == a.records.size());
-    CHECK(at5.cycles[0].duration);
-    CHECK(!at5.cycles[0].start); // 0 stays 0
+    // Every command but the zero-length argmax lasts 10% longer.
+    CHECK(at5.durations.size() == a.records.size() - 1);
+    CHECK(at5.total.over);
+    CHECK(at5.total.a == 9500);
+    CHECK(at5.total.b == 10450);
+    // Every command but the first (its start 0 stays 0) moved its start, or its end.
+    CHECK(at5.positions.size() == a.records.size());
+    CHECK(!at5.positions[0].start);
     CHECK(diff(a, b, 15.0).agree());
 }
 
@@ -198,10 +204,12 @@ TEST_CASE("at zero tolerance a one-cycle change deviates", "[traces][diff]") {
     auto b = a;
     b.records[6].end += 1;
     auto r = diff(a, b, 0.0);
-    REQUIRE(r.cycles.size() == 1);
-    CHECK(r.cycles[0].index == 7);
-    CHECK(r.cycles[0].end);
-    CHECK(r.cycles[0].duration);
+    REQUIRE(r.durations.size() == 1);
+    CHECK(r.durations[0].index == 7);
+    CHECK(r.durations[0].b == r.durations[0].a + 1);
+    REQUIRE(r.positions.size() == 1);
+    CHECK(r.positions[0].end);
+    CHECK(!r.positions[0].start);
 }
 
 TEST_CASE("a value deviates only when it moves by strictly more than the tolerance of the reference",
@@ -297,7 +305,7 @@ TEST_CASE("a timing-only trace cannot agree on data with a full one but two timi
     auto mixed = diff(full, timing, 0.0);
     CHECK(!mixed.agree());
     CHECK(mixed.data_uncomparable);
-    CHECK_THAT(to_text(mixed), Catch::Contains("data not compared: B is timing-only"));
+    CHECK_THAT(to_text(mixed), Catch::Contains("data: not compared: B is timing-only"));
     auto both = diff(timing, through_file(timing), 0.0);
     CHECK(both.agree());
     CHECK(!both.data_compared);

@@ -47,6 +47,8 @@ RunFacts sample_facts() {
                   {805'000, 0, 2558, 86, 1},
                   {804'123, 0, 2390, 85, 2}};
     f.unit_busy = {{"card.matvec_0", 8000}, {"card.norm_0", 200}, {"card.idle_0", 0}};
+    f.watts = 54.875;
+    f.fit = "fit: yes (1,920 of 5,760 DSP blocks; Fmax ~319 MHz for 300 MHz)";
     f.bit_exact = false;
     f.mismatch =
         "step 3, layer 1 output (hidden), element 5: card 0x3f800000 (1), golden 0x3f800001 (1.0000001)";
@@ -115,6 +117,8 @@ TEST_CASE("the page shows every summary line of the run's facts and escapes text
     // The figures as `cardsim run` formats them.
     CHECK(text.find("5 steps in 9500 cycles, 0.029 ms simulated (174342.1 tokens/s)") != std::string::npos);
     CHECK(text.find("channel 3") != std::string::npos);
+    CHECK(text.find("power 54.9 W on average (estimate), 3.18e+03 tokens per joule") != std::string::npos);
+    CHECK(text.find("fit yes (1,920 of 5,760 DSP blocks") != std::string::npos);
     CHECK(text.find("top-1 agreement 50.0 %, KL 0.408 nats") != std::string::npos);
     CHECK(text.find("bit-exact: NO") == std::string::npos); // the label is its own cell
     CHECK(text.find("NO: step 3, layer 1 output") != std::string::npos);

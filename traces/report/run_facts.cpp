@@ -47,6 +47,8 @@ json::object summary(const RunFacts& f) {
                                   {"row_misses", c.row_misses},
                                   {"row_conflicts", c.row_conflicts}});
     o["channels"] = std::move(ch);
+    o["watts"] = f.watts;
+    o["fit"] = f.fit;
     json::array busy;
     for (auto& [unit, cycles] : f.unit_busy)
         busy.push_back(json::array{json::value(unit), json::value(cycles)});
@@ -192,6 +194,8 @@ void read_summary(RunFacts& f, std::string_view text, std::string_view source) {
         f.channels.push_back({in.count(ch, "read"), in.count(ch, "written"), in.count(ch, "row_hits"),
                               in.count(ch, "row_misses"), in.count(ch, "row_conflicts")});
     }
+    f.watts = in.real(o, "watts");
+    f.fit = in.text(o, "fit");
     for (auto& u : in.array(o, "unit_busy")) {
         if (!u.is_array() || u.get_array().size() != 2)
             in.fail("a `unit_busy` entry is not a pair [unit, cycles]");

@@ -70,6 +70,8 @@ struct RunFacts {
     double peak_bytes_per_second = 0;
     std::uint64_t arena_bytes = 0;
     std::vector<ChannelFacts> channels{};
+    double watts = 0;  ///< the run's average power estimate (engine/fit)
+    std::string fit{}; ///< whether the config fits the device: `fit: yes (...)` / `fit: no: ...`
     std::vector<std::pair<std::string, std::uint64_t>> unit_busy{}; ///< per unit instance, busy cycles
     std::optional<bool> bit_exact{};
     std::string mismatch{}, unchecked{};

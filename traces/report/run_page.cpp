@@ -65,6 +65,9 @@ std::vector<std::pair<std::string, std::string>> fact_lines(const RunFacts& f) {
                                    double(ch.read) / 1e6, double(ch.written) / 1e6, ch.row_hits,
                                    ch.row_misses, ch.row_conflicts));
     }
+    o.emplace_back("power", fmt::format("{:.1f} W on average (estimate), {:.3g} tokens per joule", f.watts,
+                                        f.watts > 0 && secs > 0 ? double(f.steps) / secs / f.watts : 0.0));
+    if (f.fit.rfind("fit: ", 0) == 0) o.emplace_back("fit", f.fit.substr(5));
     std::string busy;
     for (auto& [name, cycles] : f.unit_busy)
         if (cycles)
@@ -191,6 +194,11 @@ std::string figure_cards(const RunPageInput& in) {
         o += card("accuracy vs f64", "not measured",
                   f.bit_exact ? "the run skipped the reference" : "needs a full run with the checkpoint",
                   "muted");
+    o += card("power (estimate)", fmt::format("{:.1f} W", f.watts),
+              fmt::format("{:.3g} tokens per joule; {}",
+                          f.watts > 0 && secs > 0 ? double(f.steps) / secs / f.watts : 0.0,
+                          f.fit.rfind("fit: yes", 0) == 0 ? "the config fits the device" : f.fit),
+              f.fit.rfind("fit: no", 0) == 0 ? "bad" : "");
     if (f.fault) o += card("fault", "bus error", *f.fault, "bad");
     return o + "</section>\n";
 }

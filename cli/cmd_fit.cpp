@@ -1,0 +1,31 @@
+// `cardsim fit [--config C] [--set k=v] [--knob k=v]`: whether a card config can be built — its
+// resources per unit kind and in total against the device, the estimated Fmax, the power — with
+// the verdict in sentences. Exit 0 when it fits, 1 when it does not.
+
+#include "cli/card_options.hpp"
+#include "cli/command.hpp"
+#include "engine/fit/fit.hpp"
+
+#include <fmt/core.h>
+
+namespace cardsim::cli {
+namespace {
+
+int run(std::span<const std::string> args) {
+    boost::program_options::options_description opts("options");
+    opts.add(card_options());
+    opts.add(knob_options());
+    auto vm = parse("fit", "[--config C] [--set k=v] [--knob k=v]", args, opts);
+    auto knobs = knob_overrides(vm);
+    auto config = load_card(vm, knobs);
+    auto report = fit::check_fit(config);
+    fmt::print("card {} at {} ({})\n{}", config.name, numerics::to_string(config.numerics),
+               config.fit.device.name, fit::describe(report, config.fit.device.name));
+    return report.fits() ? Ok : Negative;
+}
+
+const Register reg{
+    {"fit", "say whether a card config fits the FPGA: resources, Fmax and power per unit kind", run}};
+
+} // namespace
+} // namespace cardsim::cli
