@@ -60,6 +60,7 @@ int run(std::span<const std::string> args) {
         "perfetto", po::value<std::string>(), "write a Perfetto / Chrome trace JSON here")(
         "vcd", po::value<std::string>(), "write a VCD of unit busy signals and DDR channel activity here")(
         "csv", po::value<std::string>(), "write the per-command table here")(
+        "report", po::value<std::string>(), "write the run's report page here (one self-contained HTML file)")(
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
@@ -67,7 +68,7 @@ int run(std::span<const std::string> args) {
     auto vm =
         parse("run",
               "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
-              "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--timing-only]",
+              "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report F.html] [--timing-only]",
               args, opts, positional);
     auto knobs = knob_overrides(vm);
     RunRequest req;
@@ -99,6 +100,7 @@ int run(std::span<const std::string> args) {
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();
     if (vm.count("vcd")) req.vcd = vm["vcd"].as<std::string>();
     if (vm.count("csv")) req.csv = vm["csv"].as<std::string>();
+    if (vm.count("report")) req.report = vm["report"].as<std::string>();
     req.trace_data = vm["trace-data"].as<bool>();
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = run_model(req);

@@ -3,6 +3,7 @@
 // `--emit slurm|parallel` writes a cluster script, `--list` prints the points.
 
 #include "cli/command.hpp"
+#include "cli/report_sweep.hpp"
 #include "cli/sweep/emit.hpp"
 #include "cli/sweep/grid.hpp"
 #include "cli/sweep/results.hpp"
@@ -37,12 +38,14 @@ int run(std::span<const std::string> args) {
         "shards", po::value<std::size_t>(),
         "tasks of an --emit script (default: up to 8, one point each at least)")(
         "traces", po::bool_switch(), "write each point's trace to DIR/traces/point-<id>.trace")(
+        "report", po::bool_switch(),
+        "then write DIR/report.html (with --traces, a run page per point in DIR/report_points/)")(
         "retry-failed", po::bool_switch(), "run again the points whose row in results.csv is not ok")(
         "timeout", po::value<double>()->default_value(0), "kill a point after this many seconds (0: never)")(
         "list", po::bool_switch(), "print the points (of the shard) and exit");
     const char* const positional[] = {"spec"};
     auto vm = parse("sweep",
-                    "SPEC -o DIR [-j N] [--shard i/N] [--traces] [--retry-failed]\n"
+                    "SPEC -o DIR [-j N] [--shard i/N] [--traces] [--report] [--retry-failed]\n"
                     "       cardsim sweep SPEC --list [--shard i/N]\n"
                     "       cardsim sweep SPEC --emit slurm|parallel -o DIR [--shards N] [-j N]\n"
                     "       cardsim sweep --merge DIR... -o OUT",
@@ -130,6 +133,11 @@ int run(std::span<const std::string> args) {
                outcome.interrupted ? "; INTERRUPTED (rerun the same command to resume)" : "",
                (dir / "results.csv").string());
     if (outcome.interrupted) return Interrupted;
+    if (vm["report"].as<bool>()) {
+        auto files = write_sweep_report(dir, dir / "report.html");
+        fmt::print("{}: the sweep's page ({} point run pages beside it)\n", files.page.string(),
+                   files.point_pages.size());
+    }
     return outcome.failed ? Negative : Ok;
 }
 

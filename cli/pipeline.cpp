@@ -1,6 +1,7 @@
 #include "cli/pipeline.hpp"
 
 #include "cli/check_layers.hpp"
+#include "cli/report_facts.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program.hpp"
@@ -11,6 +12,7 @@
 #include "traces/csv.hpp"
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
+#include "traces/report/run_page.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>
@@ -295,10 +297,16 @@ RunReport run_model(const RunRequest& req) {
             rep.accuracy = models::accuracy(*model, logits, tokens, rep.prefill_steps, markers);
         }
     }
-    if (req.trace || req.perfetto || req.csv) {
+    if (req.trace || req.perfetto || req.csv || req.report) {
         // An encoder's one step runs the whole prompt: it is all prefill.
         auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode,
                                   rep.prefill_steps ? rep.prefill_steps : rep.steps);
+        auto facts = run_facts(rep, req.config, built ? &built->graph : nullptr);
+        traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
+        if (req.report)
+            traces::report::write_run_page(
+                *req.report,
+                {t, facts, req.trace ? req.trace->filename().string() : "", program_text(compiled.program)});
         if (req.trace) traces::write_trace(*req.trace, t);
         if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
         if (req.csv) traces::write_csv(*req.csv, t);

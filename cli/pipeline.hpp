@@ -31,6 +31,7 @@ struct RunRequest {
     sim::Mode mode = sim::Mode::Full;
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
+    std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
     bool trace_data = false; ///< the trace carries the bytes every command wrote
     bool progress = false;   ///< print a progress line (on a terminal)
 };

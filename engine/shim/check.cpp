@@ -30,10 +30,7 @@ Report check_model(const graph::Graph& g, const Capabilities& caps) {
     return r;
 }
 
-namespace {
-
-/// `3 Gemm` / `Conv, Silu`: the op kinds of a group.
-std::string kinds(const graph::Graph& g, const Group& grp) {
+std::string op_kinds(const graph::Graph& g, const Group& grp) {
     std::string s;
     for (std::size_t k = 0; k < grp.ops.size();) {
         auto name = graph::kind(g.ops[grp.ops[k]]);
@@ -45,6 +42,8 @@ std::string kinds(const graph::Graph& g, const Group& grp) {
     }
     return s;
 }
+
+namespace {
 
 std::string site_title(const graph::Site& s) {
     return s.layer ? fmt::format("layer {}, {}", *s.layer, graph::name(s.part))
@@ -76,7 +75,7 @@ std::string Report::text(const graph::Graph& g) const {
         for (auto c : gr.commands)
             cmds += (cmds.empty() ? "" : ", ") + std::string(program::name(c));
         commands += gr.commands.size();
-        out += fmt::format("  {:<10} {:<24} {} -> {}\n", answer, cls, kinds(g, gr.group),
+        out += fmt::format("  {:<10} {:<24} {} -> {}\n", answer, cls, op_kinds(g, gr.group),
                            cmds.empty() ? "-" : cmds);
         for (auto& d : declined)
             if (std::find(gr.group.ops.begin(), gr.group.ops.end(), d.ops.back()) != gr.group.ops.end())

@@ -39,6 +39,9 @@ struct Report {
     std::string text(const graph::Graph& g) const;
 };
 
+/// `3 Gemm` / `Conv, Silu`: the op kinds of a group of `g`, a run of one kind counted.
+std::string op_kinds(const graph::Graph& g, const Group& group);
+
 /// Checks `g` against a card with `caps`.
 Report check_model(const graph::Graph& g, const Capabilities& caps);
 

@@ -1,0 +1,190 @@
+// `cardsim report`, `run --report` and `sweep --report` as a user runs them: pages that are
+// well-formed HTML, load nothing from elsewhere, and show the figures the text summary prints.
+
+#include "tests/cli/sweep/support.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/html_check.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+using namespace cardsim::test;
+using namespace cardsim::test::sweep;
+
+namespace {
+
+/// The summary lines `cardsim run` printed (from `model:` on), as the page shows them: the label
+/// and the value with the `: ` between them a space, leading spaces dropped.
+std::vector<std::string> summary_as_shown(const std::string& out) {
+    std::vector<std::string> shown;
+    bool in = false;
+    for (auto l : lines(out)) {
+        if (l.rfind("model: ", 0) == 0) in = true;
+        if (!in) continue;
+        l.erase(0, l.find_first_not_of(' '));
+        auto colon = l.find(": ");
+        REQUIRE(colon != std::string::npos);
+        shown.push_back(l.substr(0, colon) + " " + l.substr(colon + 2));
+    }
+    return shown;
+}
+
+} // namespace
+
+TEST_CASE("a run's page shows every line of figures its text summary prints, with the same values") {
+    cardsim::test::ScratchDir s("report_run");
+    auto m = (s / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 3 -o " + m).code == 0);
+    auto r = run_cardsim("run " + m + " --tokens 3 --check-layers 0,1 --trace " + (s / "run.trace").string() +
+                         " --report " + (s / "run.html").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto page = read(s / "run.html");
+    check_self_contained(page);
+    auto text = visible_text(page);
+    auto shown = summary_as_shown(r.out);
+    REQUIRE(shown.size() >= 12); // model, prompt, generated, card, decode, ddr, 4 channels, units, ...
+    std::size_t host = 0;
+    for (auto& line : shown) {
+        INFO(line);
+        CHECK(text.find(line) != std::string::npos);
+        host += line.rfind("host ", 0) == 0;
+    }
+    CHECK(host == 1);
+    // A figure the summary did not print is not found: the check can fail.
+    CHECK(text.find("card 4 steps in") == std::string::npos);
+
+    // The page made later from the trace shows the same, but the host's wall clock (a trace never
+    // records it: two runs of one program give byte-identical traces).
+    auto later = run_cardsim("report " + (s / "run.trace").string() + " -o " + (s / "later.html").string());
+    INFO(later.out);
+    REQUIRE(later.code == 0);
+    auto page2 = read(s / "later.html");
+    check_self_contained(page2);
+    auto text2 = visible_text(page2);
+    for (auto& line : shown) {
+        INFO(line);
+        if (line.rfind("host ", 0) == 0)
+            CHECK(text2.find(line) == std::string::npos);
+        else
+            CHECK(text2.find(line) != std::string::npos);
+    }
+    // The shim's table and the layer checks are there.
+    CHECK(text2.find("verdict: the card runs this model") != std::string::npos);
+    CHECK(text2.find("bit-exact at every step") != std::string::npos);
+}
+
+TEST_CASE("a report with the program shows each command's operands, and another program is refused") {
+    cardsim::test::ScratchDir s("report_program");
+    auto m = (s / "m").string(), prog = (s / "p.prog").string(), other = (s / "q.prog").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + m).code == 0);
+    REQUIRE(run_cardsim("compile " + m + " -o " + prog).code == 0);
+    REQUIRE(run_cardsim("compile " + m + " --knob cache=int8 -o " + other).code == 0);
+    auto r = run_cardsim("run " + prog + " --model " + m + " --tokens 2 --timing-only --trace " +
+                         (s / "t.trace").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto ok = run_cardsim("report " + (s / "t.trace").string() + " --program " + prog + " -o " +
+                          (s / "t.html").string());
+    INFO(ok.out);
+    REQUIRE(ok.code == 0);
+    auto page = read(s / "t.html");
+    check_self_contained(page);
+    auto disasm = run_cardsim("disasm " + prog);
+    REQUIRE(disasm.code == 0);
+    auto first_command = lines(disasm.out).back(); // the operands of a command, as disasm prints them
+    std::string json_escaped;
+    for (char c : first_command)
+        if (c == '<')
+            json_escaped += "\\u003c";
+        else if (c == '"' || c == '\\')
+            json_escaped += std::string("\\") + c;
+        else
+            json_escaped += c;
+    CHECK(page.find(json_escaped) != std::string::npos);
+    auto bad = run_cardsim("report " + (s / "t.trace").string() + " --program " + other + " -o " +
+                           (s / "u.html").string());
+    CHECK(bad.code != 0);
+    CHECK(contains(bad.out, "q.prog: the program's digest is"));
+    CHECK_FALSE(std::filesystem::exists(s / "u.html"));
+}
+
+TEST_CASE("report refuses what is neither a trace nor a sweep, naming it") {
+    cardsim::test::ScratchDir s("report_bad");
+    write(s / "x.trace", "cardsim-trace 1\nprogram 12\n");
+    auto r = run_cardsim("report " + (s / "x.trace").string() + " -o " + (s / "x.html").string());
+    CHECK(r.code != 0);
+    CHECK(contains(r.out, "x.trace:2:"));
+    std::filesystem::create_directories(s / "empty");
+    r = run_cardsim("report " + (s / "empty").string() + " -o " + (s / "y.html").string());
+    CHECK(r.code != 0);
+    CHECK(contains(r.out, "is not a trace, a results.csv or a sweep directory"));
+    write(s / "other.csv", "a,b\n1,2\n");
+    r = run_cardsim("report " + (s / "other.csv").string() + " -o " + (s / "z.html").string());
+    CHECK(r.code != 0);
+    CHECK(contains(r.out, "other.csv:1: not a sweep's results"));
+}
+
+TEST_CASE(
+    "a sweep's page has its results table, the plot charts, the Pareto fronts and a run page per point") {
+    cardsim::test::ScratchDir s("report_sweep");
+    write(s / "spec.toml", "tokens = 2\nfull = true\nmodels = [\n"
+                           "  { generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } },\n"
+                           "  { generate = { arch = \"encoder\", size = \"tiny\", seed = 1 } },\n]\n"
+                           "[axes]\nddr.channels = [1, 2]\nnumerics.scaling = [\"sub32\", \"per_block\"]\n");
+    auto out = s / "out";
+    auto r =
+        run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 --traces --report -o " + out.string());
+    INFO(r.out);
+    REQUIRE(r.code == 1); // the encoder points are refused on the default card
+    auto page = read(out / "report.html");
+    check_self_contained(page);
+    auto rows = csv(read(out / "results.csv"));
+    REQUIRE(rows.size() == 9);
+    const auto status = column(rows[0], "status"), tps = column(rows[0], "tokens_per_second");
+    std::size_t ok = 0, refused = 0;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        const auto& id = rows[i][0];
+        INFO("point " << id);
+        const bool is_ok = rows[i][status] == "ok";
+        ok += is_ok;
+        // The row is marked, and an ok point links its run page, which shows its tokens/s.
+        std::regex row("<tr class=\"status-(ok|refused|failed)[^\"]*\"><td>" + id + "</td>");
+        std::smatch m;
+        REQUIRE(std::regex_search(page, m, row));
+        CHECK(m[1] == (is_ok ? "ok" : "refused"));
+        refused += m[1] == "refused";
+        if (!is_ok) continue;
+        CHECK(contains(page, "<a href=\"report_points/point-" + id + ".html\">"));
+        auto point = read(out / "report_points" / ("point-" + id + ".html"));
+        check_self_contained(point);
+        char want[64];
+        std::snprintf(want, sizeof want, "(%.1f tokens/s)", std::stod(rows[i][tps]));
+        CHECK(contains(visible_text(point), want));
+    }
+    CHECK(ok == 4);
+    CHECK(refused == 4);
+    // Charts as `cardsim plot` draws them: tokens/s and roofline fraction against each axis with
+    // two values (model, ddr.channels, numerics.scaling... the model has one value among ok
+    // points), and each accuracy figure against tokens/s.
+    std::size_t charts = 0;
+    for (auto at = page.find("<svg class=\"chart\""); at != std::string::npos;
+         at = page.find("<svg class=\"chart\"", at + 1))
+        ++charts;
+    CHECK(charts == 2 * 2 + 3);
+    auto text = visible_text(page);
+    for (auto title : {"tokens/s (simulated card) against ddr.channels",
+                       "roofline fraction (DDR bytes / peak bandwidth / time) against numerics.scaling",
+                       "KL(reference || card), nats against tokens/s, Pareto front marked"})
+        CHECK(contains(text, title));
+    CHECK(contains(text, "Pareto fronts"));
+    CHECK(contains(page, "<tr class=\"status-ok front\">"));
+    // `cardsim report DIR` writes the same page.
+    auto again = run_cardsim("report " + out.string() + " -o " + (s / "again.html").string());
+    INFO(again.out);
+    REQUIRE(again.code == 0);
+    auto page2 = read(s / "again.html");
+    check_self_contained(page2);
+    CHECK(std::filesystem::exists(s / "again_points" / "point-0.html"));
+}
