@@ -2,6 +2,7 @@
 // cost in cycles: a point that does more work takes more cycles, all else equal.
 
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,13 +15,6 @@ using cardsim::test::contains;
 using cardsim::test::run_cardsim;
 
 namespace {
-
-std::filesystem::path scratch(const std::string& name) {
-    auto d = std::filesystem::temp_directory_path() / ("cardsim_fit_test_" + name);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d;
-}
 
 /// The `key=value` lines of `cardsim run --machine`.
 std::map<std::string, std::string> machine(const std::string& out) {
@@ -67,7 +61,7 @@ TEST_CASE("fit exits 1 and says which budget a config exceeds, in a sentence") {
 }
 
 TEST_CASE("check and run print the one-line fit verdict, and run --machine carries the fit figures") {
-    auto d = scratch("verdict");
+    cardsim::test::ScratchDir d("fit_verdict");
     auto m = (d / "hybrid").string();
     REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 2 -o " + m).code == 0);
     auto check = run_cardsim("check " + m);
@@ -83,7 +77,7 @@ TEST_CASE("check and run print the one-line fit verdict, and run --machine carri
 }
 
 TEST_CASE("a knob point that does more work takes more cycles, everything else equal") {
-    auto d = scratch("knob_cycles");
+    cardsim::test::ScratchDir d("fit_knob_cycles");
     auto m = (d / "hybrid").string();
     REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 2 -o " + m).code == 0);
     auto run = [&](const std::string& knobs, const std::string& name) {

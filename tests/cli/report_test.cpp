@@ -2,8 +2,8 @@
 // well-formed HTML, load nothing from elsewhere, and show the figures the text summary prints.
 
 #include "tests/cli/sweep/support.hpp"
-#include "tests/support/scratch_dir.hpp"
 #include "tests/support/html_check.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 

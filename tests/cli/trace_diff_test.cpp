@@ -3,6 +3,7 @@
 // the JSON and CSV reports holding what the text says, and layers from the program.
 
 #include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include "engine/program/program.hpp"
 #include "traces/diff.hpp"
@@ -27,14 +28,6 @@ using cardsim::test::run_cardsim;
 using namespace cardsim::traces;
 
 namespace {
-
-/// A fresh folder for one test case.
-std::filesystem::path scratch(const std::string& name) {
-    auto d = std::filesystem::temp_directory_path() / ("cardsim_trace_diff_test_" + name);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d;
-}
 
 /// Generates the tiny hybrid checkpoint in `dir`.
 std::string hybrid(const std::filesystem::path& dir) {
@@ -95,7 +88,8 @@ std::uint64_t busy_change(const UnitBusy& a, const UnitBusy& b) {
 
 TEST_CASE("with half the DDR channels the summary's first lines give the total change and the dominating "
           "unit and at most ten commands are listed") {
-    auto d = scratch("channels");
+    cardsim::test::ScratchDir scratch_dir("trace_diff_channels");
+    const auto& d = scratch_dir.path();
     auto m = hybrid(d);
     auto a = traced_run(m, d / "a.trace", "--tokens 4");
     auto b = traced_run(m, d / "b.trace", "--tokens 4 --set ddr.channels=2");
@@ -141,7 +135,8 @@ TEST_CASE("with half the DDR channels the summary's first lines give the total c
 }
 
 TEST_CASE("one slowed command is the only one reported for its duration while every later start moves") {
-    auto d = scratch("slowed");
+    cardsim::test::ScratchDir scratch_dir("trace_diff_slowed");
+    const auto& d = scratch_dir.path();
     auto m = hybrid(d);
     // Refresh falls at fixed times: a run that shifts moves which commands it lands in. With the
     // longest refresh interval the config allows (0.87 ms) no refresh falls in this 12 us run.
@@ -176,7 +171,8 @@ TEST_CASE("one slowed command is the only one reported for its duration while ev
 }
 
 TEST_CASE("a flipped bit in a real run's data is found at its exact element with both bit patterns") {
-    auto d = scratch("data");
+    cardsim::test::ScratchDir scratch_dir("trace_diff_data");
+    const auto& d = scratch_dir.path();
     auto m = hybrid(d);
     auto a = traced_run(m, d / "a.trace", "--tokens 2 --trace-data");
     auto ta = read_trace(a);
@@ -221,7 +217,8 @@ TEST_CASE("a flipped bit in a real run's data is found at its exact element with
 }
 
 TEST_CASE("the JSON report of two real runs parses and matches the text report") {
-    auto d = scratch("json");
+    cardsim::test::ScratchDir scratch_dir("trace_diff_json");
+    const auto& d = scratch_dir.path();
     auto m = hybrid(d);
     auto a = traced_run(m, d / "a.trace", "--tokens 3");
     auto b = traced_run(m, d / "b.trace", "--tokens 3 --set ddr.channels=2");
@@ -279,7 +276,8 @@ TEST_CASE("the JSON report of two real runs parses and matches the text report")
 
 TEST_CASE("with the program the listed commands carry the layer of its layer probes, and another program is "
           "refused") {
-    auto d = scratch("program");
+    cardsim::test::ScratchDir scratch_dir("trace_diff_program");
+    const auto& d = scratch_dir.path();
     auto m = hybrid(d);
     auto pa = (d / "a.prog").string(), pb = (d / "b.prog").string();
     std::string slow = "--set units.matvec.latency=100";

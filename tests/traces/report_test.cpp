@@ -3,8 +3,8 @@
 // add up to the trace.
 
 #include "engine/error.hpp"
-#include "tests/support/scratch_dir.hpp"
 #include "tests/support/html_check.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/traces/fixtures.hpp"
 #include "traces/csv.hpp"
 #include "traces/reader.hpp"
