@@ -107,17 +107,12 @@ fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run
     fit::Activity a;
     if (run.cycles == 0 || run.seconds <= 0) return a;
     std::uint64_t busy_all = 0, instances = 0;
-    for (auto& [name, busy] : run.unit_busy) {
-        // Instance names are `card.<kind>_<n>`.
-        std::string_view k = name;
-        if (auto dot = k.rfind('.'); dot != std::string_view::npos) k.remove_prefix(dot + 1);
-        if (auto us = k.rfind('_'); us != std::string_view::npos) k = k.substr(0, us);
-        auto kind = card::parse_unit_kind(k);
-        if (!kind) continue;
-        const auto count = std::max<std::uint32_t>(1, config.units[*kind].count);
-        a.busy[static_cast<std::size_t>(*kind)] += double(busy) / double(run.cycles) / count;
+    for (auto kind : card::all_unit_kinds) {
+        const auto count = config.units[kind].count;
+        const auto busy = run.kind_busy[static_cast<std::size_t>(kind)];
+        if (count) a.busy[static_cast<std::size_t>(kind)] = double(busy) / double(run.cycles) / count;
         busy_all += busy;
-        ++instances;
+        instances += count;
     }
     a.arena = instances ? double(busy_all) / double(instances * run.cycles) : 0.0;
     for (auto& ch : run.channels) {

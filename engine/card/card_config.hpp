@@ -257,6 +257,13 @@ struct CardConfig {
     /// Whether attention over a sliding window runs natively (the attention unit takes a window,
     /// or the card has a separate windowed attention unit).
     bool windowed_attention() const { return units.attention.window || units.has(UnitKind::AttentionWindow); }
+    /// The lanes (work per cycle) one unit of `kind` runs at this config's knob point: the attention
+    /// unit's `array_width` with array math, else the unit's `width`.
+    std::uint32_t lanes(UnitKind kind) const {
+        if (kind == UnitKind::Attention && numerics.attention == numerics::AttentionMath::Array)
+            return units.attention.array_width;
+        return units[kind].width;
+    }
     /// Whether the card has a GELU unit (or a GeGLU unit, which contains one).
     bool gelu() const { return units.has(UnitKind::Gelu) || units.has(UnitKind::Geglu); }
     friend bool operator==(const CardConfig&, const CardConfig&) = default;

@@ -31,7 +31,7 @@ ClockEstimate estimate_clock(const card::CardConfig& config, const ResourceTable
     for (auto kind : card::all_unit_kinds) {
         const auto& spec = config.units[kind];
         if (!spec.present() || !config.fit[kind].reduction) continue;
-        const std::uint64_t l = std::max<std::uint64_t>(2, lanes(config, kind));
+        const std::uint64_t l = std::max<std::uint64_t>(2, config.lanes(kind));
         const std::uint32_t levels = std::bit_width(l - 1); // ceil(log2(lanes))
         const std::uint32_t needed = (levels + m.levels_per_stage - 1) / m.levels_per_stage;
         if (needed <= spec.latency) continue;
@@ -40,7 +40,7 @@ ClockEstimate estimate_clock(const card::CardConfig& config, const ResourceTable
             e.fmax_mhz = f;
             e.limit =
                 fmt::format("the {} unit reduces {} lanes through {} adder levels in {} pipeline stages",
-                            card::name(kind), lanes(config, kind), levels, spec.latency);
+                            card::name(kind), config.lanes(kind), levels, spec.latency);
         }
     }
     return e;

@@ -19,17 +19,11 @@ std::uint64_t blocks(double amount) {
 
 } // namespace
 
-std::uint64_t lanes(const card::CardConfig& config, UnitKind kind) {
-    if (kind == UnitKind::Attention && config.numerics.attention == AttentionMath::Array)
-        return config.units.attention.array_width;
-    return config.units[kind].width;
-}
-
 Resources unit_resources(const card::CardConfig& config, UnitKind kind) {
     const auto& cost = config.fit[kind];
     const auto& knobs = config.fit.knobs;
     const auto& n = config.numerics;
-    const double l = double(lanes(config, kind));
+    const double l = double(config.lanes(kind));
     double dsp_per_lane = cost.dsp_per_lane, alm_per_lane = cost.alm_per_lane, alm = cost.alm_fixed;
     switch (kind) {
     case UnitKind::Matvec:
@@ -68,14 +62,15 @@ ResourceTable resources(const card::CardConfig& config) {
         if (!spec.present()) continue;
         auto one = unit_resources(config, kind);
         Resources all{one.dsps * spec.count, one.alms * spec.count, one.m20ks * spec.count};
-        t.rows.push_back(ResourceRow{card::name(kind), spec.count, lanes(config, kind), all});
+        t.rows.push_back(ResourceRow{card::name(kind), spec.count, config.lanes(kind), all});
         t.total += all;
     }
     const auto& d = config.fit.device;
-    t.rows.push_back(ResourceRow{"arena", 0, 0, Resources{0, 0, arena_m20ks(config)}});
-    t.rows.push_back(ResourceRow{"shell", 0, 0, Resources{d.shell_dsps, d.shell_alms, d.shell_m20ks}});
-    t.total += t.rows[t.rows.size() - 2].resources;
-    t.total += t.rows.back().resources;
+    for (auto row : {ResourceRow{"arena", 0, 0, Resources{0, 0, arena_m20ks(config)}},
+                     ResourceRow{"shell", 0, 0, Resources{d.shell_dsps, d.shell_alms, d.shell_m20ks}}}) {
+        t.rows.push_back(row);
+        t.total += row.resources;
+    }
     t.device = Resources{d.dsps, d.alms, d.m20ks};
     return t;
 }

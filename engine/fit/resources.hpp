@@ -39,10 +39,6 @@ struct ResourceTable {
     Resources device; ///< what the device has
 };
 
-/// The lanes one instance of `kind` runs with at the config's knob point: the attention unit's
-/// `array_width` with array math, else the unit's `width`.
-std::uint64_t lanes(const card::CardConfig& config, card::UnitKind kind);
-
 /// What one instance of `kind` costs at the config's knob point: its lanes times the per-lane
 /// coefficients plus the per-instance ones, and what the knobs add (wide products with
 /// `per_block` scaling, the second activation word, int8 products of array attention, f16 state

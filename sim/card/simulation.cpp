@@ -119,8 +119,10 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
         result.channels.push_back(ChannelTotals{st.read_bytes, st.write_bytes, st.row_hits, st.row_misses,
                                                 st.row_conflicts, clock.seconds(double(st.refresh_cycles))});
     }
-    for (auto& u : card.units())
+    for (auto& u : card.units()) {
         result.unit_busy.emplace_back(u->name(), u->busy_cycles());
+        result.kind_busy[static_cast<std::size_t>(u->unit_kind())] += u->busy_cycles();
+    }
     return result;
 }
 

@@ -7,6 +7,7 @@
 #include "sim/card/card.hpp"
 #include "sim/card/command_record.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -50,7 +51,9 @@ struct RunResult {
     double seconds = 0;                  ///< simulated seconds
     std::vector<ChannelTotals> channels;
     std::vector<std::pair<std::string, std::uint64_t>> unit_busy; ///< per unit instance: busy cycles
-    std::optional<std::string> fault;                             ///< the bus error that stopped the run
+    std::array<std::uint64_t, card::unit_kind_count>
+        kind_busy{};                  ///< per unit kind: its instances' busy cycles
+    std::optional<std::string> fault; ///< the bus error that stopped the run
     double host_seconds = 0;  ///< wall-clock time of the whole simulation (elaboration and load included)
     double setup_seconds = 0; ///< of which elaboration and loading the DDR image
     double steps_seconds = 0; ///< of which running the steps (the per-token cost)

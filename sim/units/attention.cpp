@@ -18,13 +18,7 @@ class Attention final : public UnitOf<S> {
 public:
     explicit Attention(const card::CardConfig& config)
         : UnitOf(card::UnitKind::Attention), numerics_(config.numerics),
-          query_(kernels::attention_query_scheme(config.numerics)),
-          array_width_(config.units.attention.array_width) {}
-
-    /// With array math the integer array's `array_width` lanes, else the vector math's width.
-    std::uint32_t lanes(const card::UnitSpec& spec) const override {
-        return numerics_.attention == numerics::AttentionMath::Array ? array_width_ : spec.width;
-    }
+          query_(kernels::attention_query_scheme(config.numerics)) {}
 
     /// Cache elements: per row and query head, the keys and values of every attended position
     /// (2 · positions · head_dim); a row attends `min(pos + 1, window)` positions.
@@ -59,7 +53,6 @@ public:
 private:
     numerics::EngineNumerics numerics_;
     numerics::Scheme query_;
-    std::uint32_t array_width_;
 };
 
 } // namespace

@@ -46,11 +46,8 @@ public:
     virtual bool runs(program::Opcode op) const = 0;
     /// The work of `c` in the measure of the unit's width (configs/d5005.toml documents each
     /// unit's measure), at the card's knob point; the compute cycles are ceil(work / lanes), at
-    /// least 1.
+    /// least 1, with the lanes the config gives the kind (`CardConfig::lanes`).
     virtual std::uint64_t work(const program::Command& c, const Step& step) const = 0;
-    /// The lanes (work per cycle) of an instance configured as `spec` at the card's knob point:
-    /// its width, unless the knob point picks another of its widths (the attention's array math).
-    virtual std::uint32_t lanes(const card::UnitSpec& spec) const { return spec.width; }
     /// The parts of operand `k` of `c` the command moves. The whole operand, unless the unit reads
     /// or writes only part of it (an embed's rows, a cache's attended positions).
     virtual std::vector<Span> traffic(const program::Command& c, std::size_t k, const Step& step) const;

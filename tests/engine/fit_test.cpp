@@ -112,7 +112,7 @@ TEST_CASE("per-block scaling takes a 27x27 multiplier per product: the matvec's 
 
 TEST_CASE("array attention runs its array width on int8 products, two per DSP block") {
     auto c = with({{"numerics.attention", "\"array\""}});
-    CHECK(fit::lanes(c, card::UnitKind::Attention) == c.units.attention.array_width);
+    CHECK(c.lanes(card::UnitKind::Attention) == c.units.attention.array_width);
     auto r = fit::unit_resources(c, card::UnitKind::Attention);
     CHECK(r.dsps == blocks(c.units.attention.array_width * c.fit.knobs.array_dsp_per_lane));
 }
