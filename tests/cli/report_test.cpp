@@ -167,12 +167,12 @@ TEST_CASE(
     CHECK(refused == 4);
     // Charts as `cardsim plot` draws them: tokens/s and roofline fraction against each axis with
     // two values (model, ddr.channels, numerics.scaling... the model has one value among ok
-    // points), and each accuracy figure against tokens/s.
+    // points), and each accuracy figure, DSP blocks and watts against tokens/s.
     std::size_t charts = 0;
     for (auto at = page.find("<svg class=\"chart\""); at != std::string::npos;
          at = page.find("<svg class=\"chart\"", at + 1))
         ++charts;
-    CHECK(charts == 2 * 2 + 3);
+    CHECK(charts == 2 * 2 + 3 + 2);
     auto text = visible_text(page);
     for (auto title : {"tokens/s (simulated card) against ddr.channels",
                        "roofline fraction (DDR bytes / peak bandwidth / time) against numerics.scaling",
