@@ -224,10 +224,7 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
          "<a href=\"#fronts\">Pareto fronts</a></nav>\n<main>\n";
     b += "<section id=\"figures\" class=\"cards\">\n";
     auto card = [&](std::string_view label, std::string value, std::string note, std::string_view cls = "") {
-        b += fmt::format(
-            "<div class=\"card{}{}\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div "
-            "class=\"note\">{}</div></div>\n",
-            cls.empty() ? "" : " ", cls, escape(label), escape(value), escape(note));
+        b += traces::report::figure_card(label, value, note, cls);
     };
     card("points", std::to_string(r.table.rows.size()), subtitle(r));
     card("ok", std::to_string(r.ok.size()), "ran to the end, bit-exact where checked", "good");
