@@ -81,16 +81,13 @@ mem::TraceFormat format_option(const std::string& text) {
     return *f;
 }
 
-/// The trace context of a card config: clocks, request size, address range.
+/// The trace context of a card config and the options: clocks, request size, address range.
 mem::TraceContext context_of(const card::CardConfig& card, const po::variables_map& vm) {
-    mem::TraceContext ctx;
-    ctx.memory_mts = card.ddr.speed_mts;
-    ctx.player_mhz = vm.count("player-mhz") ? vm["player-mhz"].as<std::uint32_t>() : card.ddr.speed_mts / 2;
-    ctx.request_bytes =
-        vm.count("request-bytes") ? vm["request-bytes"].as<std::uint32_t>() : card.ddr.burst_bytes();
-    if (ctx.player_mhz == 0) throw Error("--player-mhz: expected a clock above 0 MHz");
+    const std::uint32_t player_mhz = vm.count("player-mhz") ? vm["player-mhz"].as<std::uint32_t>() : 0;
+    if (vm.count("player-mhz") && player_mhz == 0) throw Error("--player-mhz: expected a clock above 0 MHz");
+    mem::TraceContext ctx = trace_context(card, player_mhz);
+    if (vm.count("request-bytes")) ctx.request_bytes = vm["request-bytes"].as<std::uint32_t>();
     if (ctx.request_bytes == 0) throw Error("--request-bytes: expected at least 1 byte");
-    ctx.address_limit = card.ddr.total_bytes();
     return ctx;
 }
 
@@ -149,8 +146,10 @@ int replay(std::span<const std::string> args) {
     const auto export_request = ddr_trace_request(vm, card);
     std::optional<mem::TraceExporter> exporter;
     if (export_request) {
-        if (std::filesystem::weakly_canonical(export_request->path) == std::filesystem::weakly_canonical(path))
-            throw Error(fmt::format("--ddr-trace {}: the trace being replayed; write the export elsewhere", path));
+        if (std::filesystem::weakly_canonical(export_request->path) ==
+            std::filesystem::weakly_canonical(path))
+            throw Error(
+                fmt::format("--ddr-trace {}: the trace being replayed; write the export elsewhere", path));
         exporter.emplace(export_request->path, export_request->spec, card.ddr, context);
         harness.memory().set_observer(&*exporter);
     }

@@ -17,7 +17,8 @@ po::options_description ddr_trace_options() {
     o.add_options()("ddr-trace", po::value<std::string>()->value_name("FILE"),
                     "write every request sent to the DDR, at the memory cycle it arrives, split into "
                     "--ddr-trace-bytes requests, as a trace other DRAM simulators read")(
-        "ddr-trace-format", po::value<std::string>()->default_value("cardsim"), "cardsim | dramsim3 | dramsys")(
+        "ddr-trace-format", po::value<std::string>()->default_value("cardsim"),
+        "cardsim | dramsim3 | dramsys")(
         "ddr-trace-channel", po::value<std::string>()->default_value("all"),
         "all: every channel at card addresses (the channel bits where the interleave puts them); N: "
         "channel N only, at its local addresses")(

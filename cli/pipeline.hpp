@@ -35,7 +35,8 @@ struct RunRequest {
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
     bool trace_data = false; ///< the trace carries the bytes every command wrote
     bool progress = false;   ///< print a progress line (on a terminal)
-    std::optional<DdrTraceRequest> ddr_trace; ///< every DDR request of the run, exported as a trace
+    /// Every DDR request of the run, exported as a trace (`--ddr-trace`).
+    std::optional<DdrTraceRequest> ddr_trace;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
@@ -56,7 +57,8 @@ struct RunReport {
     std::size_t steps = 0, prefill_steps = 0;
     fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
     double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
-    std::string ddr_trace; ///< what the exported DDR trace holds (ddr_trace_text), when one was written
+    /// What the exported DDR trace holds (ddr_trace_text), when one was written.
+    std::string ddr_trace;
 
     /// The summary a person reads.
     std::string text() const;

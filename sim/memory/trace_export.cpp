@@ -57,13 +57,13 @@ void TraceExporter::observe(const MemRequest& request) {
     // One channel: its parts of the request, at local addresses (consecutive granules of one
     // channel are consecutive there, so a part is one local range; split pieces stay in it).
     if (request.length == 0) return;
-    interleave_.for_each_piece(request.address, request.length,
-                               [&](std::uint32_t channel, std::uint64_t local, std::uint64_t, std::uint64_t n) {
-                                   if (channel != *spec_.channel) return;
-                                   split_request({local, static_cast<std::uint32_t>(n), request.direction,
-                                                  request.time_ps},
-                                                 size, [&](const MemRequest& piece) { emit(piece); });
-                               });
+    interleave_.for_each_piece(
+        request.address, request.length,
+        [&](std::uint32_t channel, std::uint64_t local, std::uint64_t, std::uint64_t n) {
+            if (channel != *spec_.channel) return;
+            split_request({local, static_cast<std::uint32_t>(n), request.direction, request.time_ps}, size,
+                          [&](const MemRequest& piece) { emit(piece); });
+        });
 }
 
 std::string describe_address_bits(const card::DdrConfig& ddr, bool card_addresses) {

@@ -25,13 +25,15 @@ struct ExportSpec {
 /// Calls f(piece) for each piece of `request` split at the multiples of `size` bytes (the first
 /// and last piece may be shorter when the request is not aligned): the pieces cover the request's
 /// bytes exactly once, in address order, with its direction and time. `size` >= 1.
-template <class F> void split_request(const MemRequest& request, std::uint32_t size, F&& f) {
+template <class F>
+void split_request(const MemRequest& request, std::uint32_t size, F&& f) {
     std::uint64_t address = request.address;
     const std::uint64_t end = request.address + request.length;
     while (address < end) {
         const std::uint64_t next = (address / size + 1) * size;
         const std::uint64_t stop = next < end ? next : end;
-        f(MemRequest{address, static_cast<std::uint32_t>(stop - address), request.direction, request.time_ps});
+        f(MemRequest{address, static_cast<std::uint32_t>(stop - address), request.direction,
+                     request.time_ps});
         address = stop;
     }
 }
@@ -41,7 +43,8 @@ template <class F> void split_request(const MemRequest& request, std::uint32_t s
 /// disk). With a channel chosen, each request's part on that channel is written at its
 /// channel-local addresses (the interleave's `locate`) and the other channels' parts are left
 /// out. DRAMSim3's requests have no length: there a shorter piece is written as the aligned
-/// request that holds it. It counts what it wrote and keeps the first arrival, so a caller can say what the file holds.
+/// request that holds it. It counts what it wrote and keeps the first arrival, so a caller can say what the
+/// file holds.
 class TraceExporter final : public RequestObserver {
 public:
     /// `context` gives the formats' clocks (its request_bytes is replaced by the spec's).

@@ -34,7 +34,8 @@ std::uint64_t number(const std::smatch& m, std::size_t i) {
 
 /// What `cardsim run --ddr-trace` printed of the exported channels.
 DdrFigures run_figures(const std::string& out) {
-    static const std::regex re(R"(DDR time (\d+) memory cycles .*row hits (\d+) misses (\d+) conflicts (\d+))");
+    static const std::regex re(
+        R"(DDR time (\d+) memory cycles .*row hits (\d+) misses (\d+) conflicts (\d+))");
     std::smatch m;
     REQUIRE(std::regex_search(out, m, re));
     return {number(m, 1), number(m, 2), number(m, 3), number(m, 4)};
@@ -43,7 +44,8 @@ DdrFigures run_figures(const std::string& out) {
 /// What `cardsim ddr replay` printed: its simulated time and its row buffer line.
 DdrFigures replay_figures(const std::string& out) {
     static const std::regex time(R"(simulated time .*\((\d+) memory cycles at)");
-    static const std::regex rows(R"(row buffer +(\d+) hits \([^)]*\), (\d+) misses \([^)]*\), (\d+) conflicts)");
+    static const std::regex rows(
+        R"(row buffer +(\d+) hits \([^)]*\), (\d+) misses \([^)]*\), (\d+) conflicts)");
     std::smatch t, r;
     REQUIRE(std::regex_search(out, t, time));
     REQUIRE(std::regex_search(out, r, rows));
@@ -75,10 +77,10 @@ TEST_CASE("an exported decode step replays to the card run's DDR time and row ou
     for (const char* format : {"cardsim", "dramsim3", "dramsys"}) {
         for (const char* channel : {"all", "1"}) {
             const auto trace = (d / fmt::format("{}-{}.trace", format, channel)).string();
-            const auto ran = run_cardsim(fmt::format(
-                "run {} --prompt 1 --tokens 1 --timing-only --ddr-trace {} --ddr-trace-format {} "
-                "--ddr-trace-channel {}",
-                prog, trace, format, channel));
+            const auto ran = run_cardsim(
+                fmt::format("run {} --prompt 1 --tokens 1 --timing-only --ddr-trace {} --ddr-trace-format {} "
+                            "--ddr-trace-channel {}",
+                            prog, trace, format, channel));
             INFO(ran.out);
             REQUIRE(ran.code == 0);
             const DdrFigures card = run_figures(ran.out);
@@ -100,18 +102,20 @@ TEST_CASE("ddr replay converts a trace between the formats both ways", "[ddr][cl
     const ScratchDir d("ddr-trace-convert");
     const auto prog = compiled_program(d);
     const auto original = (d / "run.cardsim").string();
-    REQUIRE(run_cardsim("run " + prog + " --prompt 1 --tokens 1 --timing-only --ddr-trace " + original).code ==
-            0);
+    REQUIRE(
+        run_cardsim("run " + prog + " --prompt 1 --tokens 1 --timing-only --ddr-trace " + original).code ==
+        0);
     // cardsim -> dramsys -> cardsim gives the original file back, byte for byte: both formats carry
     // lengths and exact memory-clock times.
     const auto stl = (d / "run.stl").string();
     const auto back = (d / "back.cardsim").string();
-    auto to_stl = run_cardsim(fmt::format(
-        "ddr replay {} --pace timed --outstanding 0 --ddr-trace {} --ddr-trace-format dramsys", original, stl));
+    auto to_stl = run_cardsim(
+        fmt::format("ddr replay {} --pace timed --outstanding 0 --ddr-trace {} --ddr-trace-format dramsys",
+                    original, stl));
     INFO(to_stl.out);
     REQUIRE(to_stl.code == 0);
-    auto to_cardsim = run_cardsim(fmt::format(
-        "ddr replay {} --format dramsys --pace timed --outstanding 0 --ddr-trace {}", stl, back));
+    auto to_cardsim = run_cardsim(
+        fmt::format("ddr replay {} --format dramsys --pace timed --outstanding 0 --ddr-trace {}", stl, back));
     INFO(to_cardsim.out);
     REQUIRE(to_cardsim.code == 0);
     CHECK(slurp(back) == slurp(original));
@@ -136,7 +140,8 @@ TEST_CASE("bad ddr trace options are refused naming the option", "[ddr][cli]") {
     REQUIRE(run_cardsim("ddr gen sequential --count 100 -o " + trace).code == 0);
     const auto base = "ddr replay " + trace + " --ddr-trace " + (d / "out").string();
     const std::array<std::pair<std::string, std::string>, 4> cases{{
-        {" --ddr-trace-format ramulator", "--ddr-trace-format ramulator: expected cardsim, dramsim3 or dramsys"},
+        {" --ddr-trace-format ramulator",
+         "--ddr-trace-format ramulator: expected cardsim, dramsim3 or dramsys"},
         {" --ddr-trace-channel 4", "--ddr-trace-channel 4: expected all or a channel 0 to 3"},
         {" --ddr-trace-channel one", "--ddr-trace-channel one: expected all or a channel 0 to 3"},
         {" --ddr-trace-bytes 0", "--ddr-trace-bytes 0: expected at least 1 byte"},

@@ -53,8 +53,8 @@ std::vector<mem::MemRequest> random_requests(std::uint64_t seed, std::size_t cou
     for (std::size_t i = 0; i < count; ++i) {
         at += rng() % 5000;
         const auto length = static_cast<std::uint32_t>(1 + rng() % (i % 7 == 0 ? 20000 : 300));
-        out.push_back({at, length, rng() % 3 ? mem::Direction::Read : mem::Direction::Write,
-                       (rng() % 100000) * 833});
+        out.push_back(
+            {at, length, rng() % 3 ? mem::Direction::Read : mem::Direction::Write, (rng() % 100000) * 833});
         at += length;
     }
     return out;
@@ -164,7 +164,8 @@ TEST_CASE("the address bits of an exported trace are where the card's interleave
     // The default card: 64 B bursts, bank groups above them, 1 KiB interleave over 4 channels.
     CHECK(mem::describe_address_bits(ddr, true) ==
           "row 19-34, bank 17-18, column 12-16, channel 10-11, column 8-9, bankgroup 6-7, byte 0-5");
-    CHECK(mem::describe_address_bits(ddr, false) == "row 17-32, bank 15-16, column 8-14, bankgroup 6-7, byte 0-5");
+    CHECK(mem::describe_address_bits(ddr, false) ==
+          "row 17-32, bank 15-16, column 8-14, bankgroup 6-7, byte 0-5");
     // What the description says agrees with the interleave: channel bits 10-11.
     const mem::ChannelInterleave interleave(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes());
     for (std::uint64_t a : {0x0ull, 0x400ull, 0x800ull, 0xc00ull, 0x123456c40ull})
@@ -215,7 +216,9 @@ TEST_CASE("the DDR trace of a 0.8B decode step streams to disk as it is written"
     DiskWatch watch(exporter);
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
-    plan.inputs = [](std::size_t, const sim::StepOutputs*) { return sim::StepInputs{{1}, {0}, {}, {}, {}, {}}; };
+    plan.inputs = [](std::size_t, const sim::StepOutputs*) {
+        return sim::StepInputs{{1}, {0}, {}, {}, {}, {}};
+    };
     plan.ddr_observer = &watch;
     const auto r = sim::simulate(config, compiled, plan);
     REQUIRE_FALSE(r.fault);
@@ -224,11 +227,11 @@ TEST_CASE("the DDR trace of a 0.8B decode step streams to disk as it is written"
     std::uint64_t moved = 0;
     for (const auto& c : r.channels)
         moved += c.read_bytes + c.write_bytes;
-    std::printf("0.8B decode step: %llu card requests, %llu trace requests of 64 B, %.1f MB of trace; at most "
-                "%.2f MB not yet on disk\n",
-                static_cast<unsigned long long>(watch.requests),
-                static_cast<unsigned long long>(exporter.requests()), double(size) / 1e6,
-                double(watch.max_unwritten) / 1e6);
+    std::printf(
+        "0.8B decode step: %llu card requests, %llu trace requests of 64 B, %.1f MB of trace; at most "
+        "%.2f MB not yet on disk\n",
+        static_cast<unsigned long long>(watch.requests), static_cast<unsigned long long>(exporter.requests()),
+        double(size) / 1e6, double(watch.max_unwritten) / 1e6);
     CHECK(exporter.bytes() == moved); // every byte the card moved is in the trace
     CHECK(exporter.requests() >= moved / 64);
     CHECK(size > 100'000'000);
