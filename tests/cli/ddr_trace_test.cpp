@@ -86,6 +86,7 @@ TEST_CASE("an exported decode step replays to the card run's DDR time and row ou
             const DdrFigures card = run_figures(ran.out);
             CHECK(card.hits > 1000);
             CHECK(card.misses > 0);
+            CHECK(card.conflicts > 0);
             CHECK_FALSE(std::filesystem::exists(trace + ".partial"));
             const bool one = std::string(channel) != "all";
             const auto replayed =
@@ -94,6 +95,12 @@ TEST_CASE("an exported decode step replays to the card run's DDR time and row ou
             INFO(replayed.out);
             REQUIRE(replayed.code == 0);
             CHECK(replay_figures(replayed.out) == card);
+            // As the card's units hand requests over (blocking transport), the same.
+            const auto blocking = run_cardsim(
+                fmt::format("ddr replay {} --format {} --pace timed --outstanding 0 --blocking {}", trace,
+                            format, one ? "--channels 1" : ""));
+            REQUIRE(blocking.code == 0);
+            CHECK(replay_figures(blocking.out) == card);
         }
     }
 }
