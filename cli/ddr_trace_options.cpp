@@ -28,7 +28,12 @@ po::options_description ddr_trace_options() {
 }
 
 std::optional<DdrTraceRequest> ddr_trace_request(const po::variables_map& vm, const card::CardConfig& card) {
-    if (!vm.count("ddr-trace")) return std::nullopt;
+    if (!vm.count("ddr-trace")) {
+        for (const char* o : {"ddr-trace-format", "ddr-trace-channel", "ddr-trace-bytes"})
+            if (vm.count(o) && !vm[o].defaulted())
+                throw Error(fmt::format("--{} without --ddr-trace FILE: say where the trace goes", o));
+        return std::nullopt;
+    }
     DdrTraceRequest r;
     r.path = vm["ddr-trace"].as<std::string>();
     const std::string format = vm["ddr-trace-format"].as<std::string>();

@@ -159,6 +159,9 @@ TEST_CASE("bad ddr trace options are refused naming the option", "[ddr][cli]") {
         CHECK(r.code == 2);
         CHECK_THAT(r.out, Catch::Contains(message));
     }
+    const auto alone = run_cardsim("ddr replay " + trace + " --ddr-trace-channel 1");
+    CHECK(alone.code == 2);
+    CHECK_THAT(alone.out, Catch::Contains("--ddr-trace-channel without --ddr-trace FILE"));
     const auto onto = run_cardsim("ddr replay " + trace + " --ddr-trace " + trace);
     CHECK(onto.code == 2);
     CHECK_THAT(onto.out, Catch::Contains("the trace being replayed"));
