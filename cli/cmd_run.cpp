@@ -63,6 +63,8 @@ int run(std::span<const std::string> args) {
         "report", po::value<std::string>(), "write the run's report page here (one self-contained HTML file)")(
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
+        "shapes-only", po::bool_switch(),
+        "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
     auto vm =
@@ -96,6 +98,7 @@ int run(std::span<const std::string> args) {
     if (vm.count("prompt")) req.prompt = parse_ids(vm["prompt"].as<std::string>());
     req.mode = vm["timing-only"].as<bool>() ? sim::Mode::TimingOnly : sim::Mode::Full;
     req.reference = !vm["no-reference"].as<bool>();
+    req.shapes_only = vm["shapes-only"].as<bool>();
     if (vm.count("trace")) req.trace = vm["trace"].as<std::string>();
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();
     if (vm.count("vcd")) req.vcd = vm["vcd"].as<std::string>();

@@ -128,9 +128,14 @@ RunReport run_model(const RunRequest& req) {
     std::optional<models::Model> model;
     std::optional<models::BuiltGraph> built;
     if (req.model_dir) {
-        model = models::load_model(*req.model_dir);
+        model = models::load_model(*req.model_dir, req.shapes_only);
         built = models::build_graph(*model);
         rep.model = models::describe(model->spec);
+        if (model->checkpoint.shapes_only() && req.mode == sim::Mode::Full)
+            throw Error(fmt::format("{}: the checkpoint has shapes only ({}), no weights to compute with: a "
+                                    "full run needs its safetensors; run it with --timing-only",
+                                    req.model_dir->string(),
+                                    req.shapes_only ? "--shapes-only" : "config.json without safetensors"));
     }
     program::Loaded compiled;
     std::size_t steps = 0;
@@ -144,6 +149,11 @@ RunReport run_model(const RunRequest& req) {
                                     "--max-positions to cardsim compile",
                                     req.program->string()));
         compiled = read_program(*req.program, req.config);
+        auto* weights = compiled.program.region(program::Region::Weights);
+        if (req.mode == sim::Mode::Full && weights && weights->size > 0 && compiled.image.chunks.empty())
+            throw Error(fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): a full "
+                                    "run computes on them; run it with --timing-only",
+                                    req.program->string()));
         if (model) check_compiled_from(compiled, *req.program, *req.model_dir, *model, built->graph);
         rep.program = req.program;
         if (!compiled.program.host.model.empty()) rep.model = compiled.program.host.model;
@@ -216,6 +226,7 @@ RunReport run_model(const RunRequest& req) {
         if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
         o.model = rep.model;
         o.checkpoint_digest = models::checkpoint_digest(model->checkpoint);
+        o.shapes_only = model->checkpoint.shapes_only();
         compiled = lower::lower(g, model->checkpoint, lower::target_of(req.config), o);
     }
     for (auto& p : compiled.io.probes)

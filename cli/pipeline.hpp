@@ -29,6 +29,9 @@ struct RunRequest {
     /// Compiling here: `all` or layer indices whose outputs are read back and checked each step.
     std::optional<std::string> check_layers;
     sim::Mode mode = sim::Mode::Full;
+    /// Read the checkpoint's config.json alone (weights placed by shape; timing-only runs). A
+    /// checkpoint without safetensors is shapes-only anyway.
+    bool shapes_only = false;
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
