@@ -23,8 +23,9 @@ int run(std::span<const std::string> args) {
         "seqs", po::value<std::size_t>()->default_value(1), "sequences the caches are kept for")(
         "shapes-only", po::bool_switch(), "read config.json alone, never the safetensors");
     const char* const positional[] = {"model"};
-    auto vm = parse("check", "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only]",
-                    args, opts, positional);
+    auto vm =
+        parse("check", "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only]",
+              args, opts, positional);
     auto config = load_card(vm, knob_overrides(vm));
     auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
     auto built = models::build_graph(model);

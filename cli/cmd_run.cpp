@@ -60,18 +60,19 @@ int run(std::span<const std::string> args) {
         "perfetto", po::value<std::string>(), "write a Perfetto / Chrome trace JSON here")(
         "vcd", po::value<std::string>(), "write a VCD of unit busy signals and DDR channel activity here")(
         "csv", po::value<std::string>(), "write the per-command table here")(
-        "report", po::value<std::string>(), "write the run's report page here (one self-contained HTML file)")(
+        "report", po::value<std::string>(),
+        "write the run's report page here (one self-contained HTML file)")(
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
         "shapes-only", po::bool_switch(),
         "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
-    auto vm =
-        parse("run",
-              "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
-              "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report F.html] [--timing-only]",
-              args, opts, positional);
+    auto vm = parse("run",
+                    "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
+                    "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report "
+                    "F.html] [--timing-only]",
+                    args, opts, positional);
     auto knobs = knob_overrides(vm);
     RunRequest req;
     req.config = load_card(vm, knobs);

@@ -151,9 +151,10 @@ RunReport run_model(const RunRequest& req) {
         compiled = read_program(*req.program, req.config);
         auto* weights = compiled.program.region(program::Region::Weights);
         if (req.mode == sim::Mode::Full && weights && weights->size > 0 && compiled.image.chunks.empty())
-            throw Error(fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): a full "
-                                    "run computes on them; run it with --timing-only",
-                                    req.program->string()));
+            throw Error(
+                fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): a full "
+                            "run computes on them; run it with --timing-only",
+                            req.program->string()));
         if (model) check_compiled_from(compiled, *req.program, *req.model_dir, *model, built->graph);
         rep.program = req.program;
         if (!compiled.program.host.model.empty()) rep.model = compiled.program.host.model;

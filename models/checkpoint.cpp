@@ -41,12 +41,14 @@ bool Checkpoint::has_weights(const std::filesystem::path& dir) {
 
 void Checkpoint::declare(std::vector<TensorInfo> tensors) {
     if (!shapes_only_)
-        throw Error(fmt::format("{}: a checkpoint with weights takes its tensors from its files", dir_.string()));
+        throw Error(
+            fmt::format("{}: a checkpoint with weights takes its tensors from its files", dir_.string()));
     declared_ = std::move(tensors);
     entries_.clear();
     for (std::size_t i = 0; i < declared_.size(); ++i)
         entries_.push_back(Entry{npos, i});
-    std::sort(entries_.begin(), entries_.end(), [&](auto& a, auto& b) { return entry_name(a) < entry_name(b); });
+    std::sort(entries_.begin(), entries_.end(),
+              [&](auto& a, auto& b) { return entry_name(a) < entry_name(b); });
     for (std::size_t i = 1; i < entries_.size(); ++i)
         if (entry_name(entries_[i]) == entry_name(entries_[i - 1]))
             throw Error(fmt::format("{}: tensor `{}` declared twice", config_path_, entry_name(entries_[i])));

@@ -13,20 +13,22 @@ std::string gib(std::uint64_t bytes) {
 
 std::string Capacity::refusal() const {
     if (fits()) return {};
-    const std::string card = fmt::format("the card's {} channel{} hold {}", channels, channels == 1 ? "" : "s",
-                                         gib(ddr_bytes));
-    if (weights > ddr_bytes) return fmt::format("the weights need {} at {}; {}", gib(weights), weight_format, card);
+    const std::string card =
+        fmt::format("the card's {} channel{} hold {}", channels, channels == 1 ? "" : "s", gib(ddr_bytes));
+    if (weights > ddr_bytes)
+        return fmt::format("the weights need {} at {}; {}", gib(weights), weight_format, card);
     return fmt::format("the weights need {} at {}, the caches {} and the states {} for {} position{} of {} "
                        "sequence{}, the io and program {}: {} in all; {}",
-                       gib(weights), weight_format, gib(caches), gib(state), positions, positions == 1 ? "" : "s",
-                       seqs, seqs == 1 ? "" : "s", gib(io + program), gib(total()), card);
+                       gib(weights), weight_format, gib(caches), gib(state), positions,
+                       positions == 1 ? "" : "s", seqs, seqs == 1 ? "" : "s", gib(io + program), gib(total()),
+                       card);
 }
 
 std::string Capacity::text() const {
     auto pct = [&](std::uint64_t b) { return ddr_bytes ? 100.0 * double(b) / double(ddr_bytes) : 0.0; };
-    std::string o = fmt::format("capacity: {} of the card's {} ({} channel{} of {}): {:.1f} %, {}\n", gib(total()),
-                                gib(ddr_bytes), channels, channels == 1 ? "" : "s", gib(channel_bytes),
-                                pct(total()), fits() ? "fits" : "does not fit");
+    std::string o = fmt::format("capacity: {} of the card's {} ({} channel{} of {}): {:.1f} %, {}\n",
+                                gib(total()), gib(ddr_bytes), channels, channels == 1 ? "" : "s",
+                                gib(channel_bytes), pct(total()), fits() ? "fits" : "does not fit");
     o += fmt::format("  weights ({}): {} ({:.1f} %)\n", weight_format, gib(weights), pct(weights));
     o += fmt::format("  caches ({} positions x {} sequence{}): {} ({:.1f} %)\n", positions, seqs,
                      seqs == 1 ? "" : "s", gib(caches), pct(caches));

@@ -159,7 +159,7 @@ private:
         std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
         Place p{Region::Weights, at, bytes};
         weights_end_ = at + bytes;
-        if (o_.shapes_only) return p; // placed by its shape and format: never read nor packed
+        if (o_.shapes_only) return p;               // placed by its shape and format: never read nor packed
         out_.image.chunks.push_back(Chunk{at, {}}); // the region's base is 0
         jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(make)});
         return p;
