@@ -13,8 +13,8 @@ std::string gib(std::uint64_t bytes) {
 
 std::string Capacity::refusal() const {
     if (fits()) return {};
-    const std::string card =
-        fmt::format("the card's {} channel{} hold {}", channels, channels == 1 ? "" : "s", gib(ddr_bytes));
+    const std::string card = fmt::format("the card's {} {} {}", channels,
+                                         channels == 1 ? "channel holds" : "channels hold", gib(ddr_bytes));
     if (weights > ddr_bytes)
         return fmt::format("the weights need {} at {}; {}", gib(weights), weight_format, card);
     return fmt::format("the weights need {} at {}, the caches {} and the states {} for {} position{} of {} "
