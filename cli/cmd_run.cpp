@@ -64,6 +64,10 @@ int run(std::span<const std::string> args) {
         "write the run's report page here (one self-contained HTML file)")(
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
+        "prompt-len", po::value<std::size_t>(),
+        "time a prompt of N tokens (timing-only): prefill in chunks, then --tokens decode steps after it")(
+        "chunk", po::value<std::size_t>()->default_value(16),
+        "with --prompt-len: tokens a prefill step takes")(
         "shapes-only", po::bool_switch(),
         "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
@@ -100,6 +104,8 @@ int run(std::span<const std::string> args) {
     req.mode = vm["timing-only"].as<bool>() ? sim::Mode::TimingOnly : sim::Mode::Full;
     req.reference = !vm["no-reference"].as<bool>();
     req.shapes_only = vm["shapes-only"].as<bool>();
+    if (vm.count("prompt-len")) req.prompt_len = vm["prompt-len"].as<std::size_t>();
+    req.chunk = vm["chunk"].as<std::size_t>();
     if (vm.count("trace")) req.trace = vm["trace"].as<std::string>();
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();
     if (vm.count("vcd")) req.vcd = vm["vcd"].as<std::string>();

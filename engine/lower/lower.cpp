@@ -242,10 +242,10 @@ private:
     }
 
     void need_decode_rows(std::size_t i) const {
-        if (o_.bucket.tokens != o_.bucket.seqs)
+        if (o_.bucket.seqs == 0 || o_.bucket.tokens % o_.bucket.seqs != 0)
             throw Error(
-                fmt::format("op {} ({}) reads a cache or state: a decode step needs as many tokens as "
-                            "sequences, the bucket has {} tokens and {} sequences",
+                fmt::format("op {} ({}) reads a cache or state: a step takes the same number of tokens of "
+                            "every sequence, and the bucket has {} tokens for {} sequences",
                             i, kind(g_.ops[i]), o_.bucket.tokens, o_.bucket.seqs));
     }
 
