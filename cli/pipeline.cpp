@@ -386,7 +386,10 @@ std::string RunReport::text() const {
             s += fmt::format("{}{}", s.empty() ? "" : " ", t);
         return s;
     };
-    o += fmt::format("prompt: {}\n", ids(prompt));
+    if (prefill)
+        o += fmt::format("prompt: {} tokens (--prompt-len: timed without ids)\n", prefill->tokens);
+    else
+        o += fmt::format("prompt: {}\n", ids(prompt));
     if (!generated.empty()) o += fmt::format("generated: {}\n", ids(generated));
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     double secs = run.seconds;
@@ -403,7 +406,8 @@ std::string RunReport::text() const {
             "ms; {}\n",
             prefill->tokens, prefill->steps, prefill->seconds * 1e3, prefill->tokens_per_second(),
             prefill->seconds * 1e3, prefill->bound_text());
-        o += fmt::format("decode after it: {:.3f} ms a token ({:.1f} tokens/s); {}\n",
+        o += fmt::format("decode after it: {} tokens in {:.3f} ms, {:.3f} ms a token ({:.1f} tokens/s); {}\n",
+                         decode->tokens, decode->seconds * 1e3,
                          decode->seconds * 1e3 / double(std::max<std::size_t>(decode->tokens, 1)),
                          decode->tokens_per_second(), decode->bound_text());
     }
