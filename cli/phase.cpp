@@ -1,7 +1,5 @@
 #include "cli/phase.hpp"
 
-#include "engine/error.hpp"
-
 #include <fmt/core.h>
 
 #include <array>
@@ -42,25 +40,17 @@ Phase parse_phase(const std::string& text) {
     return p;
 }
 
-Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t first, std::size_t last,
-               std::size_t tokens) {
+Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens) {
     Phase p;
-    if (run.step_end.size() <= last || first > last)
-        throw Error(
-            fmt::format("a phase of steps {} to {} in a run of {} steps", first, last, run.step_end.size()));
     p.tokens = tokens;
-    p.steps = last - first + 1;
-    p.cycles = run.step_end[last] - (first ? run.step_end[first - 1] : 0);
-    p.seconds = run.cycles ? run.seconds * double(p.cycles) / double(run.cycles) : 0.0;
+    p.steps = run.step_end.size();
+    p.cycles = run.cycles;
+    p.seconds = run.seconds;
+    for (auto& ch : run.channels)
+        p.ddr_bytes += ch.read_bytes + ch.write_bytes;
     std::array<std::uint64_t, card::unit_kind_count> compute{};
-    for (auto& r : run.records) {
-        if (r.step < first || r.step > last) continue;
-        for (auto b : r.channel_read)
-            p.ddr_bytes += b;
-        for (auto b : r.channel_written)
-            p.ddr_bytes += b;
+    for (auto& r : run.records)
         compute[static_cast<std::size_t>(r.unit)] += r.compute_cycles;
-    }
     p.roofline_seconds =
         double(p.ddr_bytes) / (config.ddr.channels * config.ddr.channel_peak_bytes_per_second());
     const double cycle = 1e-6 / config.clock.kernel_mhz;

@@ -11,7 +11,7 @@
 
 namespace cardsim::cli {
 
-/// The figures of steps `first .. last` of a run, and what bounds them.
+/// The figures of a run that is one phase, and what bounds them.
 struct Phase {
     std::size_t tokens = 0;      ///< tokens the phase processed (a prefill's prompt, decode's generated)
     std::size_t steps = 0;       ///< card steps it took
@@ -31,9 +31,8 @@ struct Phase {
     std::string encode() const;
 };
 
-/// The phase of steps `first` to `last` (inclusive) of `run`, over `tokens` tokens.
-Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t first, std::size_t last,
-               std::size_t tokens);
+/// `run` as a phase over `tokens` tokens.
+Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens);
 
 /// The phase `Phase::encode` wrote.
 Phase parse_phase(const std::string& text);

@@ -147,7 +147,7 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
         };
         auto run = sim::simulate(req.config, compiled, plan);
         if (run.fault) throw Error("the prefill stopped on a bus error: " + *run.fault);
-        return phase_of(run, req.config, 0, chunks - 1, *req.prompt_len).encode();
+        return phase_of(run, req.config, *req.prompt_len).encode();
     }));
 }
 
@@ -324,7 +324,7 @@ RunReport run_model(const RunRequest& req) {
     rep.run = sim::simulate(req.config, compiled, plan);
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     if (req.prompt_len && !rep.run.step_end.empty())
-        rep.decode = phase_of(rep.run, req.config, 0, rep.run.step_end.size() - 1, rep.run.step_end.size());
+        rep.decode = phase_of(rep.run, req.config, rep.run.step_end.size());
     if (decoder && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
         tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
         rep.generated.assign(tokens.begin() + std::ptrdiff_t(rep.prompt.size()), tokens.end());
@@ -496,6 +496,8 @@ std::string RunReport::machine() const {
     if (prefill && decode) {
         kv("prompt_len", prefill->tokens);
         kv("prefill_steps", prefill->steps);
+        kv("prefill_cycles", prefill->cycles);
+        kv("prefill_ddr_bytes", prefill->ddr_bytes);
         kv("prefill_seconds", prefill->seconds);
         kv("prefill_tokens_per_second", prefill->tokens_per_second());
         kv("ttft_seconds", prefill->seconds);

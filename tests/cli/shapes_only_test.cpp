@@ -170,3 +170,38 @@ TEST_CASE("the capacity refusal fires at the computed boundary: one channel too 
     CHECK(contains(c.out, "does not fit"));
     CHECK(run_cardsim("check " + m.string() + " --set ddr.channels=2").code == 0);
 }
+
+TEST_CASE("a prompt prefilled a token a chunk takes the cycles of the same prompt run token by token") {
+    ScratchDir dir("shapes-prefill");
+    auto m = (dir / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size small --shapes-only -o " + m).code == 0);
+    // Four prompt steps of one token (positions 0..3), then nothing more: the run's whole time.
+    auto by_token =
+        run_cardsim("run " + m + " --timing-only --prompt 1,2,3,4 --tokens 1 --max-positions 8 --machine");
+    auto chunk1 = run_cardsim(
+        "run " + m + " --timing-only --prompt-len 4 --chunk 1 --tokens 1 --max-positions 8 --machine");
+    auto chunk4 = run_cardsim(
+        "run " + m + " --timing-only --prompt-len 4 --chunk 4 --tokens 1 --max-positions 8 --machine");
+    REQUIRE(by_token.code == 0);
+    REQUIRE(chunk1.code == 0);
+    REQUIRE(chunk4.code == 0);
+    CHECK(field(chunk1.out, "prefill_cycles") == field(by_token.out, "cycles"));
+    CHECK(field(chunk1.out, "prefill_ddr_bytes") == field(by_token.out, "ddr_bytes"));
+    CHECK(field(chunk1.out, "prefill_steps") == "4");
+    CHECK(field(chunk4.out, "prefill_steps") == "1");
+    // One chunk of four streams the weights once instead of four times.
+    CHECK(std::stod(field(chunk4.out, "prefill_ddr_bytes")) <
+          std::stod(field(chunk1.out, "prefill_ddr_bytes")) / 2);
+    // Time to first token is the prefill; its tokens/s the prompt over it; no phase beats its roofline.
+    for (auto* r : {&chunk1, &chunk4}) {
+        const double ttft = std::stod(field(r->out, "ttft_seconds"));
+        CHECK(ttft == std::stod(field(r->out, "prefill_seconds")));
+        CHECK(std::stod(field(r->out, "prefill_tokens_per_second")) == Approx(4 / ttft));
+        CHECK(std::stod(field(r->out, "prefill_roofline_fraction")) <= 1.0);
+        CHECK(std::stod(field(r->out, "decode_roofline_fraction")) <= 1.0);
+    }
+    // A full run cannot time a prompt it has no ids for.
+    auto full = run_cardsim("run " + m + " --prompt-len 4");
+    CHECK(full.code == 2);
+    CHECK(contains(full.out, "--timing-only"));
+}
