@@ -132,7 +132,12 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
     return parse_phase(in_child([&] {
         lower::Options o = decode_options;
         o.bucket = graph::Bucket{req.chunk, 1, 0};
-        auto compiled = lower::lower(g, weights, lower::target_of(req.config), o);
+        lower::Compiled compiled;
+        try {
+            compiled = lower::lower(g, weights, lower::target_of(req.config), o);
+        } catch (const Error& e) {
+            throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
+        }
         sim::RunPlan plan;
         plan.steps = chunks;
         plan.mode = sim::Mode::TimingOnly;
