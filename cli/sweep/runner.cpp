@@ -132,6 +132,7 @@ std::string settings_text(const SweepSpec& spec) {
     for (auto id : spec.prompt)
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
     t += fmt::format("prompt={}\n", ids);
+    if (spec.prompt_len) t += fmt::format("prompt_len={} chunk={}\n", *spec.prompt_len, spec.chunk);
     t += fmt::format("mode={}\n", spec.full ? "full" : "timing-only");
     return t;
 }
@@ -277,6 +278,9 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
         for (auto& s : sets)
             argv.insert(argv.end(), {"--set", s.path + "=" + s.value});
+        if (spec.prompt_len)
+            argv.insert(argv.end(), {"--prompt-len", std::to_string(*spec.prompt_len), "--chunk",
+                                     std::to_string(spec.chunk)});
         if (!spec.prompt.empty()) {
             std::string ids;
             for (auto t : spec.prompt)

@@ -302,7 +302,9 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
                                 e.source().begin.column, e.description()));
     }
     SpecReader r(file);
-    r.only(root, "", {"name", "config", "model", "models", "tokens", "prompt", "full", "skip_if", "axes"});
+    r.only(root, "",
+           {"name", "config", "model", "models", "tokens", "prompt", "prompt_len", "chunk", "full", "skip_if",
+            "axes"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -341,6 +343,18 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             r.fail(*n, "prompt", SpecReader::type_of(*n) + "; expected a non-empty array of token ids");
         for (auto& v : *arr)
             spec.prompt.push_back(std::uint32_t(r.integer(v, "prompt", 0, 0xffffffffLL)));
+    }
+    if (auto n = root.get("prompt_len")) {
+        spec.prompt_len = std::size_t(r.integer(*n, "prompt_len", 1, 1000000));
+        if (spec.full)
+            r.fail(*n, "prompt_len",
+                   "times a prompt without ids: it needs timing-only points (full = false)");
+        if (!spec.prompt.empty())
+            r.fail(*n, "prompt_len", "given together with `prompt`; expected one of the two");
+    }
+    if (auto n = root.get("chunk")) {
+        if (!spec.prompt_len) r.fail(*n, "chunk", "without `prompt_len`; it is the prefill's tokens a step");
+        spec.chunk = std::size_t(r.integer(*n, "chunk", 1, 4096));
     }
     auto model = root.get("model"), models = root.get("models");
     if (model && models) r.fail(*models, "models", "given together with `model`; expected one of the two");
