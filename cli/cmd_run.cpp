@@ -61,16 +61,23 @@ int run(std::span<const std::string> args) {
         "perfetto", po::value<std::string>(), "write a Perfetto / Chrome trace JSON here")(
         "vcd", po::value<std::string>(), "write a VCD of unit busy signals and DDR channel activity here")(
         "csv", po::value<std::string>(), "write the per-command table here")(
-        "report", po::value<std::string>(), "write the run's report page here (one self-contained HTML file)")(
+        "report", po::value<std::string>(),
+        "write the run's report page here (one self-contained HTML file)")(
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
+        "prompt-len", po::value<std::size_t>(),
+        "time a prompt of N tokens (timing-only): prefill in chunks, then --tokens decode steps after it")(
+        "chunk", po::value<std::size_t>()->default_value(16),
+        "with --prompt-len: tokens a prefill step takes")(
+        "shapes-only", po::bool_switch(),
+        "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
-    auto vm =
-        parse("run",
-              "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
-              "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report F.html] [--timing-only]",
-              args, opts, positional);
+    auto vm = parse("run",
+                    "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
+                    "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report "
+                    "F.html] [--timing-only]",
+                    args, opts, positional);
     auto knobs = knob_overrides(vm);
     RunRequest req;
     req.config = load_card(vm, knobs);
@@ -97,6 +104,9 @@ int run(std::span<const std::string> args) {
     if (vm.count("prompt")) req.prompt = parse_ids(vm["prompt"].as<std::string>());
     req.mode = vm["timing-only"].as<bool>() ? sim::Mode::TimingOnly : sim::Mode::Full;
     req.reference = !vm["no-reference"].as<bool>();
+    req.shapes_only = vm["shapes-only"].as<bool>();
+    if (vm.count("prompt-len")) req.prompt_len = vm["prompt-len"].as<std::size_t>();
+    req.chunk = vm["chunk"].as<std::size_t>();
     if (vm.count("trace")) req.trace = vm["trace"].as<std::string>();
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();
     if (vm.count("vcd")) req.vcd = vm["vcd"].as<std::string>();

@@ -4,6 +4,7 @@
 // measured against the f64 reference, with its trace and exports.
 
 #include "cli/ddr_trace_options.hpp"
+#include "cli/phase.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/verify/verify.hpp"
@@ -30,6 +31,14 @@ struct RunRequest {
     /// Compiling here: `all` or layer indices whose outputs are read back and checked each step.
     std::optional<std::string> check_layers;
     sim::Mode mode = sim::Mode::Full;
+    /// Read the checkpoint's config.json alone (weights placed by shape; timing-only runs). A
+    /// checkpoint without safetensors is shapes-only anyway.
+    bool shapes_only = false;
+    /// Timing-only: a prompt of this many tokens, prefilled `chunk` tokens a step (a program compiled
+    /// for a bucket of `chunk` tokens of one sequence, run in a child process), then `tokens` decode
+    /// steps at the positions after it.
+    std::optional<std::size_t> prompt_len;
+    std::size_t chunk = 16;
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
@@ -55,8 +64,9 @@ struct RunReport {
     std::optional<std::filesystem::path> program;   ///< the program file run, when one was
     std::optional<models::Accuracy> accuracy;       ///< against the f64 reference
     std::size_t steps = 0, prefill_steps = 0;
-    fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
-    double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
+    std::optional<Phase> prefill, decode; ///< with a prompt length: the two phases apart
+    fit::FitReport fit;                   ///< whether the card config fits the device (engine/fit)
+    double watts = 0; ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
     /// What the exported DDR trace holds (ddr_trace_text), when one was written.
     std::string ddr_trace;
 
