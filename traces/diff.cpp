@@ -374,8 +374,13 @@ DurationChange duration_change(const Record& ra, const Record& rb, double tol, W
 
 } // namespace
 
-std::vector<WaitPart> record_waits(const Record&) {
-    return {};
+std::vector<WaitPart> record_waits(const Record& record) {
+    std::vector<WaitPart> parts;
+    if (!record.split) return parts;
+    parts.reserve(time_part_count);
+    for (auto p : time_parts)
+        parts.push_back(WaitPart{std::string(name(p)), (*record.split)[p]});
+    return parts;
 }
 
 std::uint64_t DurationChange::magnitude() const {
@@ -565,10 +570,7 @@ void units_text(const DiffReport& r, std::string& out) {
                            commands, u.busy_a, u.busy_b, delta_text(u.busy_a, u.busy_b), u.read_a,
                            signed_delta(u.read_a, u.read_b), u.written_a,
                            signed_delta(u.written_a, u.written_b));
-        for (auto& wt : u.waits)
-            out += fmt::format("  {:<{}}   wait {}: {} -> {}\n", "", w, wt.name,
-                               wt.a ? std::to_string(*wt.a) : std::string("absent"),
-                               wt.b ? std::to_string(*wt.b) : std::string("absent"));
+        if (auto moved = moved_waits(u.waits); !moved.empty()) out += fmt::format("  {:<{}} {}\n", "", w, moved);
     }
 }
 

@@ -24,8 +24,9 @@ struct WaitPart {
 /// How the diff reads a record's named waits.
 using WaitFields = std::vector<WaitPart> (*)(const Record&);
 
-/// The named waits a record carries. Format version 1 has no per-command wait field, so this is
-/// empty; a field that records them plugs in here, and the diff reports each by its name.
+/// The named waits a record carries: every part of its `split=` field (format version 2), zeros
+/// included, by its name (`deps`, `unit`, `issue`, `ddr.queueing`, ... `latency`); none for a
+/// record without one (every version 1 record).
 std::vector<WaitPart> record_waits(const Record& record);
 
 /// What to compare and how much to list.
