@@ -12,8 +12,8 @@
 #include "traces/csv.hpp"
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
-#include "traces/time_split.hpp"
 #include "traces/report/run_page.hpp"
+#include "traces/time_split.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>

@@ -14,7 +14,8 @@ std::string to_csv(const Trace& t) {
     std::string out = "index,unit,opcode,start,end,duration,read,written,digest,pc";
     for (std::uint32_t c = 0; c < channels; ++c)
         out += fmt::format(",ddr{0}_read,ddr{0}_written", c);
-    const bool split = std::any_of(t.records.begin(), t.records.end(), [](auto& r) { return r.split.has_value(); });
+    const bool split =
+        std::any_of(t.records.begin(), t.records.end(), [](auto& r) { return r.split.has_value(); });
     if (split) {
         out += ",ready,bound_by";
         for (auto p : time_parts)

@@ -570,7 +570,8 @@ void units_text(const DiffReport& r, std::string& out) {
                            commands, u.busy_a, u.busy_b, delta_text(u.busy_a, u.busy_b), u.read_a,
                            signed_delta(u.read_a, u.read_b), u.written_a,
                            signed_delta(u.written_a, u.written_b));
-        if (auto moved = moved_waits(u.waits); !moved.empty()) out += fmt::format("  {:<{}} {}\n", "", w, moved);
+        if (auto moved = moved_waits(u.waits); !moved.empty())
+            out += fmt::format("  {:<{}} {}\n", "", w, moved);
     }
 }
 

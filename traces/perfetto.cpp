@@ -175,8 +175,8 @@ void bandwidth(const Trace& t, std::string_view counter, const std::vector<std::
 
 /// Appends the counter `counter` (key `key`): how many of the records `member` marks are in flight
 /// (between their start and end; a record of no cycles for one cycle), at every cycle it changes.
-void in_flight(const Trace& t, std::string_view counter, std::string_view key, const std::vector<bool>& member,
-               json::array& events) {
+void in_flight(const Trace& t, std::string_view counter, std::string_view key,
+               const std::vector<bool>& member, json::array& events) {
     std::vector<std::pair<std::uint64_t, int>> steps; // (cycle, +1 / -1)
     for (std::size_t k = 0; k < t.records.size(); ++k) {
         if (!member[k]) continue;

@@ -414,19 +414,21 @@ void Reader::read_split(const Line& line, std::string_view value, Record& r) {
         auto cycles = colon == std::string_view::npos ? std::nullopt : parse_u64(entry.substr(colon + 1));
         if (!part || !cycles)
             fail(line.number,
-                 fmt::format("split entry {} is malformed, expected PART:CYCLES with PART one of deps | unit | "
-                             "issue | ddr.queueing | ddr.bank | ddr.refresh | ddr.turnaround | ddr.data | "
-                             "sram | compute | latency",
-                             quote(entry)));
+                 fmt::format(
+                     "split entry {} is malformed, expected PART:CYCLES with PART one of deps | unit | "
+                     "issue | ddr.queueing | ddr.bank | ddr.refresh | ddr.turnaround | ddr.data | "
+                     "sram | compute | latency",
+                     quote(entry)));
         auto k = static_cast<std::size_t>(*part);
         if (seen[k])
-            fail(line.number, fmt::format("split part `{}` appears twice, expected each part once at most",
-                                          name(*part)));
+            fail(line.number,
+                 fmt::format("split part `{}` appears twice, expected each part once at most", name(*part)));
         seen[k] = true;
         split[*part] = *cycles;
         if (comma == std::string_view::npos) break;
         at = comma + 1;
-        if (at == value.size()) fail(line.number, "the split ends with a comma, expected another PART:CYCLES");
+        if (at == value.size())
+            fail(line.number, "the split ends with a comma, expected another PART:CYCLES");
     }
     r.split = split;
 }

@@ -16,12 +16,12 @@ namespace cardsim::traces {
 
 /// The parts of a command's time and their split (sim/card/command_time.hpp, where the card
 /// fills them); the trace's `split=` field spells them by `name(TimePart)`.
-using sim::TimePart;
-using sim::TimeSplit;
+using sim::before_start;
+using sim::time_part;
 using sim::time_part_count;
 using sim::time_parts;
-using sim::time_part;
-using sim::before_start;
+using sim::TimePart;
+using sim::TimeSplit;
 
 /// One unit's commands' splits summed: how many commands carried one, and the sum.
 struct UnitTime {

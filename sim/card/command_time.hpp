@@ -41,8 +41,8 @@ inline constexpr std::array<TimePart, time_part_count> time_parts{
 /// The spelling of a part (`deps`, `ddr.refresh`, ...), as traces write it.
 constexpr std::string_view name(TimePart p) {
     constexpr std::array<std::string_view, time_part_count> names{
-        "deps",     "unit",           "issue",    "ddr.queueing", "ddr.bank", "ddr.refresh",
-        "ddr.turnaround", "ddr.data", "sram",     "compute",      "latency"};
+        "deps",           "unit",     "issue", "ddr.queueing", "ddr.bank", "ddr.refresh",
+        "ddr.turnaround", "ddr.data", "sram",  "compute",      "latency"};
     return names[static_cast<std::size_t>(p)];
 }
 
@@ -68,9 +68,7 @@ struct TimeSplit {
     std::uint64_t& operator[](TimePart p) { return cycles[static_cast<std::size_t>(p)]; }
     std::uint64_t operator[](TimePart p) const { return cycles[static_cast<std::size_t>(p)]; }
     /// deps + unit + issue: start - ready.
-    constexpr std::uint64_t waited() const {
-        return cycles[0] + cycles[1] + cycles[2];
-    }
+    constexpr std::uint64_t waited() const { return cycles[0] + cycles[1] + cycles[2]; }
     /// The parts of the duration: end - start.
     constexpr std::uint64_t busy() const {
         std::uint64_t s = 0;

@@ -82,7 +82,8 @@ sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_comma
     }
     sc_core::sc_time done = issue;
     for (auto& s : spans)
-        done = std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index, &critical));
+        done =
+            std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index, &critical));
     return done;
 }
 
@@ -137,10 +138,11 @@ void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical
     }
     const auto& s = critical.split;
     const std::array<std::uint64_t, 5> weights{s.queueing, s.bank, s.refresh, s.turnaround, s.data};
-    static_assert(static_cast<std::size_t>(TimePart::DdrData) - static_cast<std::size_t>(TimePart::DdrQueueing) ==
-                  4);
+    static_assert(
+        static_cast<std::size_t>(TimePart::DdrData) - static_cast<std::size_t>(TimePart::DdrQueueing) == 4);
     share(cycles, weights,
-          std::span<std::uint64_t>(time.cycles).subspan(static_cast<std::size_t>(TimePart::DdrQueueing), 5), 0);
+          std::span<std::uint64_t>(time.cycles).subspan(static_cast<std::size_t>(TimePart::DdrQueueing), 5),
+          0);
 }
 
 void UnitModule::run() {
@@ -251,7 +253,8 @@ void UnitModule::run() {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
             auto spans = behaviour_.traffic(c, i, step);
-            end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index, write_critical));
+            end =
+                std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index, write_critical));
             rec.bytes_written += o.bytes;
             count_channels(o, spans, rec.channel_written);
             if (!full) continue;

@@ -88,8 +88,8 @@ private:
     std::vector<std::span<std::byte>> views_;     ///< each operand's bytes for the kernel
     tlm::tlm_dmi ddr_dmi_, sram_dmi_;
     bool have_ddr_dmi_ = false, have_sram_dmi_ = false;
-    TimeSplit waits_;                 ///< the waits of the command handed over
-    memory::StallExtension stalls_;   ///< on payload_: the DDR's split of each request
+    TimeSplit waits_;                  ///< the waits of the command handed over
+    memory::StallExtension stalls_;    ///< on payload_: the DDR's split of each request
     tlm::tlm_generic_payload payload_; ///< declared after stalls_, cleared of it first
 };
 
