@@ -17,7 +17,8 @@ std::vector<std::pair<std::string, std::string>> time_lines(std::span<const Unit
     std::vector<std::pair<std::string, std::string>> out;
     for (auto& u : units) {
         const std::uint64_t total = u.sum.total();
-        std::string text = fmt::format("{} commands, {} cycles from ready to end", u.commands, total);
+        std::string text = fmt::format("{} command{}, {} cycles from ready to end", u.commands,
+                                       u.commands == 1 ? "" : "s", total);
         const TimePart top = u.sum.largest();
         std::string parts;
         for (auto p : time_parts) {
