@@ -335,6 +335,7 @@ std::vector<UnitChange> units_of(const Trace& a, const Trace& b, const Summary& 
             for (auto& w : waits(rec)) {
                 auto& sum = wait_sums[rec.unit][w.name];
                 sum.name = w.name;
+                sum.own = w.own;
                 auto& v = side == 0 ? sum.a : sum.b;
                 v = v.value_or(0) + w.cycles;
             }
@@ -367,7 +368,8 @@ DurationChange duration_change(const Record& ra, const Record& rb, double tol, W
     for (auto& w : waits(ra)) {
         auto it = std::find_if(wb.begin(), wb.end(), [&](const WaitPart& x) { return x.name == w.name; });
         if (it == wb.end()) continue;
-        d.waits.push_back(WaitChange{w.name, w.cycles, it->cycles, deviates(w.cycles, it->cycles, tol)});
+        d.waits.push_back(
+            WaitChange{w.name, w.cycles, it->cycles, w.own && deviates(w.cycles, it->cycles, tol), w.own});
     }
     return d;
 }
@@ -379,14 +381,14 @@ std::vector<WaitPart> record_waits(const Record& record) {
     if (!record.split) return parts;
     parts.reserve(time_part_count);
     for (auto p : time_parts)
-        parts.push_back(WaitPart{std::string(name(p)), (*record.split)[p]});
+        parts.push_back(WaitPart{std::string(name(p)), (*record.split)[p], !before_start(p)});
     return parts;
 }
 
 std::uint64_t DurationChange::magnitude() const {
     std::uint64_t m = distance(a, b);
     for (auto& w : waits)
-        if (w.a && w.b) m = std::max(m, distance(*w.a, *w.b));
+        if (w.own && w.a && w.b) m = std::max(m, distance(*w.a, *w.b));
     return m;
 }
 
@@ -465,8 +467,8 @@ DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
         }
         auto d = duration_change(ra, rb, tol, options.waits);
         bool moved = d.a != d.b, over = d.over;
-        for (auto& w : d.waits) {
-            moved = moved || *w.a != *w.b;
+        for (auto& w : d.waits) { // its own parts; the waits before its start move with others
+            moved = moved || (w.own && *w.a != *w.b);
             over = over || w.over;
         }
         if (moved) ++r.durations_changed;
@@ -570,9 +572,14 @@ void units_text(const DiffReport& r, std::string& out) {
                            commands, u.busy_a, u.busy_b, delta_text(u.busy_a, u.busy_b), u.read_a,
                            signed_delta(u.read_a, u.read_b), u.written_a,
                            signed_delta(u.written_a, u.written_b));
-        if (auto moved = moved_waits(u.waits); !moved.empty())
-            out += fmt::format("  {:<{}} {}\n", "", w, moved);
     }
+    bool header = false; // the parts summed per unit, where they moved, after the table
+    for (auto& u : r.units)
+        if (auto moved = moved_waits(u.waits); !moved.empty()) {
+            if (!header) out += "time split per unit, the sums of each part that moved:\n";
+            header = true;
+            out += fmt::format("  {:<{}}{}\n", u.unit, w, moved);
+        }
 }
 
 void phases_text(const DiffReport& r, std::string& out) {
