@@ -354,6 +354,14 @@ std::vector<UnitChange> units_of(const Trace& a, const Trace& b, const Summary& 
     return out;
 }
 
+/// Whether a part of a command's duration moved from `a` to `b` by more than `pct` per cent of the
+/// command's duration in A (`duration`): a part is weighed against the command's time, so a part
+/// of a few cycles moving by one is not a change of the command.
+bool part_deviates(std::uint64_t a, std::uint64_t b, std::uint64_t duration, double pct) {
+    return static_cast<long double>(distance(a, b)) * 100.0L >
+           static_cast<long double>(pct) * static_cast<long double>(duration);
+}
+
 /// The duration and the waits both sides carry of a paired command, compared within `tol`.
 DurationChange duration_change(const Record& ra, const Record& rb, double tol, WaitFields waits) {
     DurationChange d;
@@ -368,8 +376,8 @@ DurationChange duration_change(const Record& ra, const Record& rb, double tol, W
     for (auto& w : waits(ra)) {
         auto it = std::find_if(wb.begin(), wb.end(), [&](const WaitPart& x) { return x.name == w.name; });
         if (it == wb.end()) continue;
-        d.waits.push_back(
-            WaitChange{w.name, w.cycles, it->cycles, w.own && deviates(w.cycles, it->cycles, tol), w.own});
+        d.waits.push_back(WaitChange{w.name, w.cycles, it->cycles,
+                                     w.own && part_deviates(w.cycles, it->cycles, d.a, tol), w.own});
     }
     return d;
 }
