@@ -1,6 +1,7 @@
 // The per-command time split as a value: the proportional share that keeps sums exact, the sums
 // per unit and the summary lines `cardsim run` prints from them.
 
+#include "traces/summary.hpp"
 #include "traces/time_split.hpp"
 
 #include <catch2/catch.hpp>
@@ -61,4 +62,34 @@ TEST_CASE("the summary has one line per unit with each nonzero part's share and 
         "2 commands, 200 cycles from ready to end: deps 30.0 %, ddr.data 50.0 % (the most), latency 20.0 %");
     CHECK(lines[1].second ==
           "1 command, 100 cycles from ready to end: unit 10.0 %, compute 90.0 % (the most)");
+}
+
+TEST_CASE("trace show's summary sums the splits per unit and prints their lines", "[traces][split]") {
+    Trace t;
+    t.header.mode = Mode::TimingOnly;
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        Record r;
+        r.index = i;
+        r.unit = i == 1 ? "norm" : "matvec";
+        r.opcode = r.unit;
+        r.start = 10 * i + 5;
+        r.end = r.start + 20;
+        if (i != 2) { // the last carries no split and is not counted
+            TimeSplit s;
+            s[TimePart::Issue] = 5;
+            s[TimePart::DdrData] = 15;
+            s[TimePart::Latency] = 5;
+            r.split = s;
+        }
+        t.records.push_back(r);
+    }
+    auto s = summarise(t);
+    REQUIRE(s.time.size() == 2);
+    CHECK(s.time[0].unit == "matvec");
+    CHECK(s.time[0].commands == 1);
+    CHECK(s.time[0].sum.total() == 25);
+    auto text = to_text(s, t.header, "t.trace");
+    CHECK(text.find("\ntime in matvec: 1 command, 25 cycles from ready to end: issue 20.0 %, ddr.data 60.0 % "
+                    "(the most), latency 20.0 %\n") != std::string::npos);
+    CHECK(text.find("\ntime in norm: 1 command,") != std::string::npos);
 }
