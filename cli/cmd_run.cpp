@@ -44,6 +44,7 @@ int run(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
+    opts.add(ddr_trace_options());
     opts.add_options()("input", po::value<std::string>(),
                        "a checkpoint directory (config.json + safetensors) or a program file")(
         "model", po::value<std::string>(),
@@ -102,6 +103,7 @@ int run(std::span<const std::string> args) {
     if (vm.count("csv")) req.csv = vm["csv"].as<std::string>();
     if (vm.count("report")) req.report = vm["report"].as<std::string>();
     req.trace_data = vm["trace-data"].as<bool>();
+    req.ddr_trace = ddr_trace_request(vm, req.config);
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = run_model(req);
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());

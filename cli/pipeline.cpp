@@ -257,7 +257,16 @@ RunReport run_model(const RunRequest& req) {
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", s + 1, rep.steps);
         return in;
     };
+    std::optional<sim::memory::TraceExporter> exporter;
+    if (req.ddr_trace) {
+        exporter.emplace(req.ddr_trace->path, req.ddr_trace->spec, req.config.ddr, trace_context(req.config));
+        plan.ddr_observer = &*exporter;
+    }
     rep.run = sim::simulate(req.config, compiled, plan);
+    if (exporter) {
+        exporter->close();
+        rep.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, rep.run.ddr_drained);
+    }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     if (decoder && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
         tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
@@ -375,6 +384,7 @@ std::string RunReport::text() const {
             "accuracy vs f64 reference over {} steps: max |logit error| {:.3g}, top-1 agreement {:.1f} %, "
             "KL {:.3g} nats\n",
             accuracy->steps, accuracy->max_abs_error, 100 * accuracy->top1_agreement, accuracy->kl);
+    o += ddr_trace;
     o +=
         fmt::format("host: {:.2f} s (setup {:.2f} s, steps {:.2f} s: {:.3g} ms a step, {:.2f}x the simulated "
                     "time)\n",

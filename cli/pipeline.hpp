@@ -3,6 +3,7 @@
 // in; a timed, bit-exact run on the simulated card out, checked against the golden executor and
 // measured against the f64 reference, with its trace and exports.
 
+#include "cli/ddr_trace_options.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/verify/verify.hpp"
@@ -34,6 +35,8 @@ struct RunRequest {
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
     bool trace_data = false; ///< the trace carries the bytes every command wrote
     bool progress = false;   ///< print a progress line (on a terminal)
+    /// Every DDR request of the run, exported as a trace (`--ddr-trace`).
+    std::optional<DdrTraceRequest> ddr_trace;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
@@ -54,6 +57,8 @@ struct RunReport {
     std::size_t steps = 0, prefill_steps = 0;
     fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
     double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
+    /// What the exported DDR trace holds (ddr_trace_text), when one was written.
+    std::string ddr_trace;
 
     /// The summary a person reads.
     std::string text() const;

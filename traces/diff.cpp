@@ -606,33 +606,6 @@ void phases_text(const DiffReport& r, std::string& out) {
     }
 }
 
-void data_text(const DiffReport& r, std::string& out) {
-    if (r.data_uncomparable) {
-        out += fmt::format("data: not compared: {}\n", *r.data_uncomparable);
-        return;
-    }
-    if (!r.data_compared) {
-        out += "data: not compared (no digests on either side)\n";
-        return;
-    }
-    if (!r.first_data) {
-        out += fmt::format("data: bit-exact ({} paired)\n", plural(r.paired, "command", "commands"));
-        return;
-    }
-    auto& d = *r.first_data;
-    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n",
-                       label(d.index, d.unit, d.opcode), hex16(d.digest_a), hex16(d.digest_b));
-    if (d.element)
-        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand,
-                           d.element->element, name(d.element->encoding),
-                           show_bits(d.element->bits_a, d.element->encoding),
-                           show_bits(d.element->bits_b, d.element->encoding));
-    else
-        out += "  (the element is not named: a side carries no data lines for it)\n";
-    if (r.data_divergent > 1)
-        out += fmt::format("  {} diverge in data in all\n", plural(r.data_divergent, "command", "commands"));
-}
-
 void durations_text(const DiffReport& r, std::string& out) {
     auto tol = pct_text(r.options.cycles_tol_pct);
     if (r.durations.empty()) {
@@ -712,7 +685,7 @@ std::string to_text(const DiffReport& r, std::string_view name_a, std::string_vi
                        r.total.over ? "over" : "within", pct_text(r.options.cycles_tol_pct));
     units_text(r, out);
     phases_text(r, out);
-    data_text(r, out);
+    out += data_text(r);
     for (auto& h : r.header)
         out += fmt::format("header: {}: A {} vs B {}\n", h.field, h.a, h.b);
     for (auto& c : r.config)
@@ -738,6 +711,35 @@ std::string to_text(const DiffReport& r, std::string_view name_a, std::string_vi
                            plural(r.only_in_b.size(), "command", "commands"));
     for (auto& n : r.notes)
         out += "note: " + n + "\n";
+    return out;
+}
+
+std::string data_text(const DiffReport& r) {
+    std::string out;
+    if (r.data_uncomparable) {
+        out += fmt::format("data: not compared: {}\n", *r.data_uncomparable);
+        return out;
+    }
+    if (!r.data_compared) {
+        out += "data: not compared (no digests on either side)\n";
+        return out;
+    }
+    if (!r.first_data) {
+        out += fmt::format("data: bit-exact ({} paired)\n", plural(r.paired, "command", "commands"));
+        return out;
+    }
+    auto& d = *r.first_data;
+    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n",
+                       label(d.index, d.unit, d.opcode), hex16(d.digest_a), hex16(d.digest_b));
+    if (d.element)
+        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand,
+                           d.element->element, name(d.element->encoding),
+                           show_bits(d.element->bits_a, d.element->encoding),
+                           show_bits(d.element->bits_b, d.element->encoding));
+    else
+        out += "  (the element is not named: a side carries no data lines for it)\n";
+    if (r.data_divergent > 1)
+        out += fmt::format("  {} diverge in data in all\n", plural(r.data_divergent, "command", "commands"));
     return out;
 }
 

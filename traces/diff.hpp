@@ -187,6 +187,10 @@ DiffReport diff(const Trace& a, const Trace& b, double cycles_tol_pct);
 /// positions, shapes, missing and extra commands and notes. `name_a` and `name_b` name the sides.
 std::string to_text(const DiffReport& report, std::string_view name_a = "A", std::string_view name_b = "B");
 
+/// The data verdict as the text report prints it: bit-exact, not compared (and why), or the first
+/// divergent command with its operand, element and both bit patterns (and the float values).
+std::string data_text(const DiffReport& report);
+
 /// Whether `b` deviates from the reference `a` by more than `pct` per cent of `a`.
 bool deviates(std::uint64_t a, std::uint64_t b, double pct);
 

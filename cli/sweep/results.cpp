@@ -31,8 +31,10 @@ std::string_view name(Status s) {
 namespace {
 
 /// The figures copied from `cardsim run --machine` as they are.
-constexpr std::string_view timing_figures[] = {"cycles",    "seconds",       "tokens_per_second",
-                                               "ddr_bytes", "bandwidth_gbs", "roofline_fraction"};
+constexpr std::string_view timing_figures[] = {
+    "cycles", "seconds", "tokens_per_second", "ddr_bytes", "bandwidth_gbs", "roofline_fraction",
+    // what `cardsim fit` estimates for the point's card
+    "dsp", "alm", "m20k", "fmax_mhz", "watts", "tokens_per_joule", "fits"};
 constexpr std::string_view accuracy_figures[] = {"bit_exact", "max_abs_error", "top1_agreement", "kl"};
 
 /// The unit kinds a point of the spec may have: present on the base card, or with a swept count.

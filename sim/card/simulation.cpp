@@ -97,8 +97,10 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
             sc_core::sc_trace(vcd, *ctx.channel_signals.back(), fmt::format("ddr.channel{}.active", c));
         }
     }
+    if (plan.ddr_observer) card.ddr().set_observer(plan.ddr_observer);
     result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
+    card.ddr().set_observer(nullptr);
     if (vcd) {
         sc_core::sc_close_vcd_trace_file(vcd);
         std::error_code ec;
@@ -119,6 +121,9 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
         result.channels.push_back(ChannelTotals{st.read_bytes, st.write_bytes, st.row_hits, st.row_misses,
                                                 st.row_conflicts, clock.seconds(double(st.refresh_cycles))});
     }
+    card.ddr().flush(); // after the totals above: they stay what the run itself issued
+    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i)
+        result.ddr_drained.push_back(card.ddr().channel(i).timing().stats());
     for (auto& u : card.units()) {
         result.unit_busy.emplace_back(u->name(), u->busy_cycles());
         result.kind_busy[static_cast<std::size_t>(u->unit_kind())] += u->busy_cycles();

@@ -240,7 +240,7 @@ TEST_CASE("a version 1 trace, which has no split field, still reads", "[traces][
 
 TEST_CASE("a golden trace as version 1 wrote it, without splits, reads and equals the golden without them",
           "[traces][format][split]") {
-    auto golden_path = std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-default.trace";
+    auto golden_path = std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-sub32.trace";
     auto golden = read_trace(golden_path);
     REQUIRE(!golden.records.empty());
     // Today's golden records a split on every command; version 1 had none: take them out.
@@ -256,7 +256,7 @@ TEST_CASE("a golden trace as version 1 wrote it, without splits, reads and equal
         if (auto at = line.find(" split="); at != std::string::npos) line.erase(at);
         old += line + "\n";
     }
-    auto t = parse_trace(old, "hybrid-default-v1.trace");
+    auto t = parse_trace(old, "hybrid-sub32-v1.trace");
     for (auto& r : golden.records) {
         CHECK(r.split); // the golden carries them (else this test checks nothing)
         r.split.reset();

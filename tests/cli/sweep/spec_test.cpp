@@ -175,3 +175,17 @@ TEST_CASE("a sweep spec that is not there, or a bad --shard, is bad input") {
         REQUIRE(contains(b.out, "expected i/N"));
     }
 }
+
+TEST_CASE("every shipped sweep spec loads and lists its grid") {
+    const auto dir = std::filesystem::path(CARDSIM_SOURCE_DIR) / "configs/sweeps";
+    std::size_t specs = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        if (e.path().extension() != ".toml") continue;
+        ++specs;
+        auto r = run_cardsim("sweep " + e.path().string() + " --list");
+        INFO(e.path().string() << ": " << r.out);
+        REQUIRE(r.code == 0);
+        REQUIRE(contains(r.out, "point 0"));
+    }
+    REQUIRE(specs >= 3);
+}
