@@ -14,6 +14,7 @@
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
 #include "traces/report/run_page.hpp"
+#include "traces/time_split.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>
@@ -447,6 +448,11 @@ std::string RunReport::text() const {
             o += fmt::format(" {} {:.1f} %", name,
                              run.cycles ? 100.0 * double(busy) / double(run.cycles) : 0.0);
     o += "\n";
+    traces::TimeByUnit time; // where each unit kind's commands' time went
+    for (auto& r : run.records)
+        time.add(card::name(r.unit), r.time);
+    for (auto& [label, text] : traces::time_lines(time.units()))
+        o += label + ": " + text + "\n";
     if (!layers_checked.empty()) {
         std::string l;
         for (auto v : layers_checked)

@@ -33,13 +33,18 @@ bool CommandProcessor::run_step() {
         sc_core::wait(ctx_.clock.time_of(ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp() + delay)) -
                       sc_core::sc_time_stamp());
     }
+    auto now = [&] { return ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp()); };
     for (std::uint32_t i = 0; i < prog.commands.size(); ++i) {
         auto& c = prog.commands[i];
+        // Where the command waits before its start: the cycle it is reached, its dependencies
+        // done, a unit free, then the issue cycles.
+        const std::uint64_t reached = now();
         for (auto d : c.deps)
             while (!ctx_.done[d]) {
                 sc_core::wait(ctx_.command_done);
                 if (ctx_.fault) return false;
             }
+        const std::uint64_t deps_done = now();
         UnitModule* unit = nullptr;
         bool exists = false;
         for (;;) {
@@ -59,8 +64,13 @@ bool CommandProcessor::run_step() {
             ctx_.bus_error(i, fmt::format("the card has no {} unit", card::name(c.unit)));
             return false;
         }
+        const std::uint64_t unit_free = now();
         sc_core::wait(issue);
-        unit->start(i);
+        TimeSplit waits;
+        waits[TimePart::Deps] = deps_done - reached;
+        waits[TimePart::Unit] = unit_free - deps_done;
+        waits[TimePart::Issue] = now() - unit_free;
+        unit->start(i, waits);
     }
     for (std::uint32_t i = 0; i < prog.commands.size(); ++i)
         while (!ctx_.done[i]) {

@@ -18,6 +18,8 @@ namespace cardsim::sim {
 /// until a unit of its kind is free, spend the issue cycles, and hand it over. Issue is in order;
 /// a command whose unit is busy stalls those behind it, as an in-order issue stage does. The step
 /// ends when every command has completed. A command for a unit the card lacks is a bus error.
+/// Each command's waits are handed to its unit with it (TimeSplit: deps, unit, issue, from the
+/// cycle the issue stage reached it: after it handed over the command before, or after the fetch).
 class CommandProcessor : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<CommandProcessor> ddr;

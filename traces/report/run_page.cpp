@@ -7,6 +7,7 @@
 #include "traces/report/svg_chart.hpp"
 #include "traces/report/timeline.hpp"
 #include "traces/summary.hpp"
+#include "traces/time_split.hpp"
 #include "traces/xxh64.hpp"
 
 #include <fmt/core.h>
@@ -357,7 +358,13 @@ std::string card_section(const RunPageInput& in) {
 } // namespace
 
 std::vector<std::pair<std::string, std::string>> summary_lines(const RunPageInput& input) {
-    return input.facts ? fact_lines(*input.facts) : trace_lines(input.trace);
+    auto lines = input.facts ? fact_lines(*input.facts) : trace_lines(input.trace);
+    TimeByUnit time; // where each unit kind's commands' time went, as `cardsim run` prints it
+    for (auto& r : input.trace.records)
+        if (r.split) time.add(r.unit, *r.split);
+    for (auto& line : time_lines(time.units()))
+        lines.push_back(std::move(line));
+    return lines;
 }
 
 std::string run_page(const RunPageInput& in) {
