@@ -9,6 +9,8 @@
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
 #include "models/reference.hpp"
+#include "sim/rtl/rtl_matvec.hpp"
+#include "sim/units/unit_set.hpp"
 #include "traces/csv.hpp"
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
@@ -256,7 +258,26 @@ RunReport run_model(const RunRequest& req) {
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", s + 1, rep.steps);
         return in;
     };
+    if (req.rtl_matvec) {
+        if (req.mode != sim::Mode::Full)
+            throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
+                        "--timing-only)");
+        sim::rtl::check_rtl_program(compiled.program);
+        auto units = sim::units::UnitSet::standard(req.config);
+        units.set(sim::rtl::rtl_matvec_unit(req.config));
+        plan.units = units;
+    }
     rep.run = sim::simulate(req.config, compiled, plan);
+    for (const auto& r : rep.run.records) {
+        if (!r.measured_cycles) continue;
+        const auto op = std::string(program::name(r.opcode));
+        auto k = std::find_if(rep.measured.begin(), rep.measured.end(),
+                              [&](const MeasuredKind& m) { return m.opcode == op; });
+        if (k == rep.measured.end()) k = rep.measured.insert(rep.measured.end(), MeasuredKind{op});
+        ++k->commands;
+        k->model += r.compute_cycles + req.config.units[r.unit].latency;
+        k->measured += r.measured_cycles;
+    }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     if (decoder && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
         tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
@@ -346,6 +367,11 @@ std::string RunReport::text() const {
     }
     o += fmt::format("power: {:.1f} W on average (estimate), {:.3g} tokens per joule\n{}\n", watts,
                      watts > 0 && secs > 0 ? double(steps) / secs / watts : 0.0, fit::verdict_line(fit));
+    for (const auto& m : measured)
+        o += fmt::format("rtl {}: {} commands, RTL {} cycles, model {} cycles (compute + latency; RTL/model "
+                         "{:.3f})\n",
+                         m.opcode, m.commands, m.measured, m.model,
+                         m.model ? double(m.measured) / double(m.model) : 0.0);
     o += "units busy:";
     for (auto& [name, busy] : run.unit_busy)
         if (busy)

@@ -32,8 +32,17 @@ struct RunRequest {
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
-    bool trace_data = false; ///< the trace carries the bytes every command wrote
-    bool progress = false;   ///< print a progress line (on a terminal)
+    bool trace_data = false;                     ///< the trace carries the bytes every command wrote
+    bool progress = false;                       ///< print a progress line (on a terminal)
+    bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
+};
+
+/// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
+/// cycles (compute + latency) and the measured ones, summed over its commands.
+struct MeasuredKind {
+    std::string opcode;
+    std::size_t commands = 0;
+    std::uint64_t model = 0, measured = 0;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
@@ -54,6 +63,7 @@ struct RunReport {
     std::size_t steps = 0, prefill_steps = 0;
     fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
     double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
+    std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
 
     /// The summary a person reads.
     std::string text() const;

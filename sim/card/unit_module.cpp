@@ -1,5 +1,7 @@
 #include "sim/card/unit_module.hpp"
 
+#include "engine/error.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -202,7 +204,13 @@ void UnitModule::run() {
                 if (o.access != Access::Write) std::copy(place.begin(), place.end(), buf.begin());
                 views_[i] = buf;
             }
-            behaviour_.compute(c, views_);
+            try { // a unit that refuses its operands (an RTL result that differs) stops the run
+                behaviour_.compute(c, views_);
+            } catch (const Error& e) {
+                ctx_.bus_error(index, e.what());
+                return;
+            }
+            rec.measured_cycles = behaviour_.measured_cycles();
             for (std::size_t i = 0; i < c.operands.size(); ++i) {
                 auto& o = c.operands[i];
                 if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
