@@ -121,15 +121,19 @@ module matvec #(
   logic row_nan;
   logic signed [15:0] row_top;
 
-  // ---- stage B: the window sum, rounding, bias, epilogue --------------------------------------------
-  typedef enum logic [2:0] {B_IDLE, B_SUM, B_ROUND, B_POST, B_OUT} bstate_t;
-  bstate_t bstate;
+  // ---- stage B: the window sum (a chunk's terms a cycle), then rounding, bias and epilogue ---------
+  // B sums a bank's terms into `acc`; the finished sum moves through three registers: r0 (the
+  // sum), r1 (rounded to f32), y (bias and epilogue applied), each advancing when the next is free.
+  logic summing;  // B is inside a row (chunk 0 was taken as it started)
   logic rbank;
   logic [31:0] rows_b;
   logic [CHUNK_BITS-1:0] b_chunk;
   logic signed [ACC_BITS-1:0] acc;
   logic signed [15:0] low;
-  logic [31:0] result;
+  logic r0_valid, r0_nan, r0_zero, r1_valid, y_full;
+  logic signed [ACC_BITS-1:0] r0_acc;
+  logic signed [15:0] r0_low;
+  logic [31:0] r1_value, result;
 
   // ---- handshakes -----------------------------------------------------------------------------------
   logic take_scale, beat_go, last_beat, last_chunk;
@@ -141,9 +145,17 @@ module matvec #(
   assign s_ready = beat_go && take_scale;
   assign last_beat = a_beat == BEAT_BITS'(BEATS - 1);
   assign last_chunk = 16'(a_chunk) == chunks - 16'd1;
-  assign p_ready = bstate == B_POST;
-  assign y_valid = bstate == B_OUT;
+  logic y_move, r1_move, r0_move, b_start, b_last, b_hand;
+  logic [CHUNK_BITS-1:0] b_at;  // the chunk B sums this cycle
+  assign y_valid = y_full;
   assign y_data = result;
+  assign y_move = y_full && y_ready;
+  assign r1_move = r1_valid && p_valid && (!y_full || y_move);  // r1 -> y, taking the row's bias/prior
+  assign p_ready = r1_move;
+  assign r0_move = r0_valid && (!r1_valid || r1_move);
+  assign b_start = !summing && phase == RUN && bank_full[rbank];
+  assign b_last = 16'(b_at) == chunks - 16'd1;
+  assign b_hand = (b_start || summing) && b_last && (!r0_valid || r0_move);  // the sum moves to r0
 
   // ---- the beat's products ----------------------------------------------------------------------------
   logic signed [7:0] wcode [WIDTH];
@@ -232,16 +244,20 @@ module matvec #(
   endfunction
 
   logic signed [ACC_BITS-1:0] acc_next;
+  logic signed [15:0] b_low;
   logic [31:0] rounded, biased, post;
   logic [ACC_BITS-1:0] acc_magnitude;
   always_comb begin
-    acc_magnitude = acc < 0 ? -acc : acc;
-    acc_next = acc + placed(term0[rbank][b_chunk], texp0[rbank][b_chunk], low) +
-               placed(term1[rbank][b_chunk], texp1[rbank][b_chunk], low);
-    if (bank_nan[rbank]) rounded = QNAN;
-    else if (bank_top[rbank] == 16'(NO_TOP)) rounded = 32'h0;
-    else rounded = round_f32(acc < 0, MAG_BITS'(acc_magnitude), int'(low), BROKEN != 0);
-    biased = has_bias ? add_f32(result, p_bias) : result;
+    // Starting a row takes its chunk 0 (the window's low end from the bank's top) in the same cycle.
+    b_low = b_start ? bank_top[rbank] - 16'sd64 : low;
+    b_at = b_start ? '0 : b_chunk;
+    acc_next = (b_start ? ACC_BITS'(0) : acc) + placed(term0[rbank][b_at], texp0[rbank][b_at], b_low) +
+               placed(term1[rbank][b_at], texp1[rbank][b_at], b_low);
+    acc_magnitude = r0_acc < 0 ? -r0_acc : r0_acc;
+    if (r0_nan) rounded = QNAN;
+    else if (r0_zero) rounded = 32'h0;
+    else rounded = round_f32(r0_acc < 0, MAG_BITS'(acc_magnitude), int'(r0_low), BROKEN != 0);
+    biased = has_bias ? add_f32(r1_value, p_bias) : r1_value;
     case (epilogue)
       2'd1: post = is_nan(biased) ? QNAN : (!biased[31] && biased[30:0] != '0) ? biased : 32'h0;
       2'd2: post = add_f32(p_prior, biased);
@@ -251,12 +267,13 @@ module matvec #(
 
   logic [1:0] set_full, clear_full;
   assign set_full = beat_go && last_beat && last_chunk ? (wbank ? 2'b10 : 2'b01) : 2'b00;
-  assign clear_full = bstate == B_ROUND ? (rbank ? 2'b10 : 2'b01) : 2'b00;
+  assign clear_full = b_hand ? (rbank ? 2'b10 : 2'b01) : 2'b00;
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       phase <= IDLE;
-      bstate <= B_IDLE;
+      summing <= 1'b0;
+      {r0_valid, r0_nan, r0_zero, r0_acc, r0_low, r1_valid, r1_value, y_full} <= '0;
       bank_full <= '0;
       wbank <= 1'b0;
       rbank <= 1'b0;
@@ -342,38 +359,48 @@ module matvec #(
           a_beat <= a_beat + 1'b1;
         end
       end
-      // stage B
-      case (bstate)
-        B_IDLE:
-        if (phase == RUN && bank_full[rbank]) begin
-          bstate <= B_SUM;
-          acc <= '0;
-          b_chunk <= '0;
-          low <= bank_top[rbank] - 16'sd64;
-        end
-        B_SUM: begin
+      // stage B: the sum
+      if (b_start || summing) begin
+        if (b_last) begin
+          if (b_hand) begin
+            r0_acc <= acc_next;
+            r0_low <= b_low;
+            r0_nan <= bank_nan[rbank];
+            r0_zero <= bank_top[rbank] == 16'(NO_TOP);
+            rbank <= ~rbank;
+            summing <= 1'b0;
+          end else if (b_start) begin  // r0 is busy: hold chunk 0's sum and wait
+            acc <= '0;
+            low <= b_low;
+            b_chunk <= '0;
+            summing <= 1'b1;
+          end
+        end else begin
           acc <= acc_next;
-          if (16'(b_chunk) == chunks - 16'd1) bstate <= B_ROUND;
-          else b_chunk <= b_chunk + 1'b1;
+          low <= b_low;
+          b_chunk <= b_at + 1'b1;
+          summing <= 1'b1;
         end
-        B_ROUND: begin
-          result <= rounded;
-          rbank <= ~rbank;
-          bstate <= B_POST;
-        end
-        B_POST:
-        if (p_valid) begin
-          result <= post;
-          bstate <= B_OUT;
-        end
-        B_OUT:
-        if (y_ready) begin
-          rows_b <= rows_b + 32'd1;
-          bstate <= B_IDLE;
-          if (rows_b + 32'd1 == rows) phase <= IDLE;
-        end
-        default: bstate <= B_IDLE;
-      endcase
+      end
+      // stage B: rounding, bias and epilogue, the result
+      if (b_hand) r0_valid <= 1'b1;
+      else if (r0_move) r0_valid <= 1'b0;
+      if (r0_move) begin
+        r1_value <= rounded;
+        r1_valid <= 1'b1;
+      end else if (r1_move) begin
+        r1_valid <= 1'b0;
+      end
+      if (r1_move) begin
+        result <= post;
+        y_full <= 1'b1;
+      end else if (y_move) begin
+        y_full <= 1'b0;
+      end
+      if (y_move) begin
+        rows_b <= rows_b + 32'd1;
+        if (rows_b + 32'd1 == rows) phase <= IDLE;
+      end
     end
   end
 

@@ -218,7 +218,8 @@ void UnitModule::run() {
                     std::copy(buffers_[i].begin(), buffers_[i].end(), in_place(o, index).begin());
             }
         }
-        rec.compute_cycles = units::compute_cycles(behaviour_.work(c, step), ctx_.config.lanes(kind_));
+        rec.work = behaviour_.work(c, step);
+        rec.compute_cycles = units::compute_cycles(rec.work, ctx_.config.lanes(kind_));
         auto writes_at = std::max(reads, ctx_.clock.time_of(rec.compute_cycles));
         // Writes, issued when the reads and the compute are done.
         sc_core::sc_time end = writes_at;

@@ -245,7 +245,7 @@ TEST_CASE(
     CHECK(test::contains(*r.fault, "kernel 0x"));
 }
 
-TEST_CASE("--rtl matvec refuses a GELU matvec, naming the command") {
+TEST_CASE("the RTL co-simulation refuses a GELU matvec, naming the command") {
     program::Program p;
     p.commands.push_back(matvec_command(1, 4, 32, graph::Epilogue::None));
     p.commands.push_back(matvec_command(1, 4, 32, graph::Epilogue::Gelu));
@@ -253,4 +253,46 @@ TEST_CASE("--rtl matvec refuses a GELU matvec, naming the command") {
                         Catch::Contains("command 1 is a matvec with the GELU epilogue"));
     p.commands.pop_back();
     REQUIRE_NOTHROW(sim::rtl::check_rtl_program(p));
+}
+
+namespace {
+
+/// The largest per-command error `cardsim calibrate` prints for the config's values (its `config:`
+/// line), in per cent.
+double config_max_error(const std::string& out) {
+    const auto at = out.find("  config: ");
+    REQUIRE(at != std::string::npos);
+    const auto max = out.find("max ", at);
+    REQUIRE(max != std::string::npos);
+    return std::stod(out.substr(max + 4));
+}
+
+} // namespace
+
+TEST_CASE("after calibrating against an RTL run the model's matvec cycles are within 5 % of the RTL's") {
+    if (!sim::rtl::rtl_available()) CARDSIM_SKIP("this build has no Verilator, so no RTL");
+    test::ScratchDir dir("rtl_calibrate");
+    const auto model = (dir / "model").string(), cal = (dir / "cal.toml").string();
+    REQUIRE(
+        test::run_cardsim(fmt::format("make-model --arch hybrid --size tiny --seed 1 -o {}", model)).code ==
+        0);
+    auto run = [&](const std::string& trace, const std::string& config) {
+        auto r = test::run_cardsim(
+            fmt::format("run {} --tokens 2 --no-reference --rtl matvec --trace {} {}", model, trace, config));
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        CHECK(test::contains(r.out, "bit-exact: yes"));
+    };
+    run((dir / "a.trace").string(), "");
+    auto first = test::run_cardsim(fmt::format("calibrate {} -o {}", (dir / "a.trace").string(), cal));
+    INFO(first.out);
+    REQUIRE(first.code == 0);
+    CHECK(config_max_error(first.out) > 5.0); // the default card's matvec is not the RTL's
+    // A second run on the calibrated card: its model cycles against the RTL's, per command.
+    run((dir / "b.trace").string(), "--config " + cal);
+    auto second = test::run_cardsim(fmt::format("calibrate {} --config {} -o {}", (dir / "b.trace").string(),
+                                                cal, (dir / "again.toml").string()));
+    INFO(second.out);
+    REQUIRE(second.code == 0);
+    CHECK(config_max_error(second.out) <= 5.0);
 }
