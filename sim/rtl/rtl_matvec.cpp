@@ -31,6 +31,7 @@ namespace {
 
 using S = program::slots::Matvec;
 
+/// The RTL's epilogue code of `e`; GELU, which the RTL lacks, is a cardsim::Error.
 RtlEpilogue rtl_epilogue(graph::Epilogue e) {
     switch (e) {
     case graph::Epilogue::None:
@@ -46,6 +47,9 @@ RtlEpilogue rtl_epilogue(graph::Epilogue e) {
                 "without --rtl matvec");
 }
 
+/// The matvec kind run through the RTL: the C++ model's work and traffic, the RTL's results (held to
+/// the C++ kernel) and cycles. Unlike the C++ units it holds state, the Verilated model and the last
+/// command's cycles, behind a mutex: one command at a time.
 class RtlMatvec final : public units::UnitOf<S> {
 public:
     RtlMatvec(const card::CardConfig& config, RtlVariant variant)
@@ -77,6 +81,13 @@ public:
         const bool merged = d.n1 != d.n;
         auto x = units::f32s(o.x);
         auto bias = units::f32s(o.b);
+        if (x.size() < rows * k || units::f32s(o.out).size() < (merged ? 0 : rows * n) ||
+            (!bias.empty() && bias.size() < n))
+            throw Error(
+                fmt::format("matvec: operands too small for {} rows of {} x {} (x {}, out {}, bias {} "
+                            "values)",
+                            rows, n, k, x.size(), units::f32s(o.out).size(), bias.size()));
+        x = x.first(rows * k);
         if (!bias.empty()) bias = bias.first(n);
         // The C++ kernel's results (a merged matvec accumulates into zeros, as the C++ unit does).
         std::vector<float> want(rows * n, 0.0f);
