@@ -416,6 +416,10 @@ std::string RunReport::machine() const {
     kv("roofline_fraction", run.seconds > 0 ? double(ddr_bytes) / peak_bytes_per_second / run.seconds : 0.0);
     for (auto& [name, busy] : run.unit_busy)
         if (busy) kv(fmt::format("busy_{}", name), run.cycles ? double(busy) / double(run.cycles) : 0.0);
+    for (const auto& m : measured) { // --rtl runs: the RTL's cycles beside the model's
+        kv(fmt::format("rtl_cycles_{}", m.opcode), m.measured);
+        kv(fmt::format("model_cycles_{}", m.opcode), m.model);
+    }
     kv("arena_bytes", arena_bytes);
     kv("dsp", fit.table.total.dsps);
     kv("alm", fit.table.total.alms);

@@ -215,6 +215,10 @@ TEST_CASE("a tiny hybrid model runs end to end with --rtl matvec, bit-exact, pri
         CHECK(test::contains(r.out, "bit-exact: yes"));
         CHECK(test::contains(r.out, "rtl Matvec: "));
     }
+    auto m = test::run_cardsim(
+        fmt::format("run {} --tokens 2 --no-reference --rtl matvec --machine", (dir / "model").string()));
+    CHECK(test::contains(m.out, "rtl_cycles_Matvec="));
+    CHECK(test::contains(m.out, "model_cycles_Matvec="));
 }
 
 TEST_CASE(
