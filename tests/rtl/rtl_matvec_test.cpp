@@ -1,4 +1,5 @@
-// The RTL matvec (rtl/matvec.sv, Verilated) against the C++ kernel, bit for bit: random shapes, every
+// The RTL matvec (rtl/matvec.sv, Verilated) against the C++ kernel (and, without bias and
+// epilogue, the exact spec of engine/numerics/spec), bit for bit: random shapes, every
 // weight format the card packs and every activation knob point, rows with extreme and NaN scales,
 // zero rows, activations with subnormals, huge and tiny blocks, NaN and infinities; a tiny hybrid
 // model end to end with --rtl matvec; and the test-only broken RTL caught with its command named.
@@ -8,6 +9,8 @@
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/numerics/spec/activation.hpp"
+#include "engine/numerics/spec/matvec.hpp"
 #include "engine/program/epilogue.hpp"
 #include "engine/program/slots.hpp"
 #include "sim/card/simulation.hpp"
@@ -122,23 +125,23 @@ TEST_CASE("the RTL matvec is bit-exact with the C++ kernel over random shapes, e
                     for (auto words : {numerics::Words::One, numerics::Words::Two}) {
                         const auto config = config_of(bits, scale, group, scaling, words);
                         const auto unit = sim::rtl::rtl_matvec_unit(config);
-                        for (int trial = 0; trial < 3; ++trial) {
-                            std::uniform_int_distribution<std::size_t> nd(1, 24), kd(1, 200), rd(1, 2);
+                        for (int trial = 0; trial < 6; ++trial) {
+                            std::uniform_int_distribution<std::size_t> nd(1, 24), kd(1, 400), rd(1, 2);
                             const std::size_t n = nd(rng), k = kd(rng), rows = rd(rng);
                             const auto e = std::array{graph::Epilogue::None, graph::Epilogue::Relu,
-                                                      graph::Epilogue::Accumulate}[trial];
+                                                      graph::Epilogue::Accumulate}[trial % 3];
                             INFO(fmt::format("int{} {} g{} {} {} words, {} x {} x {}, epilogue {}", bits,
                                              scale == card::ScaleKind::F16 ? "f16" : "e8m0", group,
                                              scaling == numerics::ActScaling::Sub32 ? "sub32" : "per_block",
                                              words == numerics::Words::Two ? 2 : 1, rows, n, k, trial));
                             auto w = random_weights(rng, config, n, k);
-                            auto x = random_activations(rng, rows, k, trial == 1 && rows == 2);
+                            auto x = random_activations(rng, rows, k, trial % 3 == 1 && rows == 2);
                             std::vector<float> bias(n), prior(rows * n);
                             for (auto& v : bias)
                                 v = at_scale(rng, std::uniform_int_distribution<int>(-150, 127)(rng));
                             for (auto& v : prior)
                                 v = at_scale(rng, std::uniform_int_distribution<int>(-150, 128)(rng));
-                            const bool with_bias = trial != 0;
+                            const bool with_bias = trial % 3 != 0;
                             std::vector<float> out = prior, none;
                             const std::array<std::span<std::byte>, 6> ops{
                                 bytes_of(x),
@@ -164,6 +167,18 @@ TEST_CASE("the RTL matvec is bit-exact with the C++ kernel over random shapes, e
                                 zeros += out[i] == 0.0f;
                                 infs += std::isinf(out[i]);
                             }
+                            if (e == graph::Epilogue::None && !with_bias) // and the exact spec, alone
+                                for (std::size_t r = 0; r < rows; ++r) {
+                                    const auto q = numerics::spec::quantize(
+                                        std::span<const float>(x).subspan(r * k, k),
+                                        kernels::activation_scheme(config.numerics), group);
+                                    const auto spec = numerics::spec::matvec(w, m.layout(), q);
+                                    for (std::size_t j = 0; j < n; ++j) {
+                                        INFO("spec: token row " << r << ", element " << j);
+                                        REQUIRE(std::bit_cast<std::uint32_t>(out[r * n + j]) ==
+                                                std::bit_cast<std::uint32_t>(spec[j]));
+                                    }
+                                }
                             outputs += want.size();
                             CHECK(unit->measured_cycles() >= rows * n); // at least a cycle an output
                         }
