@@ -58,6 +58,8 @@ int run(std::span<const std::string> args) {
         "prompt", po::value<std::string>(), "prompt token ids, e.g. 1,17,42 (default: a fixed prompt)")(
         "trace", po::value<std::string>(), "write the run's trace here")(
         "trace-data", po::bool_switch(), "the trace carries the bytes each command wrote")(
+        "rtl", po::value<std::string>(),
+        "co-simulate this unit kind from its RTL (matvec: rtl/matvec.sv, each result checked bit for bit)")(
         "perfetto", po::value<std::string>(), "write a Perfetto / Chrome trace JSON here")(
         "vcd", po::value<std::string>(), "write a VCD of unit busy signals and DDR channel activity here")(
         "csv", po::value<std::string>(), "write the per-command table here")(
@@ -114,6 +116,12 @@ int run(std::span<const std::string> args) {
     if (vm.count("report")) req.report = vm["report"].as<std::string>();
     req.trace_data = vm["trace-data"].as<bool>();
     req.ddr_trace = ddr_trace_request(vm, req.config);
+    if (vm.count("rtl")) {
+        if (vm["rtl"].as<std::string>() != "matvec")
+            throw Error(fmt::format("--rtl {}: the RTL co-simulation has the matvec unit only (--rtl matvec)",
+                                    vm["rtl"].as<std::string>()));
+        req.rtl_matvec = true;
+    }
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = run_model(req);
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());

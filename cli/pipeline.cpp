@@ -10,6 +10,8 @@
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
 #include "models/reference.hpp"
+#include "sim/rtl/rtl_matvec.hpp"
+#include "sim/units/unit_set.hpp"
 #include "traces/csv.hpp"
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
@@ -332,10 +334,29 @@ RunReport run_model(const RunRequest& req) {
         exporter.emplace(req.ddr_trace->path, req.ddr_trace->spec, req.config.ddr, trace_context(req.config));
         plan.ddr_observer = &*exporter;
     }
+    if (req.rtl_matvec) {
+        if (req.mode != sim::Mode::Full)
+            throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
+                        "--timing-only)");
+        sim::rtl::check_rtl_program(compiled.program);
+        auto units = sim::units::UnitSet::standard(req.config);
+        units.set(sim::rtl::rtl_matvec_unit(req.config));
+        plan.units = units;
+    }
     rep.run = sim::simulate(req.config, compiled, plan);
     if (exporter) {
         exporter->close();
         rep.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, rep.run.ddr_drained);
+    }
+    for (const auto& r : rep.run.records) {
+        if (!r.measured_cycles) continue;
+        const auto op = std::string(program::name(r.opcode));
+        auto k = std::find_if(rep.measured.begin(), rep.measured.end(),
+                              [&](const MeasuredKind& m) { return m.opcode == op; });
+        if (k == rep.measured.end()) k = rep.measured.insert(rep.measured.end(), MeasuredKind{op});
+        ++k->commands;
+        k->model += r.compute_cycles + req.config.units[r.unit].latency;
+        k->measured += r.measured_cycles;
     }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     if (req.prompt_len && !rep.run.step_end.empty())
@@ -442,6 +463,11 @@ std::string RunReport::text() const {
     }
     o += fmt::format("power: {:.1f} W on average (estimate), {:.3g} tokens per joule\n{}\n", watts,
                      watts > 0 && secs > 0 ? double(steps) / secs / watts : 0.0, fit::verdict_line(fit));
+    for (const auto& m : measured)
+        o += fmt::format("rtl {}: {} commands, RTL {} cycles, model {} cycles (compute + latency; RTL/model "
+                         "{:.3f})\n",
+                         m.opcode, m.commands, m.measured, m.model,
+                         m.model ? double(m.measured) / double(m.model) : 0.0);
     o += "units busy:";
     for (auto& [name, busy] : run.unit_busy)
         if (busy)
@@ -492,6 +518,10 @@ std::string RunReport::machine() const {
     kv("roofline_fraction", run.seconds > 0 ? double(ddr_bytes) / peak_bytes_per_second / run.seconds : 0.0);
     for (auto& [name, busy] : run.unit_busy)
         if (busy) kv(fmt::format("busy_{}", name), run.cycles ? double(busy) / double(run.cycles) : 0.0);
+    for (const auto& m : measured) { // --rtl runs: the RTL's cycles beside the model's
+        kv(fmt::format("rtl_cycles_{}", m.opcode), m.measured);
+        kv(fmt::format("model_cycles_{}", m.opcode), m.model);
+    }
     kv("arena_bytes", arena_bytes);
     kv("dsp", fit.table.total.dsps);
     kv("alm", fit.table.total.alms);

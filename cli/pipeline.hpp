@@ -46,6 +46,15 @@ struct RunRequest {
     bool progress = false;   ///< print a progress line (on a terminal)
     /// Every DDR request of the run, exported as a trace (`--ddr-trace`).
     std::optional<DdrTraceRequest> ddr_trace;
+    bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
+};
+
+/// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
+/// cycles (compute + latency) and the measured ones, summed over its commands.
+struct MeasuredKind {
+    std::string opcode;
+    std::size_t commands = 0;
+    std::uint64_t model = 0, measured = 0;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
@@ -69,6 +78,7 @@ struct RunReport {
     double watts = 0; ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
     /// What the exported DDR trace holds (ddr_trace_text), when one was written.
     std::string ddr_trace;
+    std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
 
     /// The summary a person reads.
     std::string text() const;

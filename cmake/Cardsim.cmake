@@ -5,9 +5,13 @@ function(cardsim_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
 endfunction()
 
-# cardsim_library(NAME DEPS...): the library of one folder, every .cpp under it (recursively).
+# cardsim_library(NAME DEPS...): the library of one folder, every .cpp under it (recursively),
+# but those matching the regex CARDSIM_EXCLUDE_<NAME> when it is set (a subfolder with its own library).
 function(cardsim_library name)
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  if(DEFINED CARDSIM_EXCLUDE_${name})
+    list(FILTER sources EXCLUDE REGEX "${CARDSIM_EXCLUDE_${name}}")
+  endif()
   if(sources)
     add_library(cardsim_${name} STATIC ${sources})
     target_include_directories(cardsim_${name} PUBLIC ${PROJECT_SOURCE_DIR})

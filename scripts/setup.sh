@@ -17,6 +17,7 @@ packages=(
   libfmt-dev                            # formatting
   gnuplot-nox                           # cardsim plot: sweep charts (PNG, SVG)
   parallel                              # GNU parallel: sweep shards (cardsim sweep --emit parallel)
+  verilator                             # the RTL matvec (rtl/*.sv) lint and co-simulation (--rtl matvec)
   chromium                              # headless browser: the report pages' tests (large: ~360 MB)
 )
 missing=()

@@ -17,6 +17,7 @@ Trace trace_of(const sim::RunResult& run, const program::Program& program, const
     record_config(t.header, config);
     if (prefill_steps) t.header.meta[std::string(prefill_steps_meta)] = std::to_string(*prefill_steps);
     const std::uint64_t n = program.commands.size();
+    std::vector<Measured> measured;
     for (auto& r : run.records) {
         Record rec;
         rec.index = r.step * n + r.index;
@@ -27,6 +28,7 @@ Trace trace_of(const sim::RunResult& run, const program::Program& program, const
         rec.end = r.end;
         rec.read = r.bytes_read;
         rec.split = r.time;
+        if (r.measured_cycles) measured.push_back({rec.index, r.work, r.measured_cycles}); // the RTL ran it
         for (std::size_t c = 0; c < r.channel_read.size(); ++c)
             rec.ddr.push_back(ChannelBytes{r.channel_read[c], r.channel_written[c]});
         if (mode == sim::Mode::Full && !r.written.empty()) {
@@ -40,6 +42,10 @@ Trace trace_of(const sim::RunResult& run, const program::Program& program, const
             if (mode == sim::Mode::Full) rec.digest = r.digest;
         }
         t.records.push_back(std::move(rec));
+    }
+    if (!measured.empty()) { // an --rtl run: the RTL's cycles of the commands it ran
+        t.header.meta[std::string(source_meta)] = std::string(name(Source::Rtl));
+        record_measured(t.header, measured);
     }
     return t;
 }

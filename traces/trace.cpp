@@ -1,5 +1,6 @@
 #include "traces/trace.hpp"
 
+#include "engine/error.hpp"
 #include "traces/lexical.hpp"
 #include "traces/xxh64.hpp"
 
@@ -19,6 +20,60 @@ std::string_view name(Mode m) {
         return "hardware";
     }
     return "?";
+}
+
+std::string_view name(Source s) {
+    switch (s) {
+    case Source::Simulated:
+        return "simulated";
+    case Source::Rtl:
+        return "rtl";
+    case Source::Hardware:
+        return "hardware";
+    }
+    return "?";
+}
+
+std::optional<Source> source_of(const Header& h) {
+    auto it = h.meta.find(std::string(source_meta));
+    if (it == h.meta.end()) return Source::Simulated;
+    for (auto s : {Source::Simulated, Source::Rtl, Source::Hardware})
+        if (it->second == name(s)) return s;
+    return std::nullopt;
+}
+
+std::vector<Measured> measured_of(const Header& h) {
+    std::vector<Measured> out;
+    auto it = h.meta.find(std::string(measured_meta));
+    if (it == h.meta.end()) return out;
+    std::string_view v = it->second;
+    while (!v.empty()) {
+        const auto space = v.find(' ');
+        const auto entry = v.substr(0, space);
+        const auto a = entry.find(':'), b = a == std::string_view::npos ? a : entry.find(':', a + 1);
+        std::optional<std::uint64_t> index, work, cycles;
+        if (b != std::string_view::npos) {
+            index = parse_u64(entry.substr(0, a));
+            work = parse_u64(entry.substr(a + 1, b - a - 1));
+            cycles = parse_u64(entry.substr(b + 1));
+        }
+        if (!index || !work || !cycles)
+            throw Error(
+                fmt::format("meta measured: entry `{}` is malformed, expected INDEX:WORK:CYCLES (three "
+                            "decimal numbers)",
+                            escape(entry)));
+        out.push_back({*index, *work, *cycles});
+        v = space == std::string_view::npos ? std::string_view{} : v.substr(space + 1);
+    }
+    return out;
+}
+
+void record_measured(Header& h, std::span<const Measured> m) {
+    if (m.empty()) return;
+    std::string v;
+    for (const auto& x : m)
+        v += fmt::format("{}{}:{}:{}", v.empty() ? "" : " ", x.index, x.work, x.cycles);
+    h.meta[std::string(measured_meta)] = v;
 }
 
 std::string_view name(Encoding e) {
@@ -79,6 +134,9 @@ std::optional<std::string> check_header(const Header& h) {
             h.clock_mhz);
     if (h.ddr_channels && (*h.ddr_channels == 0 || *h.ddr_channels > max_ddr_channels))
         return fmt::format("ddr_channels is {}, expected 1 to {}", *h.ddr_channels, max_ddr_channels);
+    if (!source_of(h))
+        return fmt::format("meta source is `{}`, expected simulated, rtl or hardware",
+                           escape(h.meta.at(std::string(source_meta))));
     for (auto& [key, value] : h.meta)
         if (!is_name(key))
             return fmt::format("meta key `{}` is not a name, expected letters, digits, `_`, `.` or `-`",

@@ -25,6 +25,12 @@ inline constexpr int oldest_format_version = 1;
 /// diff names them the prefill and the later steps decode steps.
 inline constexpr std::string_view prefill_steps_meta = "prefill_steps";
 
+/// The meta key saying where the trace's cycles come from (FORMAT.md section 5): `simulated`, `rtl`
+/// or `hardware`; absent: simulated.
+inline constexpr std::string_view source_meta = "source";
+/// The meta key listing the commands a measuring source counted (FORMAT.md section 5): one
+/// `INDEX:WORK:CYCLES` per command, separated by spaces.
+inline constexpr std::string_view measured_meta = "measured";
 /// The most DDR channels a trace may report.
 inline constexpr std::uint32_t max_ddr_channels = 64;
 
@@ -32,6 +38,11 @@ inline constexpr std::uint32_t max_ddr_channels = 64;
 /// (no digests), or a capture from the real card.
 enum class Mode { Full, TimingOnly, Hardware };
 
+/// Where a trace's cycles come from: the C++ models of a simulation, an RTL co-simulation (its
+/// measured commands carry `measured=`), or counters of the real card.
+enum class Source { Simulated, Rtl, Hardware };
+/// The file spelling of a source (`simulated`, `rtl`, `hardware`).
+std::string_view name(Source s);
 /// How a data block spells its bytes, and what one element of it is (1, 2 or 4 bytes).
 enum class Encoding { Hex, F16, F32 };
 
@@ -55,6 +66,22 @@ struct Header {
     std::map<std::string, std::string> meta{};   ///< producer facts; keys are names, values any bytes
     friend bool operator==(const Header&, const Header&) = default;
 };
+
+/// The source a header's `source` meta names (absent: Simulated); nothing for an unknown value.
+std::optional<Source> source_of(const Header& h);
+
+/// One command's measured cycles: its index, the unit's work for it (in the measure of the unit's
+/// width, configs/d5005.toml) and the cycles the measuring source counted.
+struct Measured {
+    std::uint64_t index = 0, work = 0, cycles = 0;
+    friend bool operator==(const Measured&, const Measured&) = default;
+};
+
+/// The commands the header's `measured` meta lists (empty when absent). Throws cardsim::Error naming
+/// the first malformed entry.
+std::vector<Measured> measured_of(const Header& h);
+/// Records `m` as the header's `measured` meta (and nothing when empty).
+void record_measured(Header& h, std::span<const Measured> m);
 
 /// The bytes one command moved through one DDR channel.
 struct ChannelBytes {

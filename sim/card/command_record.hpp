@@ -22,6 +22,8 @@ struct CommandRecord {
     std::uint64_t start = 0;                    ///< cycle the unit began
     std::uint64_t end = 0;                      ///< cycle the unit finished (results written)
     std::uint64_t compute_cycles = 0;           ///< the unit's compute time alone
+    std::uint64_t work = 0;                     ///< the unit's work for it (Unit::work)
+    std::uint64_t measured_cycles = 0;          ///< full runs on a measuring unit (RTL): its cycles; else 0
     std::uint64_t bytes_read = 0;               ///< bytes the unit read (of a cache: the rows it attended)
     std::uint64_t bytes_written = 0;            ///< bytes of its write operands (what the digest covers)
     std::vector<std::uint64_t> channel_read;    ///< DDR bytes read per channel

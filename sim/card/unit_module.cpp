@@ -1,5 +1,7 @@
 #include "sim/card/unit_module.hpp"
 
+#include "engine/error.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -234,7 +236,13 @@ void UnitModule::run() {
                 if (o.access != Access::Write) std::copy(place.begin(), place.end(), buf.begin());
                 views_[i] = buf;
             }
-            behaviour_.compute(c, views_);
+            try { // a unit that refuses its operands (an RTL result that differs) stops the run
+                behaviour_.compute(c, views_);
+            } catch (const Error& e) {
+                ctx_.bus_error(index, e.what());
+                return;
+            }
+            rec.measured_cycles = behaviour_.measured_cycles();
             for (std::size_t i = 0; i < c.operands.size(); ++i) {
                 auto& o = c.operands[i];
                 if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
@@ -242,7 +250,8 @@ void UnitModule::run() {
                     std::copy(buffers_[i].begin(), buffers_[i].end(), in_place(o, index).begin());
             }
         }
-        rec.compute_cycles = units::compute_cycles(behaviour_.work(c, step), ctx_.config.lanes(kind_));
+        rec.work = behaviour_.work(c, step);
+        rec.compute_cycles = units::compute_cycles(rec.work, ctx_.config.lanes(kind_));
         const auto compute_time = ctx_.clock.time_of(rec.compute_cycles);
         auto writes_at = std::max(reads, compute_time);
         // Writes, issued when the reads and the compute are done.

@@ -54,6 +54,9 @@ public:
     /// Computes `c`'s results on its operands' bytes (full runs only). Throws cardsim::Error for
     /// operands the kernels cannot take.
     virtual void compute(const program::Command& c, Operands operands) const = 0;
+    /// The clock cycles a measuring implementation (the RTL co-simulation, sim/rtl) took for the
+    /// command its last `compute` ran; 0 for the C++ models, which measure nothing.
+    virtual std::uint64_t measured_cycles() const { return 0; }
 
 private:
     card::UnitKind kind_;

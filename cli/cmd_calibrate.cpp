@@ -1,0 +1,90 @@
+// `cardsim calibrate MEASURED_TRACE [--config C] -o calibrated.toml`: fits each unit kind's latency
+// and width to the per-command measured cycles of a trace (an `--rtl` run's, a hardware capture's),
+// prints the residual per kind before (the config's values) and after (the fitted ones), and writes
+// a config overlay: C's keys (none: the default card's) with the fitted units.KIND.latency and width.
+
+#include "cli/card_options.hpp"
+#include "cli/command.hpp"
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "traces/calibration.hpp"
+#include "traces/reader.hpp"
+
+#include <fmt/core.h>
+#include <toml++/toml.h>
+
+#include <sstream>
+
+namespace cardsim::cli {
+namespace {
+
+/// The overlay's TOML: the config file's tables (if any) with each fitted kind's latency and width.
+std::string overlay(const boost::program_options::variables_map& vm, const std::vector<traces::KindFit>& fits,
+                    const std::string& trace) {
+    toml::table root;
+    if (vm.count("config")) {
+        const std::string file = vm["config"].as<std::string>();
+        try {
+            root = toml::parse_file(file);
+        } catch (const toml::parse_error& e) {
+            throw Error(fmt::format("{}: {}", file, e.description()));
+        }
+    }
+    if (!root.contains("units")) root.insert("units", toml::table{});
+    auto* units = root["units"].as_table();
+    if (!units) throw Error("the config's `units` is not a table");
+    for (const auto& f : fits) {
+        const std::string kind(card::name(f.kind));
+        if (!units->contains(kind)) units->insert(kind, toml::table{});
+        auto* t = (*units)[kind].as_table();
+        if (!t) throw Error(fmt::format("the config's `units.{}` is not a table", kind));
+        t->insert_or_assign("latency", std::int64_t(f.latency));
+        t->insert_or_assign("width", std::int64_t(f.width));
+    }
+    std::ostringstream out;
+    out << "# Calibrated by `cardsim calibrate " << trace << "`: units.KIND.latency and width fitted to the\n"
+        << "# trace's measured cycles (latency + ceil(work / width) per command).\n"
+        << root << "\n";
+    return out.str();
+}
+
+int run(std::span<const std::string> args) {
+    namespace po = boost::program_options;
+    po::options_description opts("options");
+    opts.add(card_options());
+    opts.add(knob_options());
+    opts.add_options()("trace", po::value<std::string>(),
+                       "the measured trace (its meta measured= lists each command's work and cycles)")(
+        "output,o", po::value<std::string>(), "write the calibrated config overlay (TOML) here");
+    const char* const positional[] = {"trace"};
+    auto vm = parse("calibrate", "MEASURED_TRACE [--config C] -o calibrated.toml", args, opts, positional);
+    if (!vm.count("trace"))
+        throw Error("calibrate: give the measured trace (cardsim calibrate TRACE -o OUT.toml)");
+    if (!vm.count("output")) throw Error("calibrate: give -o OUT.toml, the config overlay to write");
+    const std::string path = vm["trace"].as<std::string>();
+    auto knobs = knob_overrides(vm);
+    auto config = load_card(vm, knobs);
+    auto t = traces::read_trace(path);
+    auto source = traces::source_of(t.header);
+    auto fits = traces::calibrate(t, config);
+    fmt::print("calibrating against {} ({} cycles)\n", path,
+               traces::name(source.value_or(traces::Source::Simulated)));
+    for (const auto& f : fits)
+        fmt::print(
+            "{}: {} commands{}\n  config: latency {} width {}: per-command error mean {:.2f} %, max {:.2f} "
+            "%\n  fitted: latency {} width {}: per-command error mean {:.2f} %, max {:.2f} %\n",
+            card::name(f.kind), f.commands, f.spread ? "" : " (all of one work: the latency kept)",
+            f.config_latency, f.config_width, 100 * f.before.mean, 100 * f.before.max, f.latency, f.width,
+            100 * f.after.mean, 100 * f.after.max);
+    const std::string out = vm["output"].as<std::string>();
+    io::write_file_atomically(out, overlay(vm, fits, path));
+    fmt::print("wrote {} (use it with --config {})\n", out, out);
+    return Ok;
+}
+
+const Register reg{
+    {"calibrate",
+     "fit each unit kind's latency and width to a measured trace's cycles; write a config overlay", run}};
+
+} // namespace
+} // namespace cardsim::cli

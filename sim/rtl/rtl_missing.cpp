@@ -1,0 +1,21 @@
+// The RTL entry points of a build without Verilator: none of the RTL exists.
+
+#include "engine/error.hpp"
+#include "sim/rtl/rtl_matvec.hpp"
+
+namespace cardsim::sim::rtl {
+
+bool rtl_available() {
+    return false;
+}
+
+std::uint32_t rtl_matvec_width() {
+    return 0;
+}
+
+std::shared_ptr<const units::Unit> rtl_matvec_unit(const card::CardConfig&, RtlVariant) {
+    throw Error("--rtl matvec: this cardsim was built without Verilator, so it has no RTL model (install "
+                "verilator, e.g. with scripts/setup.sh, and rebuild)");
+}
+
+} // namespace cardsim::sim::rtl
