@@ -141,3 +141,24 @@ TEST_CASE("a program compiled for several sequences runs them, and other counts 
     REQUIRE(positions.code == 2);
     REQUIRE(contains(positions.out, "caches hold 6"));
 }
+
+TEST_CASE("run --seqs refuses an encoder, no sequences and an empty prompt, and checks layers of all rows") {
+    const ScratchDir d("run-seqs-refusals");
+    auto enc = model(d, "encoder");
+    auto config = std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+    auto e = run_cardsim("run " + enc + " --config " + config + " --prompt 1,2,3,4 --seqs 2");
+    REQUIRE(e.code == 2);
+    REQUIRE(contains(e.out, "an encoder run takes one sequence"));
+    auto m = model(d, "hybrid");
+    auto zero = run_cardsim("run " + m + " --seqs 0");
+    REQUIRE(zero.code == 2);
+    REQUIRE(contains(zero.out, "--seqs: give a positive count"));
+    auto empty = run_cardsim("run " + m + " --prompt 1,2 --prompt \"\"");
+    REQUIRE(empty.code == 2);
+    REQUIRE(contains(empty.out, "the prompt of sequence 1 has no ids"));
+    auto layers = run_cardsim("run " + m + " --seqs 3 --tokens 2 --no-reference --check-layers all");
+    INFO(layers.out);
+    REQUIRE(layers.code == 0);
+    REQUIRE(
+        contains(layers.out, "every output and every checked layer's output equals the golden executor's"));
+}
