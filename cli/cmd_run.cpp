@@ -55,8 +55,11 @@ int run(std::span<const std::string> args) {
         "also read back these layers' outputs each step and check them bit for bit: all, or e.g. 0,3,7")(
         "max-positions", po::value<std::size_t>(), "positions the caches hold (default: the run's steps)")(
         "tokens", po::value<std::size_t>()->default_value(8), "tokens to generate (decoders)")(
-        "prompt", po::value<std::string>(), "prompt token ids, e.g. 1,17,42 (default: a fixed prompt)")(
-        "trace", po::value<std::string>(), "write the run's trace here")(
+        "prompt", po::value<std::vector<std::string>>(),
+        "prompt token ids, e.g. 1,17,42 (default: a fixed prompt); repeated: one a sequence")(
+        "seqs", po::value<std::size_t>(),
+        "decoders: sequences decoded together, one token each a step (default: 1, or as many as --prompt; "
+        "a program: its bucket's)")("trace", po::value<std::string>(), "write the run's trace here")(
         "trace-data", po::bool_switch(), "the trace carries the bytes each command wrote")(
         "rtl", po::value<std::string>(),
         "co-simulate this unit kind from its RTL (matvec: rtl/matvec.sv, each result checked bit for bit)")(
@@ -75,11 +78,12 @@ int run(std::span<const std::string> args) {
         "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
-    auto vm = parse("run",
-                    "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--prompt IDS] "
-                    "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report "
-                    "F.html] [--timing-only]",
-                    args, opts, positional);
+    auto vm = parse(
+        "run",
+        "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--seqs S] [--prompt IDS]... "
+        "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report F.html] "
+        "[--timing-only] [--shapes-only] [--prompt-len N [--chunk C]] [--rtl matvec] [--ddr-trace F]",
+        args, opts, positional);
     auto knobs = knob_overrides(vm);
     RunRequest req;
     req.config = load_card(vm, knobs);
@@ -103,7 +107,16 @@ int run(std::span<const std::string> args) {
     if (vm.count("check-layers")) req.check_layers = vm["check-layers"].as<std::string>();
     if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
     req.tokens = vm["tokens"].as<std::size_t>();
-    if (vm.count("prompt")) req.prompt = parse_ids(vm["prompt"].as<std::string>());
+    if (vm.count("prompt")) {
+        auto prompts = vm["prompt"].as<std::vector<std::string>>();
+        req.prompt = parse_ids(prompts[0]);
+        for (std::size_t i = 1; i < prompts.size(); ++i)
+            req.other_prompts.push_back(parse_ids(prompts[i]));
+    }
+    if (vm.count("seqs")) {
+        req.seqs = vm["seqs"].as<std::size_t>();
+        if (*req.seqs == 0) throw Error("--seqs: give a positive count of sequences");
+    }
     req.mode = vm["timing-only"].as<bool>() ? sim::Mode::TimingOnly : sim::Mode::Full;
     req.reference = !vm["no-reference"].as<bool>();
     req.shapes_only = vm["shapes-only"].as<bool>();

@@ -2,6 +2,7 @@
 
 #include "cli/check_layers.hpp"
 #include "cli/child_process.hpp"
+#include "cli/decode_batch.hpp"
 #include "cli/report_facts.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
@@ -26,14 +27,6 @@
 
 namespace cardsim::cli {
 namespace {
-
-/// The prompt when none is given: a few fixed ids below `vocab`.
-std::vector<std::uint32_t> default_prompt(std::size_t vocab) {
-    std::vector<std::uint32_t> p;
-    for (std::uint32_t t : {1u, 17u, 42u, 7u})
-        p.push_back(t % std::uint32_t(vocab));
-    return p;
-}
 
 std::vector<float> floats(const std::vector<std::byte>& b) {
     std::vector<float> f(b.size() / 4);
@@ -93,6 +86,33 @@ void check_compiled_from(const program::Loaded& c, const std::filesystem::path& 
         throw Error(fmt::format("{}: its io map does not match the graph cardsim builds from {} (compiled by "
                                 "another version of cardsim? compile it again)",
                                 path.string(), model_dir.string()));
+}
+
+/// The accuracy of a decode batch's logits: each sequence's rows against the f64 reference of that
+/// sequence alone, combined (the largest error; top-1 agreement and KL averaged over every
+/// sequence's measured steps).
+models::Accuracy batch_accuracy(const models::Model& model, const sim::RunResult& run, std::size_t logits_out,
+                                const DecodeBatch& batch) {
+    models::Accuracy all;
+    double top1 = 0, kl = 0;
+    for (std::size_t q = 0; q < batch.seqs(); ++q) {
+        std::vector<std::vector<float>> logits;
+        for (auto& o : run.outputs) {
+            auto f = floats(o.values[logits_out]);
+            const std::size_t w = f.size() / batch.seqs();
+            logits.emplace_back(f.begin() + std::ptrdiff_t(q * w), f.begin() + std::ptrdiff_t((q + 1) * w));
+        }
+        auto a = models::accuracy(model, logits, batch.tokens(q), batch.prompt(q).size(), {});
+        all.max_abs_error = std::max(all.max_abs_error, a.max_abs_error);
+        top1 += a.top1_agreement * double(a.steps);
+        kl += a.kl * double(a.steps);
+        all.steps += a.steps;
+    }
+    if (all.steps) {
+        all.top1_agreement = top1 / double(all.steps);
+        all.kl = kl / double(all.steps);
+    }
+    return all;
 }
 
 /// The markers of an encoder run over `n` tokens: every fourth token.
@@ -226,16 +246,38 @@ RunReport run_model(const RunRequest& req) {
     if (req.program && !decoder && req.prompt.empty())
         throw Error(fmt::format("{}: the program runs {} tokens at once: pass --prompt with {} ids",
                                 req.program->string(), host.tokens, host.tokens));
-    rep.prompt = req.prompt.empty() && !req.prompt_len ? default_prompt(vocab ? vocab : 1) : req.prompt;
-    for (auto t : rep.prompt)
-        if (vocab && t >= vocab)
-            throw Error(fmt::format("prompt token {} is past the vocabulary of {}", t, vocab));
+    rep.prompt = req.prompt.empty() && !req.prompt_len ? default_prompt(0, vocab ? vocab : 1) : req.prompt;
+    // A decoder's sequences: a program's bucket fixes how many (its rows, one token each).
+    rep.seqs = req.program && decoder && host.tokens == host.seqs
+                   ? host.seqs
+                   : req.seqs.value_or(1 + req.other_prompts.size());
+    if (req.seqs && *req.seqs != rep.seqs)
+        throw Error(fmt::format("--seqs {}: the program {} decodes {} sequences a step", *req.seqs,
+                                req.program->string(), rep.seqs));
+    if (!decoder && (rep.seqs != 1 || !req.other_prompts.empty()))
+        throw Error("--seqs, --prompt: an encoder run takes one sequence (one prompt)");
+    if (req.prompt_len && rep.seqs != 1)
+        throw Error(fmt::format("--prompt-len with {} sequences: the prefill is timed for one sequence "
+                                "(drop --seqs and the extra --prompt)",
+                                rep.seqs));
+    std::vector<std::vector<std::uint32_t>> given;
+    if (!req.prompt.empty()) given.push_back(req.prompt);
+    given.insert(given.end(), req.other_prompts.begin(), req.other_prompts.end());
+    // With a prompt length the decode steps start after the prefilled prompt, fed any id (the
+    // token after the prompt: timing does not depend on it).
+    if (req.prompt_len) given = {{0}};
+    DecodeBatch batch(batch_prompts(given, rep.seqs, vocab ? vocab : 1), req.tokens,
+                      std::uint32_t(req.prompt_len.value_or(0)));
+    for (std::size_t q = 0; q < batch.seqs(); ++q)
+        for (auto t : batch.prompt(q))
+            if (vocab && t >= vocab)
+                throw Error(fmt::format("prompt token {} is past the vocabulary of {}", t, vocab));
     std::vector<std::size_t> markers;
     if (decoder && req.prompt_len) {
-        steps = std::max<std::size_t>(req.tokens, 1); // decode steps after the prefilled prompt
+        steps = batch.steps(); // decode steps after the prefilled prompt
     } else if (decoder) {
-        rep.prefill_steps = rep.prompt.size();
-        steps = rep.prompt.size() + std::max<std::size_t>(req.tokens, 1) - 1;
+        rep.prefill_steps = batch.prefill_steps();
+        steps = batch.steps();
     } else {
         markers = encoder_markers(rep.prompt.size());
         steps = 1;
@@ -243,10 +285,10 @@ RunReport run_model(const RunRequest& req) {
     rep.steps = steps;
     if (req.program) {
         auto& h = host;
-        if (decoder && (h.tokens != 1 || h.seqs != 1))
+        if (decoder && h.tokens != h.seqs)
             throw Error(
-                fmt::format("{}: cardsim run drives one sequence a step, and the program's bucket has {} "
-                            "tokens and {} sequences (compile it with --bucket seqs=1)",
+                fmt::format("{}: cardsim run decodes one token of each sequence a step, and the program's "
+                            "bucket has {} tokens and {} sequences (compile it with --bucket seqs=S)",
                             req.program->string(), h.tokens, h.seqs));
         if (decoder && steps > h.max_positions)
             throw Error(fmt::format(
@@ -269,7 +311,8 @@ RunReport run_model(const RunRequest& req) {
             throw Error(why);
         }
         lower::Options o;
-        o.bucket = decoder ? graph::Bucket{1, 1, 0} : graph::Bucket{rep.prompt.size(), 1, markers.size()};
+        o.bucket = decoder ? graph::Bucket{rep.seqs, rep.seqs, 0}
+                           : graph::Bucket{rep.prompt.size(), 1, markers.size()};
         if (!decoder && req.max_positions)
             throw Error("--max-positions: an encoder keeps no caches between steps");
         const std::size_t chunks = (prompt_len + req.chunk - 1) / req.chunk;
@@ -313,18 +356,10 @@ RunReport run_model(const RunRequest& req) {
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
     if (req.vcd) plan.vcd = req.vcd->string();
-    std::vector<std::uint32_t> tokens = rep.prompt;
-    if (req.prompt_len) tokens.assign(1, 0); // the token after the prompt: any id times the same
     plan.inputs = [&](std::size_t s, const sim::StepOutputs* prev) {
         if (!decoder) return inputs[0];
-        if (s >= tokens.size()) {
-            std::uint32_t next = 0;
-            if (prev && next_out) next = std::uint32_t(floats(prev->values[*next_out])[0]);
-            tokens.push_back(next);
-        }
-        graph::BatchInputs in;
-        in.ids = {tokens[s]};
-        in.positions = {std::uint32_t(prompt_len + s)};
+        auto in = batch.inputs(s, prev && next_out ? std::span(prev->values[*next_out])
+                                                   : std::span<const std::byte>());
         inputs.push_back(in);
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", s + 1, rep.steps);
         return in;
@@ -362,9 +397,12 @@ RunReport run_model(const RunRequest& req) {
     if (req.prompt_len && !rep.run.step_end.empty())
         rep.decode = phase_of(rep.run, req.config, rep.run.step_end.size());
     if (decoder && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
-        tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
-        rep.generated.assign(tokens.begin() + std::ptrdiff_t(rep.prompt.size()), tokens.end());
+        batch.finish(rep.run.outputs.back().values[*next_out]);
+        for (std::size_t q = 0; q < batch.seqs(); ++q)
+            rep.sequences.push_back({batch.prompt(q), batch.generated(q)});
+        rep.generated = batch.generated(0);
     }
+    if (decoder && !req.prompt_len) rep.prompt = batch.prompt(0);
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
@@ -387,12 +425,21 @@ RunReport run_model(const RunRequest& req) {
         if (v.first) {
             rep.first_mismatch = v.first;
             rep.mismatch = v.first->text();
+            if (rep.seqs > 1)
+                for (auto& [val, place] : compiled.io.outputs)
+                    if (built->graph.names[val.id] == v.first->value && !v.first->sizes) {
+                        rep.mismatch +=
+                            fmt::format(" (sequence {})", v.first->element / built->graph.shape(val).width);
+                        break;
+                    }
         }
-        if (req.reference && logits_out) {
+        if (req.reference && logits_out && decoder)
+            rep.accuracy = batch_accuracy(*model, rep.run, *logits_out, batch);
+        else if (req.reference && logits_out) {
             std::vector<std::vector<float>> logits;
             for (auto& o : rep.run.outputs)
                 logits.push_back(floats(o.values[*logits_out]));
-            rep.accuracy = models::accuracy(*model, logits, tokens, rep.prefill_steps, markers);
+            rep.accuracy = models::accuracy(*model, logits, rep.prompt, rep.prefill_steps, markers);
         }
     }
     if (req.trace || req.perfetto || req.csv || req.report) {
@@ -422,19 +469,42 @@ std::string RunReport::text() const {
             s += fmt::format("{}{}", s.empty() ? "" : " ", t);
         return s;
     };
-    if (prefill)
-        o += fmt::format("prompt: {} tokens (--prompt-len: timed without ids)\n", prefill->tokens);
-    else
-        o += fmt::format("prompt: {}\n", ids(prompt));
-    if (!generated.empty()) o += fmt::format("generated: {}\n", ids(generated));
-    if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     double secs = run.seconds;
-    o += fmt::format("card: {} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)\n", steps,
-                     run.cycles, secs * 1e3, secs > 0 ? double(steps) / secs : 0.0);
+    if (seqs == 1) {
+        if (prefill)
+            o += fmt::format("prompt: {} tokens (--prompt-len: timed without ids)\n", prefill->tokens);
+        else
+            o += fmt::format("prompt: {}\n", ids(prompt));
+        if (!generated.empty()) o += fmt::format("generated: {}\n", ids(generated));
+    } else {
+        std::size_t all = 0;
+        for (std::size_t q = 0; q < sequences.size(); ++q) {
+            o +=
+                fmt::format("sequence {}: prompt {}; generated {} ({} tokens)\n", q, ids(sequences[q].prompt),
+                            ids(sequences[q].generated), sequences[q].generated.size());
+            all += sequences[q].generated.size();
+        }
+        if (all)
+            o += fmt::format("generated: {} tokens over {} sequences, {:.1f} tokens/s\n", all, seqs,
+                             secs > 0 ? double(all) / secs : 0.0);
+    }
+    if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
+    if (seqs == 1)
+        o += fmt::format("card: {} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)\n", steps,
+                         run.cycles, secs * 1e3, secs > 0 ? double(steps) / secs : 0.0);
+    else
+        o += fmt::format(
+            "card: {} steps of {} sequences ({} tokens) in {} cycles, {:.3f} ms simulated ({:.1f} "
+            "tokens/s)\n",
+            steps, seqs, steps * seqs, run.cycles, secs * 1e3, secs > 0 ? double(steps * seqs) / secs : 0.0);
     if (steps > prefill_steps && run.step_end.size() == steps && prefill_steps > 0) {
-        double per_token = double(run.step_end.back() - run.step_end[prefill_steps - 1]) /
-                           double(run.cycles) * secs / double(steps - prefill_steps);
-        o += fmt::format("decode: {:.3f} ms a token ({:.1f} tokens/s)\n", per_token * 1e3, 1.0 / per_token);
+        double decode = double(run.step_end.back() - run.step_end[prefill_steps - 1]) / double(run.cycles) *
+                        secs / double(steps - prefill_steps);
+        if (seqs == 1)
+            o += fmt::format("decode: {:.3f} ms a token ({:.1f} tokens/s)\n", decode * 1e3, 1.0 / decode);
+        else
+            o += fmt::format("decode: {:.3f} ms a step of {} sequences ({:.1f} tokens/s)\n", decode * 1e3,
+                             seqs, double(seqs) / decode);
     }
     if (prefill && decode) {
         o += fmt::format(
@@ -462,7 +532,8 @@ std::string RunReport::text() const {
             ch.row_conflicts);
     }
     o += fmt::format("power: {:.1f} W on average (estimate), {:.3g} tokens per joule\n{}\n", watts,
-                     watts > 0 && secs > 0 ? double(steps) / secs / watts : 0.0, fit::verdict_line(fit));
+                     watts > 0 && secs > 0 ? double(steps * seqs) / secs / watts : 0.0,
+                     fit::verdict_line(fit));
     for (const auto& m : measured)
         o += fmt::format("rtl {}: {} commands, RTL {} cycles, model {} cycles (compute + latency; RTL/model "
                          "{:.3f})\n",
@@ -510,9 +581,18 @@ std::string RunReport::machine() const {
     std::string o;
     auto kv = [&](std::string_view k, auto v) { o += fmt::format("{}={}\n", k, v); };
     kv("steps", steps);
+    kv("seqs", seqs);
     kv("cycles", run.cycles);
     kv("seconds", run.seconds);
-    kv("tokens_per_second", run.seconds > 0 ? double(steps) / run.seconds : 0.0);
+    kv("tokens_per_second", run.seconds > 0 ? double(steps * seqs) / run.seconds : 0.0);
+    if (steps > prefill_steps && run.step_end.size() == steps && prefill_steps > 0)
+        kv("decode_tokens_per_second",
+           double(seqs * (steps - prefill_steps)) * double(run.cycles) /
+               (double(run.step_end.back() - run.step_end[prefill_steps - 1]) * run.seconds));
+    std::string gen;
+    for (std::size_t q = 0; q < sequences.size(); ++q)
+        gen += fmt::format("{}{}", q ? "," : "", sequences[q].generated.size());
+    kv("generated_tokens", gen);
     kv("ddr_bytes", ddr_bytes);
     kv("bandwidth_gbs", run.seconds > 0 ? double(ddr_bytes) / run.seconds / 1e9 : 0.0);
     kv("roofline_fraction", run.seconds > 0 ? double(ddr_bytes) / peak_bytes_per_second / run.seconds : 0.0);
@@ -528,7 +608,7 @@ std::string RunReport::machine() const {
     kv("m20k", fit.table.total.m20ks);
     kv("fmax_mhz", fit.clock.fmax_mhz);
     kv("watts", watts);
-    kv("tokens_per_joule", watts > 0 && run.seconds > 0 ? double(steps) / run.seconds / watts : 0.0);
+    kv("tokens_per_joule", watts > 0 && run.seconds > 0 ? double(steps * seqs) / run.seconds / watts : 0.0);
     kv("fits", fit.fits() ? "yes" : "no");
     kv("bit_exact", bit_exact ? (*bit_exact ? "yes" : "no") : "unchecked");
     std::string layers;

@@ -26,6 +26,11 @@ struct RunRequest {
     card::CardConfig config;
     std::size_t tokens = 8;            ///< tokens to generate (decoders)
     std::vector<std::uint32_t> prompt; ///< prompt token ids; empty: a fixed default
+    /// A decoder's sequences decoded together a step (none: 1, or a program's bucket), and the
+    /// prompts of sequences 1, 2, ... (after `prompt`, sequence 0's); the others get default ones
+    /// (cli/decode_batch.hpp).
+    std::optional<std::size_t> seqs;
+    std::vector<std::vector<std::uint32_t>> other_prompts;
     /// Compiling here: positions the caches hold (none: as many as the run's steps).
     std::optional<std::size_t> max_positions;
     /// Compiling here: `all` or layer indices whose outputs are read back and checked each step.
@@ -42,8 +47,8 @@ struct RunRequest {
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
-    bool trace_data = false; ///< the trace carries the bytes every command wrote
-    bool progress = false;   ///< print a progress line (on a terminal)
+    bool trace_data = false;                     ///< the trace carries the bytes every command wrote
+    bool progress = false;                       ///< print a progress line (on a terminal)
     /// Every DDR request of the run, exported as a trace (`--ddr-trace`).
     std::optional<DdrTraceRequest> ddr_trace;
     bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
@@ -59,8 +64,14 @@ struct MeasuredKind {
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
 struct RunReport {
-    std::string model; ///< the recognised architecture
-    std::vector<std::uint32_t> prompt, generated;
+    std::string model;                            ///< the recognised architecture
+    std::vector<std::uint32_t> prompt, generated; ///< sequence 0's
+    /// A decoder's sequences, each with its prompt and (full runs) the tokens it generated.
+    struct Sequence {
+        std::vector<std::uint32_t> prompt, generated;
+    };
+    std::vector<Sequence> sequences;
+    std::size_t seqs = 1; ///< sequences a step
     sim::RunResult run;
     std::uint64_t ddr_bytes = 0;                    ///< every byte the run moved through DDR
     double peak_bytes_per_second = 0;               ///< the card's DDR peak

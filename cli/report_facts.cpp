@@ -92,6 +92,10 @@ traces::report::RunFacts run_facts(const RunReport& r, const card::CardConfig& c
     f.fault = r.run.fault;
     f.steps = r.steps;
     f.prefill_steps = r.prefill_steps;
+    f.seqs = r.seqs;
+    if (r.seqs > 1)
+        for (auto& q : r.sequences)
+            f.sequences.emplace_back(q.prompt, q.generated);
     f.cycles = r.run.cycles;
     f.seconds = r.run.seconds;
     f.step_end = r.run.step_end;

@@ -72,15 +72,27 @@ std::vector<Point> shard_points(const std::vector<Point>& points, Shard shard) {
 std::vector<card::Override> overrides(const SweepSpec& spec, const Point& point) {
     std::vector<card::Override> out;
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
-        if (spec.axes[a].path != tokens_axis)
-            out.push_back({spec.axes[a].path, toml_literal(point.values[a])});
+        if (!run_axis(spec.axes[a].path)) out.push_back({spec.axes[a].path, toml_literal(point.values[a])});
     return out;
 }
 
-std::size_t point_tokens(const SweepSpec& spec, const Point& point) {
+namespace {
+
+/// The value of the run axis `path` at `point`, or `single` when it is not an axis.
+std::size_t run_value(const SweepSpec& spec, const Point& point, std::string_view path, std::size_t single) {
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
-        if (spec.axes[a].path == tokens_axis) return std::size_t(std::get<std::int64_t>(point.values[a]));
-    return spec.tokens;
+        if (spec.axes[a].path == path) return std::size_t(std::get<std::int64_t>(point.values[a]));
+    return single;
+}
+
+} // namespace
+
+std::size_t point_tokens(const SweepSpec& spec, const Point& point) {
+    return run_value(spec, point, tokens_axis, spec.tokens);
+}
+
+std::size_t point_seqs(const SweepSpec& spec, const Point& point) {
+    return run_value(spec, point, seqs_axis, spec.seqs);
 }
 
 std::string describe(const SweepSpec& spec, const Point& point) {

@@ -45,6 +45,8 @@ std::vector<card::Override> overrides(const SweepSpec& spec, const Point& point)
 
 /// The tokens a point generates: its `tokens` axis value, or the spec's `tokens`.
 std::size_t point_tokens(const SweepSpec& spec, const Point& point);
+/// The sequences a point decodes a step: its `seqs` axis value, or the spec's `seqs`.
+std::size_t point_seqs(const SweepSpec& spec, const Point& point);
 
 /// The point as `model=... ddr.channels=2 clock.kernel_mhz=250` (for listings and messages).
 std::string describe(const SweepSpec& spec, const Point& point);

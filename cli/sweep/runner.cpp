@@ -128,6 +128,11 @@ std::string settings_text(const SweepSpec& spec) {
     const bool swept =
         std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == tokens_axis; });
     t += swept ? std::string("tokens=(an axis)\n") : fmt::format("tokens={}\n", spec.tokens);
+    // A sweep of one sequence a step writes no line: its settings read as before `seqs` existed.
+    if (std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == seqs_axis; }))
+        t += "seqs=(an axis)\n";
+    else if (spec.seqs != 1)
+        t += fmt::format("seqs={}\n", spec.seqs);
     std::string ids;
     for (auto id : spec.prompt)
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
@@ -274,6 +279,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
         std::vector<std::string> argv{
             self,        "run",      model_directory(spec.models[p->model], dir).string(),
             "--machine", "--tokens", std::to_string(point_tokens(spec, *p))};
+        if (auto seqs = point_seqs(spec, *p); seqs != 1)
+            argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
         if (!spec.full) argv.emplace_back("--timing-only");
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
         for (auto& s : sets)

@@ -303,8 +303,8 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     }
     SpecReader r(file);
     r.only(root, "",
-           {"name", "config", "model", "models", "tokens", "prompt", "prompt_len", "chunk", "full", "skip_if",
-            "axes"});
+           {"name", "config", "model", "models", "tokens", "seqs", "prompt", "prompt_len", "chunk", "full",
+            "skip_if", "axes"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -317,22 +317,27 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
                                spec.config->string()));
     }
     spec.base = card::load_card_config(spec.config);
-    if (auto n = root.get("tokens")) {
+    // Token counts and sequence counts to sweep: axes of their own, before the config axes.
+    auto run_option = [&](std::string_view key, std::string_view what, std::int64_t most,
+                          std::size_t& single) {
+        auto n = root.get(key);
+        if (!n) return;
         if (auto arr = n->as_array()) {
-            // Token counts to sweep: an axis of its own, before the config axes.
-            Axis axis{std::string(tokens_axis), {}, r.where(*n)};
-            if (arr->empty()) r.fail(*n, "tokens", "is an empty array; expected token counts");
+            Axis axis{std::string(key), {}, r.where(*n)};
+            if (arr->empty()) r.fail(*n, key, fmt::format("is an empty array; expected {}", what));
             for (auto& v : *arr) {
-                AxisValue t{r.integer(v, "tokens", 1, 1000000)};
+                AxisValue t{r.integer(v, key, 1, most)};
                 if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
-                    r.fail(v, "tokens", fmt::format("lists {} twice", cell(t)));
+                    r.fail(v, key, fmt::format("lists {} twice", cell(t)));
                 axis.values.push_back(t);
             }
             spec.axes.push_back(std::move(axis));
         } else {
-            spec.tokens = std::size_t(r.integer(*n, "tokens", 1, 1000000));
+            single = std::size_t(r.integer(*n, key, 1, most));
         }
-    }
+    };
+    run_option(tokens_axis, "token counts", 1000000, spec.tokens);
+    run_option(seqs_axis, "sequence counts", 4096, spec.seqs);
     if (auto n = root.get("full")) {
         if (!n->is_boolean()) r.fail(*n, "full", SpecReader::type_of(*n) + "; expected true or false");
         spec.full = n->as_boolean()->get();
@@ -389,8 +394,9 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             return std::pair(sa.line, sa.column) < std::pair(sb.line, sb.column);
         });
         for (auto& [path, node] : leaves) {
-            if (path == tokens_axis)
-                r.fail(*node, "axes.tokens", "is not a config key; sweep token counts with `tokens = [...]`");
+            if (run_axis(path))
+                r.fail(*node, "axes." + path,
+                       fmt::format("is not a config key; sweep {0} counts with `{0} = [...]`", path));
             Axis axis{path, r.axis_values(*node, path), r.where(*node)};
             // Every value must be a valid setting of the key on the base card.
             for (auto& v : axis.values) {

@@ -44,6 +44,13 @@ struct ModelSource {
 /// The name of the axis a `tokens = [8, 64]` array makes: it sets `cardsim run --tokens`, not a
 /// config key.
 inline constexpr std::string_view tokens_axis = "tokens";
+/// The axis a `seqs = [1, 4, 16]` array makes: it sets `cardsim run --seqs` (sequences a decode
+/// step), not a config key.
+inline constexpr std::string_view seqs_axis = "seqs";
+/// Whether an axis sets an option of `cardsim run` (tokens, seqs) rather than a config key.
+inline bool run_axis(std::string_view path) {
+    return path == tokens_axis || path == seqs_axis;
+}
 
 /// One swept config key (or `tokens`): its dotted path and its values, in order.
 struct Axis {
@@ -65,6 +72,7 @@ struct SweepSpec {
     std::optional<std::filesystem::path> config; ///< base card config; none = the built-in D5005
     std::vector<ModelSource> models;
     std::size_t tokens = 8;            ///< tokens each point generates (unless `tokens` is an axis)
+    std::size_t seqs = 1;              ///< sequences each point decodes a step (unless `seqs` is an axis)
     std::vector<std::uint32_t> prompt; ///< prompt ids; empty = run's default
     /// A prompt length each point prefills (`run --prompt-len`, timing-only), in chunks of `chunk`:
     /// the results gain the prefill and decode columns.

@@ -35,6 +35,30 @@ std::vector<std::string> summary_as_shown(const std::string& out) {
 
 } // namespace
 
+TEST_CASE("a multi-sequence run's page shows every line its text summary prints, each sequence's too") {
+    cardsim::test::ScratchDir s("report_run_seqs");
+    auto m = (s / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 3 -o " + m).code == 0);
+    auto r = run_cardsim("run " + m + " --tokens 3 --seqs 3 --prompt 5,6 --trace " +
+                         (s / "run.trace").string() + " --report " + (s / "run.html").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto text = visible_text(read(s / "run.html"));
+    auto later = run_cardsim("report " + (s / "run.trace").string() + " -o " + (s / "later.html").string());
+    REQUIRE(later.code == 0);
+    auto text2 = visible_text(read(s / "later.html"));
+    auto shown = summary_as_shown(r.out);
+    std::size_t sequences = 0;
+    for (auto& line : shown) {
+        INFO(line);
+        CHECK(text.find(line) != std::string::npos);
+        if (line.rfind("host ", 0) != 0) CHECK(text2.find(line) != std::string::npos);
+        sequences += line.rfind("sequence ", 0) == 0;
+    }
+    CHECK(sequences == 3);
+    CHECK(text2.find("card 6 steps of 3 sequences (18 tokens)") != std::string::npos);
+}
+
 TEST_CASE("a run's page shows every line of figures its text summary prints, with the same values") {
     cardsim::test::ScratchDir s("report_run");
     auto m = (s / "m").string();

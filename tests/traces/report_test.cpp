@@ -155,6 +155,20 @@ TEST_CASE("run facts recorded in a trace's meta read back equal, without the hos
     CHECK_FALSE(recorded(testing::sample_trace().header, "x"));
 }
 
+TEST_CASE("a multi-sequence run's facts read back equal, each sequence's tokens too", "[traces][report]") {
+    cardsim::test::ScratchDir dir("report_facts_seqs");
+    auto t = testing::sample_trace();
+    auto facts = sample_facts();
+    facts.seqs = 2;
+    facts.sequences = {{{1, 17, 42, 7}, {8, 39}}, {{102, 118}, {5, 6, 7, 8}}};
+    record(facts, t.header.meta);
+    write_trace(dir / "run.trace", t);
+    auto got = recorded(read_trace(dir / "run.trace").header, "run.trace");
+    REQUIRE(got);
+    CHECK(*got == facts);
+    CHECK(got->sequences[1].second.size() == 4);
+}
+
 TEST_CASE("a damaged run summary is an error naming the trace and the key", "[traces][report]") {
     auto t = testing::sample_trace();
     record(sample_facts(), t.header.meta);

@@ -33,6 +33,13 @@ json::object summary(const RunFacts& f) {
     o["fault"] = optional_text(f.fault);
     o["steps"] = f.steps;
     o["prefill_steps"] = f.prefill_steps;
+    if (f.seqs != 1) { // one-sequence summaries stay as they were
+        o["seqs"] = f.seqs;
+        json::array seqs;
+        for (auto& [prompt, generated] : f.sequences)
+            seqs.push_back(json::object{{"prompt", numbers(prompt)}, {"generated", numbers(generated)}});
+        o["sequences"] = std::move(seqs);
+    }
     o["cycles"] = f.cycles;
     o["seconds"] = f.seconds;
     o["step_end"] = numbers(f.step_end);
@@ -183,6 +190,14 @@ void read_summary(RunFacts& f, std::string_view text, std::string_view source) {
     f.fault = in.optional_text(o, "fault");
     f.steps = in.count(o, "steps");
     f.prefill_steps = in.count(o, "prefill_steps");
+    if (o.contains("seqs")) { // absent in traces of one sequence
+        f.seqs = in.count(o, "seqs");
+        for (auto& q : in.array(o, "sequences")) {
+            auto& e = in.object(q, "a `sequences` entry");
+            f.sequences.emplace_back(in.counts<std::uint32_t>(e, "prompt"),
+                                     in.counts<std::uint32_t>(e, "generated"));
+        }
+    }
     f.cycles = in.count(o, "cycles");
     f.seconds = in.real(o, "seconds");
     f.step_end = in.counts<std::uint64_t>(o, "step_end");

@@ -63,6 +63,9 @@ struct RunFacts {
     std::vector<std::uint32_t> prompt{}, generated{};
     std::optional<std::string> fault{};
     std::size_t steps = 0, prefill_steps = 0;
+    std::size_t seqs = 1; ///< sequences a step (token rows of a decode step); the prompt is sequence 0's
+    /// With several sequences: each one's prompt and generated tokens.
+    std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> sequences{};
     std::uint64_t cycles = 0;
     double seconds = 0;
     std::vector<std::uint64_t> step_end{}; ///< the cycle each step ended

@@ -42,15 +42,32 @@ std::vector<std::pair<std::string, std::string>> fact_lines(const RunFacts& f) {
     std::vector<std::pair<std::string, std::string>> o;
     o.emplace_back("model", f.model);
     if (f.program) o.emplace_back("program", *f.program);
-    o.emplace_back("prompt", ids(f.prompt));
-    if (!f.generated.empty()) o.emplace_back("generated", ids(f.generated));
-    if (f.fault) o.emplace_back("FAULT", *f.fault);
     const double secs = f.seconds;
+    if (f.seqs == 1) {
+        o.emplace_back("prompt", ids(f.prompt));
+        if (!f.generated.empty()) o.emplace_back("generated", ids(f.generated));
+    }
+    std::size_t all = 0;
+    for (std::size_t q = 0; q < f.sequences.size(); ++q) {
+        auto& [prompt, generated] = f.sequences[q];
+        o.emplace_back(fmt::format("sequence {}", q),
+                       fmt::format("prompt {}; generated {} ({} tokens)", ids(prompt), ids(generated),
+                                   generated.size()));
+        all += generated.size();
+    }
+    if (f.seqs > 1 && all)
+        o.emplace_back("generated", fmt::format("{} tokens over {} sequences, {:.1f} tokens/s", all, f.seqs,
+                                                secs > 0 ? double(all) / secs : 0.0));
+    if (f.fault) o.emplace_back("FAULT", *f.fault);
+    const double rows = double(f.steps * f.seqs); // token rows the steps ran
+    const std::string of = f.seqs > 1 ? fmt::format(" of {} sequences", f.seqs) : "";
+    const std::string tokens = f.seqs > 1 ? fmt::format(" ({} tokens)", f.steps * f.seqs) : "";
     o.emplace_back("card",
-                   fmt::format("{} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)", f.steps,
-                               f.cycles, secs * 1e3, secs > 0 ? double(f.steps) / secs : 0.0));
+                   fmt::format("{} steps{}{} in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)", f.steps,
+                               of, tokens, f.cycles, secs * 1e3, secs > 0 ? rows / secs : 0.0));
     if (auto d = decode_seconds(f))
-        o.emplace_back("decode", fmt::format("{:.3f} ms a token ({:.1f} tokens/s)", *d * 1e3, 1.0 / *d));
+        o.emplace_back("decode", fmt::format("{:.3f} ms a {}{} ({:.1f} tokens/s)", *d * 1e3,
+                                             f.seqs > 1 ? "step" : "token", of, double(f.seqs) / *d));
     const double bw = secs > 0 ? double(f.ddr_bytes) / secs : 0;
     const double peak = f.peak_bytes_per_second;
     const double roofline = peak > 0 ? double(f.ddr_bytes) / peak : 0;
@@ -67,7 +84,7 @@ std::vector<std::pair<std::string, std::string>> fact_lines(const RunFacts& f) {
                                    ch.row_misses, ch.row_conflicts));
     }
     o.emplace_back("power", fmt::format("{:.1f} W on average (estimate), {:.3g} tokens per joule", f.watts,
-                                        f.watts > 0 && secs > 0 ? double(f.steps) / secs / f.watts : 0.0));
+                                        f.watts > 0 && secs > 0 ? rows / secs / f.watts : 0.0));
     if (f.fit.rfind("fit: ", 0) == 0) o.emplace_back("fit", f.fit.substr(5));
     std::string busy;
     for (auto& [name, cycles] : f.unit_busy)
@@ -158,10 +175,11 @@ std::string figure_cards(const RunPageInput& in) {
     const auto& f = *in.facts;
     const double secs = f.seconds, peak = f.peak_bytes_per_second;
     if (auto d = decode_seconds(f))
-        o += figure_card("decode tokens/s", fmt::format("{:.1f}", 1.0 / *d),
-                         fmt::format("{:.3f} ms a token", *d * 1e3));
+        o += figure_card("decode tokens/s", fmt::format("{:.1f}", double(f.seqs) / *d),
+                         f.seqs > 1 ? fmt::format("{:.3f} ms a step of {} sequences", *d * 1e3, f.seqs)
+                                    : fmt::format("{:.3f} ms a token", *d * 1e3));
     else
-        o += figure_card("tokens/s", fmt::format("{:.1f}", secs > 0 ? double(f.steps) / secs : 0.0),
+        o += figure_card("tokens/s", fmt::format("{:.1f}", secs > 0 ? double(f.steps * f.seqs) / secs : 0.0),
                          fmt::format("{} steps in {:.3f} ms", f.steps, secs * 1e3));
     const double roofline = peak > 0 ? double(f.ddr_bytes) / peak : 0;
     o += figure_card("roofline fraction", fmt::format("{:.1f} %", secs > 0 ? 100 * roofline / secs : 0.0),
@@ -190,7 +208,7 @@ std::string figure_cards(const RunPageInput& in) {
             f.bit_exact ? "the run skipped the reference" : "needs a full run with the checkpoint", "muted");
     o += figure_card("power (estimate)", fmt::format("{:.1f} W", f.watts),
                      fmt::format("{:.3g} tokens per joule; {}",
-                                 f.watts > 0 && secs > 0 ? double(f.steps) / secs / f.watts : 0.0,
+                                 f.watts > 0 && secs > 0 ? double(f.steps * f.seqs) / secs / f.watts : 0.0,
                                  f.fit.rfind("fit: yes", 0) == 0 ? "the config fits the device" : f.fit),
                      f.fit.rfind("fit: no", 0) == 0 ? "bad" : "");
     if (f.fault) o += figure_card("fault", "bus error", *f.fault, "bad");

@@ -152,6 +152,31 @@ TEST_CASE("per-point traces (sweep --traces) are written for every point run") {
     REQUIRE(read(s / "out/traces/point-0.trace") != read(s / "out/traces/point-1.trace"));
 }
 
+TEST_CASE("an array of sequence counts is an axis: each point decodes that many sequences a step") {
+    ScratchDir s("sweep-seqs");
+    write(s / "spec.toml",
+          "tokens = 3\nseqs = [1, 4]\nmodel = { generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } "
+          "}\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    REQUIRE(rows[0][2] == "seqs");
+    REQUIRE(rows[1][2] == "1");
+    REQUIRE(rows[2][2] == "4");
+    const auto cycles = column(rows[0], "cycles"), rate = column(rows[0], "tokens_per_second");
+    auto direct = run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
+                              " --timing-only --machine --tokens 3 --seqs 4");
+    REQUIRE(direct.code == 0);
+    REQUIRE(rows[2][cycles] == machine(direct.out).at("cycles"));
+    REQUIRE(std::stod(rows[2][rate]) > std::stod(rows[1][rate])); // a step of 4 rows beats a step of 1
+    write(s / "bad.toml", tiny_model() + "[axes]\nseqs = [1, 2]\n");
+    auto b = run_cardsim("sweep " + (s / "bad.toml").string() + " --list");
+    REQUIRE(b.code == 2);
+    REQUIRE(contains(b.out, "`axes.seqs` is not a config key"));
+}
+
 TEST_CASE("an array of token counts is an axis: each point runs with its own token count") {
     ScratchDir s("sweep-tokens");
     write(s / "spec.toml",
