@@ -221,7 +221,7 @@ TEST_CASE("the closed-form advance of repeating runs gives exactly the burst-by-
     }
 }
 
-TEST_CASE("no trefi in the documented range livelocks: every burst gets through right above trfc", "[ddr]") {
+TEST_CASE("no trefi in the documented range livelocks, every burst gets through right above trfc", "[ddr]") {
     // trefi from just above trfc (where a refresh, its precharge and the next ACTIVATE no longer
     // fit in one interval) up to where a burst fits between refreshes, and at the range's top.
     const DdrConfig base = ddr();
