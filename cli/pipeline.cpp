@@ -5,6 +5,7 @@
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program.hpp"
+#include "engine/program/validate.hpp"
 #include "engine/shim/check.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
@@ -66,6 +67,7 @@ program::Loaded read_program(const std::filesystem::path& path, const card::Card
                         "config has digest {:016x} (run it with the --config, --set and --knob it was "
                         "compiled with)",
                         path.string(), p.config_digest, card::digest(config)));
+    program::validate(p, &config, path.string());
     return program::load(std::move(p), std::move(image), path.string(), image_path.string());
 }
 

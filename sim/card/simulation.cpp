@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
+#include "engine/program/validate.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -74,6 +75,8 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     auto t0 = std::chrono::steady_clock::now();
     // Full runs compute with the config's weight format: refuse one the matvec does not run up front.
     if (plan.mode == Mode::Full) kernels::weight_format(config);
+    // The card decodes every command against its opcode's slots and the config's formats first.
+    program::validate(loaded.program, &config, "the program");
     Card card("card", config, loaded.program, loaded.image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
