@@ -47,6 +47,11 @@ struct Compiled : program::Loaded {
 /// the program in DDR, emits one command per Native class and per op otherwise, copies the graph's
 /// outputs to the io region, and sets the dependencies. Deterministic: the same inputs give the
 /// same bytes.
+/// Why the card cannot hold `g`'s arena for bucket `b` (its SRAM holds `sram_bytes`, the config's
+/// `sram.bytes`), or nothing: the sentence `check` prints and lowering throws.
+std::optional<std::string> arena_refusal(const graph::Graph& g, const graph::Bucket& b,
+                                         std::uint64_t sram_bytes);
+
 Compiled lower(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
                const Options& options);
 
