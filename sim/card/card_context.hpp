@@ -34,8 +34,9 @@ struct CardContext {
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
-    bool keep_data = false; ///< records carry their written bytes
-    units::UnitSet units;   ///< each unit kind's work, traffic and compute
+    bool keep_data = false;   ///< records carry their written bytes
+    bool keep_records = true; ///< completed commands' records are kept in `records`
+    units::UnitSet units;     ///< each unit kind's work, traffic and compute
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row

@@ -56,6 +56,9 @@ private:
                 card_.read(place.region, place.offset, bytes);
                 out.values.push_back(std::move(bytes));
             }
+            // A timing-only run's outputs hold no data: keep the last step's only, so host memory
+            // stays constant per step over a long run.
+            if (plan_.mode == Mode::TimingOnly) result_.outputs.clear();
             result_.outputs.push_back(std::move(out));
             previous = &result_.outputs.back();
             result_.step_end.push_back(card_.context().clock.cycle_at_or_after(sc_core::sc_time_stamp()));
@@ -80,6 +83,7 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     Card card("card", config, loaded.program, loaded.image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
+    card.context().keep_records = plan.keep_records;
     Host host("host", card, loaded, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
     // beside the destination and renamed into place when complete.

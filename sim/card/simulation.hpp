@@ -32,8 +32,10 @@ struct RunPlan {
     std::function<StepInputs(std::size_t step, const StepOutputs* previous)> inputs;
     Mode mode = Mode::Full;
     std::optional<units::UnitSet> units;
-    bool keep_data = false; ///< records carry the bytes each command wrote
-    std::string vcd;        ///< when set, a VCD of unit busy and DDR channel activity is written here
+    bool keep_data = false;   ///< records carry the bytes each command wrote
+    bool keep_records = true; ///< keep every command's record (a trace needs them; false: host memory
+                              ///< stays constant per step, the totals are the same)
+    std::string vcd;          ///< when set, a VCD of unit busy and DDR channel activity is written here
 };
 
 /// Totals of one DDR channel over the run.

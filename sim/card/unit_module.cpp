@@ -237,7 +237,7 @@ void UnitModule::run() {
         busy_cycles_ += rec.end - rec.start;
         activity(-1);
         busy_signal_.write(false);
-        ctx_.records.push_back(std::move(rec));
+        if (ctx_.keep_records) ctx_.records.push_back(std::move(rec));
         ctx_.done[index] = true;
         busy_ = false;
         ctx_.command_done.notify(sc_core::SC_ZERO_TIME);
