@@ -16,11 +16,18 @@ int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
-    opts.add_options()("model", po::value<std::string>()->required(), "checkpoint directory");
+    opts.add(knob_options());
+    opts.add_options()("model", po::value<std::string>()->required(), "checkpoint directory")(
+        "max-positions", po::value<std::size_t>()->default_value(4096),
+        "positions each sequence's caches hold, for the capacity budget")(
+        "seqs", po::value<std::size_t>()->default_value(1), "sequences the caches are kept for")(
+        "shapes-only", po::bool_switch(), "read config.json alone, never the safetensors");
     const char* const positional[] = {"model"};
-    auto vm = parse("check", "MODEL_DIR [--config C] [--set k=v]", args, opts, positional);
-    auto config = load_card(vm);
-    auto model = models::load_model(vm["model"].as<std::string>());
+    auto vm =
+        parse("check", "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only]",
+              args, opts, positional);
+    auto config = load_card(vm, knob_overrides(vm));
+    auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
     // The arena of a decode step (one token, one sequence) must fit the SRAM, as `run` lowers it.
@@ -29,7 +36,16 @@ int run(std::span<const std::string> args) {
             report.refusals.push_back({graph::Site{}, *why});
     fmt::print("{}: {}\n{}{}\n", vm["model"].as<std::string>(), models::describe(model.spec),
                report.text(built.graph), fit::verdict_line(fit::check_fit(config)));
-    return report.runs() ? Ok : Negative;
+    if (!report.runs() || !std::holds_alternative<models::DecoderSpec>(model.spec))
+        return report.runs() ? Ok : Negative;
+    // The DDR budget of a decoder's program for these positions and sequences (shapes only: no
+    // weight is read).
+    const auto seqs = vm["seqs"].as<std::size_t>();
+    lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
+    auto cap = lower::capacity(built.graph, model.checkpoint, lower::target_of(config), o);
+    fmt::print("{}", cap.text());
+    if (!cap.fits()) fmt::print("refused: {}\n", cap.refusal());
+    return cap.fits() ? Ok : Negative;
 }
 
 const Register reg{{"check", "say what the card runs of a checkpoint, per layer, and every refusal", run}};

@@ -4,6 +4,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/ddr_trace_options.hpp"
 #include "engine/error.hpp"
 #include "sim/memory/replay.hpp"
 #include "sim/memory/trace_format.hpp"
@@ -12,6 +13,8 @@
 #include <fmt/core.h>
 
 #include <charconv>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,16 +81,13 @@ mem::TraceFormat format_option(const std::string& text) {
     return *f;
 }
 
-/// The trace context of a card config: clocks, request size, address range.
+/// The trace context of a card config and the options: clocks, request size, address range.
 mem::TraceContext context_of(const card::CardConfig& card, const po::variables_map& vm) {
-    mem::TraceContext ctx;
-    ctx.memory_mts = card.ddr.speed_mts;
-    ctx.player_mhz = vm.count("player-mhz") ? vm["player-mhz"].as<std::uint32_t>() : card.ddr.speed_mts / 2;
-    ctx.request_bytes =
-        vm.count("request-bytes") ? vm["request-bytes"].as<std::uint32_t>() : card.ddr.burst_bytes();
-    if (ctx.player_mhz == 0) throw Error("--player-mhz: expected a clock above 0 MHz");
+    const std::uint32_t player_mhz = vm.count("player-mhz") ? vm["player-mhz"].as<std::uint32_t>() : 0;
+    if (vm.count("player-mhz") && player_mhz == 0) throw Error("--player-mhz: expected a clock above 0 MHz");
+    mem::TraceContext ctx = trace_context(card, player_mhz);
+    if (vm.count("request-bytes")) ctx.request_bytes = vm["request-bytes"].as<std::uint32_t>();
     if (ctx.request_bytes == 0) throw Error("--request-bytes: expected at least 1 byte");
-    ctx.address_limit = card.ddr.total_bytes();
     return ctx;
 }
 
@@ -117,6 +117,7 @@ int replay(std::span<const std::string> args) {
                     "every request in flight)");
     o.add(card_options());
     o.add(trace_clock_options());
+    o.add(ddr_trace_options());
     const char* const positional[] = {"trace"};
     auto vm = parse("ddr replay", "TRACE [options]", args, o, positional);
     std::vector<card::Override> extra;
@@ -138,9 +139,23 @@ int replay(std::span<const std::string> args) {
     options.outstanding = vm["outstanding"].as<std::uint32_t>();
     options.blocking = vm.count("blocking") > 0;
 
-    mem::TraceReader reader(path, format, context_of(card, vm));
+    const mem::TraceContext context = context_of(card, vm);
+    mem::TraceReader reader(path, format, context);
     mem::ReplayHarness harness(card.ddr);
+    // Re-export: what the memory receives, at the cycle it arrives, in another format or split.
+    const auto export_request = ddr_trace_request(vm, card);
+    std::optional<mem::TraceExporter> exporter;
+    if (export_request) {
+        if (std::filesystem::weakly_canonical(export_request->path) ==
+            std::filesystem::weakly_canonical(path))
+            throw Error(
+                fmt::format("--ddr-trace {}: the trace being replayed; write the export elsewhere", path));
+        exporter.emplace(export_request->path, export_request->spec, card.ddr, context);
+        harness.memory().set_observer(&*exporter);
+    }
     const mem::ReplayResult result = harness.run(reader, options);
+    harness.memory().set_observer(nullptr);
+    if (exporter) exporter->close();
     fmt::print("trace           {} ({}, {} lines)\n", path, mem::name(format), reader.line());
     fmt::print(
         "card            {} (config {}), {} x DDR4-{} channels, {} scheduler, {} pacing, {} outstanding{}\n",
@@ -149,6 +164,7 @@ int replay(std::span<const std::string> args) {
         options.outstanding ? std::to_string(options.outstanding) : std::string("unbounded"),
         options.blocking ? ", blocking" : "");
     fmt::print("{}", mem::format_summary(result, card.ddr));
+    if (exporter) fmt::print("{}", ddr_trace_text(*exporter, card.ddr, result.channels));
     return Ok;
 }
 
@@ -219,6 +235,7 @@ int run(std::span<const std::string> args) {
         help ? stdout : stderr,
         "usage: cardsim ddr replay TRACE [--config C] [--set k=v] [--format dramsim3|dramsys|cardsim]\n"
         "                              [--channels N] [--pace closed|timed] [--outstanding N] [--blocking]\n"
+        "                              [--ddr-trace FILE --ddr-trace-format F --ddr-trace-channel N|all]\n"
         "       cardsim ddr gen PATTERN -o FILE [--format F] [--count N] [--size B] [--span B] ...\n"
         "       (cardsim ddr replay --help, cardsim ddr gen --help for every option)\n");
     if (help) return Ok;

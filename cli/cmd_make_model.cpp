@@ -3,6 +3,7 @@
 
 #include "cli/command.hpp"
 #include "engine/error.hpp"
+#include "models/recognise.hpp"
 #include "models/synthetic.hpp"
 
 #include <fmt/format.h>
@@ -19,7 +20,10 @@ int run(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("arch", po::value<std::string>()->required(),
                     "dense | hybrid | hybrid-moe | encoder | windowed | softcap | mla")(
-        "size", po::value<std::string>()->default_value("tiny"), "tiny | small | 0.1b | 0.8b")(
+        "size", po::value<std::string>()->default_value("tiny"),
+        "tiny | small | 0.1b | 0.8b; with --shapes-only also the published 1.7b | 4b | 8b | 14b | 32b")(
+        "shapes-only", po::bool_switch(),
+        "write config.json alone (no safetensors): a model timed from its shape")(
         "seed", po::value<std::uint64_t>()->default_value(0),
         "the seed of the weights")("dtype", po::value<std::string>()->default_value("bf16"), "bf16 | f32")(
         "shards", po::value<unsigned>()->default_value(1), "safetensors files (more than 1 writes an index)")(
@@ -27,7 +31,9 @@ int run(std::span<const std::string> args) {
         po::value<unsigned>()->default_value(std::max(1u, std::min(2u, std::thread::hardware_concurrency()))),
         "workers filling the tensors")("force", "replace the output directory if it exists")(
         "output,o", po::value<std::string>()->required(), "the checkpoint directory to write");
-    auto vm = parse("make-model", "--arch ARCH [--size SIZE] [--seed S] [--dtype bf16|f32] -o DIR", args, o);
+    auto vm =
+        parse("make-model", "--arch ARCH [--size SIZE] [--seed S] [--dtype bf16|f32] [--shapes-only] -o DIR",
+              args, o);
 
     models::SynthOptions opt;
     const auto arch = vm["arch"].as<std::string>(), size = vm["size"].as<std::string>(),
@@ -37,6 +43,31 @@ int run(std::span<const std::string> args) {
         throw Error(fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe, encoder, "
                                 "windowed, softcap or mla",
                                 arch));
+    const std::string out = vm["output"].as<std::string>();
+    if (vm["shapes-only"].as<bool>()) {
+        // A published shape (or a synthetic one) as config.json alone.
+        boost::json::object config;
+        std::string what;
+        if (auto p = models::parse_published_size(size)) {
+            auto pub = models::published_model(*a, *p);
+            config = std::move(pub.config);
+            what = fmt::format("the published {} shape", pub.name);
+        } else if (auto syn = models::parse_synth_size(size)) {
+            config = models::synth_config(*a, *syn);
+            what = fmt::format("the synthetic {} {} shape", arch, size);
+        } else {
+            throw Error(
+                fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b, 0.8b, 1.7b, 4b, "
+                            "8b, 14b or 32b",
+                            size));
+        }
+        models::write_config_only(config, out, vm.count("force") > 0);
+        auto spec = models::parse_config(config, out + "/config.json");
+        fmt::print(
+            "wrote {}/config.json: {}, {}, {} layers, shapes only (no weights; run it with --timing-only)\n",
+            out, what, models::describe(spec), models::layer_kinds(spec).size());
+        return Ok;
+    }
     auto s = models::parse_synth_size(size);
     if (!s)
         throw Error(fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b or 0.8b", size));
@@ -49,7 +80,6 @@ int run(std::span<const std::string> args) {
     opt.shards = vm["shards"].as<unsigned>();
     opt.threads = vm["threads"].as<unsigned>();
     opt.replace = vm.count("force") > 0;
-    const std::string out = vm["output"].as<std::string>();
     const auto r = models::make_model(opt, out);
     fmt::print("wrote {}: {}, {} layers, {} parameters, {} bytes of {} in {} file{}\n", out,
                models::describe(r.spec), models::layer_kinds(r.spec).size(), r.parameters, r.bytes, dtype,

@@ -1,13 +1,16 @@
 // `cardsim report RUN_TRACE|SWEEP_DIR -o report.html`: one self-contained HTML page of a run (from
-// its trace) or of a sweep (from its directory).
+// its trace) or of a sweep (from its directory); `cardsim report A.trace B.trace -o diff.html`:
+// the page of the two traces' diff.
 
 #include "cli/command.hpp"
+#include "cli/diff_options.hpp"
 #include "cli/report_facts.hpp"
 #include "cli/report_sweep.hpp"
 #include "engine/error.hpp"
 #include "engine/program/program.hpp"
 #include "traces/lexical.hpp"
 #include "traces/reader.hpp"
+#include "traces/report/diff_page.hpp"
 #include "traces/report/run_page.hpp"
 
 #include <fmt/core.h>
@@ -17,17 +20,41 @@ namespace {
 
 namespace po = boost::program_options;
 
+/// `report A.trace B.trace -o diff.html [diff options]`: the page of B's diff against A.
+int diff_report(const po::variables_map& vm, const std::vector<std::string>& inputs,
+                const std::filesystem::path& output) {
+    const auto &path_a = inputs[0], &path_b = inputs[1];
+    for (auto& p : inputs)
+        if (!std::filesystem::is_regular_file(p))
+            throw Error(fmt::format(
+                "cardsim report: `{}` is not a trace file (two inputs are two traces to diff)", p));
+    auto a = traces::read_trace(path_a), b = traces::read_trace(path_b);
+    auto report = traces::diff(a, b, diff_options(vm, "report", a, path_a, b, path_b));
+    traces::report::write_diff_page(output, report, path_a, path_b);
+    fmt::print("{}: the diff's page; {}\n", output.string(), report.verdict());
+    return Ok;
+}
+
 int run(std::span<const std::string> args) {
     po::options_description o("options");
-    o.add_options()("input", po::value<std::string>()->required(),
-                    "a run's trace, or a sweep's directory (or its results.csv)")(
-        "output,o", po::value<std::string>()->required(), "the page to write (HTML)")(
-        "program", po::value<std::string>(),
-        "the program the trace ran: its commands' operands show in the timeline's tooltips");
+    o.add_options()("input", po::value<std::vector<std::string>>()->required(),
+                    "a run's trace, a sweep's directory (or its results.csv), or two traces to diff")(
+        "output,o", po::value<std::string>()->required(), "the page to write (HTML)");
+    add_diff_options(o); // --program also labels a run page's operands
     const char* const positional[] = {"input"};
-    auto vm = parse("report", "RUN_TRACE|SWEEP_DIR -o report.html [--program PROG]", args, o, positional);
-    const std::filesystem::path input = vm["input"].as<std::string>();
+    auto vm = parse("report",
+                    "RUN_TRACE|SWEEP_DIR -o report.html [--program PROG]\n"
+                    "       cardsim report A.trace B.trace -o diff.html [--cycles-tol PCT] [--start-tol PCT] "
+                    "[--top N|--all] [--program PROG]",
+                    args, o, positional, /*repeat_last=*/true);
+    const auto inputs = vm["input"].as<std::vector<std::string>>();
     const std::filesystem::path output = vm["output"].as<std::string>();
+    if (inputs.size() > 2)
+        throw Error(
+            fmt::format("cardsim report: {} inputs; expected one (a trace or a sweep) or two traces to diff",
+                        inputs.size()));
+    if (inputs.size() == 2) return diff_report(vm, inputs, output);
+    const std::filesystem::path input = inputs[0];
     const bool trace_file = std::filesystem::is_regular_file(input) && input.extension() != ".csv";
     if (!trace_file) {
         if (vm.count("program")) throw Error("report: --program goes with a run's trace, not with a sweep");
@@ -54,7 +81,9 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{{"report", "write one self-contained HTML page of a run (its trace) or of a sweep", run}};
+const Register reg{
+    {"report", "write one self-contained HTML page of a run (its trace), of a sweep, or of two traces' diff",
+     run}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -55,6 +55,7 @@ int run(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
+    opts.add(ddr_trace_options());
     opts.add_options()("input", po::value<std::string>(),
                        "a checkpoint directory (config.json + safetensors) or a program file")(
         "model", po::value<std::string>(),
@@ -75,6 +76,12 @@ int run(std::span<const std::string> args) {
         "write the run's report page here (one self-contained HTML file)")(
         "timing-only", po::bool_switch(), "skip the arithmetic (same cycles, no outputs)")(
         "no-reference", po::bool_switch(), "skip the f64 reference")(
+        "prompt-len", po::value<std::size_t>(),
+        "time a prompt of N tokens (timing-only): prefill in chunks, then --tokens decode steps after it")(
+        "chunk", po::value<std::size_t>()->default_value(16),
+        "with --prompt-len: tokens a prefill step takes")(
+        "shapes-only", po::bool_switch(),
+        "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
     auto vm = parse("run",
@@ -113,12 +120,16 @@ int run(std::span<const std::string> args) {
     if (vm.count("prompt")) req.prompt = parse_ids(vm["prompt"].as<std::string>());
     req.mode = vm["timing-only"].as<bool>() ? sim::Mode::TimingOnly : sim::Mode::Full;
     req.reference = !vm["no-reference"].as<bool>();
+    req.shapes_only = vm["shapes-only"].as<bool>();
+    if (vm.count("prompt-len")) req.prompt_len = vm["prompt-len"].as<std::size_t>();
+    req.chunk = vm["chunk"].as<std::size_t>();
     if (vm.count("trace")) req.trace = vm["trace"].as<std::string>();
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();
     if (vm.count("vcd")) req.vcd = vm["vcd"].as<std::string>();
     if (vm.count("csv")) req.csv = vm["csv"].as<std::string>();
     if (vm.count("report")) req.report = vm["report"].as<std::string>();
     req.trace_data = vm["trace-data"].as<bool>();
+    req.ddr_trace = ddr_trace_request(vm, req.config);
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = run_model(req);
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());

@@ -1,6 +1,7 @@
 // `cardsim trace show|diff|bless`: look at, compare and bless trace files (traces/FORMAT.md).
 
 #include "cli/command.hpp"
+#include "cli/diff_options.hpp"
 #include "engine/error.hpp"
 #include "traces/bless.hpp"
 #include "traces/csv.hpp"
@@ -15,7 +16,6 @@
 #include <fmt/core.h>
 
 #include <array>
-#include <cmath>
 
 namespace cardsim::cli {
 namespace {
@@ -61,53 +61,21 @@ int show(std::span<const std::string> args) {
 int diff_verb(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add_options()("a", po::value<std::string>()->required(), "the reference trace")(
-        "b", po::value<std::string>()->required(), "the trace under test")(
-        "cycles-tol", po::value<double>()->default_value(0.0),
-        "per cent by which each command's duration (and named waits) and the total cycles may move from A's")(
-        "start-tol", po::value<double>(),
-        "also compare each command's start and end, within this per cent (cascaded shifts included)")(
-        "top", po::value<long long>()->default_value(10), "list the N largest duration changes")(
-        "all", po::bool_switch(),
-        "list every command over the tolerance")("format", po::value<std::string>()->default_value("text"),
-                                                 "text | csv | json (traces/FORMAT.md 7.1)")(
-        "program", po::value<std::string>(),
-        "the program A or B ran: labels commands with their layer (from its layer probes) and copies");
+        "b", po::value<std::string>()->required(),
+        "the trace under test")("format", po::value<std::string>()->default_value("text"),
+                                "text | csv | json (traces/FORMAT.md 7.1)");
+    add_diff_options(opts);
     constexpr std::array<const char*, 2> pos{"a", "b"};
     auto vm = parse("trace diff",
                     "A B [--cycles-tol PCT] [--start-tol PCT] [--top N | --all] [--format text|csv|json] "
                     "[--program PROG]",
                     args, opts, pos);
     auto a_path = vm["a"].as<std::string>(), b_path = vm["b"].as<std::string>();
-    DiffOptions o;
-    o.cycles_tol_pct = vm["cycles-tol"].as<double>();
-    if (!(o.cycles_tol_pct >= 0) || !std::isfinite(o.cycles_tol_pct))
-        throw Error(fmt::format("cardsim trace diff: --cycles-tol is {}, expected a non-negative per cent",
-                                o.cycles_tol_pct));
-    if (vm.count("start-tol")) {
-        o.start_tol_pct = vm["start-tol"].as<double>();
-        if (!(*o.start_tol_pct >= 0) || !std::isfinite(*o.start_tol_pct))
-            throw Error(fmt::format("cardsim trace diff: --start-tol is {}, expected a non-negative per cent",
-                                    *o.start_tol_pct));
-    }
-    auto top = vm["top"].as<long long>();
-    if (top < 0)
-        throw Error(fmt::format("cardsim trace diff: --top is {}, expected a number of commands >= 0", top));
-    o.top = static_cast<std::size_t>(top);
-    o.all = vm["all"].as<bool>();
     auto format = vm["format"].as<std::string>();
     if (format != "text" && format != "csv" && format != "json")
         throw Error(fmt::format("cardsim trace diff: --format is `{}`, expected text, csv or json", format));
     auto a = read_trace(a_path), b = read_trace(b_path);
-    if (vm.count("program")) {
-        auto path = vm["program"].as<std::string>();
-        o.sites = sites_of(program::read(path));
-        if (o.sites->program != a.header.program && o.sites->program != b.header.program)
-            throw Error(
-                fmt::format("{}: its digest is {}, but {} ran {} and {} ran {}: give the program one of "
-                            "them ran",
-                            path, hex16(o.sites->program), a_path, hex16(a.header.program), b_path,
-                            hex16(b.header.program)));
-    }
+    auto o = diff_options(vm, "trace diff", a, a_path, b, b_path);
     auto report = traces::diff(a, b, o);
     if (format == "json")
         fmt::print("{}", to_json(report, a_path, b_path));

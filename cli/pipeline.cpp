@@ -1,6 +1,7 @@
 #include "cli/pipeline.hpp"
 
 #include "cli/check_layers.hpp"
+#include "cli/child_process.hpp"
 #include "cli/report_facts.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
@@ -14,6 +15,7 @@
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
 #include "traces/report/run_page.hpp"
+#include "traces/time_split.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>
@@ -124,18 +126,70 @@ fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run
     return a;
 }
 
+/// The prefill of a prompt of `request.prompt_len` tokens in `chunks` steps of `request.chunk`
+/// tokens of one sequence (positions from 0; the last chunk's rows past the prompt are timed too,
+/// as a fixed bucket runs them), simulated in a child process on a program compiled for that
+/// bucket with `decode_options`' caches.
+Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::WeightSource& weights,
+                    const lower::Options& decode_options, std::size_t chunks) {
+    return parse_phase(in_child([&] {
+        lower::Options o = decode_options;
+        o.bucket = graph::Bucket{req.chunk, 1, 0};
+        lower::Compiled compiled;
+        try {
+            compiled = lower::lower(g, weights, lower::target_of(req.config), o);
+        } catch (const Error& e) {
+            throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
+        }
+        sim::RunPlan plan;
+        plan.steps = chunks;
+        plan.mode = sim::Mode::TimingOnly;
+        plan.inputs = [&](std::size_t s, const sim::StepOutputs*) {
+            graph::BatchInputs in;
+            in.ids.assign(req.chunk, 0);
+            for (std::size_t i = 0; i < req.chunk; ++i)
+                in.positions.push_back(std::uint32_t(s * req.chunk + i));
+            in.seq_starts = {0, std::uint32_t(req.chunk)};
+            if (req.progress) fmt::print(stderr, "\rprefill chunk {}/{}", s + 1, chunks);
+            return in;
+        };
+        auto run = sim::simulate(req.config, compiled, plan);
+        if (run.fault) throw Error("the prefill stopped on a bus error: " + *run.fault);
+        return phase_of(run, req.config, *req.prompt_len).encode();
+    }));
+}
+
 RunReport run_model(const RunRequest& req) {
     RunReport rep;
     if (!req.model_dir && !req.program) throw Error("run: give a checkpoint directory or a program file");
     std::optional<models::Model> model;
     std::optional<models::BuiltGraph> built;
     if (req.model_dir) {
-        model = models::load_model(*req.model_dir);
+        model = models::load_model(*req.model_dir, req.shapes_only);
         built = models::build_graph(*model);
         rep.model = models::describe(model->spec);
+        if (model->checkpoint.shapes_only() && req.mode == sim::Mode::Full)
+            throw Error(fmt::format("{}: the checkpoint has shapes only ({}), no weights to compute with: a "
+                                    "full run needs its safetensors; run it with --timing-only",
+                                    req.model_dir->string(),
+                                    req.shapes_only ? "--shapes-only" : "config.json without safetensors"));
     }
     program::Loaded compiled;
     std::size_t steps = 0;
+    const std::size_t prompt_len = req.prompt_len.value_or(0);
+    if (req.prompt_len) {
+        if (!model || req.program)
+            throw Error(
+                "--prompt-len: the run compiles the checkpoint twice (a prefill chunk and decode): give "
+                "a checkpoint directory, not a program");
+        if (req.mode != sim::Mode::TimingOnly)
+            throw Error("--prompt-len N times a prompt of N tokens without their ids: pass --timing-only");
+        if (!std::holds_alternative<models::DecoderSpec>(model->spec))
+            throw Error("--prompt-len: an encoder runs its prompt in one step (give --prompt)");
+        if (prompt_len == 0 || req.chunk == 0) throw Error("--prompt-len and --chunk must be positive");
+        if (!req.prompt.empty()) throw Error("--prompt-len: give a prompt length or a prompt, not both");
+        if (req.check_layers) throw Error("--prompt-len: layer checks need a full run");
+    }
     if (req.program) {
         if (req.check_layers)
             throw Error(fmt::format("{}: a program reads back the layers it was compiled to check: pass "
@@ -146,6 +200,12 @@ RunReport run_model(const RunRequest& req) {
                                     "--max-positions to cardsim compile",
                                     req.program->string()));
         compiled = read_program(*req.program, req.config);
+        auto* weights = compiled.program.region(program::Region::Weights);
+        if (req.mode == sim::Mode::Full && weights && weights->size > 0 && compiled.image.chunks.empty())
+            throw Error(
+                fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): a full "
+                            "run computes on them; run it with --timing-only",
+                            req.program->string()));
         if (model) check_compiled_from(compiled, *req.program, *req.model_dir, *model, built->graph);
         rep.program = req.program;
         if (!compiled.program.host.model.empty()) rep.model = compiled.program.host.model;
@@ -166,12 +226,14 @@ RunReport run_model(const RunRequest& req) {
     if (req.program && !decoder && req.prompt.empty())
         throw Error(fmt::format("{}: the program runs {} tokens at once: pass --prompt with {} ids",
                                 req.program->string(), host.tokens, host.tokens));
-    rep.prompt = req.prompt.empty() ? default_prompt(vocab ? vocab : 1) : req.prompt;
+    rep.prompt = req.prompt.empty() && !req.prompt_len ? default_prompt(vocab ? vocab : 1) : req.prompt;
     for (auto t : rep.prompt)
         if (vocab && t >= vocab)
             throw Error(fmt::format("prompt token {} is past the vocabulary of {}", t, vocab));
     std::vector<std::size_t> markers;
-    if (decoder) {
+    if (decoder && req.prompt_len) {
+        steps = std::max<std::size_t>(req.tokens, 1); // decode steps after the prefilled prompt
+    } else if (decoder) {
         rep.prefill_steps = rep.prompt.size();
         steps = rep.prompt.size() + std::max<std::size_t>(req.tokens, 1) - 1;
     } else {
@@ -210,7 +272,13 @@ RunReport run_model(const RunRequest& req) {
         o.bucket = decoder ? graph::Bucket{1, 1, 0} : graph::Bucket{rep.prompt.size(), 1, markers.size()};
         if (!decoder && req.max_positions)
             throw Error("--max-positions: an encoder keeps no caches between steps");
-        o.max_positions = decoder ? req.max_positions.value_or(steps) : 1;
+        const std::size_t chunks = (prompt_len + req.chunk - 1) / req.chunk;
+        const std::size_t needed = std::max(prompt_len + steps, chunks * req.chunk);
+        o.max_positions = decoder ? req.max_positions.value_or(req.prompt_len ? needed : steps) : 1;
+        if (req.prompt_len && o.max_positions < needed)
+            throw Error(
+                fmt::format("--max-positions {}: a prompt of {} in chunks of {} and {} tokens need {}",
+                            o.max_positions, prompt_len, req.chunk, steps, needed));
         if (decoder && o.max_positions < steps)
             throw Error(
                 fmt::format("--max-positions {}: the run needs {} positions (a prompt of {} and {} tokens)",
@@ -218,6 +286,8 @@ RunReport run_model(const RunRequest& req) {
         if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
         o.model = rep.model;
         o.checkpoint_digest = models::checkpoint_digest(model->checkpoint);
+        o.shapes_only = model->checkpoint.shapes_only();
+        if (req.prompt_len) rep.prefill = prefill_phase(req, g, model->checkpoint, o, chunks);
         compiled = lower::lower(g, model->checkpoint, lower::target_of(req.config), o);
     }
     for (auto& p : compiled.io.probes)
@@ -245,6 +315,7 @@ RunReport run_model(const RunRequest& req) {
     plan.keep_records = req.trace || req.perfetto || req.csv || req.report; // else only the totals
     if (req.vcd) plan.vcd = req.vcd->string();
     std::vector<std::uint32_t> tokens = rep.prompt;
+    if (req.prompt_len) tokens.assign(1, 0); // the token after the prompt: any id times the same
     plan.inputs = [&](std::size_t s, const sim::StepOutputs* prev) {
         if (!decoder) return inputs[0];
         if (s >= tokens.size()) {
@@ -254,13 +325,24 @@ RunReport run_model(const RunRequest& req) {
         }
         graph::BatchInputs in;
         in.ids = {tokens[s]};
-        in.positions = {std::uint32_t(s)};
+        in.positions = {std::uint32_t(prompt_len + s)};
         if (req.mode == sim::Mode::Full) inputs.push_back(in); // the bit-exact check replays them
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", s + 1, rep.steps);
         return in;
     };
+    std::optional<sim::memory::TraceExporter> exporter;
+    if (req.ddr_trace) {
+        exporter.emplace(req.ddr_trace->path, req.ddr_trace->spec, req.config.ddr, trace_context(req.config));
+        plan.ddr_observer = &*exporter;
+    }
     rep.run = sim::simulate(req.config, compiled, plan);
+    if (exporter) {
+        exporter->close();
+        rep.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, rep.run.ddr_drained);
+    }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
+    if (req.prompt_len && !rep.run.step_end.empty())
+        rep.decode = phase_of(rep.run, req.config, rep.run.step_end.size());
     if (decoder && req.mode == sim::Mode::Full && next_out && !rep.run.outputs.empty()) {
         tokens.push_back(std::uint32_t(floats(rep.run.outputs.back().values[*next_out])[0]));
         rep.generated.assign(tokens.begin() + std::ptrdiff_t(rep.prompt.size()), tokens.end());
@@ -322,16 +404,30 @@ std::string RunReport::text() const {
             s += fmt::format("{}{}", s.empty() ? "" : " ", t);
         return s;
     };
-    o += fmt::format("prompt: {}\n", ids(prompt));
+    if (prefill)
+        o += fmt::format("prompt: {} tokens (--prompt-len: timed without ids)\n", prefill->tokens);
+    else
+        o += fmt::format("prompt: {}\n", ids(prompt));
     if (!generated.empty()) o += fmt::format("generated: {}\n", ids(generated));
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     double secs = run.seconds;
     o += fmt::format("card: {} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)\n", steps,
                      run.cycles, secs * 1e3, secs > 0 ? double(steps) / secs : 0.0);
     if (steps > prefill_steps && run.step_end.size() == steps && prefill_steps > 0) {
-        double decode = double(run.step_end.back() - run.step_end[prefill_steps - 1]) / double(run.cycles) *
-                        secs / double(steps - prefill_steps);
-        o += fmt::format("decode: {:.3f} ms a token ({:.1f} tokens/s)\n", decode * 1e3, 1.0 / decode);
+        double per_token = double(run.step_end.back() - run.step_end[prefill_steps - 1]) /
+                           double(run.cycles) * secs / double(steps - prefill_steps);
+        o += fmt::format("decode: {:.3f} ms a token ({:.1f} tokens/s)\n", per_token * 1e3, 1.0 / per_token);
+    }
+    if (prefill && decode) {
+        o += fmt::format(
+            "prefill: {} tokens in {} chunks: {:.3f} ms ({:.1f} tokens/s), time to first token {:.3f} "
+            "ms; {}\n",
+            prefill->tokens, prefill->steps, prefill->seconds * 1e3, prefill->tokens_per_second(),
+            prefill->seconds * 1e3, prefill->bound_text());
+        o += fmt::format("decode after it: {} tokens in {:.3f} ms, {:.3f} ms a token ({:.1f} tokens/s); {}\n",
+                         decode->tokens, decode->seconds * 1e3,
+                         decode->seconds * 1e3 / double(std::max<std::size_t>(decode->tokens, 1)),
+                         decode->tokens_per_second(), decode->bound_text());
     }
     double bw = secs > 0 ? double(ddr_bytes) / secs : 0;
     double roofline = double(ddr_bytes) / peak_bytes_per_second;
@@ -355,6 +451,11 @@ std::string RunReport::text() const {
             o += fmt::format(" {} {:.1f} %", name,
                              run.cycles ? 100.0 * double(busy) / double(run.cycles) : 0.0);
     o += "\n";
+    traces::TimeByUnit time; // where each unit kind's commands' time went
+    for (auto& r : run.records)
+        time.add(card::name(r.unit), r.time);
+    for (auto& [label, text] : traces::time_lines(time.units()))
+        o += label + ": " + text + "\n";
     if (!layers_checked.empty()) {
         std::string l;
         for (auto v : layers_checked)
@@ -372,6 +473,7 @@ std::string RunReport::text() const {
             "accuracy vs f64 reference over {} steps: max |logit error| {:.3g}, top-1 agreement {:.1f} %, "
             "KL {:.3g} nats\n",
             accuracy->steps, accuracy->max_abs_error, 100 * accuracy->top1_agreement, accuracy->kl);
+    o += ddr_trace;
     o +=
         fmt::format("host: {:.2f} s (setup {:.2f} s, steps {:.2f} s: {:.3g} ms a step, {:.2f}x the simulated "
                     "time)\n",
@@ -414,6 +516,22 @@ std::string RunReport::machine() const {
         kv("max_abs_error", accuracy->max_abs_error);
         kv("top1_agreement", accuracy->top1_agreement);
         kv("kl", accuracy->kl);
+    }
+    if (prefill && decode) {
+        kv("prompt_len", prefill->tokens);
+        kv("prefill_steps", prefill->steps);
+        kv("prefill_cycles", prefill->cycles);
+        kv("prefill_ddr_bytes", prefill->ddr_bytes);
+        kv("prefill_seconds", prefill->seconds);
+        kv("prefill_tokens_per_second", prefill->tokens_per_second());
+        kv("ttft_seconds", prefill->seconds);
+        kv("prefill_bound", prefill->bandwidth_bound() ? "bandwidth" : "compute");
+        kv("prefill_roofline_fraction",
+           prefill->seconds > 0 ? prefill->roofline_seconds / prefill->seconds : 0.0);
+        kv("decode_tokens_per_second", decode->tokens_per_second());
+        kv("decode_bound", decode->bandwidth_bound() ? "bandwidth" : "compute");
+        kv("decode_roofline_fraction",
+           decode->seconds > 0 ? decode->roofline_seconds / decode->seconds : 0.0);
     }
     kv("fault", run.fault ? *run.fault : "");
     kv("host_seconds", run.host_seconds);

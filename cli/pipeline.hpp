@@ -3,6 +3,8 @@
 // in; a timed, bit-exact run on the simulated card out, checked against the golden executor and
 // measured against the f64 reference, with its trace and exports.
 
+#include "cli/ddr_trace_options.hpp"
+#include "cli/phase.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/verify/verify.hpp"
@@ -29,11 +31,21 @@ struct RunRequest {
     /// Compiling here: `all` or layer indices whose outputs are read back and checked each step.
     std::optional<std::string> check_layers;
     sim::Mode mode = sim::Mode::Full;
+    /// Read the checkpoint's config.json alone (weights placed by shape; timing-only runs). A
+    /// checkpoint without safetensors is shapes-only anyway.
+    bool shapes_only = false;
+    /// Timing-only: a prompt of this many tokens, prefilled `chunk` tokens a step (a program compiled
+    /// for a bucket of `chunk` tokens of one sequence, run in a child process), then `tokens` decode
+    /// steps at the positions after it.
+    std::optional<std::size_t> prompt_len;
+    std::size_t chunk = 16;
     bool reference = true; ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
     bool trace_data = false; ///< the trace carries the bytes every command wrote
     bool progress = false;   ///< print a progress line (on a terminal)
+    /// Every DDR request of the run, exported as a trace (`--ddr-trace`).
+    std::optional<DdrTraceRequest> ddr_trace;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
@@ -52,8 +64,11 @@ struct RunReport {
     std::optional<std::filesystem::path> program;   ///< the program file run, when one was
     std::optional<models::Accuracy> accuracy;       ///< against the f64 reference
     std::size_t steps = 0, prefill_steps = 0;
-    fit::FitReport fit; ///< whether the card config fits the device (engine/fit)
-    double watts = 0;   ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
+    std::optional<Phase> prefill, decode; ///< with a prompt length: the two phases apart
+    fit::FitReport fit;                   ///< whether the card config fits the device (engine/fit)
+    double watts = 0; ///< the run's average power estimate (the units' busy fractions, its DDR traffic)
+    /// What the exported DDR trace holds (ddr_trace_text), when one was written.
+    std::string ddr_trace;
 
     /// The summary a person reads.
     std::string text() const;

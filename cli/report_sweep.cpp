@@ -1,7 +1,7 @@
 #include "cli/report_sweep.hpp"
 
 #include "cli/sweep/csv.hpp"
-#include "cli/sweep/plot.hpp"
+#include "cli/sweep/table.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "traces/reader.hpp"
@@ -19,84 +19,18 @@
 namespace cardsim::cli {
 namespace {
 
+using sweep::axis_values;
+using sweep::distinct;
+using sweep::Front;
+using sweep::label;
+using sweep::number;
+using sweep::numeric;
+using sweep::subtitle;
+using sweep::varying;
 using traces::report::Chart;
 using traces::report::escape;
 using traces::report::Series;
-
-/// A sweep's results.csv with its columns found (the layout sweep_results.hpp documents).
-struct Results {
-    sweep::CsvTable table;
-    std::vector<std::size_t> axes; ///< axis columns, and `model` when the sweep has several models
-    std::vector<std::size_t> ok;   ///< rows whose status is ok
-    std::size_t status = 0;
-    std::size_t column(std::string_view name) const {
-        auto it = std::find(table.header.begin(), table.header.end(), name);
-        return std::size_t(it - table.header.begin());
-    }
-    bool has(std::string_view name) const { return column(name) < table.header.size(); }
-    const std::string& at(std::size_t row, std::size_t col) const { return table.rows[row][col]; }
-};
-
-Results load(const std::filesystem::path& file) {
-    Results r;
-    r.table = sweep::read_csv(file, /*drop_partial_tail=*/true);
-    const auto& h = r.table.header;
-    if (h.size() < 3 || h[0] != "point" || h[1] != "model" || !r.has("status") || !r.has("tokens_per_second"))
-        throw Error(
-            fmt::format("{}:1: not a sweep's results (expected the columns point, model, the axes, status, "
-                        "tokens_per_second, ...)",
-                        file.string()));
-    r.status = r.column("status");
-    std::set<std::string> models;
-    for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
-        models.insert(r.at(i, 1));
-        if (r.at(i, r.status) == "ok") r.ok.push_back(i);
-    }
-    if (models.size() > 1) r.axes.push_back(1);
-    for (std::size_t c = 2; c < r.status; ++c)
-        r.axes.push_back(c);
-    return r;
-}
-
-/// `s` as a number, if all of it is one.
-std::optional<double> number(const std::string& s) {
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size()) return std::nullopt;
-    return v;
-}
-
-bool numeric(const Results& r, std::size_t col) {
-    return std::all_of(r.ok.begin(), r.ok.end(), [&](auto i) { return number(r.at(i, col)).has_value(); });
-}
-
-/// The distinct values of `col` over the ok rows, in first-appearance order (numbers sorted).
-std::vector<std::string> distinct(const Results& r, std::size_t col) {
-    std::vector<std::string> v;
-    for (auto i : r.ok)
-        if (std::find(v.begin(), v.end(), r.at(i, col)) == v.end()) v.push_back(r.at(i, col));
-    if (numeric(r, col))
-        std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return *number(a) < *number(b); });
-    return v;
-}
-
-/// The axis label of a figure, as the plots name it.
-std::string label(std::string_view figure) {
-    if (figure == "tokens_per_second") return "tokens/s (simulated card)";
-    if (figure == "roofline_fraction") return "roofline fraction (DDR bytes / peak bandwidth / time)";
-    if (figure == "max_abs_error") return "max |logit error| vs f64 reference";
-    if (figure == "kl") return "KL(reference || card), nats";
-    if (figure == "top1_agreement") return "top-1 agreement with f64 reference";
-    return std::string(figure);
-}
-
-/// The axes with more than one value among the ok rows.
-std::vector<std::size_t> varying(const Results& r) {
-    std::vector<std::size_t> v;
-    for (auto c : r.axes)
-        if (distinct(r, c).size() > 1) v.push_back(c);
-    return v;
-}
+using Results = sweep::ResultsTable;
 
 /// A point's tooltip: its id, axis values and the figure.
 std::string point_tip(const Results& r, std::size_t row, std::string_view figure) {
@@ -106,18 +40,6 @@ std::string point_tip(const Results& r, std::size_t row, std::string_view figure
     s += fmt::format("\ntokens/s {}", r.at(row, r.column("tokens_per_second")));
     if (figure != "tokens_per_second") s += fmt::format("\n{} {}", figure, r.at(row, r.column(figure)));
     return s;
-}
-
-std::string subtitle(const Results& r) {
-    std::vector<std::string> seen;
-    for (std::size_t i = 0; i < r.table.rows.size(); ++i)
-        if (std::find(seen.begin(), seen.end(), r.at(i, 1)) == seen.end()) seen.push_back(r.at(i, 1));
-    std::string models;
-    for (auto& m : seen)
-        models += (models.empty() ? "" : ", ") + m;
-    const auto failed = r.table.rows.size() - r.ok.size();
-    return fmt::format("{}; {} points{}", models, r.ok.size(),
-                       failed ? fmt::format(" ({} failed, not shown)", failed) : "");
 }
 
 /// `figure` against `axis`: a line per combination of the other varying axes (one cloud of points
@@ -162,37 +84,21 @@ Chart axis_chart(const Results& r, std::size_t axis, std::string_view figure) {
             s.points.push_back({x_of(i), number(r.at(i, fig)).value_or(NAN), "", point_tip(r, i, figure)});
         chart.series.push_back(std::move(s));
     }
+    if (auto misfit = r.not_fitting(); !misfit.empty()) {
+        Series rings{"does not fit the chip"};
+        rings.line = false;
+        rings.rings = true;
+        for (auto i : misfit)
+            rings.points.push_back({num ? *number(r.at(i, axis))
+                                        : double(std::find(xs.begin(), xs.end(), r.at(i, axis)) - xs.begin()),
+                                    number(r.at(i, fig)).value_or(NAN), "", point_tip(r, i, figure)});
+        chart.series.push_back(std::move(rings));
+    }
     return chart;
 }
 
-/// The rows and Pareto front of an accuracy figure against tokens/s.
-struct Front {
-    std::vector<std::size_t> rows;  ///< rows with both figures
-    std::vector<std::size_t> front; ///< indices into rows, by increasing tokens/s
-};
-
-Front front_of(const Results& r, std::string_view figure) {
-    const std::size_t x = r.column("tokens_per_second"), y = r.column(figure);
-    Front f;
-    std::vector<std::pair<double, double>> pts;
-    for (auto i : r.ok)
-        if (auto a = number(r.at(i, x)), b = number(r.at(i, y)); a && b) {
-            f.rows.push_back(i);
-            pts.emplace_back(*a, *b);
-        }
-    f.front = sweep::pareto_front(pts, figure != "top1_agreement");
-    return f;
-}
-
-/// The varying axis values of a row, `a/b/c` (its point id when nothing varies).
-std::string axis_values(const Results& r, std::size_t row) {
-    std::string s;
-    for (auto c : varying(r))
-        s += (s.empty() ? "" : "/") + r.at(row, c);
-    return s.empty() ? r.at(row, 0) : s;
-}
-
-/// An accuracy figure against tokens/s, every point labelled, the Pareto front drawn over them.
+/// A figure against tokens/s, every point labelled, the Pareto front over the points that fit the
+/// chip drawn over them; points that do not fit are rings.
 Chart pareto_chart(const Results& r, std::string_view figure, const Front& f) {
     const std::size_t x = r.column("tokens_per_second"), y = r.column(figure);
     Chart chart;
@@ -203,15 +109,19 @@ Chart pareto_chart(const Results& r, std::string_view figure, const Front& f) {
     chart.subtitle = fmt::format("{}; labels: {}", subtitle(r), legend.empty() ? "point" : legend);
     chart.x_label = label("tokens_per_second");
     chart.y_label = label(figure);
-    Series points{"point (#id)"}, front{"Pareto front"};
+    Series points{"point (#id)"}, front{"Pareto front"}, rings{"does not fit the chip"};
     points.line = false;
     front.emphasis = true;
+    rings.line = false;
+    rings.rings = true;
     double lo = 0, hi = 0;
     for (std::size_t k = 0; k < f.rows.size(); ++k) {
         auto i = f.rows[k];
         const double px = *number(r.at(i, x)), py = *number(r.at(i, y));
         if (py > 0) lo = lo == 0 ? py : std::min(lo, py), hi = std::max(hi, py);
-        if (std::find(f.front.begin(), f.front.end(), k) == f.front.end())
+        if (std::find(f.misfit.begin(), f.misfit.end(), k) != f.misfit.end())
+            rings.points.push_back({px, py, "#" + r.at(i, 0), point_tip(r, i, figure)});
+        else if (std::find(f.front.begin(), f.front.end(), k) == f.front.end())
             points.points.push_back({px, py, "#" + r.at(i, 0), point_tip(r, i, figure)});
     }
     for (auto k : f.front) {
@@ -220,8 +130,9 @@ Chart pareto_chart(const Results& r, std::string_view figure, const Front& f) {
                                 fmt::format("#{} {}", r.at(i, 0), axis_values(r, i)),
                                 point_tip(r, i, figure)});
     }
-    chart.log_y = figure != "top1_agreement" && lo > 0 && hi / lo > 30;
+    chart.log_y = sweep::lower_is_better(figure) && lo > 0 && hi / lo > 30;
     chart.series = {std::move(points), std::move(front)};
+    if (!rings.points.empty()) chart.series.push_back(std::move(rings));
     return chart;
 }
 
@@ -255,7 +166,7 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
         throw Error(
             fmt::format("cardsim report: `{}` is not a trace, a results.csv or a sweep directory holding one",
                         results.string()));
-    auto r = load(file);
+    auto r = sweep::load_results(file);
     SweepReportFiles out{output, {}};
 
     // Run pages of the points whose traces the sweep kept.
@@ -288,9 +199,8 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
             for (std::string_view fig : {"tokens_per_second", "roofline_fraction"})
                 if (r.has(fig)) charts.push_back(axis_chart(r, axis, fig));
         }
-        for (std::string_view fig : {"max_abs_error", "kl", "top1_agreement"}) {
-            if (!r.has(fig)) continue;
-            auto f = front_of(r, fig);
+        for (std::string_view fig : sweep::front_figures) {
+            auto f = sweep::front_of(r, fig);
             if (f.rows.empty()) continue;
             charts.push_back(pareto_chart(r, fig, f));
             for (auto k : f.front)
@@ -314,10 +224,7 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
          "<a href=\"#fronts\">Pareto fronts</a></nav>\n<main>\n";
     b += "<section id=\"figures\" class=\"cards\">\n";
     auto card = [&](std::string_view label, std::string value, std::string note, std::string_view cls = "") {
-        b += fmt::format(
-            "<div class=\"card{}{}\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div "
-            "class=\"note\">{}</div></div>\n",
-            cls.empty() ? "" : " ", cls, escape(label), escape(value), escape(note));
+        b += traces::report::figure_card(label, value, note, cls);
     };
     card("points", std::to_string(r.table.rows.size()), subtitle(r));
     card("ok", std::to_string(r.ok.size()), "ran to the end, bit-exact where checked", "good");
@@ -325,6 +232,11 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
          refused ? "bad" : "muted");
     card("failed", std::to_string(failed), "errors, faults, mismatches, crashes, timeouts",
          failed ? "bad" : "muted");
+    if (r.has("fits")) {
+        const auto misfit = r.not_fitting().size();
+        card("do not fit", std::to_string(misfit), "ran, but the card exceeds the chip (cardsim fit)",
+             misfit ? "bad" : "muted");
+    }
     if (!r.ok.empty()) {
         const auto tps = r.column("tokens_per_second");
         auto best = *std::max_element(r.ok.begin(), r.ok.end(), [&](auto a, auto b2) {
@@ -345,7 +257,8 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
         b += fmt::format("<th>{}</th>", escape(h));
     b += "<th>run page</th></tr></thead>\n<tbody>\n";
     for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
-        b += fmt::format("<tr class=\"status-{}{}\">", row_state(r, i), on_front.count(i) ? " front" : "");
+        b += fmt::format("<tr class=\"status-{}{}{}\">", row_state(r, i), on_front.count(i) ? " front" : "",
+                         r.fits(i) ? "" : " nofit");
         for (std::size_t c = 0; c < r.table.header.size(); ++c)
             b += cell(r.at(i, c), c == r.status);
         if (link.count(i))
@@ -367,7 +280,10 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
 
     b += "<section id=\"fronts\">\n<h2>Pareto fronts</h2>\n";
     if (fronts.empty())
-        b += "<p class=\"muted\">No accuracy figures: the sweep ran timing-only (full = false).</p>\n";
+        b += "<p class=\"muted\">No front: the results have no accuracy, DSP or power column.</p>\n";
+    else
+        b += "<p class=\"help\">Only points that fit the chip (column <code>fits</code>) can be on a front; "
+             "the charts draw the others as rings.</p>\n";
     for (auto& [fig, f] : fronts) {
         b += fmt::format(
             "<h3>{} against tokens/s</h3>\n<table class=\"data sortable\"><thead><tr><th>point</th>",

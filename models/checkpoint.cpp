@@ -17,6 +17,43 @@
 
 namespace cardsim::models {
 
+Checkpoint Checkpoint::open_config(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    Checkpoint c;
+    c.dir_ = dir;
+    c.shapes_only_ = true;
+    if (!fs::is_directory(dir))
+        throw Error(fmt::format("{}: not a directory (expected a checkpoint directory with config.json)",
+                                dir.string()));
+    c.config_path_ = (dir / CONFIG_FILE).string();
+    if (!fs::exists(c.config_path_))
+        throw Error(fmt::format("{}: the checkpoint has no config.json", dir.string()));
+    auto cfg = read_json_file(c.config_path_);
+    if (!cfg.is_object())
+        throw Error(fmt::format("{}: the configuration is not a JSON object", c.config_path_));
+    c.config_ = std::move(cfg.as_object());
+    return c;
+}
+
+bool Checkpoint::has_weights(const std::filesystem::path& dir) {
+    return std::filesystem::exists(dir / SINGLE_FILE) || std::filesystem::exists(dir / INDEX_FILE);
+}
+
+void Checkpoint::declare(std::vector<TensorInfo> tensors) {
+    if (!shapes_only_)
+        throw Error(
+            fmt::format("{}: a checkpoint with weights takes its tensors from its files", dir_.string()));
+    declared_ = std::move(tensors);
+    entries_.clear();
+    for (std::size_t i = 0; i < declared_.size(); ++i)
+        entries_.push_back(Entry{npos, i});
+    std::sort(entries_.begin(), entries_.end(),
+              [&](auto& a, auto& b) { return entry_name(a) < entry_name(b); });
+    for (std::size_t i = 1; i < entries_.size(); ++i)
+        if (entry_name(entries_[i]) == entry_name(entries_[i - 1]))
+            throw Error(fmt::format("{}: tensor `{}` declared twice", config_path_, entry_name(entries_[i])));
+}
+
 Checkpoint Checkpoint::open(const std::filesystem::path& dir) {
     namespace fs = std::filesystem;
     Checkpoint c;
@@ -121,19 +158,25 @@ const TensorInfo& Checkpoint::info(graph::W w) const {
     if (w >= entries_.size())
         throw Error(fmt::format("{}: weight {} does not exist: the checkpoint has {} tensors", dir_.string(),
                                 w, entries_.size()));
-    const Entry& e = entries_[w];
-    return files_[e.file].tensors()[e.tensor];
+    return tensor_of(entries_[w]);
 }
 
 const std::string& Checkpoint::file_of(graph::W w) const {
-    return files_[entries_.at(w).file].path();
+    const Entry& e = entries_.at(w);
+    return e.file == npos ? config_path_ : files_[e.file].path();
 }
 
 std::span<const std::byte> Checkpoint::bytes(graph::W w) const {
-    return files_[entries_.at(w).file].bytes(info(w));
+    const Entry& e = entries_.at(w);
+    if (e.file == npos)
+        throw Error(fmt::format("{}: tensor `{}` has no weights: the checkpoint is shapes-only (config.json "
+                                "alone, or --shapes-only), which times a run but cannot compute one",
+                                dir_.string(), info(w).name));
+    return files_[e.file].bytes(info(w));
 }
 
 void Checkpoint::release(graph::W w) const {
+    if (entries_.at(w).file == npos) return;
     auto b = bytes(w);
     if (b.empty()) return;
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));

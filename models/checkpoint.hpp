@@ -31,6 +31,19 @@ public:
     /// each file's tensors listed for that file, no name in two files). Having both a single file and
     /// an index, or neither, is an error. Throws cardsim::Error naming the file and tensor.
     static Checkpoint open(const std::filesystem::path& dir);
+    /// Opens `dir` for its config.json alone (safetensors files, if any, are not read): a
+    /// shapes-only checkpoint, which holds no tensors until `declare` gives them. Throws
+    /// cardsim::Error naming the directory or config.json.
+    static Checkpoint open_config(const std::filesystem::path& dir);
+    /// Whether `dir` holds weights (a single safetensors file or an index).
+    static bool has_weights(const std::filesystem::path& dir);
+
+    /// Gives a shapes-only checkpoint its tensors (names, shapes and the dtype they would be
+    /// stored in: what its config.json implies). Reading any of their values is an error saying the
+    /// checkpoint has no weights; names, shapes and views work as for a checkpoint with weights.
+    void declare(std::vector<TensorInfo> tensors);
+    /// Whether this checkpoint has shapes only (config.json, no weights).
+    bool shapes_only() const { return shapes_only_; }
 
     /// The directory, as given.
     const std::filesystem::path& dir() const { return dir_; }
@@ -70,8 +83,8 @@ public:
 
 private:
     struct Entry {
-        std::size_t file;   ///< index into files_
-        std::size_t tensor; ///< index into that file's tensors()
+        std::size_t file;   ///< index into files_, or npos for a declared tensor
+        std::size_t tensor; ///< index into that file's tensors(), or into declared_
     };
     /// Calls `row(view row, stored bytes of its row, row length)` for every row `view` reads of `w`,
     /// after checking that `out_size` elements are wanted.
@@ -79,7 +92,12 @@ private:
     /// does not fit.
     graph::ViewShape checked_view(graph::W w, const graph::View& view) const;
     /// The name of the tensor `e` points at.
-    const std::string& entry_name(const Entry& e) const { return files_[e.file].tensors()[e.tensor].name; }
+    const std::string& entry_name(const Entry& e) const { return tensor_of(e).name; }
+    /// The header entry `e` points at.
+    const TensorInfo& tensor_of(const Entry& e) const {
+        return e.file == npos ? declared_[e.tensor] : files_[e.file].tensors()[e.tensor];
+    }
+    static constexpr std::size_t npos = std::size_t(-1);
     template <class Row>
     void read(graph::W w, const graph::View& view, std::size_t out_size, Row row) const;
 
@@ -88,6 +106,8 @@ private:
     boost::json::object config_;
     std::vector<SafetensorsFile> files_;
     std::vector<Entry> entries_; ///< sorted by name
+    bool shapes_only_ = false;
+    std::vector<TensorInfo> declared_; ///< a shapes-only checkpoint's tensors (Entry::file = npos)
 };
 
 } // namespace cardsim::models

@@ -17,8 +17,11 @@ struct Model {
 };
 
 /// Opens and recognises the checkpoint directory `dir` (Checkpoint::open, then recognise); throws
-/// cardsim::Error naming the file and what was expected.
-Model load_model(const std::filesystem::path& dir);
+/// cardsim::Error naming the file and what was expected. A directory with config.json and no
+/// safetensors, or any directory when `shapes_only`, is opened for its config alone: its tensors are
+/// the ones the config implies (`expected_tensors`, default prefix, bf16), with no weights
+/// (`Checkpoint::shapes_only`): enough to build, check, lower and time the model, not to compute it.
+Model load_model(const std::filesystem::path& dir, bool shapes_only = false);
 
 /// The graph of `model` (build_graph over its checkpoint and spec).
 BuiltGraph build_graph(const Model& model);

@@ -256,6 +256,84 @@ private:
     double scale_ = 1.0;
 };
 
+/// The config.json of a Qwen3 (dense), Qwen3.5 (hybrid) or Qwen3-Next (hybrid-moe) decoder of shape
+/// `d`, its embedding tied to the LM head when `tied`.
+json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
+    if (arch == SynthArch::Dense)
+        return json::object{
+            {"architectures", json::array{"Qwen3ForCausalLM"}},
+            {"model_type", "qwen3"},
+            {"vocab_size", d.vocab},
+            {"hidden_size", d.hidden},
+            {"intermediate_size", d.intermediate},
+            {"num_hidden_layers", d.layers},
+            {"num_attention_heads", d.heads},
+            {"num_key_value_heads", d.kv_heads},
+            {"head_dim", d.head_dim},
+            {"hidden_act", "silu"},
+            {"rms_norm_eps", 1e-6},
+            {"rope_theta", 1000000.0},
+            {"attention_bias", false},
+            {"use_sliding_window", false},
+            {"max_position_embeddings", 40960},
+            {"tie_word_embeddings", tied},
+            {"torch_dtype", "bfloat16"},
+        };
+    json::object text{
+        {"vocab_size", d.vocab},
+        {"hidden_size", d.hidden},
+        {"intermediate_size", d.intermediate},
+        {"num_hidden_layers", d.layers},
+        {"num_attention_heads", d.heads},
+        {"num_key_value_heads", d.kv_heads},
+        {"head_dim", d.head_dim},
+        {"hidden_act", "silu"},
+        {"rms_norm_eps", 1e-6},
+        {"linear_num_key_heads", d.nk},
+        {"linear_num_value_heads", d.nv},
+        {"linear_key_head_dim", d.dk},
+        {"linear_value_head_dim", d.dv},
+        {"linear_conv_kernel_dim", 4},
+        {"full_attention_interval", 4},
+        {"max_position_embeddings", 262144},
+    };
+    if (arch == SynthArch::Hybrid) {
+        json::object rope{
+            {"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}};
+        if (d.head_dim / 4 == 64) {
+            rope["mrope_section"] = json::array{11, 11, 10};
+            rope["mrope_interleaved"] = true;
+        }
+        text["model_type"] = "qwen3_5_text";
+        text["layer_types"] = layer_types(d.layers);
+        text["rope_parameters"] = std::move(rope);
+        text["attn_output_gate"] = true;
+        text["tie_word_embeddings"] = tied;
+        text["dtype"] = "bfloat16";
+        return json::object{
+            {"architectures", json::array{"Qwen3_5ForConditionalGeneration"}},
+            {"model_type", "qwen3_5"},
+            {"tie_word_embeddings", tied},
+            {"text_config", std::move(text)},
+        };
+    }
+    json::object c = std::move(text);
+    c["architectures"] = json::array{"Qwen3NextForCausalLM"};
+    c["model_type"] = "qwen3_next";
+    c["rope_theta"] = 10000000.0;
+    c["partial_rotary_factor"] = 0.25;
+    c["num_experts"] = d.experts;
+    c["num_experts_per_tok"] = d.top_k;
+    c["moe_intermediate_size"] = d.moe_inter;
+    c["shared_expert_intermediate_size"] = d.shared_inter;
+    c["norm_topk_prob"] = true;
+    c["decoder_sparse_step"] = 1;
+    c["mlp_only_layers"] = json::array{};
+    c["tie_word_embeddings"] = false;
+    c["torch_dtype"] = "bfloat16";
+    return c;
+}
+
 } // namespace
 
 std::optional<SynthArch> parse_synth_arch(std::string_view s) {
@@ -304,80 +382,75 @@ json::object synth_config(SynthArch arch, SynthSize size) {
             {"num_question_types", e.question_types},
         };
     }
-    const auto d = decoder_size(arch, size);
-    if (arch == SynthArch::Dense)
-        return json::object{
-            {"architectures", json::array{"Qwen3ForCausalLM"}},
-            {"model_type", "qwen3"},
-            {"vocab_size", d.vocab},
-            {"hidden_size", d.hidden},
-            {"intermediate_size", d.intermediate},
-            {"num_hidden_layers", d.layers},
-            {"num_attention_heads", d.heads},
-            {"num_key_value_heads", d.kv_heads},
-            {"head_dim", d.head_dim},
-            {"hidden_act", "silu"},
-            {"rms_norm_eps", 1e-6},
-            {"rope_theta", 1000000.0},
-            {"attention_bias", false},
-            {"use_sliding_window", false},
-            {"max_position_embeddings", 40960},
-            {"tie_word_embeddings", true},
-            {"torch_dtype", "bfloat16"},
-        };
-    json::object text{
-        {"vocab_size", d.vocab},
-        {"hidden_size", d.hidden},
-        {"intermediate_size", d.intermediate},
-        {"num_hidden_layers", d.layers},
-        {"num_attention_heads", d.heads},
-        {"num_key_value_heads", d.kv_heads},
-        {"head_dim", d.head_dim},
-        {"hidden_act", "silu"},
-        {"rms_norm_eps", 1e-6},
-        {"linear_num_key_heads", d.nk},
-        {"linear_num_value_heads", d.nv},
-        {"linear_key_head_dim", d.dk},
-        {"linear_value_head_dim", d.dv},
-        {"linear_conv_kernel_dim", 4},
-        {"full_attention_interval", 4},
-        {"max_position_embeddings", 262144},
+    return decoder_config(arch, decoder_size(arch, size), true);
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 5> published_names{"1.7b", "4b", "8b", "14b", "32b"};
+
+} // namespace
+
+std::optional<PublishedSize> parse_published_size(std::string_view s) {
+    for (std::size_t i = 0; i < published_names.size(); ++i)
+        if (published_names[i] == s) return static_cast<PublishedSize>(i);
+    return std::nullopt;
+}
+
+std::string_view name(PublishedSize s) {
+    return published_names[static_cast<std::size_t>(s)];
+}
+
+Published published_model(SynthArch arch, PublishedSize size) {
+    const auto i = static_cast<std::size_t>(size);
+    struct Row {
+        std::string_view name;
+        DecoderSize d;
+        bool tied;
     };
-    if (arch == SynthArch::Hybrid) {
-        json::object rope{
-            {"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}};
-        if (d.head_dim / 4 == 64) {
-            rope["mrope_section"] = json::array{11, 11, 10};
-            rope["mrope_interleaved"] = true;
-        }
-        text["model_type"] = "qwen3_5_text";
-        text["layer_types"] = layer_types(d.layers);
-        text["rope_parameters"] = std::move(rope);
-        text["attn_output_gate"] = true;
-        text["tie_word_embeddings"] = true;
-        text["dtype"] = "bfloat16";
-        return json::object{
-            {"architectures", json::array{"Qwen3_5ForConditionalGeneration"}},
-            {"model_type", "qwen3_5"},
-            {"tie_word_embeddings", true},
-            {"text_config", std::move(text)},
-        };
+    if (arch == SynthArch::Dense) {
+        // Qwen/Qwen3-*/config.json: vocab, hidden, layers, heads, kv heads, head_dim, intermediate.
+        static const std::array<Row, 5> t{{
+            {"Qwen/Qwen3-1.7B", {151936, 2048, 28, 16, 8, 128, 6144}, true},
+            {"Qwen/Qwen3-4B", {151936, 2560, 36, 32, 8, 128, 9728}, true},
+            {"Qwen/Qwen3-8B", {151936, 4096, 36, 32, 8, 128, 12288}, false},
+            {"Qwen/Qwen3-14B", {151936, 5120, 40, 40, 8, 128, 17408}, false},
+            {"Qwen/Qwen3-32B", {151936, 5120, 64, 64, 8, 128, 25600}, false},
+        }};
+        return Published{std::string(t[i].name), decoder_config(arch, t[i].d, t[i].tied)};
     }
-    json::object c = std::move(text);
-    c["architectures"] = json::array{"Qwen3NextForCausalLM"};
-    c["model_type"] = "qwen3_next";
-    c["rope_theta"] = 10000000.0;
-    c["partial_rotary_factor"] = 0.25;
-    c["num_experts"] = d.experts;
-    c["num_experts_per_tok"] = d.top_k;
-    c["moe_intermediate_size"] = d.moe_inter;
-    c["shared_expert_intermediate_size"] = d.shared_inter;
-    c["norm_topk_prob"] = true;
-    c["decoder_sparse_step"] = 1;
-    c["mlp_only_layers"] = json::array{};
-    c["tie_word_embeddings"] = false;
-    c["torch_dtype"] = "bfloat16";
-    return c;
+    if (arch == SynthArch::Hybrid) {
+        // Qwen/Qwen3.5-*/config.json text_config; Gated-DeltaNet 16 key heads, dk = dv = 128.
+        static const std::array<std::optional<Row>, 5> t{{
+            std::nullopt,
+            Row{"Qwen/Qwen3.5-4B", {248320, 2560, 32, 16, 4, 256, 9216, 16, 32, 128, 128}, true},
+            Row{"Qwen/Qwen3.5-9B", {248320, 4096, 32, 16, 4, 256, 12288, 16, 32, 128, 128}, false},
+            std::nullopt,
+            Row{"Qwen/Qwen3.5-27B", {248320, 5120, 64, 24, 4, 256, 17408, 16, 48, 128, 128}, false},
+        }};
+        if (!t[i])
+            throw Error(
+                fmt::format("make-model --shapes-only: no Qwen3.5 of about {} is published (the dense "
+                            "hybrids are 0.8B, 2B, 4B, 9B and 27B): --size 4b (Qwen3.5-4B), 8b "
+                            "(Qwen3.5-9B) or 32b (Qwen3.5-27B)",
+                            name(size)));
+        return Published{std::string(t[i]->name), decoder_config(arch, t[i]->d, t[i]->tied)};
+    }
+    throw Error(
+        fmt::format("make-model --shapes-only --size {}: published shapes are written for --arch dense "
+                    "(Qwen3) and hybrid (Qwen3.5), not {}",
+                    name(size), name(arch)));
+}
+
+void write_config_only(const boost::json::object& config, const std::filesystem::path& dir, bool replace) {
+    namespace fs = std::filesystem;
+    parse_config(config, (dir / "config.json").string()); // what the recognisers accept, or an error
+    if (fs::exists(dir) && !replace)
+        throw Error(fmt::format("{}: already exists (pass --force to replace it)", dir.string()));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw Error(fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
+    io::write_file_atomically(dir / "config.json", json::serialize(config) + "\n");
 }
 
 double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i) {

@@ -55,6 +55,31 @@ boost::json::object synth_config(SynthArch arch, SynthSize size);
 /// log U(1, 16), dt_bias the inverse softplus of a log-uniform time step in [0.001, 0.1].
 double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i);
 
+/// The sizes of published models `make-model --shapes-only` writes the config.json of.
+enum class PublishedSize { B1_7, B4, B8, B14, B32 };
+
+/// `1.7b`, `4b`, `8b`, `14b`, `32b` → value, or nothing.
+std::optional<PublishedSize> parse_published_size(std::string_view s);
+std::string_view name(PublishedSize s);
+
+/// A published model: its Hugging Face name and the config.json numbers it was published with.
+struct Published {
+    std::string name; ///< e.g. `Qwen/Qwen3-8B`
+    boost::json::object config;
+};
+
+/// The published model of `arch` at `size`: dense is Qwen3 (Qwen3-1.7B, -4B, -8B, -14B, -32B);
+/// hybrid is the Qwen3.5 text model nearest the size (4b Qwen3.5-4B, 8b Qwen3.5-9B, 32b
+/// Qwen3.5-27B). Every shape number is the published config.json's (models/README.md names the
+/// sources). A size with no published model of the architecture (hybrid 1.7b and 14b, any size of
+/// the other architectures) is a cardsim::Error naming the ones there are.
+Published published_model(SynthArch arch, PublishedSize size);
+
+/// Writes `config` (which `parse_config` must accept) as `dir/config.json` alone: a shapes-only
+/// checkpoint. Atomic; an existing `dir` is an error unless `replace` (then only its config.json is
+/// replaced). Throws cardsim::Error naming the path.
+void write_config_only(const boost::json::object& config, const std::filesystem::path& dir, bool replace);
+
 /// What was written.
 struct SynthResult {
     ModelSpec spec;

@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace cardsim::traces {
 
 std::string to_csv(const Trace& t) {
@@ -12,6 +14,13 @@ std::string to_csv(const Trace& t) {
     std::string out = "index,unit,opcode,start,end,duration,read,written,digest,pc";
     for (std::uint32_t c = 0; c < channels; ++c)
         out += fmt::format(",ddr{0}_read,ddr{0}_written", c);
+    const bool split =
+        std::any_of(t.records.begin(), t.records.end(), [](auto& r) { return r.split.has_value(); });
+    if (split) {
+        out += ",ready,bound_by";
+        for (auto p : time_parts)
+            out += fmt::format(",split.{}", name(p));
+    }
     out += '\n';
     for (auto& r : t.records) {
         out += fmt::format("{},{},{},{},{},{},{},{},{},{}", r.index, r.unit, r.opcode, r.start, r.end,
@@ -20,6 +29,13 @@ std::string to_csv(const Trace& t) {
         for (std::uint32_t c = 0; c < channels; ++c)
             out +=
                 c < r.ddr.size() ? fmt::format(",{},{}", r.ddr[c].read, r.ddr[c].written) : std::string(",,");
+        if (split && r.split) {
+            out += fmt::format(",{},{}", r.ready(), name(r.split->largest()));
+            for (auto p : time_parts)
+                out += fmt::format(",{}", (*r.split)[p]);
+        } else if (split) {
+            out += std::string(2 + time_part_count, ',');
+        }
         out += '\n';
     }
     return out;

@@ -335,6 +335,7 @@ std::vector<UnitChange> units_of(const Trace& a, const Trace& b, const Summary& 
             for (auto& w : waits(rec)) {
                 auto& sum = wait_sums[rec.unit][w.name];
                 sum.name = w.name;
+                sum.own = w.own;
                 auto& v = side == 0 ? sum.a : sum.b;
                 v = v.value_or(0) + w.cycles;
             }
@@ -353,6 +354,14 @@ std::vector<UnitChange> units_of(const Trace& a, const Trace& b, const Summary& 
     return out;
 }
 
+/// Whether a part of a command's duration moved from `a` to `b` by more than `pct` per cent of the
+/// command's duration in A (`duration`): a part is weighed against the command's time, so a part
+/// of a few cycles moving by one is not a change of the command.
+bool part_deviates(std::uint64_t a, std::uint64_t b, std::uint64_t duration, double pct) {
+    return static_cast<long double>(distance(a, b)) * 100.0L >
+           static_cast<long double>(pct) * static_cast<long double>(duration);
+}
+
 /// The duration and the waits both sides carry of a paired command, compared within `tol`.
 DurationChange duration_change(const Record& ra, const Record& rb, double tol, WaitFields waits) {
     DurationChange d;
@@ -367,21 +376,27 @@ DurationChange duration_change(const Record& ra, const Record& rb, double tol, W
     for (auto& w : waits(ra)) {
         auto it = std::find_if(wb.begin(), wb.end(), [&](const WaitPart& x) { return x.name == w.name; });
         if (it == wb.end()) continue;
-        d.waits.push_back(WaitChange{w.name, w.cycles, it->cycles, deviates(w.cycles, it->cycles, tol)});
+        d.waits.push_back(WaitChange{w.name, w.cycles, it->cycles,
+                                     w.own && part_deviates(w.cycles, it->cycles, d.a, tol), w.own});
     }
     return d;
 }
 
 } // namespace
 
-std::vector<WaitPart> record_waits(const Record&) {
-    return {};
+std::vector<WaitPart> record_waits(const Record& record) {
+    std::vector<WaitPart> parts;
+    if (!record.split) return parts;
+    parts.reserve(time_part_count);
+    for (auto p : time_parts)
+        parts.push_back(WaitPart{std::string(name(p)), (*record.split)[p], !before_start(p)});
+    return parts;
 }
 
 std::uint64_t DurationChange::magnitude() const {
     std::uint64_t m = distance(a, b);
     for (auto& w : waits)
-        if (w.a && w.b) m = std::max(m, distance(*w.a, *w.b));
+        if (w.own && w.a && w.b) m = std::max(m, distance(*w.a, *w.b));
     return m;
 }
 
@@ -460,8 +475,8 @@ DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
         }
         auto d = duration_change(ra, rb, tol, options.waits);
         bool moved = d.a != d.b, over = d.over;
-        for (auto& w : d.waits) {
-            moved = moved || *w.a != *w.b;
+        for (auto& w : d.waits) { // its own parts; the waits before its start move with others
+            moved = moved || (w.own && *w.a != *w.b);
             over = over || w.over;
         }
         if (moved) ++r.durations_changed;
@@ -565,11 +580,14 @@ void units_text(const DiffReport& r, std::string& out) {
                            commands, u.busy_a, u.busy_b, delta_text(u.busy_a, u.busy_b), u.read_a,
                            signed_delta(u.read_a, u.read_b), u.written_a,
                            signed_delta(u.written_a, u.written_b));
-        for (auto& wt : u.waits)
-            out += fmt::format("  {:<{}}   wait {}: {} -> {}\n", "", w, wt.name,
-                               wt.a ? std::to_string(*wt.a) : std::string("absent"),
-                               wt.b ? std::to_string(*wt.b) : std::string("absent"));
     }
+    bool header = false; // the parts summed per unit, where they moved, after the table
+    for (auto& u : r.units)
+        if (auto moved = moved_waits(u.waits); !moved.empty()) {
+            if (!header) out += "time split per unit, the sums of each part that moved:\n";
+            header = true;
+            out += fmt::format("  {:<{}}{}\n", u.unit, w, moved);
+        }
 }
 
 void phases_text(const DiffReport& r, std::string& out) {
@@ -586,33 +604,6 @@ void phases_text(const DiffReport& r, std::string& out) {
         out += fmt::format("  {:<{}} {:>9} {:>10} {:>10} {:>22}\n", p.name, w, steps, p.cycles_a, p.cycles_b,
                            delta_text(p.cycles_a, p.cycles_b));
     }
-}
-
-void data_text(const DiffReport& r, std::string& out) {
-    if (r.data_uncomparable) {
-        out += fmt::format("data: not compared: {}\n", *r.data_uncomparable);
-        return;
-    }
-    if (!r.data_compared) {
-        out += "data: not compared (no digests on either side)\n";
-        return;
-    }
-    if (!r.first_data) {
-        out += fmt::format("data: bit-exact ({} paired)\n", plural(r.paired, "command", "commands"));
-        return;
-    }
-    auto& d = *r.first_data;
-    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n",
-                       label(d.index, d.unit, d.opcode), hex16(d.digest_a), hex16(d.digest_b));
-    if (d.element)
-        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand,
-                           d.element->element, name(d.element->encoding),
-                           show_bits(d.element->bits_a, d.element->encoding),
-                           show_bits(d.element->bits_b, d.element->encoding));
-    else
-        out += "  (the element is not named: a side carries no data lines for it)\n";
-    if (r.data_divergent > 1)
-        out += fmt::format("  {} diverge in data in all\n", plural(r.data_divergent, "command", "commands"));
 }
 
 void durations_text(const DiffReport& r, std::string& out) {
@@ -694,7 +685,7 @@ std::string to_text(const DiffReport& r, std::string_view name_a, std::string_vi
                        r.total.over ? "over" : "within", pct_text(r.options.cycles_tol_pct));
     units_text(r, out);
     phases_text(r, out);
-    data_text(r, out);
+    out += data_text(r);
     for (auto& h : r.header)
         out += fmt::format("header: {}: A {} vs B {}\n", h.field, h.a, h.b);
     for (auto& c : r.config)
@@ -720,6 +711,35 @@ std::string to_text(const DiffReport& r, std::string_view name_a, std::string_vi
                            plural(r.only_in_b.size(), "command", "commands"));
     for (auto& n : r.notes)
         out += "note: " + n + "\n";
+    return out;
+}
+
+std::string data_text(const DiffReport& r) {
+    std::string out;
+    if (r.data_uncomparable) {
+        out += fmt::format("data: not compared: {}\n", *r.data_uncomparable);
+        return out;
+    }
+    if (!r.data_compared) {
+        out += "data: not compared (no digests on either side)\n";
+        return out;
+    }
+    if (!r.first_data) {
+        out += fmt::format("data: bit-exact ({} paired)\n", plural(r.paired, "command", "commands"));
+        return out;
+    }
+    auto& d = *r.first_data;
+    out += fmt::format("data: first divergence at {}: digest A {} vs B {}\n",
+                       label(d.index, d.unit, d.opcode), hex16(d.digest_a), hex16(d.digest_b));
+    if (d.element)
+        out += fmt::format("  operand {} element {} ({}): A {} vs B {}\n", d.element->operand,
+                           d.element->element, name(d.element->encoding),
+                           show_bits(d.element->bits_a, d.element->encoding),
+                           show_bits(d.element->bits_b, d.element->encoding));
+    else
+        out += "  (the element is not named: a side carries no data lines for it)\n";
+    if (r.data_divergent > 1)
+        out += fmt::format("  {} diverge in data in all\n", plural(r.data_divergent, "command", "commands"));
     return out;
 }
 

@@ -19,13 +19,18 @@ namespace cardsim::traces {
 struct WaitPart {
     std::string name;
     std::uint64_t cycles = 0;
+    /// Part of the command's own cycles (its duration). The waits before its start (for its
+    /// dependencies, its unit, the issue) are not: they move when earlier commands move, as its
+    /// start does, so they are compared and shown but never report a command.
+    bool own = true;
 };
 
 /// How the diff reads a record's named waits.
 using WaitFields = std::vector<WaitPart> (*)(const Record&);
 
-/// The named waits a record carries. Format version 1 has no per-command wait field, so this is
-/// empty; a field that records them plugs in here, and the diff reports each by its name.
+/// The named waits a record carries: every part of its `split=` field (format version 2), zeros
+/// included, by its name (`deps`, `unit`, `issue`, `ddr.queueing`, ... `latency`), the first
+/// three not `own`; none for a record without one (every version 1 record).
 std::vector<WaitPart> record_waits(const Record& record);
 
 /// What to compare and how much to list.
@@ -99,7 +104,8 @@ struct PhaseCycles {
 struct WaitChange {
     std::string name;
     std::optional<std::uint64_t> a, b;
-    bool over = false; ///< one command's wait, compared on both sides, moved by more than the tolerance
+    bool over = false; ///< one command's own part, on both sides, moved by more than the tolerance
+    bool own = true;   ///< part of the command's duration (WaitPart::own)
 };
 
 /// One unit's totals on both sides (trace show's busy cycles: overlapping commands count once).
@@ -180,6 +186,10 @@ DiffReport diff(const Trace& a, const Trace& b, double cycles_tol_pct);
 /// then the commands over the tolerance (the largest changes first, as many as the options list),
 /// positions, shapes, missing and extra commands and notes. `name_a` and `name_b` name the sides.
 std::string to_text(const DiffReport& report, std::string_view name_a = "A", std::string_view name_b = "B");
+
+/// The data verdict as the text report prints it: bit-exact, not compared (and why), or the first
+/// divergent command with its operand, element and both bit patterns (and the float values).
+std::string data_text(const DiffReport& report);
 
 /// Whether `b` deviates from the reference `a` by more than `pct` per cent of `a`.
 bool deviates(std::uint64_t a, std::uint64_t b, double pct);

@@ -26,6 +26,7 @@ Trace trace_of(const sim::RunResult& run, const program::Program& program, const
         rec.start = r.start;
         rec.end = r.end;
         rec.read = r.bytes_read;
+        rec.split = r.time;
         for (std::size_t c = 0; c < r.channel_read.size(); ++c)
             rec.ddr.push_back(ChannelBytes{r.channel_read[c], r.channel_written[c]});
         if (mode == sim::Mode::Full && !r.written.empty()) {

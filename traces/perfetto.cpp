@@ -75,7 +75,7 @@ json::object metadata(const json::storage_ptr& sp, std::string_view what, std::i
 /// The complete (`X`) event of one record on thread `tid`.
 json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t tid, double mhz) {
     json::object args(sp);
-    args.reserve(11);
+    args.reserve(14 + time_part_count);
     args["index"] = r.index;
     args["unit"] = r.unit;
     args["opcode"] = r.opcode;
@@ -91,6 +91,12 @@ json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t ti
         for (auto& c : r.ddr)
             ddr.push_back(json::array({c.read, c.written}, sp));
         args["ddr_read_written"] = std::move(ddr);
+    }
+    if (r.split) { // where its time went: what bound it, then every part, zeros included
+        args["ready_cycle"] = r.ready();
+        args["bound_by"] = name(r.split->largest());
+        for (auto p : time_parts)
+            args[fmt::format("split.{}", name(p))] = (*r.split)[p];
     }
     json::object e(sp);
     e.reserve(8);
@@ -167,6 +173,38 @@ void bandwidth(const Trace& t, std::string_view counter, const std::vector<std::
     }
 }
 
+/// Appends the counter `counter` (key `key`): how many of the records `member` marks are in flight
+/// (between their start and end; a record of no cycles for one cycle), at every cycle it changes.
+void in_flight(const Trace& t, std::string_view counter, std::string_view key,
+               const std::vector<bool>& member, json::array& events) {
+    std::vector<std::pair<std::uint64_t, int>> steps; // (cycle, +1 / -1)
+    for (std::size_t k = 0; k < t.records.size(); ++k) {
+        if (!member[k]) continue;
+        auto& r = t.records[k];
+        steps.emplace_back(r.start, +1);
+        steps.emplace_back(r.end > r.start ? r.end : r.start + 1, -1);
+    }
+    std::sort(steps.begin(), steps.end());
+    std::int64_t depth = 0, last = -1;
+    for (std::size_t i = 0; i < steps.size();) {
+        const std::uint64_t cycle = steps[i].first;
+        for (; i < steps.size() && steps[i].first == cycle; ++i)
+            depth += steps[i].second;
+        if (depth == last) continue;
+        last = depth;
+        json::object args(events.storage());
+        args[key] = depth;
+        json::object e(events.storage());
+        e.reserve(5);
+        e["name"] = counter;
+        e["ph"] = "C";
+        e["ts"] = static_cast<double>(cycle) / t.header.clock_mhz;
+        e["pid"] = card_pid;
+        e["args"] = std::move(args);
+        events.push_back(std::move(e));
+    }
+}
+
 /// The document of `t`, every part allocated from `sp`.
 json::object build(const Trace& t, const json::storage_ptr& sp) {
     double mhz = t.header.clock_mhz;
@@ -212,6 +250,10 @@ json::object build(const Trace& t, const json::storage_ptr& sp) {
                 wr.push_back(r.ddr[c].written);
             }
             bandwidth(t, fmt::format("DDR channel {}", c), {"read GB/s", "write GB/s"}, {rd, wr}, events);
+            std::vector<bool> uses(t.records.size());
+            for (std::size_t k = 0; k < t.records.size(); ++k)
+                uses[k] = rd[k] + wr[k] > 0;
+            in_flight(t, fmt::format("DDR channel {} queue depth", c), "commands", uses, events);
         }
 
     json::object meta(sp);

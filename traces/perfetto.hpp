@@ -1,6 +1,6 @@
 #pragma once
 // The Perfetto / Chrome trace-event JSON view of a trace: a track per unit, a slice per command,
-// DDR bandwidth as counter tracks.
+// DDR bandwidth and queue depth as counter tracks.
 
 #include "traces/trace.hpp"
 
@@ -14,12 +14,14 @@ namespace cardsim::traces {
 /// The Chrome trace-event document of `trace` (opens in ui.perfetto.dev and chrome://tracing).
 /// Times are microseconds, cycles / clock_mhz. One process (the card); one thread track per unit
 /// (a unit whose commands overlap gets further lanes, `unit #2`, ..., so slices never cross); one
-/// complete (`X`) slice per command named by its opcode, with the record's fields as args. A
+/// complete (`X`) slice per command named by its opcode, with the record's fields as args (with
+/// a split: `ready_cycle`, `bound_by` the largest part, and `split.PART` for every part). A
 /// counter `DDR bandwidth` gives GB/s over time: each command's bytes spread evenly over
 /// [start, end) (a zero-length command over one cycle), taken from its ddr fields when every
 /// command has them, otherwise from read + written; with ddr fields, one counter per channel
-/// gives read and write GB/s. Rates are rounded to 1e-6 GB/s (1 kB/s). The same trace always gives
-/// the same document.
+/// gives read and write GB/s, and a counter `DDR channel N queue depth` the commands with traffic
+/// on the channel in flight (between their start and end). Rates are rounded to 1e-6 GB/s (1 kB/s). The same
+/// trace always gives the same document.
 boost::json::object perfetto_json(const Trace& trace);
 
 /// `perfetto_json(trace)` serialised.

@@ -141,15 +141,15 @@ void Reader::read_header() {
                          "trace?)",
                          quote(line.text), format_version));
     auto version = std::string_view(line.text).substr(magic.size());
-    if (version != std::to_string(format_version)) {
-        if (parse_u64(version))
-            fail(line.number,
-                 fmt::format("trace format version {} is not supported, expected version {} (the "
-                             "only version this cardsim reads)",
-                             version, format_version));
+    auto v = parse_u64(version);
+    if (!v)
         fail(line.number,
              fmt::format("the version is {}, expected the number {}", quote(version), format_version));
-    }
+    if (*v < std::uint64_t(oldest_format_version) || *v > std::uint64_t(format_version))
+        fail(line.number, fmt::format("trace format version {} is not supported, expected version {} to {} "
+                                      "(the versions this cardsim reads)",
+                                      version, oldest_format_version, format_version));
+    version_ = static_cast<int>(*v);
 
     // The five required lines, in order.
     for (std::size_t k = 0; k < 5; ++k) {
@@ -349,6 +349,7 @@ Record Reader::read_cmd(const Line& line) {
         r.digest = *digest;
     }
     bool seen_pc = false, seen_ddr = false;
+    seen_split_ = false;
     for (std::size_t i = 9; i < tokens_.size(); ++i)
         read_option(line, tokens_[i], r, seen_pc, seen_ddr);
     return r;
@@ -358,15 +359,22 @@ void Reader::read_option(const Line& line, std::string_view token, Record& r, bo
     auto eq = token.find('=');
     auto key = token.substr(0, eq);
     auto value = eq == std::string_view::npos ? std::string_view{} : token.substr(eq + 1);
-    if (eq == std::string_view::npos || (key != "pc" && key != "ddr"))
-        fail(line.number, fmt::format("unknown option {}, expected `pc=N` or `ddr=R/W,...`", quote(token)));
-    bool& seen = key == "pc" ? seen_pc : seen_ddr;
+    const bool split = key == "split" && version_ >= 2;
+    if (eq == std::string_view::npos || (key != "pc" && key != "ddr" && !split))
+        fail(line.number,
+             fmt::format("unknown option {}, expected `pc=N`, `ddr=R/W,...`{}", quote(token),
+                         version_ >= 2 ? " or `split=PART:N,...`" : " (version 1 has no `split=`)"));
+    bool& seen = key == "pc" ? seen_pc : key == "ddr" ? seen_ddr : seen_split_;
     if (seen) fail(line.number, fmt::format("option `{}` appears twice, expected it once at most", key));
     seen = true;
     if (key == "pc") {
         auto pc = parse_u64(value);
         if (!pc) fail(line.number, fmt::format("pc is {}, expected {}", quote(value), u64_shape));
         r.pc = *pc;
+        return;
+    }
+    if (split) {
+        read_split(line, value, r);
         return;
     }
     std::size_t at = 0;
@@ -394,6 +402,37 @@ void Reader::read_option(const Line& line, std::string_view token, Record& r, bo
     if (r.ddr.size() != *header_.ddr_channels)
         fail(line.number, fmt::format("the ddr field has {} entries, expected {} (ddr_channels)",
                                       r.ddr.size(), *header_.ddr_channels));
+}
+
+void Reader::read_split(const Line& line, std::string_view value, Record& r) {
+    TimeSplit split;
+    std::array<bool, time_part_count> seen{};
+    std::size_t at = 0;
+    while (at < value.size()) {
+        auto comma = value.find(',', at);
+        auto entry = value.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+        auto colon = entry.find(':');
+        auto part = time_part(entry.substr(0, colon));
+        auto cycles = colon == std::string_view::npos ? std::nullopt : parse_u64(entry.substr(colon + 1));
+        if (!part || !cycles)
+            fail(line.number,
+                 fmt::format(
+                     "split entry {} is malformed, expected PART:CYCLES with PART one of deps | unit | "
+                     "issue | ddr.queueing | ddr.bank | ddr.refresh | ddr.turnaround | ddr.data | "
+                     "sram | compute | latency",
+                     quote(entry)));
+        auto k = static_cast<std::size_t>(*part);
+        if (seen[k])
+            fail(line.number,
+                 fmt::format("split part `{}` appears twice, expected each part once at most", name(*part)));
+        seen[k] = true;
+        split[*part] = *cycles;
+        if (comma == std::string_view::npos) break;
+        at = comma + 1;
+        if (at == value.size())
+            fail(line.number, "the split ends with a comma, expected another PART:CYCLES");
+    }
+    r.split = split;
 }
 
 void Reader::read_data(const Line& line, Record& r) {

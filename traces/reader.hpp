@@ -58,6 +58,8 @@ private:
     Record read_cmd(const Line& line);
     /// One `pc=` or `ddr=` option of a cmd line.
     void read_option(const Line& line, std::string_view token, Record& record, bool& seen_pc, bool& seen_ddr);
+    /// The value of a `split=` option (version 2): PART:CYCLES entries, each part at most once.
+    void read_split(const Line& line, std::string_view value, Record& record);
     /// One data line, appended to the record's blocks.
     void read_data(const Line& line, Record& record);
     /// The end line: its count, and nothing after it.
@@ -72,6 +74,8 @@ private:
     std::optional<std::uint64_t> previous_;
     std::uint64_t count_ = 0;
     bool done_ = false;
+    int version_ = format_version; ///< the file's format version
+    bool seen_split_ = false;      ///< the current cmd line had a `split=` option
 };
 
 /// Reads the whole trace file at `path` (see Reader for the checks).

@@ -35,6 +35,7 @@ Summary summarise(const Trace& t) {
     }
     if (t.header.ddr_channels) s.ddr.resize(*t.header.ddr_channels);
     std::map<std::string, std::size_t> unit_of;
+    TimeByUnit time;
     std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> spans;
     for (auto& r : t.records) {
         s.cycles = std::max(s.cycles, r.end);
@@ -55,7 +56,9 @@ Summary summarise(const Trace& t) {
         u.read += r.read;
         u.written += r.written;
         spans[it->second].emplace_back(r.start, r.end);
+        if (r.split) time.add(r.unit, *r.split);
     }
+    s.time = time.units();
     for (std::size_t u = 0; u < s.units.size(); ++u)
         s.units[u].busy_cycles = union_length(std::move(spans[u]));
     return s;
@@ -96,6 +99,8 @@ std::string to_text(const Summary& s, const Header& h, std::string_view file) {
         out += fmt::format("{:<16} {:>10} {:>14} {:>6.1f}% {:>14} {:>14}\n", u.unit, u.commands,
                            u.busy_cycles, pct, u.read, u.written);
     }
+    for (auto& [label, text] : time_lines(s.time))
+        out += label + ": " + text + "\n";
     return out;
 }
 

@@ -27,6 +27,7 @@ struct Summary {
     std::uint64_t with_data = 0;   ///< commands that carry data lines
     std::vector<UnitBusy> units;   ///< in order of first appearance
     std::vector<ChannelBytes> ddr; ///< per channel totals, when the header has ddr_channels
+    std::vector<UnitTime> time;    ///< per unit, the splits of its commands that carry one, summed
 };
 
 /// The totals of `trace`.

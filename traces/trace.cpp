@@ -113,6 +113,17 @@ std::optional<std::string> check_record(const Header& h, const Record& r,
             return at(fmt::format("its ddr field has {} entries, expected {} (ddr_channels)", r.ddr.size(),
                                   *h.ddr_channels));
     }
+    if (r.split) {
+        if (r.split->waited() > r.start)
+            return at(
+                fmt::format("its split waits {} cycles (deps, unit, issue) before its start at cycle {}, "
+                            "expected at most the start",
+                            r.split->waited(), r.start));
+        if (r.split->busy() != r.duration())
+            return at(
+                fmt::format("its split's parts after the start sum to {} cycles, expected its duration {}",
+                            r.split->busy(), r.duration()));
+    }
     if (r.data.empty()) return std::nullopt;
     if (h.mode == Mode::TimingOnly) return at("it carries data in a timing-only trace, expected none");
     Xxh64 digest;

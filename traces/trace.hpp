@@ -2,6 +2,7 @@
 // A trace as a value: the header and the per-command records of one run (traces/FORMAT.md).
 
 #include "engine/numerics/knob.hpp"
+#include "traces/time_split.hpp"
 
 #include <cstdint>
 #include <map>
@@ -13,8 +14,12 @@
 
 namespace cardsim::traces {
 
-/// The one format version this library reads and writes (FORMAT.md section 8).
-inline constexpr int format_version = 1;
+/// The format version this library writes (FORMAT.md section 8); it reads this one and every
+/// earlier one (`oldest_format_version` on).
+inline constexpr int format_version = 2;
+
+/// The oldest format version this library reads: version 1, which has no `split=` field.
+inline constexpr int oldest_format_version = 1;
 
 /// The meta key saying how many steps, from the first, ran the prompt (FORMAT.md section 5): the
 /// diff names them the prefill and the later steps decode steps.
@@ -70,7 +75,8 @@ struct DataBlock {
 /// One executed command. Rules (checked by `check_record`): end >= start; `digest` present
 /// unless the mode is timing-only; `ddr`, when not empty, has `ddr_channels` entries; `data`,
 /// when not empty, is in strictly increasing operand order, every block non-empty, and the
-/// blocks' bytes concatenated are `written` bytes whose xxh64 is `digest`.
+/// blocks' bytes concatenated are `written` bytes whose xxh64 is `digest`; `split`, when present,
+/// has its waits (deps, unit, issue) at most `start` and its other parts summing to end - start.
 struct Record {
     std::uint64_t index = 0;               ///< position in the run's issue order
     std::string unit{};                    ///< a name: [A-Za-z0-9_.-]+
@@ -83,7 +89,10 @@ struct Record {
     std::optional<std::uint64_t> pc{};     ///< position in the program's command list, if recorded
     std::vector<ChannelBytes> ddr{};       ///< per DDR channel traffic, empty when not recorded
     std::vector<DataBlock> data{};         ///< the written bytes, empty when not carried
+    std::optional<TimeSplit> split{};      ///< where its time went (version 2), if recorded
 
+    /// The cycle the command processor reached it: start - its waits (start without a split).
+    std::uint64_t ready() const { return start - (split ? split->waited() : 0); }
     /// end − start.
     std::uint64_t duration() const { return end - start; }
     friend bool operator==(const Record&, const Record&) = default;

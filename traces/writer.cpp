@@ -64,7 +64,7 @@ std::string format_header(const Header& h) {
     if (h.ddr_channels) out += fmt::format("ddr_channels {}\n", *h.ddr_channels);
     for (auto& [key, value] : h.meta)
         out += "meta " + key + "=" + escape(value) + "\n";
-    out += "# cmd index unit opcode start end read written digest [pc=N] [ddr=R/W,...]\n";
+    out += "# cmd index unit opcode start end read written digest [pc=N] [ddr=R/W,...] [split=PART:N,...]\n";
     return out;
 }
 
@@ -76,6 +76,15 @@ std::string format_record(const Record& r) {
         out += " ddr=";
         for (std::size_t c = 0; c < r.ddr.size(); ++c)
             out += fmt::format("{}{}/{}", c ? "," : "", r.ddr[c].read, r.ddr[c].written);
+    }
+    if (r.split) {
+        out += " split=";
+        bool first = true;
+        for (auto p : time_parts)
+            if ((*r.split)[p]) {
+                out += fmt::format("{}{}:{}", first ? "" : ",", name(p), (*r.split)[p]);
+                first = false;
+            }
     }
     out += '\n';
     for (auto& b : r.data)

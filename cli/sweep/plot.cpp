@@ -2,6 +2,7 @@
 
 #include "cli/sweep/csv.hpp"
 #include "cli/sweep/process.hpp"
+#include "cli/sweep/table.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 
@@ -14,92 +15,7 @@
 
 namespace cardsim::cli::sweep {
 
-std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points,
-                                      bool lower_is_better) {
-    auto better_y = [&](double a, double b) { return lower_is_better ? a < b : a > b; };
-    std::vector<std::size_t> front;
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        bool dominated = false;
-        for (std::size_t j = 0; j < points.size() && !dominated; ++j) {
-            if (i == j) continue;
-            auto [xi, yi] = points[i];
-            auto [xj, yj] = points[j];
-            bool no_worse = xj >= xi && !better_y(yi, yj);
-            bool better = xj > xi || better_y(yj, yi);
-            dominated = no_worse && better;
-        }
-        if (!dominated) front.push_back(i);
-    }
-    std::sort(front.begin(), front.end(), [&](auto a, auto b) {
-        return points[a].first != points[b].first ? points[a].first < points[b].first : a < b;
-    });
-    return front;
-}
-
 namespace {
-
-/// A results.csv with its columns found.
-struct Results {
-    CsvTable table;
-    std::vector<std::size_t> axes; ///< axis columns (and `model` when several models)
-    std::vector<std::size_t> ok;   ///< rows whose status is ok
-    std::size_t failed = 0;
-    /// The index of column `name` (the header's size when absent).
-    std::size_t column(std::string_view name) const {
-        auto it = std::find(table.header.begin(), table.header.end(), name);
-        return it == table.header.end() ? table.header.size() : std::size_t(it - table.header.begin());
-    }
-    /// Whether the header has column `name`.
-    bool has(std::string_view name) const { return column(name) < table.header.size(); }
-    /// One cell.
-    const std::string& at(std::size_t row, std::size_t col) const { return table.rows[row][col]; }
-};
-
-/// Reads a results.csv and finds its axes and ok rows.
-Results load(const std::filesystem::path& file) {
-    Results r;
-    r.table = read_csv(file, /*drop_partial_tail=*/true);
-    const auto& h = r.table.header;
-    if (h.size() < 3 || h[0] != "point" || h[1] != "model" || !r.has("status") || !r.has("tokens_per_second"))
-        throw Error(
-            fmt::format("{}:1: not a sweep's results (expected the columns point, model, the axes, status, "
-                        "tokens_per_second, ...)",
-                        file.string()));
-    const std::size_t status = r.column("status");
-    std::map<std::string, int> models;
-    for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
-        models[r.at(i, 1)] = 1;
-        if (r.at(i, status) == "ok")
-            r.ok.push_back(i);
-        else
-            ++r.failed;
-    }
-    if (models.size() > 1) r.axes.push_back(1);
-    for (std::size_t c = 2; c < status; ++c)
-        r.axes.push_back(c);
-    return r;
-}
-
-/// Whether every ok row's cell in `col` is a number.
-bool numeric(const Results& r, std::size_t col) {
-    for (auto i : r.ok) {
-        const auto& s = r.at(i, col);
-        char* end = nullptr;
-        std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size()) return false;
-    }
-    return true;
-}
-
-/// The distinct values of `col` over the ok rows, in order of first appearance (numbers sorted).
-std::vector<std::string> distinct(const Results& r, std::size_t col) {
-    std::vector<std::string> v;
-    for (auto i : r.ok)
-        if (std::find(v.begin(), v.end(), r.at(i, col)) == v.end()) v.push_back(r.at(i, col));
-    if (numeric(r, col))
-        std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return std::stod(a) < std::stod(b); });
-    return v;
-}
 
 /// `text` as a gnuplot double-quoted string.
 std::string gp_string(std::string_view text) {
@@ -115,34 +31,12 @@ std::string gp_string(std::string_view text) {
     return q + "\"";
 }
 
-/// How a figure reads on an axis.
-std::string label(std::string_view figure) {
-    if (figure == "tokens_per_second") return "tokens/s (simulated card)";
-    if (figure == "roofline_fraction") return "roofline fraction (DDR bytes / peak bandwidth / time)";
-    if (figure == "max_abs_error") return "max |logit error| vs f64 reference";
-    if (figure == "kl") return "KL(reference || card), nats";
-    if (figure == "top1_agreement") return "top-1 agreement with f64 reference";
-    return std::string(figure);
-}
-
 /// A file-name-safe form of a column name.
 std::string slug(std::string_view name) {
     std::string s(name);
     for (auto& c : s)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '-';
     return s;
-}
-
-/// What the whole sweep is, for titles: its model(s), point and failure counts.
-std::string subtitle(const Results& r) {
-    std::string models;
-    std::vector<std::string> seen;
-    for (std::size_t i = 0; i < r.table.rows.size(); ++i)
-        if (std::find(seen.begin(), seen.end(), r.at(i, 1)) == seen.end()) seen.push_back(r.at(i, 1));
-    for (auto& m : seen)
-        models += (models.empty() ? "" : ", ") + m;
-    return fmt::format("{}; {} points{}", models, r.ok.size(),
-                       r.failed ? fmt::format(" ({} failed, not shown)", r.failed) : "");
 }
 
 /// The common head of every chart script: both terminals render the same plot.
@@ -188,7 +82,7 @@ ChartFiles render(const std::filesystem::path& gnuplot, const std::filesystem::p
 
 /// `figure` against axis column `axis`: a line per combination of the other axes (or one point
 /// cloud when there are too many combinations to tell apart).
-std::string axis_chart(const Results& r, std::size_t axis, std::string_view figure, std::string& title) {
+std::string axis_chart(const ResultsTable& r, std::size_t axis, std::string_view figure, std::string& title) {
     constexpr std::size_t max_series = 10;
     const std::size_t fig = r.column(figure);
     const bool num = numeric(r, axis);
@@ -236,50 +130,56 @@ std::string axis_chart(const Results& r, std::size_t axis, std::string_view figu
         const double lo = std::stod(xs.front()), hi = std::stod(xs.back()), pad = (hi - lo) / 20;
         body += fmt::format("set xtics ({})\nset xrange [{}:{}]\n", tics, lo - pad, hi + pad);
     }
+    // Points that do not fit the chip: a black ring over their dot.
+    const auto misfit = r.not_fitting();
+    if (!misfit.empty()) {
+        body += "$misfit << EOD\n";
+        for (auto i : misfit) {
+            const double x = num ? std::stod(r.at(i, axis))
+                                 : double(std::find(xs.begin(), xs.end(), r.at(i, axis)) - xs.begin());
+            body += fmt::format("{} {}\n", x, r.at(i, fig).empty() ? "NaN" : r.at(i, fig));
+        }
+        body += "EOD\n";
+    }
     body += "plot ";
     for (std::size_t s = 0; s < order.size(); ++s) {
         const std::string name = order[s].empty() ? r.table.header[axis] : order[s];
         body += fmt::format("{}$s{} using 1:2{} with {} pt 7 ps 1.2 lw 2 title {}", s ? ", \\\n     " : "", s,
                             num ? "" : ":xtic(3)", cloud ? "points" : "linespoints", gp_string(name));
     }
+    if (!misfit.empty())
+        body += ", \\\n     $misfit using 1:2 with points pt 6 ps 2.4 lw 1.5 lc rgb \"#000000\" title "
+                "\"does not fit the chip\", \\\n     $misfit using 1:2:3 with labels left offset 1,-0.6 font "
+                "\",8\" tc rgb \"#000000\" notitle";
     return body + "\n";
 }
 
-/// An accuracy figure against tokens/s, every point labelled by its varying axis values, the
-/// Pareto front (faster and more accurate than any other) drawn over them.
-std::string pareto_chart(const Results& r, std::string_view figure, std::string& title) {
+/// A figure against tokens/s, every point labelled by its varying axis values, the Pareto front
+/// (faster and better than any other point that fits the chip) drawn over them; points that do not
+/// fit are rings, never on the front.
+std::string pareto_chart(const ResultsTable& r, std::string_view figure, const Front& f, std::string& title) {
     const std::size_t x = r.column("tokens_per_second"), y = r.column(figure);
-    const bool lower = figure != "top1_agreement";
-    std::vector<std::size_t> rows;
-    std::vector<std::pair<double, double>> pts;
-    for (auto i : r.ok)
-        if (!r.at(i, y).empty() && !r.at(i, x).empty()) {
-            rows.push_back(i);
-            pts.emplace_back(std::stod(r.at(i, x)), std::stod(r.at(i, y)));
-        }
-    std::vector<std::size_t> varying;
-    for (auto c : r.axes)
-        if (distinct(r, c).size() > 1) varying.push_back(c);
-    auto name = [&](std::size_t i) {
-        std::string s;
-        for (auto c : varying)
-            s += (s.empty() ? "" : "/") + r.at(i, c);
-        return s.empty() ? r.at(i, 0) : s;
+    const bool lower = lower_is_better(figure);
+    auto on = [](const std::vector<std::size_t>& v, std::size_t k) {
+        return std::find(v.begin(), v.end(), k) != v.end();
     };
     // Points on the front are labelled with their axis values, the others with their point id.
-    const auto front = pareto_front(pts, lower);
     std::string body = "$points << EOD\n";
-    for (std::size_t k = 0; k < rows.size(); ++k)
-        if (std::find(front.begin(), front.end(), k) == front.end())
-            body += fmt::format("{} {} {}\n", r.at(rows[k], x), r.at(rows[k], y),
-                                gp_string("#" + r.at(rows[k], 0)));
+    for (std::size_t k = 0; k < f.rows.size(); ++k)
+        if (!on(f.front, k) && !on(f.misfit, k))
+            body += fmt::format("{} {} {}\n", r.at(f.rows[k], x), r.at(f.rows[k], y),
+                                gp_string("#" + r.at(f.rows[k], 0)));
     body += "EOD\n$front << EOD\n";
-    for (auto k : front)
-        body += fmt::format("{} {} {}\n", r.at(rows[k], x), r.at(rows[k], y),
-                            gp_string(fmt::format("#{} {}", r.at(rows[k], 0), name(rows[k]))));
+    for (auto k : f.front)
+        body += fmt::format("{} {} {}\n", r.at(f.rows[k], x), r.at(f.rows[k], y),
+                            gp_string(fmt::format("#{} {}", r.at(f.rows[k], 0), axis_values(r, f.rows[k]))));
+    body += "EOD\n$misfit << EOD\n";
+    for (auto k : f.misfit)
+        body += fmt::format("{} {} {}\n", r.at(f.rows[k], x), r.at(f.rows[k], y),
+                            gp_string("#" + r.at(f.rows[k], 0)));
     body += "EOD\n";
     std::string legend;
-    for (auto c : varying)
+    for (auto c : varying(r))
         legend += (legend.empty() ? "" : "/") + r.table.header[c];
     title = fmt::format("{} against tokens/s, Pareto front marked", label(figure));
     body += fmt::format("set title {}\n",
@@ -287,13 +187,17 @@ std::string pareto_chart(const Results& r, std::string_view figure, std::string&
     body += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(label("tokens_per_second")),
                         gp_string(label(figure)));
     double lo = 0, hi = 0;
-    for (auto& p : pts)
-        if (p.second > 0) lo = lo == 0 ? p.second : std::min(lo, p.second), hi = std::max(hi, p.second);
+    bool negative = false;
+    for (auto i : f.rows) {
+        const double v = std::stod(r.at(i, y));
+        negative = negative || v < 0;
+        if (v > 0) lo = lo == 0 ? v : std::min(lo, v), hi = std::max(hi, v);
+    }
     const bool log = lower && lo > 0 && hi / lo > 30;
     if (log)
         body += "set logscale y\n";
-    else if (std::all_of(pts.begin(), pts.end(), [](auto& p) { return p.second >= 0; }))
-        body += "set yrange [0:*]\n"; // errors, KL and agreement are never negative
+    else if (!negative)
+        body += "set yrange [0:*]\n"; // errors, KL, agreement, DSP blocks and watts are never negative
 
     body += fmt::format("set offsets graph 0.05, graph 0.3, graph 0.08, {}\n", log ? "graph 0.08" : "0");
     body +=
@@ -301,8 +205,12 @@ std::string pareto_chart(const Results& r, std::string_view figure, std::string&
         "     $front using 1:2 with linespoints pt 7 ps 1.8 lw 2 lc rgb \"#d62728\" title \"Pareto front\", "
         "\\\n"
         "     $points using 1:2:3 with labels left offset 0.8,0 font \",8\" tc rgb \"#555555\" notitle, \\\n"
-        "     $front using 1:2:3 with labels left offset 1,0.6 font \",9\" tc rgb \"#d62728\" notitle\n";
-    return body;
+        "     $front using 1:2:3 with labels left offset 1,0.6 font \",9\" tc rgb \"#d62728\" notitle";
+    if (!f.misfit.empty())
+        body += ", \\\n     $misfit using 1:2 with points pt 6 ps 2.4 lw 1.5 lc rgb \"#000000\" title "
+                "\"does not fit the chip\", \\\n     $misfit using 1:2:3 with labels left offset 1,-0.6 font "
+                "\",8\" tc rgb \"#000000\" notitle";
+    return body + "\n";
 }
 
 } // namespace
@@ -317,10 +225,10 @@ std::vector<ChartFiles> plot_results(const PlotRequest& request) {
     if (!gnuplot)
         throw Error("cardsim plot: gnuplot is not installed (not found on $PATH); install the Debian package "
                     "gnuplot-nox (scripts/setup.sh does)");
-    auto r = load(file);
+    auto r = load_results(file);
     if (r.ok.empty())
-        throw Error(
-            fmt::format("{}: no row has status ok; nothing to plot ({} failed)", file.string(), r.failed));
+        throw Error(fmt::format("{}: no row has status ok; nothing to plot ({} failed)", file.string(),
+                                r.table.rows.size()));
     std::filesystem::create_directories(request.output_dir);
     std::vector<ChartFiles> out;
     for (auto axis : r.axes) {
@@ -333,12 +241,11 @@ std::vector<ChartFiles> plot_results(const PlotRequest& request) {
                                  fmt::format("{}_vs_{}", fig, slug(r.table.header[axis])), title, body));
         }
     }
-    for (std::string_view fig : {"max_abs_error", "kl", "top1_agreement"}) {
-        if (!r.has(fig)) continue;
-        const auto col = r.column(fig);
-        if (std::none_of(r.ok.begin(), r.ok.end(), [&](auto i) { return !r.at(i, col).empty(); })) continue;
+    for (std::string_view fig : front_figures) {
+        auto f = front_of(r, fig);
+        if (f.rows.empty()) continue;
         std::string title;
-        auto body = pareto_chart(r, fig, title);
+        auto body = pareto_chart(r, fig, f, title);
         out.push_back(
             render(*gnuplot, request.output_dir, fmt::format("{}_vs_tokens_per_second", fig), title, body));
     }

@@ -1,7 +1,8 @@
 #pragma once
 // Charts of a sweep's results.csv, drawn by gnuplot (a subprocess running a generated script):
 // tokens/s and roofline fraction against every swept axis (a line per combination of the other
-// axes), and for full runs each accuracy figure against tokens/s with its Pareto front marked.
+// axes), and each accuracy figure (full runs), DSP blocks and watts against tokens/s with their
+// Pareto fronts marked. Points that do not fit the chip are drawn as rings and are never on a front.
 
 #include <filesystem>
 #include <vector>
@@ -23,10 +24,5 @@ struct ChartFiles {
 /// Writes the charts. gnuplot missing from $PATH, a results file without ok rows, or gnuplot
 /// failing is a cardsim::Error saying so (and naming the script).
 std::vector<ChartFiles> plot_results(const PlotRequest& request);
-
-/// The points of a scatter that no other point beats on both figures: higher x and lower y
-/// (`lower_is_better`) or higher y. Returns their indices, by increasing x.
-std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points,
-                                      bool lower_is_better);
 
 } // namespace cardsim::cli::sweep

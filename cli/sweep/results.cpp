@@ -31,8 +31,14 @@ std::string_view name(Status s) {
 namespace {
 
 /// The figures copied from `cardsim run --machine` as they are.
-constexpr std::string_view timing_figures[] = {"cycles",    "seconds",       "tokens_per_second",
-                                               "ddr_bytes", "bandwidth_gbs", "roofline_fraction"};
+constexpr std::string_view timing_figures[] = {
+    "cycles", "seconds", "tokens_per_second", "ddr_bytes", "bandwidth_gbs", "roofline_fraction",
+    // what `cardsim fit` estimates for the point's card
+    "dsp", "alm", "m20k", "fmax_mhz", "watts", "tokens_per_joule", "fits"};
+/// With a prompt length: the prefill's and decode's figures.
+constexpr std::string_view prefill_figures[] = {
+    "prefill_tokens_per_second", "ttft_seconds", "prefill_bound",           "prefill_roofline_fraction",
+    "decode_tokens_per_second",  "decode_bound", "decode_roofline_fraction"};
 constexpr std::string_view accuracy_figures[] = {"bit_exact", "max_abs_error", "top1_agreement", "kl"};
 
 /// The unit kinds a point of the spec may have: present on the base card, or with a swept count.
@@ -119,6 +125,9 @@ CsvRow result_columns(const SweepSpec& spec) {
     c.push_back("status");
     for (auto f : timing_figures)
         c.emplace_back(f);
+    if (spec.prompt_len)
+        for (auto f : prefill_figures)
+            c.emplace_back(f);
     for (auto k : busy_kinds(spec))
         c.push_back(fmt::format("busy_{}", card::name(k)));
     c.emplace_back("arena_bytes");
@@ -166,6 +175,9 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
     if (status == Status::Error || status == Status::Crashed || status == Status::Timeout) return row;
     for (auto f : timing_figures)
         row[column(columns, f)] = get(f);
+    if (spec.prompt_len)
+        for (auto f : prefill_figures)
+            row[column(columns, f)] = get(f);
     if (spec.full)
         for (auto f : accuracy_figures)
             row[column(columns, f)] = get(f);

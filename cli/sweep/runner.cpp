@@ -86,10 +86,19 @@ void materialise_models(const SweepSpec& spec, const std::vector<const Point*>& 
         auto log = target.parent_path() / ("." + model.name + ".log");
         fmt::print(stderr, "generating model {} ({} {}, seed {}) into {}\n", model.name, gen->arch, gen->size,
                    gen->seed, target.string());
-        auto child =
-            Child::spawn({self_executable().string(), "make-model", "--arch", gen->arch, "--size", gen->size,
-                          "--seed", std::to_string(gen->seed), "--force", "-o", partial.string()},
-                         log, log);
+        std::vector<std::string> argv{self_executable().string(),
+                                      "make-model",
+                                      "--arch",
+                                      gen->arch,
+                                      "--size",
+                                      gen->size,
+                                      "--seed",
+                                      std::to_string(gen->seed),
+                                      "--force",
+                                      "-o",
+                                      partial.string()};
+        if (gen->shapes_only) argv.emplace_back("--shapes-only");
+        auto child = Child::spawn(argv, log, log);
         auto ended = child.wait();
         if (ended.code != 0 || ended.signal) {
             auto text = slurp(log);
@@ -111,8 +120,8 @@ std::string settings_text(const SweepSpec& spec) {
     t += fmt::format("base_config_digest={}\n", card::digest_hex(spec.base));
     for (auto& m : spec.models) {
         if (auto g = std::get_if<GeneratedModel>(&m.source))
-            t +=
-                fmt::format("model.{}=generate arch={} size={} seed={}\n", m.name, g->arch, g->size, g->seed);
+            t += fmt::format("model.{}=generate arch={} size={} seed={}{}\n", m.name, g->arch, g->size,
+                             g->seed, g->shapes_only ? " shapes_only" : "");
         else
             t += fmt::format("model.{}={}\n", m.name, std::get<std::filesystem::path>(m.source).string());
     }
@@ -123,6 +132,7 @@ std::string settings_text(const SweepSpec& spec) {
     for (auto id : spec.prompt)
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
     t += fmt::format("prompt={}\n", ids);
+    if (spec.prompt_len) t += fmt::format("prompt_len={} chunk={}\n", *spec.prompt_len, spec.chunk);
     t += fmt::format("mode={}\n", spec.full ? "full" : "timing-only");
     return t;
 }
@@ -268,6 +278,9 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
         for (auto& s : sets)
             argv.insert(argv.end(), {"--set", s.path + "=" + s.value});
+        if (spec.prompt_len)
+            argv.insert(argv.end(), {"--prompt-len", std::to_string(*spec.prompt_len), "--chunk",
+                                     std::to_string(spec.chunk)});
         if (!spec.prompt.empty()) {
             std::string ids;
             for (auto t : spec.prompt)

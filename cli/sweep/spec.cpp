@@ -52,7 +52,8 @@ constexpr std::size_t max_points = 1000000;
 
 /// The names `cardsim make-model` knows.
 constexpr std::string_view arch_names = "dense, hybrid, hybrid-moe, encoder, windowed, softcap or mla";
-constexpr std::string_view size_names = "tiny, small, 0.1b or 0.8b";
+constexpr std::string_view size_names =
+    "tiny, small, 0.1b or 0.8b (shapes only also 1.7b, 4b, 8b, 14b or 32b)";
 
 /// Reads the spec's TOML with source positions: every error names the file and line.
 class SpecReader {
@@ -151,22 +152,41 @@ public:
             auto g = gen->as_table();
             const std::string gk = prefix + "generate";
             if (!g) fail(*gen, gk, type_of(*gen) + "; expected a table { arch, size, seed }");
-            only(*g, gk + ".", {"arch", "size", "seed"});
+            only(*g, gk + ".", {"arch", "size", "seed", "shapes_only"});
             GeneratedModel gm;
             auto arch = g->get("arch");
             if (!arch) fail(*gen, gk, fmt::format("misses `arch` ({})", arch_names));
             gm.arch = text(*arch, gk + ".arch");
             if (!models::parse_synth_arch(gm.arch))
                 fail(*arch, gk + ".arch", fmt::format("is \"{}\"; expected {}", gm.arch, arch_names));
+            if (auto so = g->get("shapes_only")) {
+                if (!so->is_boolean())
+                    fail(*so, gk + ".shapes_only", type_of(*so) + "; expected true or false");
+                gm.shapes_only = so->as_boolean()->get();
+            }
             gm.size = "tiny";
             if (auto size = g->get("size")) {
                 gm.size = text(*size, gk + ".size");
-                if (!models::parse_synth_size(gm.size))
-                    fail(*size, gk + ".size", fmt::format("is \"{}\"; expected {}", gm.size, size_names));
+                const bool published = bool(models::parse_published_size(gm.size));
+                if (!models::parse_synth_size(gm.size) && !(published && gm.shapes_only))
+                    fail(*size, gk + ".size",
+                         published
+                             ? fmt::format("is \"{}\", a published shape: add shapes_only = true", gm.size)
+                             : fmt::format("is \"{}\"; expected {}", gm.size, size_names));
+                if (published) {
+                    try {
+                        models::published_model(*models::parse_synth_arch(gm.arch),
+                                                *models::parse_published_size(gm.size));
+                    } catch (const Error& e) {
+                        fail(*size, gk + ".size", e.what());
+                    }
+                }
             }
             if (auto seed = g->get("seed"))
                 gm.seed = std::uint64_t(integer(*seed, gk + ".seed", 0, INT64_MAX));
-            m = {fmt::format("{}-{}-seed{}", gm.arch, gm.size, gm.seed), gm};
+            m = {gm.shapes_only ? fmt::format("{}-{}-shapes", gm.arch, gm.size)
+                                : fmt::format("{}-{}-seed{}", gm.arch, gm.size, gm.seed),
+                 gm};
         }
         if (auto name = t->get("name")) {
             m.name = text(*name, prefix + "name");
@@ -282,7 +302,9 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
                                 e.source().begin.column, e.description()));
     }
     SpecReader r(file);
-    r.only(root, "", {"name", "config", "model", "models", "tokens", "prompt", "full", "skip_if", "axes"});
+    r.only(root, "",
+           {"name", "config", "model", "models", "tokens", "prompt", "prompt_len", "chunk", "full", "skip_if",
+            "axes"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -321,6 +343,18 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             r.fail(*n, "prompt", SpecReader::type_of(*n) + "; expected a non-empty array of token ids");
         for (auto& v : *arr)
             spec.prompt.push_back(std::uint32_t(r.integer(v, "prompt", 0, 0xffffffffLL)));
+    }
+    if (auto n = root.get("prompt_len")) {
+        spec.prompt_len = std::size_t(r.integer(*n, "prompt_len", 1, 1000000));
+        if (spec.full)
+            r.fail(*n, "prompt_len",
+                   "times a prompt without ids: it needs timing-only points (full = false)");
+        if (!spec.prompt.empty())
+            r.fail(*n, "prompt_len", "given together with `prompt`; expected one of the two");
+    }
+    if (auto n = root.get("chunk")) {
+        if (!spec.prompt_len) r.fail(*n, "chunk", "without `prompt_len`; it is the prefill's tokens a step");
+        spec.chunk = std::size_t(r.integer(*n, "chunk", 1, 4096));
     }
     auto model = root.get("model"), models = root.get("models");
     if (model && models) r.fail(*models, "models", "given together with `model`; expected one of the two");

@@ -30,8 +30,9 @@ Value expression_value(const AxisValue& v);
 /// A checkpoint `cardsim make-model` writes once per sweep output directory.
 struct GeneratedModel {
     std::string arch; ///< dense | hybrid | hybrid-moe | encoder
-    std::string size; ///< tiny | small | 0.1b | 0.8b
+    std::string size; ///< tiny | small | 0.1b | 0.8b; shapes only also 1.7b | 4b | 8b | 14b | 32b
     std::uint64_t seed = 0;
+    bool shapes_only = false; ///< config.json alone (`make-model --shapes-only`): timing-only points
 };
 
 /// One model of the sweep: its name (the `model` column) and where it comes from.
@@ -65,8 +66,12 @@ struct SweepSpec {
     std::vector<ModelSource> models;
     std::size_t tokens = 8;            ///< tokens each point generates (unless `tokens` is an axis)
     std::vector<std::uint32_t> prompt; ///< prompt ids; empty = run's default
-    bool full = false;                 ///< full runs (bit-exact check + accuracy), else timing-only
-    std::vector<Axis> axes;            ///< in the order the file lists them
+    /// A prompt length each point prefills (`run --prompt-len`, timing-only), in chunks of `chunk`:
+    /// the results gain the prefill and decode columns.
+    std::optional<std::size_t> prompt_len;
+    std::size_t chunk = 16;
+    bool full = false;      ///< full runs (bit-exact check + accuracy), else timing-only
+    std::vector<Axis> axes; ///< in the order the file lists them
     std::vector<Constraint> skip_if;
     card::CardConfig base; ///< the base config as loaded (for constraint names)
 };

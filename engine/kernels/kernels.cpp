@@ -39,11 +39,11 @@ float canonical(float v) {
     return std::isnan(v) ? qnan : v;
 }
 
-/// The bytes of sequence `s` of a per-sequence store of `rows` sequences.
+/// The bytes of row `r`'s sequence in a per-sequence store (`sequence_of_row`).
 template <class Byte>
-std::span<Byte> of_sequence(std::span<Byte> all, std::size_t rows, std::size_t s) {
-    std::size_t stride = rows ? all.size() / rows : 0;
-    return all.subspan(s * stride, stride);
+std::span<Byte> of_sequence(std::span<Byte> all, std::size_t per_seq, std::size_t rows, std::size_t r) {
+    auto at = sequence_of_row(all.size(), per_seq, rows, r);
+    return all.subspan(at.offset, at.bytes);
 }
 
 std::size_t rows_of(std::size_t size, std::size_t width) {
@@ -156,6 +156,18 @@ void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::si
         numerics::rotate(x.subspan(r * width, width), head_dim, rotary_dim, theta, positions[r]);
 }
 
+SequenceSpan sequence_of_row(std::size_t total, std::size_t per_seq, std::size_t rows, std::size_t r) {
+    if (per_seq == 0 || rows == 0) return {};
+    const std::size_t lined = (per_seq + 63) / 64 * 64;
+    const std::size_t stride = total % lined == 0 ? lined : per_seq, seqs = total / stride;
+    if (seqs == 0 || rows % seqs != 0)
+        throw Error(
+            fmt::format("a store of {} bytes holds {} sequences of {} bytes, and {} rows do not divide "
+                        "over them",
+                        total, seqs, per_seq, rows));
+    return {r / (rows / seqs) * stride, stride};
+}
+
 void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
                   std::size_t max_positions, numerics::CacheFormat f,
                   std::span<const std::uint32_t> positions, std::span<std::byte> cache) {
@@ -166,7 +178,7 @@ void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t he
             throw Error(
                 fmt::format("cache append: position {} of sequence {} is past the cache's {} positions",
                             positions[r], r, max_positions));
-        auto seq = of_sequence(cache, rows, r);
+        auto seq = of_sequence(cache, kv_heads * max_positions * row_bytes, rows, r);
         for (std::size_t h = 0; h < kv_heads; ++h)
             encode_cache_row(f, x.subspan(r * width + h * head_dim, head_dim),
                              seq.subspan((h * max_positions + positions[r]) * row_bytes, row_bytes));
@@ -185,7 +197,8 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
     for (std::size_t r = 0; r < rows; ++r) {
         std::size_t last = positions[r], first = window && last + 1 > window ? last + 1 - window : 0;
         if (last >= max_positions) throw Error(fmt::format("attend: position {} is past the cache", last));
-        auto ks = of_sequence(keys, rows, r), vs = of_sequence(values, rows, r);
+        const std::size_t per_seq = kv_heads * max_positions * row_bytes;
+        auto ks = of_sequence(keys, per_seq, rows, r), vs = of_sequence(values, per_seq, rows, r);
         const std::size_t n = last - first + 1;
         // Heads are independent: split them over the host's cores when each holds enough work.
         parallel_for(
@@ -253,7 +266,7 @@ void conv(std::span<const float> x, std::span<const float> w, std::size_t channe
     numerics::ConvState state(channels, kernel);
     for (std::size_t r = 0; r < rows; ++r) {
         // The sequence's window is f32 bytes, oldest input first: the layout of ConvState.
-        auto win = of_sequence(window, rows, r);
+        auto win = of_sequence(window, keep_bytes, rows, r);
         if (win.size() < keep_bytes)
             throw Error(fmt::format("conv: the window of sequence {} holds {} bytes, {} are needed", r,
                                     win.size(), keep_bytes));
@@ -306,7 +319,7 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
     first(g, rows * value_heads, "delta rule", "g operand");
     first(out, rows * value_heads * dv, "delta rule", "output");
     for (std::size_t r = 0; r < rows; ++r) {
-        auto seq = of_sequence(state, rows, r);
+        auto seq = of_sequence(state, value_heads * head_bytes, rows, r);
         if (seq.size() < value_heads * head_bytes)
             throw Error(fmt::format("delta rule: the state of sequence {} holds {} bytes, {} are needed", r,
                                     seq.size(), value_heads * head_bytes));

@@ -53,6 +53,17 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
 void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim, double theta,
             std::span<const std::uint32_t> positions);
 
+/// Where the state of row `r`'s sequence lies in a per-sequence store of `total` bytes whose
+/// sequences take `per_seq` bytes each (lowering rounds each up to a 64-byte line; a store of whole
+/// unrounded `per_seq`s is read as such). A bucket's rows are grouped by sequence, the same number
+/// each, in order: one row each in a decode step, every row in sequence 0 in a prefill chunk of one
+/// sequence, whose rows then run in order (the stateful kernels below take them one after another).
+/// Throws cardsim::Error when the rows do not divide over the sequences.
+struct SequenceSpan {
+    std::size_t offset = 0, bytes = 0;
+};
+SequenceSpan sequence_of_row(std::size_t total, std::size_t per_seq, std::size_t rows, std::size_t r);
+
 /// Writes each row (`kv_heads × head_dim`) into its sequence's cache (row r is sequence r) at its
 /// position, every head row in the keep format `f`. A sequence's cache holds each kv head's
 /// `max_positions` rows one after another: row (h, p) at (h · max_positions + p) · row bytes.

@@ -48,8 +48,9 @@ program::IoEntry entry(program::IoRole role, const Place& p) {
 
 class Lowering {
 public:
-    Lowering(const Graph& g, const WeightSource& ws, const Target& t, const Options& o)
-        : g_(g), ws_(ws), t_(t), o_(o) {}
+    Lowering(const Graph& g, const WeightSource& ws, const Target& t, const Options& o,
+             bool refuse_over_capacity = true)
+        : g_(g), ws_(ws), t_(t), o_(o), refuse_over_capacity_(refuse_over_capacity) {}
 
     Compiled run() {
         refuse_what_the_card_cannot_run();
@@ -64,9 +65,10 @@ public:
         for (auto& grp : fusion.groups)
             emit(grp);
         copy_outputs();
-        run_jobs();
         add_dependencies(out_.program);
-        map_regions();
+        map_regions(); // refuses a program over the card's DDR before any weight is read
+        run_jobs();
+        out_.program.image_digest = digest(out_.image);
         describe_host();
         return std::move(out_);
     }
@@ -76,6 +78,7 @@ private:
     const WeightSource& ws_;
     const Target& t_;
     Options o_;
+    bool refuse_over_capacity_ = true;
     Compiled out_;
     std::uint64_t weights_end_ = 0, caches_end_ = 0, state_end_ = 0, io_end_ = 0;
     std::map<std::tuple<W, std::string, Storing>, Place> weights_;
@@ -154,6 +157,7 @@ private:
         std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
         Place p{Region::Weights, at, bytes};
         weights_end_ = at + bytes;
+        if (o_.shapes_only) return p;               // placed by its shape and format: never read nor packed
         out_.image.chunks.push_back(Chunk{at, {}}); // the region's base is 0
         jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(make)});
         return p;
@@ -236,10 +240,10 @@ private:
     }
 
     void need_decode_rows(std::size_t i) const {
-        if (o_.bucket.tokens != o_.bucket.seqs)
+        if (o_.bucket.seqs == 0 || o_.bucket.tokens % o_.bucket.seqs != 0)
             throw Error(
-                fmt::format("op {} ({}) reads a cache or state: a decode step needs as many tokens as "
-                            "sequences, the bucket has {} tokens and {} sequences",
+                fmt::format("op {} ({}) reads a cache or state: a step takes the same number of tokens of "
+                            "every sequence, and the bucket has {} tokens for {} sequences",
                             i, kind(g_.ops[i]), o_.bucket.tokens, o_.bucket.seqs));
     }
 
@@ -568,25 +572,32 @@ private:
 
     void map_regions() {
         auto& p = out_.program;
+        auto& cap = out_.capacity;
         std::uint64_t at = 0;
-        auto region = [&](Region r, std::uint64_t size) {
+        auto region = [&](Region r, std::uint64_t size, std::uint64_t& budget) {
             p.regions.push_back({r, program::Space::Ddr, at, size});
+            const std::uint64_t from = at;
             at = align_up(at + size, t_.stripe());
+            budget = at - from;
         };
-        region(Region::Weights, weights_end_);
-        region(Region::Caches, caches_end_);
-        region(Region::State, state_end_);
-        region(Region::Io, io_end_);
+        region(Region::Weights, weights_end_, cap.weights);
+        region(Region::Caches, caches_end_, cap.caches);
+        region(Region::State, state_end_, cap.state);
+        region(Region::Io, io_end_, cap.io);
         p.arena_bytes = 4 * out_.layout.len;
         p.config_digest = t_.config_digest;
-        p.image_digest = digest(out_.image);
         p.regions.push_back({Region::Arena, program::Space::Sram, 0, p.arena_bytes});
         p.regions.push_back({Region::Program, program::Space::Ddr, at, 0});
         p.regions.back().size =
             program::card_bytes(p); // fixed-width fields: the size does not change the size
-        if (at + p.regions.back().size > t_.ddr_bytes)
-            throw Error(fmt::format("the program needs {} bytes of DDR and the card has {}",
-                                    at + p.regions.back().size, t_.ddr_bytes));
+        cap.program = p.regions.back().size;
+        cap.ddr_bytes = t_.ddr_bytes;
+        cap.channels = t_.channels;
+        cap.channel_bytes = t_.channel_bytes;
+        cap.weight_format = t_.weight_format;
+        cap.positions = o_.max_positions;
+        cap.seqs = o_.bucket.seqs;
+        if (refuse_over_capacity_ && !cap.fits()) throw Error(cap.refusal());
     }
 };
 
@@ -603,6 +614,11 @@ std::optional<std::string> arena_refusal(const Graph& g, const graph::Bucket& b,
 
 Compiled lower(const Graph& g, const WeightSource& weights, const Target& target, const Options& options) {
     return Lowering(g, weights, target, options).run();
+}
+
+Capacity capacity(const Graph& g, const WeightSource& weights, const Target& target, Options options) {
+    options.shapes_only = true;
+    return Lowering(g, weights, target, options, false).run().capacity;
 }
 
 } // namespace cardsim::lower

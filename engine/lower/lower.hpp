@@ -5,6 +5,7 @@
 #include "engine/graph/layout.hpp"
 #include "engine/graph/probe.hpp"
 #include "engine/graph/weight_source.hpp"
+#include "engine/lower/capacity.hpp"
 #include "engine/lower/target.hpp"
 #include "engine/program/loaded.hpp"
 #include "engine/program/program.hpp"
@@ -30,6 +31,9 @@ struct Options {
     std::vector<graph::Probe> probes;
     std::string model;                   ///< the recognised architecture
     std::uint64_t checkpoint_digest = 0; ///< the checkpoint's digest
+    /// Places every weight by its shape and format without reading or packing it: the image holds
+    /// no chunks, and the program is for timing-only runs (its commands are the same as with weights).
+    bool shapes_only = false;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program
@@ -39,6 +43,7 @@ struct Compiled : program::Loaded {
     std::vector<program::Place> states; ///< per graph state: its bytes for all sequences
     std::vector<std::size_t> op_of;     ///< per command: the first graph op it runs (outputs' copies: none)
     Options options;
+    Capacity capacity; ///< what the program takes of the card's DDR
 };
 
 /// Lowers `g` for `target`: fuses its ops into classes, refuses (cardsim::Error listing every
@@ -46,13 +51,19 @@ struct Compiled : program::Loaded {
 /// (packed, tile-major by the packer, each matrix starting on a stripe), caches, states, io and
 /// the program in DDR, emits one command per Native class and per op otherwise, copies the graph's
 /// outputs to the io region, and sets the dependencies. Deterministic: the same inputs give the
-/// same bytes.
+/// same bytes. A program that does not fit the card's DDR is refused (cardsim::Error with
+/// `Capacity::refusal`) before any weight is read.
+Compiled lower(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
+               const Options& options);
+
 /// Why the card cannot hold `g`'s arena for bucket `b` (its SRAM holds `sram_bytes`, the config's
 /// `sram.bytes`), or nothing: the sentence `check` prints and lowering throws.
 std::optional<std::string> arena_refusal(const graph::Graph& g, const graph::Bucket& b,
                                          std::uint64_t sram_bytes);
 
-Compiled lower(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
-               const Options& options);
+/// What lowering `g` for `target` with `options` takes of the card's DDR, whether or not it fits:
+/// the lowering's own placement, shapes only (no weight is read or packed).
+Capacity capacity(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
+                  Options options);
 
 } // namespace cardsim::lower

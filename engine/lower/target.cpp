@@ -3,6 +3,8 @@
 #include "engine/card/card_config.hpp"
 #include "engine/kernels/formats.hpp"
 
+#include <fmt/core.h>
+
 namespace cardsim::lower {
 
 Target target_of(const card::CardConfig& c) {
@@ -10,6 +12,8 @@ Target target_of(const card::CardConfig& c) {
     t.channels = c.ddr.channels;
     t.interleave_bytes = c.ddr.interleave_bytes;
     t.ddr_bytes = c.ddr.total_bytes();
+    t.channel_bytes = c.ddr.channel_bytes();
+    t.weight_format = fmt::format("int{}", c.weights.code_bits);
     t.sram_bytes = c.sram.bytes;
     t.caps = shim::capabilities(c);
     t.numerics = c.numerics;

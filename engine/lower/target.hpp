@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace cardsim::lower {
@@ -34,6 +35,8 @@ struct Target {
     std::uint32_t channels = 0;         ///< DDR channels
     std::uint64_t interleave_bytes = 0; ///< channel interleave granule
     std::uint64_t ddr_bytes = 0;        ///< DDR capacity in all
+    std::uint64_t channel_bytes = 0;    ///< DDR capacity of one channel
+    std::string weight_format;          ///< how weights are stored, as a capacity refusal names it (`int8`)
     std::uint64_t sram_bytes = 0;       ///< on-chip SRAM for the arena
     shim::Capabilities caps;
     numerics::EngineNumerics numerics;

@@ -29,7 +29,7 @@ enum class AttentionMath { Vector, Array };
 
 /// One point of the numerics knobs: a card config value; a sweep crosses them.
 struct EngineNumerics {
-    ActScaling scaling = ActScaling::Sub32;
+    ActScaling scaling = ActScaling::PerBlock;
     Words activations = Words::One;
     StateFormat state = StateFormat::F32;
     CacheFormat cache = CacheFormat::F16;

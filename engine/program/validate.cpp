@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
+#include "engine/kernels/kernels.hpp"
 #include "engine/program/slots.hpp"
 
 #include <fmt/core.h>
@@ -68,13 +69,23 @@ public:
             fail(fmt::format("operand {} ({}+{:#x}) has {} bytes, {} u32 need {}", slot(k), name(o.region),
                              o.offset, o.bytes, what, want));
     }
-    /// Operand `k` holds `rows` equal parts (one a sequence) of at least `each` bytes (a cache or a
-    /// state, each sequence's part padded to a line).
+    /// Operand `k` is a per-sequence store (a cache or a state) of sequences of at least `each`
+    /// bytes over which the command's `rows` divide, as the kernels read it
+    /// (kernels::sequence_of_row: each sequence's part padded to a line, or not).
     void parts(std::size_t k, std::uint64_t rows, std::uint64_t each, std::string_view what) const {
         auto& o = c_.operands[k];
-        if (rows == 0 || o.bytes % rows != 0 || o.bytes / rows < each)
-            fail(fmt::format("operand {} ({}+{:#x}) has {} bytes, {} needs {} parts of at least {}", slot(k),
-                             name(o.region), o.offset, o.bytes, what, rows, each));
+        std::string why;
+        try {
+            auto last = kernels::sequence_of_row(o.bytes, each, rows, rows - 1);
+            if (last.bytes < each || last.offset + last.bytes > o.bytes)
+                why = "its last sequence runs past it";
+        } catch (const Error& e) {
+            why = e.what();
+        }
+        if (o.bytes < each) why = "it holds less than one sequence";
+        if (!why.empty())
+            fail(fmt::format("operand {} ({}+{:#x}) has {} bytes, {} of {} bytes each for {} rows: {}",
+                             slot(k), name(o.region), o.offset, o.bytes, what, each, rows, why));
     }
     /// Operand `k` holds a whole number (at least one) of `unit`-byte rows: how many.
     std::uint64_t rows_of(std::size_t k, std::uint64_t unit, std::string_view what) const {
@@ -205,7 +216,7 @@ void cache(const Check& k, std::size_t slot, std::uint64_t rows, std::uint64_t k
     if (!k.config()) return;
     auto row = kernels::cache_row_bytes(k.config()->numerics.cache, head_dim);
     k.parts(slot, rows, k.product({kv_heads, max_positions, row}, "the cache"),
-            "each of rows sequences' kv_heads × max_positions head rows");
+            "sequences of kv_heads × max_positions head rows");
 }
 
 void shapes(const Check& k, const Args<slots::CacheAppend>& a) {
@@ -262,8 +273,9 @@ void shapes(const Check& k, const Args<slots::Conv>& a) {
     k.f32s(at(O::x), n, "rows × channels");
     k.f32s(at(O::out), n, "rows × channels");
     k.f32s(at(O::w), k.product({d.channels, d.kernel}, "channels × kernel"), "channels × kernel");
-    k.f32s(at(O::window), k.product({n, d.kernel - 1}, "rows × channels × (kernel − 1)"),
-           "rows × channels × (kernel − 1)");
+    if (d.kernel > 1)
+        k.parts(at(O::window), d.rows, k.product({d.channels, d.kernel - 1, 4}, "a window"),
+                "sequences of channels × (kernel − 1) f32");
 }
 
 /// Elementwise commands: every operand `rows × width` f32.

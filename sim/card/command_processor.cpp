@@ -36,13 +36,18 @@ bool CommandProcessor::run_step() {
                       sc_core::sc_time_stamp());
     }
     std::vector<std::uint32_t> in_flight; // issued, not yet completed
+    auto now = [&] { return ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp()); };
     for (std::uint32_t i = 0; i < prog.commands.size(); ++i) {
         auto& c = prog.commands[i];
+        // Where the command waits before its start: the cycle it is reached, its dependencies
+        // done, a unit free, then the issue cycles.
+        const std::uint64_t reached = now();
         for (auto d : c.deps)
             while (!ctx_.done[d]) {
                 sc_core::wait(ctx_.command_done);
                 if (ctx_.fault) return false;
             }
+        const std::uint64_t deps_done = now();
         UnitModule* unit = nullptr;
         bool exists = false;
         for (;;) {
@@ -62,7 +67,12 @@ bool CommandProcessor::run_step() {
             ctx_.bus_error(i, fmt::format("the card has no {} unit", card::name(c.unit)));
             return false;
         }
+        const std::uint64_t unit_free = now();
         sc_core::wait(issue);
+        TimeSplit waits;
+        waits[TimePart::Deps] = deps_done - reached;
+        waits[TimePart::Unit] = unit_free - deps_done;
+        waits[TimePart::Issue] = now() - unit_free;
         // The hazard check: a command in flight now has no dependency path to this one (it would
         // have completed first), so touching the same bytes, one writing, is a race.
         std::erase_if(in_flight, [&](std::uint32_t j) { return ctx_.done[j]; });
@@ -73,7 +83,7 @@ bool CommandProcessor::run_step() {
                 return false;
             }
         in_flight.push_back(i);
-        unit->start(i);
+        unit->start(i, waits);
     }
     for (std::uint32_t i = 0; i < prog.commands.size(); ++i)
         while (!ctx_.done[i]) {

@@ -20,6 +20,8 @@ namespace cardsim::sim {
 /// ends when every command has completed. A command for a unit the card lacks is a bus error; a
 /// command issued while another that touches its bytes (one of the two writing) is in flight is a
 /// race (sim/card/hazard.hpp), and stops the run naming both.
+/// Each command's waits are handed to its unit with it (TimeSplit: deps, unit, issue, from the
+/// cycle the issue stage reached it: after it handed over the command before, or after the fetch).
 class CommandProcessor : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<CommandProcessor> ddr;

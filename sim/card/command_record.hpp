@@ -2,6 +2,7 @@
 // What the card did for one command: the raw material of traces and summaries.
 
 #include "engine/program/opcode.hpp"
+#include "sim/card/command_time.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,9 @@ struct CommandRecord {
     std::vector<std::uint64_t> channel_read;    ///< DDR bytes read per channel
     std::vector<std::uint64_t> channel_written; ///< DDR bytes written per channel
     std::uint64_t digest = 0;
+    /// Where its time went from the cycle the command processor reached it to its end: the
+    /// waits sum to start - ready, the other parts to end - start (TimeSplit).
+    TimeSplit time;
     /// The bytes of each write operand after the command, in operand order, when the run keeps
     /// data (for trace data lines); empty otherwise.
     std::vector<std::vector<std::byte>> written;

@@ -104,8 +104,10 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
             sc_core::sc_trace(vcd, *ctx.channel_signals.back(), fmt::format("ddr.channel{}.active", c));
         }
     }
+    if (plan.ddr_observer) card.ddr().set_observer(plan.ddr_observer);
     result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
+    card.ddr().set_observer(nullptr);
     if (vcd) {
         sc_core::sc_close_vcd_trace_file(vcd);
         std::error_code ec;
@@ -116,6 +118,9 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     auto& ctx = card.context();
     result.fault = ctx.fault;
     result.records = std::move(ctx.records);
+    if (!plan.keep_records)
+        for (auto& t : ctx.kind_totals)
+            if (t.index) result.records.push_back(t);
     std::sort(result.records.begin(), result.records.end(),
               [](auto& a, auto& b) { return a.step != b.step ? a.step < b.step : a.index < b.index; });
     result.cycles = result.step_end.empty() ? 0 : result.step_end.back();
@@ -126,6 +131,9 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
         result.channels.push_back(ChannelTotals{st.read_bytes, st.write_bytes, st.row_hits, st.row_misses,
                                                 st.row_conflicts, clock.seconds(double(st.refresh_cycles))});
     }
+    card.ddr().flush(); // after the totals above: they stay what the run itself issued
+    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i)
+        result.ddr_drained.push_back(card.ddr().channel(i).timing().stats());
     for (auto& u : card.units()) {
         result.unit_busy.emplace_back(u->name(), u->busy_cycles());
         result.kind_busy[static_cast<std::size_t>(u->unit_kind())] += u->busy_cycles();

@@ -33,9 +33,12 @@ struct RunPlan {
     Mode mode = Mode::Full;
     std::optional<units::UnitSet> units;
     bool keep_data = false;   ///< records carry the bytes each command wrote
-    bool keep_records = true; ///< keep every command's record (a trace needs them; false: host memory
-                              ///< stays constant per step, the totals are the same)
+    bool keep_records = true; ///< keep every command's record (a trace needs them); false: one record
+                              ///< per unit kind with its commands' totals, host memory flat per step
     std::string vcd;          ///< when set, a VCD of unit busy and DDR channel activity is written here
+    /// When set, sees every request the card's units send to the DDR, at the memory-clock edge it
+    /// arrives (e.g. a memory::TraceExporter writing it as a trace).
+    memory::RequestObserver* ddr_observer = nullptr;
 };
 
 /// Totals of one DDR channel over the run.
@@ -46,12 +49,15 @@ struct ChannelTotals {
 
 /// What a run produced.
 struct RunResult {
-    std::vector<CommandRecord> records;  ///< sorted by step, then command index
+    std::vector<CommandRecord> records;  ///< sorted by step, then command index (RunPlan::keep_records)
     std::vector<StepOutputs> outputs;    ///< per step
     std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended
     std::uint64_t cycles = 0;            ///< kernel cycles of the whole run
     double seconds = 0;                  ///< simulated seconds
     std::vector<ChannelTotals> channels;
+    /// Per DDR channel after the run, once the posted writes still queued at its end are issued:
+    /// what a replay of the run's requests ends with (last data beat, row outcomes, bursts).
+    std::vector<memory::ChannelStats> ddr_drained;
     std::vector<std::pair<std::string, std::uint64_t>> unit_busy; ///< per unit instance: busy cycles
     std::array<std::uint64_t, card::unit_kind_count>
         kind_busy{};                  ///< per unit kind: its instances' busy cycles

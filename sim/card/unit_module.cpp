@@ -21,19 +21,26 @@ UnitModule::UnitModule(const sc_core::sc_module_name& name, program::Unit kind, 
                        const card::UnitSpec& spec, CardContext& context)
     : sc_core::sc_module(name), ddr("ddr"), sram("sram"), kind_(kind), instance_(instance), spec_(spec),
       behaviour_(context.units[kind]), ctx_(context), busy_signal_("busy") {
+    payload_.set_extension(&stalls_);
     SC_THREAD(run);
 }
 
-void UnitModule::start(std::uint32_t index) {
+UnitModule::~UnitModule() {
+    payload_.clear_extension(&stalls_);
+}
+
+void UnitModule::start(std::uint32_t index, const TimeSplit& waits) {
     busy_ = true;
     index_ = index;
+    waits_ = waits;
     start_.notify(sc_core::SC_ZERO_TIME);
 }
 
 sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
                                  std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
-                                 std::uint32_t index) {
-    auto& socket = ctx_.region(o.region).space == program::Space::Ddr ? ddr : sram;
+                                 std::uint32_t index, Critical* critical) {
+    const bool in_ddr = ctx_.region(o.region).space == program::Space::Ddr;
+    auto& socket = in_ddr ? ddr : sram;
     payload_.set_command(cmd);
     payload_.set_address(address);
     payload_.set_data_length(static_cast<unsigned>(bytes));
@@ -45,6 +52,9 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
     sc_core::sc_time delay = issue;
     if (timed) {
         socket->b_transport(payload_, delay);
+        if (critical && (!critical->any || delay > critical->done)) {
+            *critical = Critical{delay, true, in_ddr, in_ddr ? stalls_.split : memory::StallSplit{}};
+        }
         if (payload_.is_response_error())
             ctx_.bus_error(index, fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
                                               cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
@@ -61,7 +71,7 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
 
 sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd,
                                        const std::vector<units::Span>& spans, sc_core::sc_time issue,
-                                       std::uint32_t index) {
+                                       std::uint32_t index, Critical& critical) {
     auto& r = ctx_.region(o.region);
     std::uint64_t address = r.base + o.offset;
     if (o.offset % 4 != 0) {
@@ -72,7 +82,8 @@ sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_comma
     }
     sc_core::sc_time done = issue;
     for (auto& s : spans)
-        done = std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index));
+        done =
+            std::max(done, one(o, cmd, address + s.offset, s.bytes, nullptr, true, issue, index, &critical));
     return done;
 }
 
@@ -114,6 +125,24 @@ bool UnitModule::overlaps_a_write(const program::Command& c, std::size_t k) {
         if (a0 < b0 + b.bytes && b0 < a0 + a.bytes) return true;
     }
     return false;
+}
+
+void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical) {
+    if (!critical.any) {
+        time[TimePart::Compute] += cycles;
+        return;
+    }
+    if (!critical.ddr) {
+        time[TimePart::Sram] += cycles;
+        return;
+    }
+    const auto& s = critical.split;
+    const std::array<std::uint64_t, 5> weights{s.queueing, s.bank, s.refresh, s.turnaround, s.data};
+    static_assert(
+        static_cast<std::size_t>(TimePart::DdrData) - static_cast<std::size_t>(TimePart::DdrQueueing) == 4);
+    share(cycles, weights,
+          std::span<std::uint64_t>(time.cycles).subspan(static_cast<std::size_t>(TimePart::DdrQueueing), 5),
+          0);
 }
 
 void UnitModule::run() {
@@ -170,13 +199,16 @@ void UnitModule::run() {
             }
         };
         activity(+1);
+        rec.time = waits_;
         // Reads, all issued now; their data moves without time (below).
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
+        Critical read_critical, write_critical;
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Write) continue;
             auto spans = behaviour_.traffic(c, i, step);
-            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, spans, sc_core::SC_ZERO_TIME, index));
+            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, spans, sc_core::SC_ZERO_TIME, index,
+                                              read_critical));
             for (auto& sp : spans)
                 rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
             count_channels(o, spans, rec.channel_read);
@@ -211,7 +243,8 @@ void UnitModule::run() {
             }
         }
         rec.compute_cycles = units::compute_cycles(behaviour_.work(c, step), ctx_.config.lanes(kind_));
-        auto writes_at = std::max(reads, ctx_.clock.time_of(rec.compute_cycles));
+        const auto compute_time = ctx_.clock.time_of(rec.compute_cycles);
+        auto writes_at = std::max(reads, compute_time);
         // Writes, issued when the reads and the compute are done.
         sc_core::sc_time end = writes_at;
         XXH64_state_t* digest = full ? XXH64_createState() : nullptr;
@@ -220,7 +253,8 @@ void UnitModule::run() {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
             auto spans = behaviour_.traffic(c, i, step);
-            end = std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index));
+            end =
+                std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index, write_critical));
             rec.bytes_written += o.bytes;
             count_channels(o, spans, rec.channel_written);
             if (!full) continue;
@@ -233,11 +267,30 @@ void UnitModule::run() {
         if (ctx_.fault) return;
         // Finish on the kernel edge after the last write, plus the pipeline latency.
         rec.end = ctx_.clock.cycle_at_or_after(t0 + end) + spec_.latency;
+        // The duration along the critical path: the read phase (to the writes' issue) is bound by
+        // the read that completed last, or by the compute when it took longer; then the write
+        // that completed last; then the latency.
+        const std::uint64_t read_phase = ctx_.clock.cycle_at_or_after(t0 + writes_at) - rec.start;
+        const std::uint64_t write_phase = rec.end - spec_.latency - rec.start - read_phase;
+        attribute(rec.time, read_phase, reads >= compute_time ? read_critical : Critical{});
+        attribute(rec.time, write_phase, write_critical);
+        rec.time[TimePart::Latency] += spec_.latency;
         sc_core::wait(ctx_.clock.time_of(rec.end) - t0);
         busy_cycles_ += rec.end - rec.start;
         activity(-1);
         busy_signal_.write(false);
-        if (ctx_.keep_records) ctx_.records.push_back(std::move(rec));
+        if (ctx_.keep_records) {
+            ctx_.records.push_back(std::move(rec));
+        } else { // host memory stays flat over a long run: only each kind's totals grow
+            auto& t = ctx_.kind_totals[static_cast<std::size_t>(kind_)];
+            t.unit = kind_;
+            ++t.index;
+            t.end = std::max(t.end, rec.end);
+            t.compute_cycles += rec.compute_cycles;
+            t.bytes_read += rec.bytes_read;
+            t.bytes_written += rec.bytes_written;
+            t.time += rec.time;
+        }
         ctx_.done[index] = true;
         busy_ = false;
         ctx_.command_done.notify(sc_core::SC_ZERO_TIME);

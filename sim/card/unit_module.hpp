@@ -4,6 +4,7 @@
 
 #include "engine/card/card_config.hpp"
 #include "sim/card/card_context.hpp"
+#include "sim/memory/stall_extension.hpp"
 
 #include <systemc>
 #include <tlm>
@@ -32,27 +33,40 @@ public:
     SC_HAS_PROCESS(UnitModule);
     UnitModule(const sc_core::sc_module_name& name, program::Unit kind, std::uint32_t instance,
                const card::UnitSpec& spec, CardContext& context);
+    ~UnitModule() override;
 
     program::Unit unit_kind() const { return kind_; }
     bool busy() const { return busy_; }
-    /// Hands the unit command `index` of the program; it must not be busy.
-    void start(std::uint32_t index);
+    /// Hands the unit command `index` of the program, with the waits before its start (deps,
+    /// unit, issue); it must not be busy.
+    void start(std::uint32_t index, const TimeSplit& waits);
     /// The unit's busy signal (traced into a VCD when the run writes one).
     sc_core::sc_signal<bool>& busy_signal() { return busy_signal_; }
     /// Kernel cycles the unit has been busy in all.
     std::uint64_t busy_cycles() const { return busy_cycles_; }
 
 private:
+    /// The request of a phase (reads, writes) that completed last, and where its time went.
+    struct Critical {
+        sc_core::sc_time done = sc_core::SC_ZERO_TIME; ///< relative to the command's start
+        bool any = false;
+        bool ddr = false;
+        memory::StallSplit split; ///< of a DDR request, memory cycles
+    };
+
     void run();
+    /// Adds `cycles` kernel cycles of a phase bound by `critical` to `time`: a DDR request's
+    /// stall categories in proportion to its split, an SRAM access to `sram`, none to `compute`.
+    static void attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical);
     /// Times operand `o` (read or write) over `spans`, one transaction each and without data;
     /// returns when the last span completes, relative to now.
     sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd,
                                const std::vector<units::Span>& spans, sc_core::sc_time issue,
-                               std::uint32_t index);
+                               std::uint32_t index, Critical& critical);
     /// One transaction: `bytes` bytes at `address` of the operand's space, timed (`timed`) or debug.
     sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
                          std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
-                         std::uint32_t index);
+                         std::uint32_t index, Critical* critical = nullptr);
     /// Operand `o`'s bytes in place, through the memory's DMI grant (a bus error, and nothing,
     /// when the operand leaves its region or the grant).
     std::span<std::byte> in_place(const program::Operand& o, std::uint32_t index);
@@ -74,7 +88,9 @@ private:
     std::vector<std::span<std::byte>> views_;     ///< each operand's bytes for the kernel
     tlm::tlm_dmi ddr_dmi_, sram_dmi_;
     bool have_ddr_dmi_ = false, have_sram_dmi_ = false;
-    tlm::tlm_generic_payload payload_;
+    TimeSplit waits_;                  ///< the waits of the command handed over
+    memory::StallExtension stalls_;    ///< on payload_: the DDR's split of each request
+    tlm::tlm_generic_payload payload_; ///< declared after stalls_, cleared of it first
 };
 
 } // namespace cardsim::sim

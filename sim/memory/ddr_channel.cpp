@@ -1,5 +1,7 @@
 #include "sim/memory/ddr_channel.hpp"
 
+#include "sim/memory/stall_extension.hpp"
+
 namespace cardsim::sim::memory {
 
 DdrChannel::DdrChannel(const sc_core::sc_module_name& name, const card::DdrConfig& ddr)
@@ -38,7 +40,12 @@ void DdrChannel::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     const Direction dir = cmd == tlm::TLM_READ_COMMAND ? Direction::Read : Direction::Write;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const Cycle arrival = time_.cycle_at_or_after(now + delay);
-    const Cycle done = controller_.access(dir, address, length, arrival);
+    auto* stalls = gp.get_extension<StallExtension>();
+    if (stalls) {
+        stalls->split = {};
+        stalls->arrival = arrival;
+    }
+    const Cycle done = controller_.access(dir, address, length, arrival, stalls ? &stalls->split : nullptr);
     if (unsigned char* data = gp.get_data_ptr()) {
         auto bytes = reinterpret_cast<std::byte*>(data);
         if (dir == Direction::Read)

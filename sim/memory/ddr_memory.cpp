@@ -1,6 +1,7 @@
 #include "sim/memory/ddr_memory.hpp"
 
 #include "engine/error.hpp"
+#include "sim/memory/stall_extension.hpp"
 
 #include <fmt/core.h>
 
@@ -212,6 +213,11 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
     }
     interleave_.split(address, length, ranges_);
     sc_core::sc_time done = delay;
+    // The stall split of the part that completes last (ties: the lower channel).
+    auto* stalls = gp.get_extension<StallExtension>();
+    StallExtension part_stalls;
+    if (stalls) part_.set_extension(&part_stalls);
+    bool first_part = true;
     for (std::uint32_t c = 0; c < channels(); ++c) {
         const auto& r = ranges_[c];
         if (r.empty()) continue;
@@ -227,10 +233,17 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
         to_channel_[c]->b_transport(part_, d);
         if (part_.is_response_error()) {
             gp.set_response_status(part_.get_response_status());
+            if (stalls) part_.clear_extension(&part_stalls);
             return;
         }
+        if (stalls && (first_part || d > done)) {
+            stalls->split = part_stalls.split;
+            stalls->arrival = part_stalls.arrival;
+        }
+        first_part = false;
         done = std::max(done, d);
     }
+    if (stalls) part_.clear_extension(&part_stalls);
     delay = done;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -359,6 +359,7 @@ void TraceWriter::flush() {
     if (buffer_.empty()) return;
     if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_.get()) != buffer_.size())
         throw Error(fmt::format("cannot write trace `{}`: {}", partial_.string(), std::strerror(errno)));
+    flushed_ += buffer_.size();
     buffer_.clear();
 }
 

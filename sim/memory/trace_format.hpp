@@ -94,6 +94,12 @@ public:
     void write(const MemRequest& request);
     /// Flushes and renames; I/O failures are cardsim::Errors naming the file.
     void close();
+    /// Bytes of trace text so far, and how many of them have gone to the file (the rest wait in a
+    /// buffer of at most 1 MiB and one record): what a streaming writer keeps in memory.
+    std::uint64_t formatted_bytes() const { return flushed_ + buffer_.size(); }
+    std::uint64_t flushed_bytes() const { return flushed_; }
+    /// The temporary file written until `close()`.
+    const std::filesystem::path& partial_path() const { return partial_; }
 
 private:
     void flush();
@@ -109,6 +115,7 @@ private:
     std::unique_ptr<std::FILE, FileCloser> file_;
     std::string buffer_;
     std::uint64_t last_time_ps_ = 0;
+    std::uint64_t flushed_ = 0;
     bool closed_ = false;
 };
 

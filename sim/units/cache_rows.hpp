@@ -13,8 +13,8 @@ namespace cardsim::sim::units {
 
 /// The shape of a cache operand as a command sees it.
 struct CacheShape {
-    std::uint64_t operand_bytes = 0; ///< the whole operand: `rows` sequences' caches
-    std::uint64_t rows = 0;          ///< sequences (one token row each)
+    std::uint64_t operand_bytes = 0; ///< the whole operand: every sequence's cache
+    std::uint64_t rows = 0;          ///< token rows, grouped by sequence (kernels::sequence_of_row)
     std::uint64_t kv_heads = 0;
     std::uint64_t row_bytes = 0; ///< one head row in the cache's keep format
     std::uint64_t max_positions = 0;

@@ -160,14 +160,14 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
     REQUIRE(contains(o.out, prog + ": the program was compiled from the checkpoint with digest"));
     REQUIRE(contains(o.out, "it is another checkpoint"));
     // Another knob point than the one it was compiled for.
-    auto k = run_cardsim("run " + prog + " --tokens 2 --knob scaling=per_block");
+    auto k = run_cardsim("run " + prog + " --tokens 2 --knob scaling=sub32");
     REQUIRE(k.code == 2);
     REQUIRE(contains(k.out, "the program was compiled for the card config with digest"));
     // ... and compiled for it, it runs.
-    REQUIRE(run_cardsim("compile " + m + " --max-positions 8 --knob scaling=per_block -o " + prog).code == 0);
-    REQUIRE(run_cardsim("run " + prog + " --model " + m + " --tokens 2 --knob scaling=per_block").code == 0);
+    REQUIRE(run_cardsim("compile " + m + " --max-positions 8 --knob scaling=sub32 -o " + prog).code == 0);
+    REQUIRE(run_cardsim("run " + prog + " --model " + m + " --tokens 2 --knob scaling=sub32").code == 0);
     // More steps than its caches hold.
-    auto long_run = run_cardsim("run " + prog + " --tokens 20 --knob scaling=per_block");
+    auto long_run = run_cardsim("run " + prog + " --tokens 20 --knob scaling=sub32");
     REQUIRE(long_run.code == 2);
     REQUIRE(contains(long_run.out, "the run needs 23 positions"));
     REQUIRE(contains(long_run.out, "compile it with --max-positions 23"));

@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
 #include <regex>
 
 using namespace cardsim::test;
@@ -167,12 +170,12 @@ TEST_CASE(
     CHECK(refused == 4);
     // Charts as `cardsim plot` draws them: tokens/s and roofline fraction against each axis with
     // two values (model, ddr.channels, numerics.scaling... the model has one value among ok
-    // points), and each accuracy figure against tokens/s.
+    // points), and each accuracy figure, DSP blocks and watts against tokens/s.
     std::size_t charts = 0;
     for (auto at = page.find("<svg class=\"chart\""); at != std::string::npos;
          at = page.find("<svg class=\"chart\"", at + 1))
         ++charts;
-    CHECK(charts == 2 * 2 + 3);
+    CHECK(charts == 2 * 2 + 3 + 2);
     auto text = visible_text(page);
     for (auto title : {"tokens/s (simulated card) against ddr.channels",
                        "roofline fraction (DDR bytes / peak bandwidth / time) against numerics.scaling",
@@ -187,4 +190,70 @@ TEST_CASE(
     auto page2 = read(s / "again.html");
     check_self_contained(page2);
     CHECK(std::filesystem::exists(s / "again_points" / "point-0.html"));
+}
+
+TEST_CASE(
+    "a report of two traces is the page of their diff: the totals, units, config keys, data verdict and "
+    "text of trace diff") {
+    cardsim::test::ScratchDir s("report_diff");
+    auto m = (s / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 1 -o " + m).code == 0);
+    auto a = (s / "a.trace").string(), b = (s / "b.trace").string(), c = (s / "c.trace").string();
+    REQUIRE(run_cardsim("run " + m + " --tokens 3 --trace " + a).code == 0);
+    REQUIRE(run_cardsim("run " + m + " --tokens 3 --set ddr.channels=2 --trace " + b).code == 0);
+    REQUIRE(run_cardsim("run " + m + " --tokens 3 --knob scaling=sub32 --trace " + c).code == 0);
+
+    auto r = run_cardsim("report " + a + " " + b + " --cycles-tol 5 -o " + (s / "diff.html").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    REQUIRE(contains(r.out, "traces differ: total cycles"));
+    auto page = read(s / "diff.html");
+    check_self_contained(page);
+    const auto text = visible_text(page);
+    auto json =
+        boost::json::parse(run_cardsim("trace diff " + a + " " + b + " --cycles-tol 5 --format json").out);
+    // The total, as both sides' cycles.
+    const auto& total = json.at("total");
+    CHECK(contains(text, fmt::format("{} → {}", total.at("a").as_int64(), total.at("b").as_int64())));
+    // Every unit's row: commands and busy cycles on both sides, in the diff's order.
+    std::size_t at = text.find(" unit commands A ");
+    REQUIRE(at != std::string::npos);
+    for (auto& u : json.at("units").as_array()) {
+        const auto row = fmt::format(" {} {} {} {} {} ", std::string(u.at("unit").as_string()),
+                                     u.at("commands_a").as_int64(), u.at("commands_b").as_int64(),
+                                     u.at("busy_a").as_int64(), u.at("busy_b").as_int64());
+        INFO(row);
+        auto found = text.find(row, at);
+        CHECK(found != std::string::npos);
+        if (found != std::string::npos) at = found;
+    }
+    // The config key that differs, by name and both values.
+    CHECK(contains(text, "ddr.channels 4 (default) 2"));
+    // The text report, as trace diff prints it for the same options.
+    auto as_text = run_cardsim("trace diff " + a + " " + b + " --cycles-tol 5");
+    REQUIRE(as_text.out.size() > 200);
+    CHECK(contains(text, visible_text(as_text.out)));
+    CHECK(contains(text, "data: bit-exact"));
+
+    // Another knob point: the data diverges, and the page names the command and element as the
+    // text report does.
+    auto d = run_cardsim("report " + a + " " + c + " -o " + (s / "data.html").string());
+    INFO(d.out);
+    REQUIRE(d.code == 0);
+    auto data_text = visible_text(read(s / "data.html"));
+    auto text_report = run_cardsim("trace diff " + a + " " + c).out;
+    auto first = text_report.find("data: first divergence at");
+    REQUIRE(first != std::string::npos);
+    auto element =
+        text_report.substr(first, text_report.find('\n', text_report.find('\n', first) + 1) - first);
+    CHECK(contains(data_text, visible_text(element)));
+
+    // Three inputs, or a directory beside a trace, are refused.
+    auto three = run_cardsim("report " + a + " " + b + " " + c + " -o " + (s / "x.html").string());
+    CHECK(three.code == 2);
+    CHECK(contains(three.out, "expected one (a trace or a sweep) or two traces to diff"));
+    auto dir = run_cardsim("report " + a + " " + s.path().string() + " -o " + (s / "x.html").string());
+    CHECK(dir.code == 2);
+    CHECK(contains(dir.out, "is not a trace file"));
+    CHECK_FALSE(std::filesystem::exists(s / "x.html"));
 }

@@ -52,13 +52,15 @@ TEST_CASE("each unit kind's resources grow with its width by its per-lane costs 
         for (std::uint32_t width : {16u, 64u, 1024u}) {
             auto c = with({{"units." + k + ".width", std::to_string(width)},
                            {"units." + k + ".count", "1"},
+                           {"numerics.scaling", "\"sub32\""}, // the per-lane costs are sub32's
                            {"numerics.attention", "\"vector\""}});
             auto one = fit::unit_resources(c, kind);
             CHECK(one.dsps == blocks(width * cost.dsp_per_lane));
             CHECK(one.alms == blocks(width * cost.alm_per_lane + cost.alm_fixed));
             CHECK(one.m20ks == blocks(cost.m20k_fixed));
-            auto three =
-                with({{"units." + k + ".width", std::to_string(width)}, {"units." + k + ".count", "3"}});
+            auto three = with({{"units." + k + ".width", std::to_string(width)},
+                               {"units." + k + ".count", "3"},
+                               {"numerics.scaling", "\"sub32\""}});
             auto table = fit::resources(three);
             bool found = false;
             for (auto& row : table.rows)
@@ -102,11 +104,13 @@ TEST_CASE("a config over any budget is refused with a sentence naming the resour
 }
 
 TEST_CASE("per-block scaling takes a 27x27 multiplier per product: the matvec's DSP blocks double") {
-    auto sub32 = fit::unit_resources(card::default_card_config(), card::UnitKind::Matvec);
+    auto sub32 = fit::unit_resources(with({{"numerics.scaling", "\"sub32\""}}), card::UnitKind::Matvec);
     auto wide = fit::unit_resources(with({{"numerics.scaling", "\"per_block\""}}), card::UnitKind::Matvec);
     CHECK(wide.dsps == 2 * sub32.dsps);
     CHECK(wide.alms > sub32.alms);
-    auto two = fit::unit_resources(with({{"numerics.activations", "\"two\""}}), card::UnitKind::Matvec);
+    auto two =
+        fit::unit_resources(with({{"numerics.scaling", "\"sub32\""}, {"numerics.activations", "\"two\""}}),
+                            card::UnitKind::Matvec);
     CHECK(two.alms == sub32.alms + 3000);
 }
 

@@ -11,11 +11,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 case "$name" in
-  dense-default)      arch=dense;   run=(--tokens 4) ;;
+  dense-sub32)        arch=dense;   run=(--tokens 4 --knob scaling=sub32) ;;
   dense-perblock)     arch=dense;   run=(--tokens 4 --knob scaling=per_block --knob cache=int8) ;;
-  hybrid-default)     arch=hybrid;  run=(--tokens 4) ;;
+  hybrid-sub32)       arch=hybrid;  run=(--tokens 4 --knob scaling=sub32) ;;
   hybrid-perblock)    arch=hybrid;  run=(--tokens 4 --knob scaling=per_block --knob cache=int8_hadamard --knob state=f16) ;;
-  encoder-default)    arch=encoder; run=(--config "$src/configs/encoder.toml" --prompt 1,2,3,4,5,6,7,8,9,10,11,12) ;;
+  encoder-sub32)      arch=encoder; run=(--config "$src/configs/encoder.toml" --prompt 1,2,3,4,5,6,7,8,9,10,11,12 --knob scaling=sub32) ;;
   encoder-perblock)   arch=encoder; run=(--config "$src/configs/encoder.toml" --prompt 1,2,3,4,5,6,7,8,9,10,11,12 --knob scaling=per_block --knob activations=two) ;;
   *) echo "unknown regression trace $name" >&2; exit 2 ;;
 esac

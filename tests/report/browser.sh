@@ -3,7 +3,7 @@
 # data-ready="yes") with no error (data-errors="0", no console message), the timeline must draw
 # at most a few elements a pixel however many commands there are, and a screenshot is taken.
 # A page with a deliberate error must be caught, so the check itself can fail.
-# Usage: browser.sh CARDSIM SOURCE_DIR run|sweep
+# Usage: browser.sh CARDSIM SOURCE_DIR run|sweep|diff
 set -euo pipefail
 cardsim=$1 src=$2 kind=$3
 tmp=$(mktemp -d)
@@ -104,6 +104,16 @@ case "$kind" in
     "$cardsim" run "$tmp/model" --tokens 1 --report "$tmp/short.html" > /dev/null
     check "$tmp/short.html" short rect.cmd
     for part in " on " "cycles " "read: " "ddr0_read: " "digest: " "command: "; do expect "$tip" "$part"; done
+    ;;
+  diff)
+    # Two runs of the model, one on two DDR channels: the diff's page, its charts' tooltips.
+    "$cardsim" run "$tmp/model" --tokens 3 --trace "$tmp/a.trace" > /dev/null
+    "$cardsim" run "$tmp/model" --tokens 3 --set ddr.channels=2 --trace "$tmp/b.trace" > /dev/null
+    "$cardsim" report "$tmp/a.trace" "$tmp/b.trace" --cycles-tol 5 -o "$tmp/diff.html" > /dev/null
+    check "$tmp/diff.html" diff "svg.chart circle"
+    expect "$tip" "A "
+    grep -q 'id="unit-table"' "$tmp/diff.dom" || { echo "the diff page has no unit table"; exit 1; }
+    screenshot "$tmp/diff.html" "$tmp/diff.png"
     ;;
   *) echo "unknown kind $kind" >&2; exit 2 ;;
 esac

@@ -137,3 +137,105 @@ TEST_CASE("a program whose arena does not fit the SRAM is refused at load with t
     REQUIRE_THROWS_WITH(sim::simulate(config, c, timing_plan()),
                         Catch::Contains(std::to_string(config.sram.bytes)));
 }
+
+namespace {
+
+/// The cycle the command processor reached record `r`: its start less its waits.
+std::uint64_t ready(const sim::CommandRecord& r) {
+    return r.start - r.time.waited();
+}
+
+} // namespace
+
+TEST_CASE("every command's split sums to its duration, and its waits to its start from when issue reached "
+          "it",
+          "[stalls]") {
+    auto config = card::default_card_config();
+    auto m = matvec(2048, 2048, 0, 0, 8192);
+    auto m2 = matvec(256, 2048, 2048 * 2048, 0, 16384); // waits for the matvec unit
+    auto a = add(32768, 36864, 40960, 1024);
+    auto b = add(40960, 8192, 45056, 1024); // waits for both
+    b.deps = {0, 2};
+    auto plan = timing_plan();
+    plan.steps = 2;
+    auto r = sim::simulate(config, compiled({m, m2, a, b}, 2048 * 2048 + 256 * 2048), plan);
+    REQUIRE_FALSE(r.fault);
+    REQUIRE(r.records.size() == 8);
+    for (std::size_t k = 0; k < r.records.size(); ++k) {
+        auto& rec = r.records[k];
+        INFO("step " << rec.step << " command " << rec.index);
+        CHECK(rec.time.busy() == rec.end - rec.start);
+        REQUIRE(rec.time.waited() <= rec.start);
+        CHECK(rec.time[sim::TimePart::Issue] == config.command_processor.issue_cycles);
+        CHECK(rec.time[sim::TimePart::Latency] == config.units[rec.unit].latency);
+        // In-order issue: the stage reaches a command the cycle it handed over the one before;
+        // the first of a step once the previous step ended and the program was fetched.
+        if (rec.index > 0)
+            CHECK(ready(rec) == r.records[k - 1].start);
+        else if (rec.step > 0)
+            CHECK(ready(rec) >= r.step_end[rec.step - 1]); // these programs have no region to fetch
+    }
+}
+
+TEST_CASE("a command whose dependency finishes late waits for it until that end, not for its unit",
+          "[stalls]") {
+    auto config = card::default_card_config();
+    auto m = matvec(2048, 2048, 0, 0, 8192);
+    auto b = add(8192, 0, 45056, 1024); // reads the matvec's output
+    b.deps = {0};
+    auto r = sim::simulate(config, compiled({m, b}, 2048 * 2048), timing_plan());
+    REQUIRE_FALSE(r.fault);
+    auto& rm = r.records[0];
+    auto& rb = r.records[1];
+    CHECK(rb.time[sim::TimePart::Deps] == rm.end - ready(rb));
+    CHECK(rb.time[sim::TimePart::Deps] > (rm.end - rm.start) / 2);
+    CHECK(rb.time[sim::TimePart::Unit] == 0);
+    CHECK(rm.time[sim::TimePart::Deps] == 0);
+    // The matvec streams 4 MiB of weights: DDR data is what its own time is.
+    CHECK(rm.time.largest() == sim::TimePart::DdrData);
+}
+
+TEST_CASE("two independent commands on one unit: the second waits for the unit until the first ends",
+          "[stalls]") {
+    auto config = card::default_card_config();
+    REQUIRE(config.units[card::UnitKind::Matvec].count == 1);
+    auto m1 = matvec(1024, 2048, 0, 0, 8192);
+    auto m2 = matvec(1024, 2048, 1024 * 2048, 0, 16384);
+    auto r = sim::simulate(config, compiled({m1, m2}, 2 * 1024 * 2048), timing_plan());
+    REQUIRE_FALSE(r.fault);
+    auto& r1 = r.records[0];
+    auto& r2 = r.records[1];
+    CHECK(r2.time[sim::TimePart::Deps] == 0);
+    CHECK(r2.time[sim::TimePart::Unit] == r1.end - ready(r2));
+    CHECK(r2.time[sim::TimePart::Unit] > 0);
+    CHECK(r1.time[sim::TimePart::Unit] == 0);
+}
+
+namespace {
+
+/// The one record of an 8 MiB weight stream on the default card with refresh every `trefi` cycles.
+sim::CommandRecord stream_with_refresh_every(std::uint32_t trefi) {
+    auto config = card::default_card_config();
+    config.ddr.timing.trefi = trefi;
+    const std::uint64_t n = 2048, k = 4096;
+    auto r = sim::simulate(config, compiled({matvec(n, k, 0, 0, 16384)}, n * k), timing_plan());
+    REQUIRE_FALSE(r.fault);
+    return r.records.at(0);
+}
+
+} // namespace
+
+TEST_CASE("a DDR-heavy command under a refresh-tight config stalls on refresh", "[stalls]") {
+    const auto trfc = card::default_card_config().ddr.timing.trfc;
+    auto rec = stream_with_refresh_every(3 * trfc);
+    INFO("refresh " << rec.time[sim::TimePart::DdrRefresh] << " of " << rec.end - rec.start);
+    // A rank refreshes a third of the time: the stream's critical part sees a share of that.
+    CHECK(rec.time[sim::TimePart::DdrRefresh] * 10 > rec.end - rec.start);
+    CHECK(rec.time[sim::TimePart::DdrRefresh] * 2 < rec.end - rec.start);
+}
+
+TEST_CASE("a DDR-heavy command with refresh out of the run has no refresh stall", "[stalls]") {
+    auto rec = stream_with_refresh_every(1048575);
+    CHECK(rec.time[sim::TimePart::DdrRefresh] == 0);
+    CHECK(rec.time[sim::TimePart::DdrData] * 2 > rec.end - rec.start);
+}

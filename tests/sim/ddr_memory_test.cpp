@@ -5,6 +5,7 @@
 #include "engine/card/card_config.hpp"
 #include "sim/memory/ddr_memory.hpp"
 #include "sim/memory/replay.hpp"
+#include "sim/memory/stall_extension.hpp"
 #include "sim/memory/trace_format.hpp"
 #include "sim/memory/trace_recorder.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -231,4 +232,42 @@ TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr]
         CHECK(a.bytes() == b.bytes());
         CHECK(a.last_data - 0 == b.last_data - r.player.start);
     }
+}
+
+TEST_CASE("a transaction's stall extension splits its time from arrival to completion exactly",
+          "[ddr][tlm][stalls]") {
+    auto d = ddr();
+    d.timing.trefi = 2 * d.timing.trfc; // refresh-tight: the stream meets refreshes
+    DdrMemory memory("ddr", d);
+    const TimeBase time{MemoryClock(d.speed_mts)};
+    struct Seen {
+        StallSplit split;
+        Cycle arrival = 0, done = 0;
+        std::uint32_t length = 0;
+    };
+    std::vector<Seen> seen;
+    TestInitiator cpu("cpu", [&](TestInitiator& self) {
+        StallExtension ext;
+        self.last.set_extension(&ext);
+        // One burst in one channel, a stream over all four, a write; each issued 100 ns apart.
+        for (std::uint32_t length : {64u, 1u << 20, 4096u}) {
+            sc_core::sc_time delay = sc_core::sc_time(100, sc_core::SC_NS) * double(seen.size());
+            ext.split = StallSplit{.queueing = 12345}; // stale: the memory must overwrite it
+            const auto cmd = length == 4096 ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND;
+            REQUIRE(self.transact(cmd, 0, nullptr, length, delay) == tlm::TLM_OK_RESPONSE);
+            seen.push_back({ext.split, ext.arrival, time.cycle_at_or_after(delay), length});
+        }
+        self.last.clear_extension(&ext);
+    });
+    cpu.socket.bind(memory.socket);
+    sc_core::sc_start();
+    REQUIRE(seen.size() == 3);
+    for (auto& s : seen) {
+        INFO("request of " << s.length << " bytes");
+        CHECK(s.done >= s.arrival);
+        CHECK(s.split.total() == s.done - s.arrival);
+    }
+    CHECK(seen[0].split.data > 0);
+    CHECK(seen[1].split.refresh > 0); // a refresh every 2 tRFC cannot miss a 1 MiB stream
+    CHECK(seen[1].split.data >= seen[1].split.total() / 4);
 }

@@ -357,7 +357,7 @@ TEST_CASE("config keys that differ are named with both values and checked agains
 TEST_CASE("a golden trace written before config keys were recorded reads and agrees with itself",
           "[traces][diff][config]") {
     auto golden =
-        read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-default.trace");
+        read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-sub32.trace");
     // Today's golden traces record their config: take the record out, as a trace written before.
     std::erase_if(golden.header.meta, [](const auto& m) {
         return m.first == config_default_key || m.first.starts_with(config_key_prefix);
@@ -543,4 +543,38 @@ TEST_CASE("the CSV report has one row per reported value under a fixed header", 
     CHECK(std::count_if(rows.begin(), rows.end(), [](auto& x) { return x.starts_with("duration,"); }) == 1);
     CHECK(std::count_if(rows.begin(), rows.end(), [](auto& x) { return x.starts_with("unit,"); }) ==
           static_cast<long>(4 * r.units.size()));
+}
+
+TEST_CASE("a command slowed by refresh is reported with its ddr.refresh part from the split fields",
+          "[traces][diff][waits][split]") {
+    auto a = with_splits(sample_trace());
+    auto b = a;
+    // Command 1 (matvec, 120 to 5400) meets 500 more cycles of refresh in B.
+    b.records[1].end += 500;
+    (*b.records[1].split)[TimePart::DdrRefresh] += 500;
+    REQUIRE(!check_record(b.header, b.records[1], 0));
+    auto waits = record_waits(a.records[1]);
+    REQUIRE(waits.size() == time_part_count);
+    CHECK(waits[0].name == "deps");
+    CHECK(waits[5].name == "ddr.refresh");
+    CHECK(waits[5].cycles == 1320);
+    DiffOptions o;
+    o.cycles_tol_pct = 5;
+    auto r = diff(a, b, o);
+    CHECK(!r.agree());
+    REQUIRE(r.durations.size() == 1);
+    auto& d = r.durations[0];
+    CHECK(d.index == 1);
+    std::vector<std::string> moved;
+    for (auto& w : d.waits)
+        if (w.a != w.b) moved.push_back(w.name + (w.over ? " over" : ""));
+    CHECK(moved == std::vector<std::string>{"ddr.refresh over"});
+    auto text = to_text(r);
+    CHECK_THAT(text, Catch::Contains("waits: ddr.refresh 1320 -> 1820 (+500) over"));
+    // The unit's sum moved by the same: the matvec line of the units lists it.
+    CHECK_THAT(text, Catch::Contains("waits: ddr.refresh 2570 -> 3070 (+500)"));
+    // A version 1 trace has no split: nothing to compare, the durations alone.
+    auto plain = diff(sample_trace(), sample_trace(), o);
+    CHECK(plain.agree());
+    CHECK(record_waits(sample_trace().records[1]).empty());
 }

@@ -1,9 +1,9 @@
 // trace diff: the first data divergence down to the element, duration and position deviations over
 // a tolerance, header, shape, missing and extra commands, and the verdict.
 
-#include "traces/diff.hpp"
 #include "engine/error.hpp"
 #include "fixtures.hpp"
+#include "traces/diff.hpp"
 #include "traces/lexical.hpp"
 #include "traces/reader.hpp"
 #include "traces/writer.hpp"

@@ -8,7 +8,9 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -179,5 +181,81 @@ TEST_CASE("the CSV has a header row and one row per command in index order", "[t
         CHECK(c[8] == hex16(*r.digest));
         CHECK(c[9] == (r.pc ? std::to_string(*r.pc) : ""));
         CHECK(c[10] == std::to_string(r.ddr[0].read));
+    }
+}
+
+TEST_CASE("the CSV carries each command's ready cycle, what bound it and every part of its split",
+          "[traces][export][split]") {
+    auto t = with_splits(sample_trace());
+    auto rows = lines(to_csv(t));
+    REQUIRE(rows.size() == t.records.size() + 1);
+    auto head = cells(rows[0]);
+    REQUIRE(head.size() == 10 + 2 * 4 + 2 + time_part_count);
+    CHECK(head[18] == "ready");
+    CHECK(head[19] == "bound_by");
+    CHECK(head[20] == "split.deps");
+    CHECK(head.back() == "split.latency");
+    for (std::size_t i = 0; i < t.records.size(); ++i) {
+        auto& r = t.records[i];
+        auto c = cells(rows[i + 1]);
+        INFO(rows[i + 1]);
+        REQUIRE(c.size() == head.size());
+        CHECK(c[18] == std::to_string(r.ready()));
+        CHECK(c[19] == std::string(name(r.split->largest())));
+        std::uint64_t busy = 0;
+        for (std::size_t p = 0; p < time_part_count; ++p) {
+            CHECK(c[20 + p] == std::to_string(r.split->cycles[p]));
+            if (!before_start(time_parts[p])) busy += std::stoull(c[20 + p]);
+        }
+        CHECK(busy == r.end - r.start);
+    }
+    // A trace without splits has no such columns (a version 1 trace exports as before).
+    CHECK(cells(lines(to_csv(sample_trace()))[0]).size() == 10 + 2 * 4);
+}
+
+TEST_CASE("the Perfetto slices carry the split as args and each channel has a queue depth counter",
+          "[traces][export][split]") {
+    auto t = with_splits(sample_trace());
+    auto events = parsed_events(to_perfetto(t));
+    std::map<std::uint64_t, json::object> args;
+    std::map<std::string, std::vector<std::pair<double, std::int64_t>>> depth; // per counter
+    std::set<std::string> counters;
+    for (auto& e : events) {
+        auto& o = e.as_object();
+        if (o.at("ph").as_string() == "X") {
+            auto& a = o.at("args").as_object();
+            args[a.at("index").to_number<std::uint64_t>()] = a;
+        } else if (o.at("ph").as_string() == "C") {
+            std::string n(o.at("name").as_string());
+            counters.insert(n);
+            if (n.ends_with("queue depth"))
+                depth[n].emplace_back(o.at("ts").to_number<double>(),
+                                      o.at("args").as_object().at("commands").to_number<std::int64_t>());
+        }
+    }
+    for (auto& r : t.records) {
+        INFO("command " << r.index);
+        auto& a = args.at(r.index);
+        CHECK(a.at("ready_cycle").to_number<std::uint64_t>() == r.ready());
+        CHECK(a.at("bound_by").as_string() == name(r.split->largest()));
+        for (auto p : time_parts)
+            CHECK(a.at("split." + std::string(name(p))).to_number<std::uint64_t>() == (*r.split)[p]);
+    }
+    for (std::uint32_t c = 0; c < 4; ++c) {
+        INFO("channel " << c);
+        CHECK(counters.count(fmt::format("DDR channel {}", c))); // bandwidth
+        auto& d = depth[fmt::format("DDR channel {} queue depth", c)];
+        REQUIRE(!d.empty());
+        CHECK(d.back().second == 0); // every command ends
+        // Each value is the number of commands with bytes on the channel in flight at that time.
+        for (auto [ts, n] : d) {
+            const auto cycle = static_cast<std::uint64_t>(std::llround(ts * t.header.clock_mhz));
+            std::int64_t expected = 0;
+            for (auto& r : t.records)
+                if (r.ddr[c].read + r.ddr[c].written > 0 && r.start <= cycle &&
+                    cycle < std::max(r.end, r.start + 1))
+                    ++expected;
+            CHECK(n == expected);
+        }
     }
 }

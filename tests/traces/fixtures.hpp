@@ -4,6 +4,7 @@
 #include "tests/support/scratch_dir.hpp"
 #include "traces/trace.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <initializer_list>
@@ -87,6 +88,22 @@ inline Trace sample_trace() {
         for (std::size_t c = 0; c < 4; ++c)
             r.ddr[c] = {r.read / 4 + c * k, c == (k % 4) ? r.written : 0};
         ++k;
+    }
+    return t;
+}
+
+/// `t` with a split on every record: waits that fit before its start (deps, unit, issue by its
+/// index), and its duration as half DDR data, a quarter refresh, the rest latency.
+inline Trace with_splits(Trace t) {
+    for (auto& r : t.records) {
+        TimeSplit s;
+        s[TimePart::Deps] = std::min<std::uint64_t>(r.start, 7 * r.index);
+        s[TimePart::Unit] = std::min<std::uint64_t>(r.start - s[TimePart::Deps], 3 * (r.index % 2));
+        s[TimePart::Issue] = r.start - s[TimePart::Deps] - s[TimePart::Unit] > 0 ? 1 : 0;
+        s[TimePart::DdrData] = r.duration() / 2;
+        s[TimePart::DdrRefresh] = r.duration() / 4;
+        s[TimePart::Latency] = r.duration() - s[TimePart::DdrData] - s[TimePart::DdrRefresh];
+        r.split = s;
     }
     return t;
 }

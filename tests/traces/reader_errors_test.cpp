@@ -82,6 +82,14 @@ Case remove(std::string what, int n, int line, std::string expected) {
     return {std::move(what), join(l), line, std::move(expected)};
 }
 
+/// A version 2 trace whose second command (line 11, cycles 10 to 50) carries `option`.
+Case v2(std::string what, std::string option, std::string expected) {
+    auto l = good_lines();
+    l[0] = "cardsim-trace 2";
+    l[10] += " " + option;
+    return {std::move(what), join(l), 11, std::move(expected)};
+}
+
 std::string with(std::string_view base, std::string_view from, std::string_view to) {
     std::string s(base);
     auto at = s.find(from);
@@ -96,6 +104,15 @@ TEST_CASE("the hand-written base of the malformed cases is itself valid", "[trac
     auto t = parse_trace(join(good_lines()), "good.trace");
     CHECK(t.records.size() == 2);
     CHECK(t.records[0].data.at(0).bytes == f32_bytes({1.0f, 2.0f}));
+    // And as version 2 with a split on its second command, whose cases below break it.
+    auto l = good_lines();
+    l[0] = "cardsim-trace 2";
+    l[10] += " split=deps:4,issue:1,ddr.data:30,latency:10";
+    auto t2 = parse_trace(join(l), "good.trace");
+    REQUIRE(t2.records[1].split);
+    CHECK((*t2.records[1].split)[TimePart::DdrData] == 30);
+    CHECK(t2.records[1].ready() == 5);
+    CHECK(!t2.records[0].split);
 }
 
 TEST_CASE("every malformed input is an error naming the file and the line and what was expected",
@@ -108,9 +125,27 @@ TEST_CASE("every malformed input is an error naming the file and the line and wh
     auto good = join(g);
     std::vector<Case> cases{
         {"empty file", "", 1, "the file is empty"},
-        replace("unknown version", 1, "cardsim-trace 2", 1, "version 2 is not supported, expected version 1"),
-        replace("version with a leading zero", 1, "cardsim-trace 01", 1, "expected the number 1"),
-        replace("not a trace", 1, "hello", 1, "expected the first line `cardsim-trace 1`"),
+        replace("unknown version", 1, "cardsim-trace 3", 1,
+                "version 3 is not supported, expected version 1 to 2"),
+        replace("version 0", 1, "cardsim-trace 0", 1, "version 0 is not supported"),
+        replace("version with a leading zero", 1, "cardsim-trace 01", 1, "expected the number 2"),
+        replace("not a trace", 1, "hello", 1, "expected the first line `cardsim-trace 2`"),
+        replace("a split in version 1", 11, "cmd 2 matvec q4 10 50 128 0 ef46db3751d8e999 split=ddr.data:40",
+                11, "version 1 has no `split=`"),
+        v2("unknown split part", "split=ddr.data:30,ddr.rowhammer:10",
+           "split entry `ddr.rowhammer:10` is malformed"),
+        v2("split part without cycles", "split=ddr.data", "expected PART:CYCLES"),
+        v2("split cycles with a sign", "split=ddr.data:+40", "split entry `ddr.data:+40` is malformed"),
+        v2("repeated split part", "split=ddr.data:20,ddr.data:20", "split part `ddr.data` appears twice"),
+        v2("split with a trailing comma", "split=ddr.data:40,", "ends with a comma"),
+        v2("repeated split option", "split=ddr.data:40 split=ddr.data:40", "option `split` appears twice"),
+        v2("split short of the duration", "split=deps:3,ddr.data:39",
+           "sum to 39 cycles, expected its duration 40"),
+        v2("split over the duration", "split=ddr.data:40,latency:1",
+           "sum to 41 cycles, expected its duration 40"),
+        v2("split waiting before cycle 0", "split=deps:11,ddr.data:40",
+           "waits 11 cycles (deps, unit, issue) before "
+           "its start at cycle 10"),
         insert("comment before the magic line", 1, "# first", 1, "expected the first line"),
         replace("uppercase program digest", 2, "program 0123456789ABCDEF", 2, "16 lowercase hex digits"),
         replace("short program digest", 2, "program 0123456789abcde", 2, "16 lowercase hex digits"),

@@ -68,4 +68,11 @@ std::string document(std::string_view title, std::string_view body) {
                        escape(title), embedded::report_css, catcher, body, embedded::report_js);
 }
 
+std::string figure_card(std::string_view label, std::string_view value, std::string_view note,
+                        std::string_view cls) {
+    return fmt::format("<div class=\"card{}{}\"><div class=\"label\">{}</div><div class=\"value\">{}</div>"
+                       "<div class=\"note\">{}</div></div>\n",
+                       cls.empty() ? "" : " ", cls, escape(label), escape(value), escape(note));
+}
+
 } // namespace cardsim::traces::report

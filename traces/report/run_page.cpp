@@ -7,6 +7,7 @@
 #include "traces/report/svg_chart.hpp"
 #include "traces/report/timeline.hpp"
 #include "traces/summary.hpp"
+#include "traces/time_split.hpp"
 #include "traces/xxh64.hpp"
 
 #include <fmt/core.h>
@@ -134,72 +135,65 @@ std::vector<std::pair<std::string, std::string>> trace_lines(const Trace& t) {
     return o;
 }
 
-/// One figure card.
-std::string card(std::string_view label, std::string_view value, std::string_view note,
-                 std::string_view cls = "") {
-    return fmt::format("<div class=\"card{}{}\"><div class=\"label\">{}</div><div class=\"value\">{}</div>"
-                       "<div class=\"note\">{}</div></div>\n",
-                       cls.empty() ? "" : " ", cls, escape(label), escape(value), escape(note));
-}
-
 /// The figure cards at the top of the page.
 std::string figure_cards(const RunPageInput& in) {
     std::string o = "<section id=\"figures\" class=\"cards\">\n";
     if (!in.facts) {
         auto s = summarise(in.trace);
         const double secs = double(s.cycles) / (in.trace.header.clock_mhz * 1e6);
-        o += card("simulated time", fmt::format("{:.3f} ms", secs * 1e3), fmt::format("{} cycles", s.cycles));
-        o += card("tokens/s", "not recorded", "the trace carries no run facts (run.summary)", "muted");
+        o += figure_card("simulated time", fmt::format("{:.3f} ms", secs * 1e3),
+                         fmt::format("{} cycles", s.cycles));
+        o += figure_card("tokens/s", "not recorded", "the trace carries no run facts (run.summary)", "muted");
         if (all_ddr(in.trace)) {
             std::uint64_t bytes = 0;
             for (auto& c : s.ddr)
                 bytes += c.read + c.written;
-            o +=
-                card("DDR bandwidth", fmt::format("{:.2f} GB/s", secs > 0 ? double(bytes) / secs / 1e9 : 0.0),
-                     fmt::format("{:.1f} MB moved", double(bytes) / 1e6));
+            o += figure_card("DDR bandwidth",
+                             fmt::format("{:.2f} GB/s", secs > 0 ? double(bytes) / secs / 1e9 : 0.0),
+                             fmt::format("{:.1f} MB moved", double(bytes) / 1e6));
         }
-        o += card("bit-exact", "not recorded", "", "muted");
+        o += figure_card("bit-exact", "not recorded", "", "muted");
         return o + "</section>\n";
     }
     const auto& f = *in.facts;
     const double secs = f.seconds, peak = f.peak_bytes_per_second;
     if (auto d = decode_seconds(f))
-        o += card("decode tokens/s", fmt::format("{:.1f}", 1.0 / *d),
-                  fmt::format("{:.3f} ms a token", *d * 1e3));
+        o += figure_card("decode tokens/s", fmt::format("{:.1f}", 1.0 / *d),
+                         fmt::format("{:.3f} ms a token", *d * 1e3));
     else
-        o += card("tokens/s", fmt::format("{:.1f}", secs > 0 ? double(f.steps) / secs : 0.0),
-                  fmt::format("{} steps in {:.3f} ms", f.steps, secs * 1e3));
+        o += figure_card("tokens/s", fmt::format("{:.1f}", secs > 0 ? double(f.steps) / secs : 0.0),
+                         fmt::format("{} steps in {:.3f} ms", f.steps, secs * 1e3));
     const double roofline = peak > 0 ? double(f.ddr_bytes) / peak : 0;
-    o += card("roofline fraction", fmt::format("{:.1f} %", secs > 0 ? 100 * roofline / secs : 0.0),
-              fmt::format("roofline {:.3f} ms of {:.3f} ms", roofline * 1e3, secs * 1e3));
+    o += figure_card("roofline fraction", fmt::format("{:.1f} %", secs > 0 ? 100 * roofline / secs : 0.0),
+                     fmt::format("roofline {:.3f} ms of {:.3f} ms", roofline * 1e3, secs * 1e3));
     const double bw = secs > 0 ? double(f.ddr_bytes) / secs : 0;
     std::string per;
     for (std::size_t c = 0; c < f.channels.size(); ++c)
         per += fmt::format("{}{:.2f}", per.empty() ? "per channel " : " / ",
                            secs > 0 ? double(f.channels[c].read + f.channels[c].written) / secs / 1e9 : 0.0);
-    o += card("DDR bandwidth", fmt::format("{:.2f} GB/s", bw / 1e9),
-              fmt::format("{:.1f} % of the {:.1f} GB/s peak; {} GB/s", peak > 0 ? 100 * bw / peak : 0.0,
-                          peak / 1e9, per));
+    o += figure_card("DDR bandwidth", fmt::format("{:.2f} GB/s", bw / 1e9),
+                     fmt::format("{:.1f} % of the {:.1f} GB/s peak; {} GB/s",
+                                 peak > 0 ? 100 * bw / peak : 0.0, peak / 1e9, per));
     if (f.bit_exact)
-        o += card("bit-exact", *f.bit_exact ? "yes" : "NO",
-                  *f.bit_exact ? "outputs equal the golden executor's" : f.mismatch,
-                  *f.bit_exact ? "good" : "bad");
+        o += figure_card("bit-exact", *f.bit_exact ? "yes" : "NO",
+                         *f.bit_exact ? "outputs equal the golden executor's" : f.mismatch,
+                         *f.bit_exact ? "good" : "bad");
     else
-        o += card("bit-exact", "not checked", f.unchecked, "muted");
+        o += figure_card("bit-exact", "not checked", f.unchecked, "muted");
     if (f.accuracy)
-        o += card("accuracy vs f64", fmt::format("{:.1f} % top-1", 100 * f.accuracy->top1_agreement),
-                  fmt::format("max |logit error| {:.3g}, KL {:.3g} nats over {} steps",
-                              f.accuracy->max_abs_error, f.accuracy->kl, f.accuracy->steps));
+        o += figure_card("accuracy vs f64", fmt::format("{:.1f} % top-1", 100 * f.accuracy->top1_agreement),
+                         fmt::format("max |logit error| {:.3g}, KL {:.3g} nats over {} steps",
+                                     f.accuracy->max_abs_error, f.accuracy->kl, f.accuracy->steps));
     else
-        o += card("accuracy vs f64", "not measured",
-                  f.bit_exact ? "the run skipped the reference" : "needs a full run with the checkpoint",
-                  "muted");
-    o += card("power (estimate)", fmt::format("{:.1f} W", f.watts),
-              fmt::format("{:.3g} tokens per joule; {}",
-                          f.watts > 0 && secs > 0 ? double(f.steps) / secs / f.watts : 0.0,
-                          f.fit.rfind("fit: yes", 0) == 0 ? "the config fits the device" : f.fit),
-              f.fit.rfind("fit: no", 0) == 0 ? "bad" : "");
-    if (f.fault) o += card("fault", "bus error", *f.fault, "bad");
+        o += figure_card(
+            "accuracy vs f64", "not measured",
+            f.bit_exact ? "the run skipped the reference" : "needs a full run with the checkpoint", "muted");
+    o += figure_card("power (estimate)", fmt::format("{:.1f} W", f.watts),
+                     fmt::format("{:.3g} tokens per joule; {}",
+                                 f.watts > 0 && secs > 0 ? double(f.steps) / secs / f.watts : 0.0,
+                                 f.fit.rfind("fit: yes", 0) == 0 ? "the config fits the device" : f.fit),
+                     f.fit.rfind("fit: no", 0) == 0 ? "bad" : "");
+    if (f.fault) o += figure_card("fault", "bus error", *f.fault, "bad");
     return o + "</section>\n";
 }
 
@@ -364,7 +358,13 @@ std::string card_section(const RunPageInput& in) {
 } // namespace
 
 std::vector<std::pair<std::string, std::string>> summary_lines(const RunPageInput& input) {
-    return input.facts ? fact_lines(*input.facts) : trace_lines(input.trace);
+    auto lines = input.facts ? fact_lines(*input.facts) : trace_lines(input.trace);
+    TimeByUnit time; // where each unit kind's commands' time went, as `cardsim run` prints it
+    for (auto& r : input.trace.records)
+        if (r.split) time.add(r.unit, *r.split);
+    for (auto& line : time_lines(time.units()))
+        lines.push_back(std::move(line));
+    return lines;
 }
 
 std::string run_page(const RunPageInput& in) {

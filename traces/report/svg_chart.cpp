@@ -15,6 +15,7 @@ namespace {
 constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
                                    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8"};
 constexpr const char* emphasis_colour = "#d62728";
+constexpr const char* ring_colour = "#000000";
 
 /// A value range of an axis.
 struct Range {
@@ -132,13 +133,16 @@ std::string svg(const Chart& c) {
                      coord(top + ph + (categorical ? 66 : 36)), escape(c.x_label));
     o += fmt::format("<text class=\"ylabel\" transform=\"translate(16,{}) rotate(-90)\">{}</text>\n",
                      coord(top + ph / 2), escape(c.y_label));
-    // Series: ordinary ones first, emphasised ones on top.
+    // Series: ordinary ones first, emphasised ones and rings on top.
+    auto on_top = [](const Series& s) { return s.emphasis || s.rings; };
     std::size_t colour = 0;
     std::vector<std::pair<const Series*, std::string>> drawn;
     for (auto& s : c.series)
-        drawn.emplace_back(&s, s.emphasis ? emphasis_colour : palette[colour++ % std::size(palette)]);
+        drawn.emplace_back(&s, s.rings      ? std::string(ring_colour)
+                               : s.emphasis ? emphasis_colour
+                                            : palette[colour++ % std::size(palette)]);
     std::stable_sort(drawn.begin(), drawn.end(),
-                     [](auto& a, auto& b) { return !a.first->emphasis && b.first->emphasis; });
+                     [&](auto& a, auto& b) { return !on_top(*a.first) && on_top(*b.first); });
     for (auto& [s, col] : drawn) {
         o += fmt::format("<g class=\"series{}\" data-series=\"{}\">", s->emphasis ? " emphasis" : "",
                          escape(s->name));
@@ -153,9 +157,14 @@ std::string svg(const Chart& c) {
         }
         for (auto& p : s->points) {
             if (!drawable(c, p)) continue;
-            o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"{} data-tip=\"{}\"/>",
-                             coord(X(p.x)), coord(Y(p.y)), s->emphasis ? 5 : 4, col,
-                             s->dots ? "" : " class=\"hover\"", escape(p.tip));
+            if (s->rings)
+                o += fmt::format("<circle class=\"ring\" cx=\"{}\" cy=\"{}\" r=\"7\" fill=\"none\" "
+                                 "stroke=\"{}\" stroke-width=\"1.5\" data-tip=\"{}\"/>",
+                                 coord(X(p.x)), coord(Y(p.y)), col, escape(p.tip));
+            else
+                o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"{} data-tip=\"{}\"/>",
+                                 coord(X(p.x)), coord(Y(p.y)), s->emphasis ? 5 : 4, col,
+                                 s->dots ? "" : " class=\"hover\"", escape(p.tip));
             if (!p.label.empty()) { // to the right of the point, or to its left in the plot's right part
                 const bool left_side = X(p.x) > left + 0.7 * pw;
                 o += fmt::format("<text class=\"plabel\" x=\"{}\" y=\"{}\" fill=\"{}\"{}>{}</text>",

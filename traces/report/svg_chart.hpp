@@ -22,7 +22,8 @@ struct Series {
     std::vector<ChartPoint> points{};
     bool line = true;
     bool emphasis = false;
-    bool dots = true; ///< draw the points; when false they are invisible, kept for their tooltips
+    bool dots = true;   ///< draw the points; when false they are invisible, kept for their tooltips
+    bool rings = false; ///< draw each point as a black ring, over the others (points set apart)
 };
 
 /// A chart. With `categories`, x values are indices into it (0, 1, ...) and the axis shows the

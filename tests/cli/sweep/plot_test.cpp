@@ -154,3 +154,58 @@ TEST_CASE("plot refuses a CSV that is not a sweep's and results without an ok ro
     REQUIRE(contains(b.out, "no row has status ok"));
     REQUIRE(run_cardsim("plot " + (s / "nowhere").string()).code == 2);
 }
+
+TEST_CASE("a sweep's results carry the chip estimates and a point that does not fit is never on a front") {
+    ScratchDir s("sweep-fit");
+    auto p = sweep_and_plot(s, tiny_model(2) + "[axes]\nunits.matvec.count = [1, 2, 16]\n");
+    INFO(p.out);
+    REQUIRE(p.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    const auto& h = rows[0];
+    for (auto c : {"dsp", "alm", "m20k", "fmax_mhz", "watts", "tokens_per_joule", "fits"})
+        REQUIRE(column(h, c) < h.size());
+    const auto fits = column(h, "fits"), dsp = column(h, "dsp"), tps = column(h, "tokens_per_second");
+    // Sixteen matvec units overrun the device (cardsim fit refuses them); one and two fit, and
+    // more units cost more DSP blocks.
+    REQUIRE(rows[1][fits] == "yes");
+    REQUIRE(rows[2][fits] == "yes");
+    REQUIRE(rows[3][fits] == "no");
+    REQUIRE(std::stod(rows[1][dsp]) < std::stod(rows[2][dsp]));
+    REQUIRE(std::stod(rows[2][dsp]) < std::stod(rows[3][dsp]));
+    REQUIRE(std::stod(rows[3][tps]) >= std::stod(rows[2][tps]));
+    for (auto fig : {"dsp", "watts"}) {
+        INFO(fig);
+        const std::string base = std::string(fig) + "_vs_tokens_per_second";
+        REQUIRE(is_png(s / "out/plots" / (base + ".png")));
+        auto script = read(s / "out/plots" / (base + ".gp"));
+        auto front = datablock(script, "front"), misfit = datablock(script, "misfit");
+        REQUIRE(misfit.size() == 1);
+        REQUIRE(misfit[0].rfind(rows[3][tps] + " ", 0) == 0);
+        for (auto& l : front)
+            REQUIRE(!contains(l, "\"#2 "));
+        REQUIRE(!front.empty());
+    }
+    // The charts against the axis ring the point too.
+    auto axis = read(s / "out/plots/tokens_per_second_vs_units-matvec-count.gp");
+    REQUIRE(datablock(axis, "misfit").size() == 1);
+    REQUIRE(contains(axis, "does not fit the chip"));
+}
+
+TEST_CASE("the front of a figure is taken over the fitting points only") {
+    ScratchDir s("sweep-front-fits");
+    // Point 2 is fastest and cheapest but does not fit: without it, 0 and 1 form the front.
+    write(s / "out/results.csv",
+          "point,model,units.matvec.count,status,tokens_per_second,dsp,watts,fits,error\n"
+          "0,m,1,ok,10,100,50,yes,\n1,m,2,ok,20,200,60,yes,\n"
+          "2,m,3,ok,30,50,40,no,\n3,m,4,ok,15,300,70,yes,\n");
+    auto p = run_cardsim("plot " + (s / "out").string());
+    INFO(p.out);
+    REQUIRE(p.code == 0);
+    auto script = read(s / "out/plots/dsp_vs_tokens_per_second.gp");
+    auto front = datablock(script, "front");
+    REQUIRE(front.size() == 2);
+    REQUIRE(front[0].rfind("10 100 ", 0) == 0);
+    REQUIRE(front[1].rfind("20 200 ", 0) == 0);
+    REQUIRE(datablock(script, "misfit") == std::vector<std::string>{"30 50 \"#2\""});
+    REQUIRE(datablock(script, "points").size() == 1); // point 3, beaten by point 1
+}

@@ -177,3 +177,36 @@ TEST_CASE("an array of token counts is an axis: each point runs with its own tok
     REQUIRE(b.code == 2);
     REQUIRE(contains(b.out, "`axes.tokens` is not a config key"));
 }
+
+TEST_CASE("a sweep with a prompt length reports each point's prefill and decode as cardsim run does") {
+    ScratchDir s("sweep-prefill");
+    write(s / "spec.toml",
+          "tokens = 2\nprompt_len = 8\nchunk = 4\n"
+          "model = { generate = { arch = \"hybrid\", size = \"tiny\", shapes_only = true } }\n"
+          "[axes]\nddr.channels = [1, 2]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 2 -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    const auto& h = rows[0];
+    const auto model = (s / "out/models/hybrid-tiny-shapes").string();
+    CHECK(!std::filesystem::exists(model + "/model.safetensors"));
+    for (std::size_t p = 0; p < 2; ++p) {
+        auto& row = rows[1 + p];
+        REQUIRE(row[column(h, "status")] == "ok");
+        auto direct = machine(run_cardsim("run " + model +
+                                          " --timing-only --machine --tokens 2 --prompt-len 8 "
+                                          "--chunk 4 --set ddr.channels=" +
+                                          std::to_string(p + 1))
+                                  .out);
+        for (auto c : {"prefill_tokens_per_second", "ttft_seconds", "prefill_bound",
+                       "decode_tokens_per_second", "decode_bound", "decode_roofline_fraction"})
+            CHECK(row[column(h, c)] == direct.at(c));
+    }
+    // A full sweep cannot time a prompt it has no ids for.
+    write(s / "bad.toml", "prompt_len = 8\nfull = true\nmodel = { generate = { arch = \"dense\" } }\n");
+    auto bad = run_cardsim("sweep " + (s / "bad.toml").string() + " --list");
+    CHECK(bad.code == 2);
+    CHECK(contains(bad.out, "needs timing-only points"));
+}

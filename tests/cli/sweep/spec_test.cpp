@@ -195,3 +195,37 @@ TEST_CASE("a sweep spec that is not there, or a bad --shard, is bad input") {
         REQUIRE(contains(b.out, "expected i/N"));
     }
 }
+
+TEST_CASE("every shipped sweep spec loads and lists its grid") {
+    const auto dir = std::filesystem::path(CARDSIM_SOURCE_DIR) / "configs/sweeps";
+    std::size_t specs = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        if (e.path().extension() != ".toml") continue;
+        ++specs;
+        auto r = run_cardsim("sweep " + e.path().string() + " --list");
+        INFO(e.path().string() << ": " << r.out);
+        REQUIRE(r.code == 0);
+        REQUIRE(contains(r.out, "point 0"));
+    }
+    REQUIRE(specs >= 3);
+}
+
+TEST_CASE(
+    "shapes-only models are a sweep's axis: published sizes need shapes_only, unpublished ones are refused") {
+    ScratchDir s("sweep-shapes");
+    auto r = list(s, "models = [{ generate = { arch = \"dense\", size = \"8b\", shapes_only = true } },\n"
+                     "          { generate = { arch = \"hybrid\", size = \"tiny\", shapes_only = true } }]\n"
+                     "[axes]\nweights.code_bits = [8, 4]\n");
+    REQUIRE(r.code == 0);
+    const std::vector<std::string> want{"point 0: model=dense-8b-shapes weights.code_bits=8",
+                                        "point 1: model=dense-8b-shapes weights.code_bits=4",
+                                        "point 2: model=hybrid-tiny-shapes weights.code_bits=8",
+                                        "point 3: model=hybrid-tiny-shapes weights.code_bits=4"};
+    CHECK(point_lines(r.out) == want);
+    auto weights = list(s, "model = { generate = { arch = \"dense\", size = \"8b\" } }\n");
+    CHECK(weights.code == 2);
+    CHECK(contains(weights.out, "a published shape: add shapes_only = true"));
+    auto none = list(s, "model = { generate = { arch = \"hybrid\", size = \"14b\", shapes_only = true } }\n");
+    CHECK(none.code == 2);
+    CHECK(contains(none.out, "no Qwen3.5 of about 14b"));
+}

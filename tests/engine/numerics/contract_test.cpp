@@ -30,15 +30,19 @@ std::pair<int, std::string> run_cardsim(const std::string& args) {
 
 } // namespace
 
-TEST_CASE("the default point quantises activations in blocks of 32 with 4 bits and keeps f16 caches") {
+TEST_CASE("the default point takes the weights' blocks with wide codes and keeps f16 caches; sub32 takes "
+          "blocks of 32 with 4 bits") {
     Contract c = contract(EngineNumerics{});
-    REQUIRE(c.activations == Scheme{Values{32}, LeastPowerOfTwo{4}, 1});
+    REQUIRE(c.activations == Scheme{OfTheWeights{}, LeastPowerOfTwo{23}, 1});
     REQUIRE(c.cache == Keep::F16);
     REQUIRE(c.state == Keep::F32);
     REQUIRE_FALSE(c.attention.has_value());
     REQUIRE(c.fused == EXACT);
     REQUIRE(c.accumulator_bits == 64);
-    REQUIRE(c.point == "the engine: scaling=sub32 activations=one state=f32 cache=f16 attention=vector");
+    REQUIRE(c.point == "the engine: scaling=per_block activations=one state=f32 cache=f16 attention=vector");
+    EngineNumerics cheapest;
+    cheapest.scaling = ActScaling::Sub32;
+    REQUIRE(contract(cheapest).activations == Scheme{Values{32}, LeastPowerOfTwo{4}, 1});
 }
 
 TEST_CASE("per-block scaling takes the weights' blocks with wide codes and array attention a whole head") {

@@ -1,0 +1,68 @@
+#include "cli/phase.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <sstream>
+
+namespace cardsim::cli {
+
+std::string Phase::bound_text() const {
+    return fmt::format("{} (DDR roofline {:.3f} ms, {:.1f} % of it achieved; busiest unit {} {:.3f} ms)",
+                       bandwidth_bound() ? "bandwidth-bound" : "compute-bound", roofline_seconds * 1e3,
+                       seconds > 0 ? 100 * roofline_seconds / seconds : 0.0, busiest, compute_seconds * 1e3);
+}
+
+std::string Phase::encode() const {
+    return fmt::format(
+        "tokens={}\nsteps={}\ncycles={}\nseconds={:.17g}\nddr_bytes={}\nroofline_seconds={:.17g}\n"
+        "compute_seconds={:.17g}\nbusiest={}\n",
+        tokens, steps, cycles, seconds, ddr_bytes, roofline_seconds, compute_seconds, busiest);
+}
+
+Phase parse_phase(const std::string& text) {
+    Phase p;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        auto k = line.substr(0, eq), v = line.substr(eq + 1);
+        if (k == "tokens") p.tokens = std::stoull(v);
+        if (k == "steps") p.steps = std::stoull(v);
+        if (k == "cycles") p.cycles = std::stoull(v);
+        if (k == "seconds") p.seconds = std::stod(v);
+        if (k == "ddr_bytes") p.ddr_bytes = std::stoull(v);
+        if (k == "roofline_seconds") p.roofline_seconds = std::stod(v);
+        if (k == "compute_seconds") p.compute_seconds = std::stod(v);
+        if (k == "busiest") p.busiest = v;
+    }
+    return p;
+}
+
+Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens) {
+    Phase p;
+    p.tokens = tokens;
+    p.steps = run.step_end.size();
+    p.cycles = run.cycles;
+    p.seconds = run.seconds;
+    for (auto& ch : run.channels)
+        p.ddr_bytes += ch.read_bytes + ch.write_bytes;
+    std::array<std::uint64_t, card::unit_kind_count> compute{};
+    for (auto& r : run.records)
+        compute[static_cast<std::size_t>(r.unit)] += r.compute_cycles;
+    p.roofline_seconds =
+        double(p.ddr_bytes) / (config.ddr.channels * config.ddr.channel_peak_bytes_per_second());
+    const double cycle = 1e-6 / config.clock.kernel_mhz;
+    for (auto kind : card::all_unit_kinds) {
+        const auto count = config.units[kind].count;
+        if (!count) continue;
+        const double s = double(compute[static_cast<std::size_t>(kind)]) * cycle / count;
+        if (!p.busiest.empty() && s <= p.compute_seconds) continue;
+        p.compute_seconds = s;
+        p.busiest = std::string(card::name(kind));
+    }
+    return p;
+}
+
+} // namespace cardsim::cli
