@@ -30,6 +30,10 @@ int run(std::span<const std::string> args) {
     auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
+    // The arena of a decode step (one token, one sequence) must fit the SRAM, as `run` lowers it.
+    if (report.runs() && std::holds_alternative<models::DecoderSpec>(model.spec))
+        if (auto why = lower::arena_refusal(built.graph, graph::Bucket{1, 1, 0}, config.sram.bytes))
+            report.refusals.push_back({graph::Site{}, *why});
     fmt::print("{}: {}\n{}{}\n", vm["model"].as<std::string>(), models::describe(model.spec),
                report.text(built.graph), fit::verdict_line(fit::check_fit(config)));
     if (!report.runs() || !std::holds_alternative<models::DecoderSpec>(model.spec))

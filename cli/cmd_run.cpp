@@ -15,29 +15,40 @@
 namespace cardsim::cli {
 namespace {
 
-/// Token ids from `1,17,42` or `1 17 42`.
+/// Token ids from `1,17,42` or `1 17 42`: at least one, no empty field between commas.
 std::vector<std::uint32_t> parse_ids(const std::string& text) {
     std::vector<std::uint32_t> ids;
-    std::string t = text;
-    for (auto& c : t)
-        if (c == ',') c = ' ';
-    std::istringstream in(t);
-    std::string word;
-    while (in >> word) {
-        std::size_t used = 0;
-        unsigned long v = 0;
-        try {
-            v = std::stoul(word, &used);
-        } catch (...) {
-            used = 0;
+    std::istringstream fields(text);
+    for (std::string field; std::getline(fields, field, ',');) {
+        std::istringstream in(field);
+        std::size_t words = 0;
+        for (std::string word; in >> word; ++words) {
+            std::size_t used = 0;
+            unsigned long v = 0;
+            try {
+                v = std::stoul(word, &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used != word.size() || v > 0xffffffffu)
+                throw Error(fmt::format(
+                    "--prompt: `{}` is not a token id (expected non-negative integers, e.g. 1,17,42)", word));
+            ids.push_back(std::uint32_t(v));
         }
-        if (used != word.size() || v > 0xffffffffu)
-            throw Error(fmt::format(
-                "--prompt: `{}` is not a token id (expected non-negative integers, e.g. 1,17,42)", word));
-        ids.push_back(std::uint32_t(v));
+        if (words == 0 && text.find(',') != std::string::npos)
+            throw Error(
+                fmt::format("--prompt `{}`: an empty id between commas (expected e.g. 1,17,42)", text));
     }
+    if (!text.empty() && text.back() == ',')
+        throw Error(
+            fmt::format("--prompt `{}`: an empty id after the last comma (expected e.g. 1,17,42)", text));
+    if (ids.empty())
+        throw Error("--prompt: no token ids given (expected e.g. 1,17,42; omit it for the default)");
     return ids;
 }
+
+/// The most tokens a run generates: positions are u32 on the card.
+constexpr std::size_t max_tokens = std::size_t{1} << 31;
 
 int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
@@ -107,11 +118,24 @@ int run(std::span<const std::string> args) {
     if (vm.count("check-layers")) req.check_layers = vm["check-layers"].as<std::string>();
     if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
     req.tokens = vm["tokens"].as<std::size_t>();
+    if (req.tokens == 0 || req.tokens > max_tokens)
+        throw Error(
+            fmt::format("--tokens {}: expected 1 .. {} (a decoder generates at least the token of its "
+                        "last prompt step)",
+                        req.tokens, max_tokens));
     if (vm.count("prompt")) {
         auto prompts = vm["prompt"].as<std::vector<std::string>>();
-        req.prompt = parse_ids(prompts[0]);
-        for (std::size_t i = 1; i < prompts.size(); ++i)
-            req.other_prompts.push_back(parse_ids(prompts[i]));
+        for (std::size_t i = 0; i < prompts.size(); ++i) {
+            std::vector<std::uint32_t> ids;
+            try {
+                ids = parse_ids(prompts[i]);
+            } catch (const Error& e) {
+                if (prompts.size() == 1) throw;
+                throw Error(
+                    fmt::format("the prompt of sequence {} has no ids or is malformed: {}", i, e.what()));
+            }
+            (i == 0 ? req.prompt : req.other_prompts.emplace_back()) = std::move(ids);
+        }
     }
     if (vm.count("seqs")) {
         req.seqs = vm["seqs"].as<std::size_t>();

@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +32,19 @@ po::variables_map parse(std::string_view command, std::string_view usage, std::s
     po::variables_map vm;
     try {
         std::vector<std::string> argv(args.begin(), args.end());
-        po::store(po::command_line_parser(argv).options(options).positional(pos).run(), vm);
+        auto parsed = po::command_line_parser(argv).options(options).positional(pos).run();
+        // Every number an option takes is a count, a size, a clock or a tolerance: boost would wrap
+        // `-1` into 2^32 - 1 for an unsigned option, so a negative number is refused here, by name.
+        for (auto& o : parsed.options)
+            for (auto& v : o.value)
+                if (v.size() > 1 && v[0] == '-' && std::all_of(v.begin() + 1, v.end(), [](char c) {
+                        return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+                    }))
+                    throw Error(
+                        fmt::format("cardsim {}: --{} {}: a negative number, expected one at least 0 (see "
+                                    "`cardsim {} --help`)",
+                                    command, o.string_key, v, command));
+        po::store(parsed, vm);
         if (vm.count("help")) {
             fmt::print("usage: cardsim {} {}\n\n", command, usage);
             std::ostringstream text;

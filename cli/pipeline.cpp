@@ -7,6 +7,7 @@
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program.hpp"
+#include "engine/program/validate.hpp"
 #include "engine/shim/check.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
@@ -63,6 +64,7 @@ program::Loaded read_program(const std::filesystem::path& path, const card::Card
                         "config has digest {:016x} (run it with the --config, --set and --knob it was "
                         "compiled with)",
                         path.string(), p.config_digest, card::digest(config)));
+    program::validate(p, &config, path.string());
     return program::load(std::move(p), std::move(image), path.string(), image_path.string());
 }
 
@@ -355,12 +357,15 @@ RunReport run_model(const RunRequest& req) {
     plan.steps = steps;
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
+    // Every command's record, when something reads them: the trace and its exports, or the RTL's
+    // cycles beside the model's; else only the totals.
+    plan.keep_records = req.trace || req.perfetto || req.csv || req.report || req.rtl_matvec;
     if (req.vcd) plan.vcd = req.vcd->string();
     plan.inputs = [&](std::size_t s, const sim::StepOutputs* prev) {
         if (!decoder) return inputs[0];
         auto in = batch.inputs(s, prev && next_out ? std::span(prev->values[*next_out])
                                                    : std::span<const std::byte>());
-        inputs.push_back(in);
+        if (req.mode == sim::Mode::Full) inputs.push_back(in); // the bit-exact check replays them
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", s + 1, rep.steps);
         return in;
     };

@@ -189,10 +189,12 @@ void Reader::read_header() {
                      fmt::format("the mode is {}, expected full | timing-only | hardware", quote(value)));
         } else { // clock_mhz
             auto mhz = parse_clock(value);
-            if (!mhz || *mhz <= 0)
+            // From 1 kHz: a tinier clock made exported time stamps infinite (`"ts":Infinity` in
+            // the Perfetto JSON); 2^64 cycles at 1 kHz are still a finite number of microseconds.
+            if (!mhz || !(*mhz >= 0.001 && *mhz <= 1e12))
                 fail(line.number,
-                     fmt::format("the clock is {}, expected a positive decimal number of MHz (`300`, "
-                                 "`331.25`)",
+                     fmt::format("the clock is {}, expected a decimal number of MHz in 0.001..1000000000000 "
+                                 "(`300`, `331.25`)",
                                  quote(value)));
             header_.clock_mhz = *mhz;
         }

@@ -111,8 +111,23 @@ private:
             left = add(Expression::Binary{'&', left, parse_not()});
         return left;
     }
+    /// Counts one level of nesting (`(`, `not`, unary `-`) while it lives; past `max_depth` levels
+    /// the text is refused, so the parser's recursion is bounded.
+    struct Nest {
+        ExpressionParser& p;
+        explicit Nest(ExpressionParser& parser) : p(parser) {
+            if (++p.depth_ > max_depth)
+                p.fail(fmt::format("nested more than {} deep (parentheses, not and unary -)", max_depth));
+        }
+        ~Nest() { --p.depth_; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+    };
+    static constexpr std::size_t max_depth = 256;
+
     /// not := not not | cmp
     std::size_t parse_not() {
+        Nest nest(*this);
         skip_space();
         if (accept("not") || (text_.substr(at_, 2) != "!=" && accept("!")))
             return add(Expression::Unary{'!', parse_not()});
@@ -155,6 +170,7 @@ private:
     }
     /// unary := - unary | atom
     std::size_t parse_unary() {
+        Nest nest(*this);
         if (accept("-")) return add(Expression::Unary{'-', parse_unary()});
         return parse_atom();
     }
@@ -164,6 +180,7 @@ private:
         if (at_ == text_.size()) fail("expected a number, a string, a name or `(`");
         char c = text_[at_];
         if (accept("(")) {
+            Nest nest(*this);
             auto inner = parse_or();
             if (!accept(")")) fail("expected `)`");
             return inner;
@@ -201,6 +218,7 @@ private:
 
     std::string_view text_, where_;
     std::size_t at_ = 0;
+    std::size_t depth_ = 0;
     Expression* out_ = nullptr;
 };
 
@@ -276,18 +294,30 @@ Value Expression::eval(std::size_t node, const std::function<Value(const std::st
         }
     }
     if (!da || !db) throw type_error(spelling(bin.op), a, &b);
+    if ((bin.op == '/' || bin.op == '%') && *db == 0)
+        throw Error(fmt::format("{}: expression \"{}\": `{}` by zero ({} {} 0)", where, text_,
+                                spelling(bin.op), show(a), spelling(bin.op)));
+    double r = 0;
     switch (bin.op) {
     case '+':
-        return *da + *db;
+        r = *da + *db;
+        break;
     case '-':
-        return *da - *db;
+        r = *da - *db;
+        break;
     case '*':
-        return *da * *db;
+        r = *da * *db;
+        break;
     case '/':
-        return *da / *db;
+        r = *da / *db;
+        break;
     default:
-        return std::fmod(*da, *db);
+        r = std::fmod(*da, *db);
     }
+    if (!std::isfinite(r))
+        throw Error(fmt::format("{}: expression \"{}\": {} {} {} is not a finite number", where, text_,
+                                show(a), spelling(bin.op), show(b)));
+    return r;
 }
 
 } // namespace cardsim::cli::sweep

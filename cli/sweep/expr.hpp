@@ -14,7 +14,9 @@
 //
 // A name is a dotted path (`ddr.channels`, `model`); what it means is the caller's (see
 // grid.hpp). Arithmetic takes numbers; `==` and `!=` take two values of one type; `<`...`>=`
-// take two numbers or two strings; `and`, `or`, `not` take booleans.
+// take two numbers or two strings; `and`, `or`, `not` take booleans. Nesting (parentheses, `not`,
+// unary `-`) is at most 256 deep; a division or remainder by zero, or a result that is not a
+// finite number, is an error naming the expression and the point.
 
 #include <cstddef>
 #include <functional>

@@ -107,6 +107,9 @@ void validate(const CardConfig& c, const Origins& origins) {
     if (auto tck = origins.derived("ddr.timing.tck_ps"); tck && std::abs(*tck - d.tck_ps()) > 0.5)
         fail("ddr.timing.tck_ps",
              fmt::format("{} ps disagrees with speed_mts {} (tCK {:.3f} ps)", *tck, d.speed_mts, d.tck_ps()));
+    if (c.units[UnitKind::Dma].count == 0)
+        fail("units.dma.count", "0: every program copies its outputs to the io region with the DMA unit, "
+                                "expected 1..1024");
     const auto& w = c.weights;
     if (!std::has_single_bit(w.block_size)) fail("weights.block_size", "expected a power of two");
     if (w.group_size && *w.group_size % w.block_size != 0)
@@ -181,9 +184,23 @@ CardConfig parse_card_config(std::string_view text, std::string_view source,
     return build_config(text, source, overrides);
 }
 
+/// The largest card config file read (the default is 20 KB).
+constexpr std::uintmax_t max_config_bytes = 1 << 20;
+
 CardConfig load_card_config(const std::optional<std::filesystem::path>& file,
                             std::span<const Override> overrides) {
     if (!file) return build_config(std::nullopt, {}, overrides);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*file, ec))
+        throw Error(fmt::format("cannot read card config `{}`: {}", file->string(),
+                                std::filesystem::is_directory(*file, ec)
+                                    ? "it is a directory, expected a TOML file"
+                                : std::filesystem::exists(*file, ec)
+                                    ? "it is not a regular file (a device or a pipe), expected a TOML file"
+                                    : "no such file"));
+    if (auto size = std::filesystem::file_size(*file, ec); ec || size > max_config_bytes)
+        throw Error(fmt::format("cannot read card config `{}`: {} bytes, a card config is at most {}",
+                                file->string(), ec ? 0 : size, max_config_bytes));
     std::ifstream in(*file, std::ios::binary);
     if (!in) throw Error(fmt::format("cannot read card config `{}`: no such readable file", file->string()));
     std::ostringstream text;

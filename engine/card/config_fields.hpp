@@ -111,7 +111,7 @@ void describe(V& v, C& c) {
     });
     v.section("weights", [&] {
         v.one_of("code_bits", c.weights.code_bits, {4, 8});
-        v.integer("block_size", c.weights.block_size, 8, 1024);
+        v.integer("block_size", c.weights.block_size, 32, 1024);
         v.group_size("group_size", c.weights.group_size);
         v.choice("scale", c.weights.scale, scale_kind_names);
     });

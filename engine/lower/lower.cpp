@@ -56,9 +56,7 @@ public:
         refuse_what_the_card_cannot_run();
         out_.options = o_;
         out_.layout = layout(g_, o_.bucket);
-        if (4 * out_.layout.len > t_.sram_bytes)
-            throw Error(fmt::format("the arena needs {} bytes and the card's SRAM holds {} bytes",
-                                    4 * out_.layout.len, t_.sram_bytes));
+        if (auto why = arena_refusal(g_, o_.bucket, t_.sram_bytes)) throw Error(*why);
         for (auto& p : o_.probes)
             if (auto problem = check(g_, p)) throw Error("cannot observe a value: " + *problem);
         place_states();
@@ -604,6 +602,15 @@ private:
 };
 
 } // namespace
+
+std::optional<std::string> arena_refusal(const Graph& g, const graph::Bucket& b, std::uint64_t sram_bytes) {
+    const std::uint64_t need = 4 * layout(g, b).len;
+    if (need <= sram_bytes) return std::nullopt;
+    return fmt::format(
+        "the arena needs {} bytes and the card's SRAM holds {} bytes (`sram.bytes` = {}; raise "
+        "it to at least {})",
+        need, sram_bytes, sram_bytes, need);
+}
 
 Compiled lower(const Graph& g, const WeightSource& weights, const Target& target, const Options& options) {
     return Lowering(g, weights, target, options).run();

@@ -56,6 +56,11 @@ struct Compiled : program::Loaded {
 Compiled lower(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
                const Options& options);
 
+/// Why the card cannot hold `g`'s arena for bucket `b` (its SRAM holds `sram_bytes`, the config's
+/// `sram.bytes`), or nothing: the sentence `check` prints and lowering throws.
+std::optional<std::string> arena_refusal(const graph::Graph& g, const graph::Bucket& b,
+                                         std::uint64_t sram_bytes);
+
 /// What lowering `g` for `target` with `options` takes of the card's DDR, whether or not it fits:
 /// the lowering's own placement, shapes only (no weight is read or packed).
 Capacity capacity(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/program/validate.hpp"
 
 #include <fmt/core.h>
 #include <xxhash.h>
@@ -61,6 +62,7 @@ constexpr std::size_t operand_bytes = 1 + 1 + 2 + 4 + 8 + 8;
 constexpr std::size_t host_head_bytes = 6 * 8 + 4 + 4;
 constexpr std::size_t io_entry_bytes = 1 + 1 + 2 + 4 + 4 + 4 + 8 + 8 + 8;
 constexpr std::size_t max_model_name = 256;
+constexpr std::size_t checksum_bytes = 8;
 constexpr std::size_t input_roles = 6; ///< the roles before `Logits` are the step's inputs
 
 /// Little-endian appends to a byte vector.
@@ -328,6 +330,7 @@ std::vector<std::byte> encode(const Program& p) {
         o.put(e.offset);
         o.put(e.bytes);
     }
+    o.put(static_cast<std::uint64_t>(XXH64(o.bytes.data(), o.bytes.size(), 0)));
     return std::move(o.bytes);
 }
 
@@ -337,16 +340,30 @@ std::uint64_t card_bytes(const Program& p) {
     return o.bytes.size();
 }
 
-Program decode(std::span<const std::byte> bytes, const std::string& file) {
-    In in(bytes, file);
-    in.need(header_bytes, "header");
-    auto m = in.take(8);
-    if (std::memcmp(m.data(), magic, 8) != 0) in.fail("wrong magic: this is not a cardsim program");
-    auto v = in.get<std::uint32_t>();
+Program decode(std::span<const std::byte> whole, const std::string& file) {
+    In head(whole, file);
+    head.need(header_bytes, "header");
+    auto m = head.take(8);
+    if (std::memcmp(m.data(), magic, 8) != 0) head.fail("wrong magic: this is not a cardsim program");
+    auto v = head.get<std::uint32_t>();
     if (v != version)
-        in.fail(fmt::format(
+        head.fail(fmt::format(
             "format version {}, this build reads version {}{}", v, version,
             v < version ? " (the file is older: compile the model again with `cardsim compile`)" : ""));
+    // The checksum over every byte before it, checked before any other field is trusted.
+    head.where = "checksum";
+    head.need(header_bytes - head.at() + checksum_bytes, "file");
+    const auto bytes = whole.first(whole.size() - checksum_bytes);
+    std::uint64_t stored = 0;
+    for (std::size_t i = 0; i < checksum_bytes; ++i)
+        stored |= std::uint64_t(std::to_integer<unsigned>(whole[bytes.size() + i])) << (8 * i);
+    if (auto actual = XXH64(bytes.data(), bytes.size(), 0); stored != actual)
+        head.fail(fmt::format("the file ends in checksum {:016x}, its bytes hash to {:016x}: the file is "
+                              "damaged or truncated (compile it again)",
+                              stored, actual));
+    In in(bytes, file);
+    in.take(head.at());
+    in.where = "header";
     in.reserved(4);
     Program p;
     p.config_digest = in.get<std::uint64_t>();

@@ -16,6 +16,7 @@
 //            model name (printable ASCII, no terminator),
 //            io entries × { role u8, rows u8, reserved u16 (0), value u32, after u32, layer u32,
 //            width u64, offset u64, bytes u64 } (u32 0xffffffff: none)
+//   checksum (version 3) xxh64 (seed 0) of every byte before it, host map included
 // The card fetches the header, the memory map and the commands (the program region holds
 // `card_bytes` of them); the host map after them is for the host that drives the program.
 // Reading checks every field: see `read`.
@@ -34,9 +35,9 @@ namespace cardsim::program {
 
 /// The file's magic bytes.
 inline constexpr char magic[8] = {'C', 'A', 'R', 'D', 'S', 'I', 'M', '\x1a'};
-/// The format version this build writes and reads. Version 2 added the host map; a version 1 file
-/// is refused (compile it again).
-inline constexpr std::uint32_t version = 2;
+/// The format version this build writes and reads. Version 2 added the host map, version 3 the
+/// whole-file checksum; an older file is refused (compile it again).
+inline constexpr std::uint32_t version = 3;
 
 /// What a region of the memory map holds.
 enum class Region : std::uint8_t {
@@ -181,13 +182,14 @@ std::uint64_t card_bytes(const Program& p);
 /// in the host map: a truncated map, an empty bucket, a model name that is not printable text, an
 /// unknown role or row kind, an input role missing or repeated, an output repeated, an entry
 /// whose size disagrees with the bucket, whose fields its role does not have, that lies outside
-/// the io region or overlaps another entry.
+/// the io region or overlaps another entry. Before any field past the version it checks the
+/// checksum (a damaged or truncated file).
 Program decode(std::span<const std::byte> bytes, const std::string& file = "<memory>");
 
 /// Writes `p` to `path` atomically (a temporary file beside it, then a rename).
 void write(const Program& p, const std::filesystem::path& path);
 
-/// Reads and checks the program at `path` (see `decode`).
+/// Reads and checks the program at `path` (see `decode`; `validate` is the semantic check).
 Program read(const std::filesystem::path& path);
 
 /// xxh64 (seed 0) of the part of the program file the card fetches (its first `card_bytes`: the

@@ -4,12 +4,26 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace cardsim::sim {
+namespace {
+
+/// The DDR bytes from address 0 that `p`'s regions span: all the data a run of it can touch.
+std::uint64_t ddr_span(const program::Program& p) {
+    std::uint64_t end = 0;
+    for (auto& r : p.regions)
+        if (r.space == program::Space::Ddr && r.base + r.size >= r.base) end = std::max(end, r.base + r.size);
+    return end;
+}
+
+} // namespace
 
 Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
            const program::Program& program, const program::Image& image, Mode mode, units::UnitSet units)
     : sc_core::sc_module(name), context_(config, program, mode == Mode::TimingOnly, std::move(units)),
-      ddr_("ddr", config.ddr), sram_("sram", config.sram, config.clock.kernel_mhz), sram_port_("sram_port") {
+      ddr_("ddr", config.ddr, ddr_span(program)), sram_("sram", config.sram, config.clock.kernel_mhz),
+      sram_port_("sram_port") {
     context_.channel_active.assign(config.ddr.channels, 0);
     for (auto& r : program.regions) {
         auto& at = context_.regions[static_cast<std::size_t>(r.kind)];

@@ -34,15 +34,20 @@ struct CardContext {
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
-    bool keep_data = false; ///< records carry their written bytes
-    units::UnitSet units;   ///< each unit kind's work, traffic and compute
+    bool keep_data = false;   ///< records carry their written bytes
+    bool keep_records = true; ///< completed commands' records are kept in `records`, else folded
+                              ///< into `kind_totals`
+    units::UnitSet units;     ///< each unit kind's work, traffic and compute
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row
     std::vector<CommandRecord> records;   ///< every command run so far, in completion order
-    std::vector<bool> done;               ///< per command of the current step
-    sc_core::sc_event command_done;       ///< notified whenever a command completes
-    std::optional<std::string> fault;     ///< the bus error that stopped the run, if any
+    /// Without keep_records: per unit kind, one record summing its commands' compute cycles, bytes
+    /// and time split (`index`: how many commands it folds; `end`: the latest).
+    std::array<CommandRecord, card::unit_kind_count> kind_totals{};
+    std::vector<bool> done;           ///< per command of the current step
+    sc_core::sc_event command_done;   ///< notified whenever a command completes
+    std::optional<std::string> fault; ///< the bus error that stopped the run, if any
     /// DDR channel activity for the VCD: commands moving data through each channel right now, and
     /// its signal (traced when the run writes a VCD).
     std::vector<std::uint32_t> channel_active;

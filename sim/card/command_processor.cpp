@@ -1,5 +1,7 @@
 #include "sim/card/command_processor.hpp"
 
+#include "sim/card/hazard.hpp"
+
 #include <fmt/core.h>
 
 namespace cardsim::sim {
@@ -33,6 +35,7 @@ bool CommandProcessor::run_step() {
         sc_core::wait(ctx_.clock.time_of(ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp() + delay)) -
                       sc_core::sc_time_stamp());
     }
+    std::vector<std::uint32_t> in_flight; // issued, not yet completed
     auto now = [&] { return ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp()); };
     for (std::uint32_t i = 0; i < prog.commands.size(); ++i) {
         auto& c = prog.commands[i];
@@ -70,6 +73,16 @@ bool CommandProcessor::run_step() {
         waits[TimePart::Deps] = deps_done - reached;
         waits[TimePart::Unit] = unit_free - deps_done;
         waits[TimePart::Issue] = now() - unit_free;
+        // The hazard check: a command in flight now has no dependency path to this one (it would
+        // have completed first), so touching the same bytes, one writing, is a race.
+        std::erase_if(in_flight, [&](std::uint32_t j) { return ctx_.done[j]; });
+        for (auto j : in_flight)
+            if (auto why = race(ctx_, j, i)) {
+                ctx_.fault = *why;
+                sc_core::sc_stop();
+                return false;
+            }
+        in_flight.push_back(i);
         unit->start(i, waits);
     }
     for (std::uint32_t i = 0; i < prog.commands.size(); ++i)

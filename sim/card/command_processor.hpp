@@ -17,7 +17,9 @@ namespace cardsim::sim {
 /// command in order: wait until every command it depends on has completed (the scoreboard), wait
 /// until a unit of its kind is free, spend the issue cycles, and hand it over. Issue is in order;
 /// a command whose unit is busy stalls those behind it, as an in-order issue stage does. The step
-/// ends when every command has completed. A command for a unit the card lacks is a bus error.
+/// ends when every command has completed. A command for a unit the card lacks is a bus error; a
+/// command issued while another that touches its bytes (one of the two writing) is in flight is a
+/// race (sim/card/hazard.hpp), and stops the run naming both.
 /// Each command's waits are handed to its unit with it (TimeSplit: deps, unit, issue, from the
 /// cycle the issue stage reached it: after it handed over the command before, or after the fetch).
 class CommandProcessor : public sc_core::sc_module {

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
+#include "engine/program/validate.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -55,6 +56,9 @@ private:
                 card_.read(place.region, place.offset, bytes);
                 out.values.push_back(std::move(bytes));
             }
+            // A timing-only run's outputs hold no data: keep the last step's only, so host memory
+            // stays constant per step over a long run.
+            if (plan_.mode == Mode::TimingOnly) result_.outputs.clear();
             result_.outputs.push_back(std::move(out));
             previous = &result_.outputs.back();
             result_.step_end.push_back(card_.context().clock.cycle_at_or_after(sc_core::sc_time_stamp()));
@@ -74,9 +78,12 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     auto t0 = std::chrono::steady_clock::now();
     // Full runs compute with the config's weight format: refuse one the matvec does not run up front.
     if (plan.mode == Mode::Full) kernels::weight_format(config);
+    // The card decodes every command against its opcode's slots and the config's formats first.
+    program::validate(loaded.program, &config, "the program");
     Card card("card", config, loaded.program, loaded.image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
+    card.context().keep_records = plan.keep_records;
     Host host("host", card, loaded, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
     // beside the destination and renamed into place when complete.
@@ -111,6 +118,9 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     auto& ctx = card.context();
     result.fault = ctx.fault;
     result.records = std::move(ctx.records);
+    if (!plan.keep_records)
+        for (auto& t : ctx.kind_totals)
+            if (t.index) result.records.push_back(t);
     std::sort(result.records.begin(), result.records.end(),
               [](auto& a, auto& b) { return a.step != b.step ? a.step < b.step : a.index < b.index; });
     result.cycles = result.step_end.empty() ? 0 : result.step_end.back();

@@ -32,8 +32,10 @@ struct RunPlan {
     std::function<StepInputs(std::size_t step, const StepOutputs* previous)> inputs;
     Mode mode = Mode::Full;
     std::optional<units::UnitSet> units;
-    bool keep_data = false; ///< records carry the bytes each command wrote
-    std::string vcd;        ///< when set, a VCD of unit busy and DDR channel activity is written here
+    bool keep_data = false;   ///< records carry the bytes each command wrote
+    bool keep_records = true; ///< keep every command's record (a trace needs them); false: one record
+                              ///< per unit kind with its commands' totals, host memory flat per step
+    std::string vcd;          ///< when set, a VCD of unit busy and DDR channel activity is written here
     /// When set, sees every request the card's units send to the DDR, at the memory-clock edge it
     /// arrives (e.g. a memory::TraceExporter writing it as a trace).
     memory::RequestObserver* ddr_observer = nullptr;
@@ -47,7 +49,7 @@ struct ChannelTotals {
 
 /// What a run produced.
 struct RunResult {
-    std::vector<CommandRecord> records;  ///< sorted by step, then command index
+    std::vector<CommandRecord> records;  ///< sorted by step, then command index (RunPlan::keep_records)
     std::vector<StepOutputs> outputs;    ///< per step
     std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended
     std::uint64_t cycles = 0;            ///< kernel cycles of the whole run

@@ -11,7 +11,8 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
               ddr.controller.scheduler == card::SchedulerKind::Fcfs ? 0 : ddr.controller.write_queue),
       scheduler_(make_scheduler(ddr, buffer_)), in_order_(scheduler_->in_order()),
       posted_(ddr.controller.write_queue > 0), high_watermark_(ddr.controller.write_high_watermark),
-      banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0) {
+      banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0),
+      refreshed_(core_.ranks(), false) {
     cand_.resize(ddr.geometry.channel_banks());
 }
 
@@ -375,7 +376,8 @@ ChannelController::Event ChannelController::find_event() {
         ev.ready = c.ready;
         break;
     }
-    if (ev.kind == Event::Commit && ev.plan.cas >= core_.next_refresh(ev.target.rank)) {
+    if (ev.kind == Event::Commit && ev.plan.cas >= core_.next_refresh(ev.target.rank) &&
+        !refreshed_[ev.target.rank]) {
         ev.kind = Event::Refresh;
         ev.at = core_.next_refresh(ev.target.rank);
     }
@@ -397,6 +399,7 @@ bool ChannelController::step(Cycle limit) {
     const Event ev = event_;
     if (ev.kind == Event::Refresh) {
         core_.refresh_until(ev.target.rank, std::min(limit - 1, ev.ready));
+        refreshed_[ev.target.rank] = true;
         dirty(~std::uint64_t{0}); // the rank's rows closed
         return true;
     }
@@ -405,6 +408,7 @@ bool ChannelController::step(Cycle limit) {
     const bool write = e.direction == Direction::Write;
     const BurstFloors floors = core_.floors(ev.plan, e.rank);
     const Cycle end = core_.commit(ev.plan, ev.target, write);
+    refreshed_[e.rank] = false;
     if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, e.passed});
     scheduler_->served(i);
     ChannelStats& st = core_.mutable_stats();

@@ -73,9 +73,12 @@ Cycle ChannelTiming::column_floor(bool write) const {
 
 [[gnu::always_inline]] inline Cycle ChannelTiming::burst(const BurstTarget& t, bool write, Cycle ready,
                                                          StallTrack* track) {
-    for (;;) {
+    // A burst waits for at most one refresh: one that still cannot start before the next refresh
+    // (a trefi barely above trfc + tRP + tRCD) goes right after it, the next refresh postponed
+    // behind it, as JEDEC allows, so every burst makes progress.
+    for (bool refreshed = false;; refreshed = true) {
         const Plan p = plan(t, write, ready);
-        if (p.cas < next_refresh_[t.rank]) {
+        if (p.cas < next_refresh_[t.rank] || refreshed) {
             if (track) {
                 // Streaming at the burst rate (the common case) needs no floors.
                 if (!track->first && p.cas > track->frontier && p.cas - track->frontier <= bc_) {

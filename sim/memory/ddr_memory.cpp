@@ -9,10 +9,11 @@
 
 namespace cardsim::sim::memory {
 
-DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr)
+DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr,
+                     std::uint64_t data_bytes)
     : sc_core::sc_module(name), socket("socket"), to_channel_("to_channel"),
-      interleave_(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes()), store_(interleave_.total_bytes()),
-      ranges_(ddr.channels) {
+      interleave_(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes()),
+      data_size_(std::min(data_bytes, interleave_.total_bytes())), store_(data_size_), ranges_(ddr.channels) {
     for (std::uint32_t i = 0; i < ddr.channels; ++i) {
         channels_.push_back(std::make_unique<DdrChannel>(fmt::format("channel_{}", i).c_str(), ddr));
         to_channel_.bind(channels_.back()->socket);
@@ -127,6 +128,10 @@ void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {
     if (address > size() || bytes.size() > size() - address)
         throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the end of the {} bytes of DDR",
                                 bytes.size(), address, size()));
+    if (address > data_size_ || bytes.size() > data_size_ - address)
+        throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the {} bytes of DDR the program's "
+                                "regions span",
+                                bytes.size(), address, data_size_));
     store_.write(address, bytes);
 }
 
@@ -134,6 +139,10 @@ void DdrMemory::peek(std::uint64_t address, std::span<std::byte> bytes) const {
     if (address > size() || bytes.size() > size() - address)
         throw Error(fmt::format("DDR read: {} bytes at 0x{:x} run past the end of the {} bytes of DDR",
                                 bytes.size(), address, size()));
+    if (address > data_size_ || bytes.size() > data_size_ - address)
+        throw Error(fmt::format("DDR read: {} bytes at 0x{:x} run past the {} bytes of DDR the program's "
+                                "regions span",
+                                bytes.size(), address, data_size_));
     store_.read(address, bytes);
 }
 
@@ -182,6 +191,10 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
                             tb.clock().ps_of(arrival)});
     }
     if (unsigned char* data = gp.get_data_ptr()) {
+        if (address > data_size_ || length > data_size_ - address) {
+            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+            return;
+        }
         auto bytes = reinterpret_cast<std::byte*>(data);
         if (cmd == tlm::TLM_READ_COMMAND)
             store_.read(address, {bytes, length});
@@ -237,8 +250,8 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
 
 unsigned int DdrMemory::transport_dbg(int, tlm::tlm_generic_payload& gp) {
     const std::uint64_t a = gp.get_address();
-    if (a >= size() || !gp.get_data_ptr()) return 0;
-    const std::uint64_t n = std::min<std::uint64_t>(gp.get_data_length(), size() - a);
+    if (a >= data_size_ || !gp.get_data_ptr()) return 0;
+    const std::uint64_t n = std::min<std::uint64_t>(gp.get_data_length(), data_size_ - a);
     auto bytes = reinterpret_cast<std::byte*>(gp.get_data_ptr());
     if (gp.get_command() == tlm::TLM_READ_COMMAND)
         peek(a, {bytes, n});
@@ -251,9 +264,10 @@ unsigned int DdrMemory::transport_dbg(int, tlm::tlm_generic_payload& gp) {
 }
 
 bool DdrMemory::get_direct_mem_ptr(int, tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+    if (data_size_ == 0) return false;
     dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(store_.base()));
     dmi.set_start_address(0);
-    dmi.set_end_address(size() - 1);
+    dmi.set_end_address(data_size_ - 1);
     dmi.allow_read_write();
     dmi.set_read_latency(sc_core::SC_ZERO_TIME); // timing comes from the data-less transactions
     dmi.set_write_latency(sc_core::SC_ZERO_TIME);

@@ -58,7 +58,12 @@ class DdrMemory : public sc_core::sc_module {
 public:
     tlm_utils::multi_passthrough_target_socket<DdrMemory> socket;
 
-    DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr);
+    /// The DDR of `ddr`; it keeps data for its first `data_bytes` (the whole address space by
+    /// default; a card passes what its program's regions span, a replay 0), so a run reserves host
+    /// address space for what it can touch, not for the configured capacity. Timing covers the
+    /// whole address space; data past `data_bytes` is an address error.
+    DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig& ddr,
+              std::uint64_t data_bytes = ~std::uint64_t{0});
 
     std::uint32_t channels() const { return static_cast<std::uint32_t>(channels_.size()); }
     DdrChannel& channel(std::uint32_t i) { return *channels_[i]; }
@@ -66,6 +71,8 @@ public:
     const ChannelInterleave& interleave() const { return interleave_; }
     /// Bytes of the whole DDR address space.
     std::uint64_t size() const { return interleave_.total_bytes(); }
+    /// Bytes from address 0 that hold data (`data_bytes`, at most `size`).
+    std::uint64_t data_size() const { return data_size_; }
     const MemoryClock& clock() const { return channels_[0]->time_base().clock(); }
 
     /// Issues every channel's queued writes; returns the cycle the last data beat of any channel
@@ -102,6 +109,7 @@ private:
     tlm_utils::multi_passthrough_initiator_socket<DdrMemory> to_channel_;
     std::vector<std::unique_ptr<DdrChannel>> channels_;
     ChannelInterleave interleave_;
+    std::uint64_t data_size_;
     SparseStore store_;
     /// A request of the queued port until all its channel parts complete.
     struct Ticket {

@@ -11,7 +11,7 @@
 namespace cardsim::sim::memory {
 
 ReplayHarness::ReplayHarness(const card::DdrConfig& ddr, const std::string& name)
-    : ddr_(ddr), memory_(std::make_unique<DdrMemory>(name.c_str(), ddr)),
+    : ddr_(ddr), memory_(std::make_unique<DdrMemory>(name.c_str(), ddr, 0)), // timing only: no data
       player_(std::make_unique<TracePlayer>((name + "_player").c_str(), MemoryClock(ddr.speed_mts))) {
     player_->socket.bind(memory_->socket);
     player_->attach(*memory_);

@@ -240,7 +240,26 @@ void TraceReader::parse_dramsim3(std::string_view line, MemRequest& out) {
         fail(fmt::format("unexpected {} after the cycle", shown(extra)));
     out.address = a;
     out.length = context_.request_bytes;
-    out.time_ps = memory_clock_.ps_of(c);
+    out.time_ps = time_of(memory_clock_, c, "cycle");
+}
+
+/// The latest time stamp a trace may carry: 2^62 ps (about 53 days), far past any replay, and
+/// small enough that no arrival cycle or latency computed from it overflows 64 bits.
+constexpr std::uint64_t max_time_ps = std::uint64_t{1} << 62;
+
+std::uint64_t TraceReader::checked_ps(std::uint64_t ps, std::string_view what) const {
+    if (ps > max_time_ps)
+        fail(fmt::format("{} {} ps is past the latest time a trace may carry, 2^62 ps (about 53 days)", what,
+                         ps));
+    return ps;
+}
+
+std::uint64_t TraceReader::time_of(const MemoryClock& clock, std::uint64_t cycles,
+                                   std::string_view what) const {
+    if (cycles > clock.cycles_of_ps(max_time_ps))
+        fail(fmt::format("{} {} is past the latest time a trace may carry, 2^62 ps (about 53 days)", what,
+                         cycles));
+    return clock.ps_of(cycles);
 }
 
 void TraceReader::parse_dramsys(std::string_view line, MemRequest& out) {
@@ -279,7 +298,7 @@ void TraceReader::parse_dramsys(std::string_view line, MemRequest& out) {
     }
     out.address = a;
     out.length = static_cast<std::uint32_t>(length);
-    out.time_ps = player_clock_.ps_of(c);
+    out.time_ps = time_of(player_clock_, c, "time");
 }
 
 void TraceReader::parse_cardsim(std::string_view line, MemRequest& out) {
@@ -307,7 +326,8 @@ void TraceReader::parse_cardsim(std::string_view line, MemRequest& out) {
         std::uint64_t v = 0;
         if ((f.front() != '+' && f.front() != '@') || !parse_unsigned(f.substr(1), v, 10))
             fail(fmt::format("expected a time +DELTA_PS or @TIME_PS, found {}", shown(f)));
-        time = f.front() == '+' ? last_time_ps_ + v : v;
+        time = checked_ps(f.front() == '+' ? (v > max_time_ps ? max_time_ps + 1 : last_time_ps_ + v) : v,
+                          f.front() == '+' ? "the time after this delta" : "time");
         if (std::string_view extra = t.next(); !extra.empty())
             fail(fmt::format("unexpected {} after the time", shown(extra)));
     }

@@ -58,6 +58,10 @@ private:
     void parse_dramsys(std::string_view line, MemRequest& out);
     void parse_cardsim(std::string_view line, MemRequest& out);
     [[noreturn]] void fail(std::string_view what) const;
+    /// `cycles` of `clock` in ps, refused past `max_time_ps` (a time stamp near 2^64 wrapped).
+    std::uint64_t time_of(const MemoryClock& clock, std::uint64_t cycles, std::string_view what) const;
+    /// `ps`, refused past `max_time_ps`.
+    std::uint64_t checked_ps(std::uint64_t ps, std::string_view what) const;
 
     struct FileCloser {
         void operator()(std::FILE* f) const { std::fclose(f); }

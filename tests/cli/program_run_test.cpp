@@ -139,7 +139,7 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
     REQUIRE(contains(r.out, prog + ".ddr: the image's digest is "));
     REQUIRE(contains(r.out, "but " + prog + " runs on the image with digest"));
     spit(prog + ".ddr", image);
-    // The image digest in the program's header (bytes 24 .. 31) damaged instead.
+    // The image digest in the program's header (bytes 24 .. 31) damaged instead: the checksum.
     auto program = slurp(prog);
     auto bad_header = program;
     bad_header[24] = char(bad_header[24] ^ 0x40);
@@ -147,12 +147,12 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
     spit(d / "h.cardsim.ddr", image);
     auto h = run_cardsim("run " + (d / "h.cardsim").string() + " --tokens 2");
     REQUIRE(h.code == 2);
-    REQUIRE(contains(h.out, "h.cardsim.ddr: the image's digest is"));
+    REQUIRE(contains(h.out, "h.cardsim: checksum: the file ends in checksum")); // the whole file's
     // No image at all.
-    std::filesystem::remove(d / "h.cardsim.ddr");
-    auto missing = run_cardsim("run " + (d / "h.cardsim").string());
+    spit(d / "n.cardsim", program);
+    auto missing = run_cardsim("run " + (d / "n.cardsim").string());
     REQUIRE(missing.code == 2);
-    REQUIRE(contains(missing.out, "h.cardsim.ddr is missing"));
+    REQUIRE(contains(missing.out, "n.cardsim.ddr is missing"));
     // Another checkpoint of the same architecture and shape: the digest tells them apart.
     auto other = model(d, "dense", 3);
     auto o = run_cardsim("run " + prog + " --model " + other + " --tokens 2");
@@ -183,7 +183,7 @@ TEST_CASE("a version 1 program file is refused with what to do, and a file that 
     spit(d / "old.cardsim", bytes);
     auto r = run_cardsim("run " + (d / "old.cardsim").string());
     REQUIRE(r.code == 2);
-    REQUIRE(contains(r.out, "old.cardsim: header: format version 1, this build reads version 2"));
+    REQUIRE(contains(r.out, "old.cardsim: header: format version 1, this build reads version 3"));
     REQUIRE(contains(r.out, "compile the model again"));
     spit(d / "junk.cardsim", std::string(100, 'x')); // longer than a header, with no magic
     auto junk = run_cardsim("run " + (d / "junk.cardsim").string());

@@ -1,6 +1,7 @@
 // The program file format: a round trip of every opcode, and a clear error for each malformed input.
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/program/program.hpp"
 #include "tests/support/program_host.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -10,6 +11,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <xxhash.h>
 
 using namespace cardsim;
 using namespace cardsim::program;
@@ -78,10 +80,26 @@ std::size_t io_entry_offset(const Program& p, std::size_t index) {
     return card_bytes(p) + 6 * 8 + 4 + 4 + p.host.model.size() + 40 * index;
 }
 
-/// The error message decoding `bytes` gives (fails the test when it decodes).
-std::string error_of(const std::vector<std::byte>& bytes) {
+/// The file bytes of `p` without the checksum that ends them.
+std::vector<std::byte> unsealed(const Program& p) {
+    auto b = encode(p);
+    b.resize(b.size() - 8);
+    return b;
+}
+
+/// `body` with the checksum of its bytes after it, as `encode` ends a file.
+std::vector<std::byte> sealed(std::vector<std::byte> body) {
+    std::uint64_t h = XXH64(body.data(), body.size(), 0);
+    for (int i = 0; i < 8; ++i)
+        body.push_back(std::byte((h >> (8 * i)) & 0xff));
+    return body;
+}
+
+/// The error message decoding the file of `body` and a valid checksum gives, so the checks after
+/// the checksum are reached (fails the test when it decodes).
+std::string error_of(const std::vector<std::byte>& body) {
     try {
-        decode(bytes, "test.cardsim");
+        decode(sealed(body), "test.cardsim");
     } catch (const Error& e) {
         return e.what();
     }
@@ -117,7 +135,7 @@ TEST_CASE("a program written to disk reads back identically and the write is ato
     auto path = dir / "p.cardsim";
     write(p, path);
     write(p, path); // over an existing file
-    REQUIRE(read(path) == p);
+    REQUIRE(decode(cardsim::io::read_bytes(path)) == p);
     REQUIRE(dir.files() == std::vector<std::string>{"p.cardsim"}); // no temporary left
 }
 
@@ -136,7 +154,7 @@ TEST_CASE("disassembly names every operand, dim and param") {
 }
 
 TEST_CASE("a truncated file names what is missing") {
-    auto bytes = encode(every_opcode());
+    auto bytes = unsealed(every_opcode());
     REQUIRE(contains(error_of({bytes.begin(), bytes.begin() + 10}), "truncated header"));
     auto p = every_opcode();
     auto cut = command_offset(p, 5) + 7;
@@ -147,22 +165,22 @@ TEST_CASE("a truncated file names what is missing") {
 }
 
 TEST_CASE("a wrong magic or version is refused") {
-    auto bytes = encode(every_opcode());
+    auto bytes = unsealed(every_opcode());
     auto bad = bytes;
     bad[0] = std::byte{'X'};
     REQUIRE(contains(error_of(bad), "wrong magic"));
     bad = bytes;
     bad[8] = std::byte{9};
-    REQUIRE(contains(error_of(bad), "format version 9, this build reads version 2"));
+    REQUIRE(contains(error_of(bad), "format version 9, this build reads version 3"));
 }
 
 TEST_CASE("a version 1 file (before the host map) is refused with what to do") {
     auto p = every_opcode();
-    auto bytes = encode(p);
+    auto bytes = unsealed(p);
     bytes.resize(card_bytes(p)); // a version 1 file was the card part alone
     bytes[8] = std::byte{1};
     auto msg = error_of(bytes);
-    REQUIRE(contains(msg, "test.cardsim: header: format version 1, this build reads version 2"));
+    REQUIRE(contains(msg, "test.cardsim: header: format version 1, this build reads version 3"));
     REQUIRE(contains(msg, "compile the model again"));
 }
 
@@ -172,7 +190,7 @@ TEST_CASE("the host map round-trips and is outside what the card fetches and the
     REQUIRE(back.host == p.host);
     REQUIRE(back.host.io.size() == 9);
     REQUIRE(back.host.io.back().layer == 1);
-    REQUIRE(encode(p).size() == card_bytes(p) + 56 + p.host.model.size() + 40 * p.host.io.size());
+    REQUIRE(encode(p).size() == card_bytes(p) + 56 + p.host.model.size() + 40 * p.host.io.size() + 8);
     // The digest is the card part's: another checkpoint digest or model name leaves it.
     auto q = p;
     q.host.checkpoint_digest = 7;
@@ -190,7 +208,7 @@ TEST_CASE("the host map round-trips and is outside what the card fetches and the
 
 TEST_CASE("a malformed host map is refused naming the entry and what was expected") {
     auto p = every_opcode();
-    auto bytes = encode(p);
+    auto bytes = unsealed(p);
     // Truncated: in the head, and in the entries.
     REQUIRE(contains(error_of({bytes.begin(), bytes.begin() + std::ptrdiff_t(card_bytes(p) + 10)}),
                      "host map: truncated host map"));
@@ -207,7 +225,7 @@ TEST_CASE("a malformed host map is refused naming the entry and what was expecte
     auto with = [&](auto change) {
         auto q = p;
         change(q);
-        return error_of(encode(q));
+        return error_of(unsealed(q));
     };
     REQUIRE(contains(with([](Program& q) { q.host.seqs = 0; }), "the bucket has 1 tokens and 0 sequences"));
     REQUIRE(contains(with([](Program& q) { q.host.max_positions = 0; }), "the caches hold 0 positions"));
@@ -240,7 +258,7 @@ TEST_CASE("a malformed host map is refused naming the entry and what was expecte
 
 TEST_CASE("an unknown opcode, unit, region or flag names the command") {
     auto p = every_opcode();
-    auto bytes = encode(p);
+    auto bytes = unsealed(p);
     auto at = command_offset(p, 3);
     auto bad = bytes;
     bad[at] = std::byte{0xee};
@@ -252,34 +270,34 @@ TEST_CASE("an unknown opcode, unit, region or flag names the command") {
     REQUIRE(contains(error_of(bad), "unknown unit 200"));
     auto q = p;
     q.commands[4].flags = 1u << 30;
-    REQUIRE(contains(error_of(encode(q)), "undefined flag bits"));
+    REQUIRE(contains(error_of(unsealed(q)), "undefined flag bits"));
     q = p;
     q.commands[4].operands[0].region = Region::Program;
     q.regions.pop_back(); // drop the arena too, so operands in it name a missing region
-    REQUIRE(contains(error_of(encode(q)), "which the memory map lacks"));
+    REQUIRE(contains(error_of(unsealed(q)), "which the memory map lacks"));
 }
 
 TEST_CASE("an operand outside its region is refused with the command, operand and sizes") {
     auto p = every_opcode();
     auto i = static_cast<std::size_t>(Opcode::Matvec);
     p.commands[i].operands[1].offset = (1 << 24) - 32;
-    auto msg = error_of(encode(p));
+    auto msg = error_of(unsealed(p));
     REQUIRE(contains(msg, fmt::format("command {} (Matvec)", i)));
     REQUIRE(contains(msg, "operand 1 (w)"));
     REQUIRE(contains(msg, "outside its region of 16777216 bytes"));
     p.commands[i].operands[1].offset = ~std::uint64_t{0} - 8; // offset + bytes overflows
-    REQUIRE(contains(error_of(encode(p)), "outside its region"));
+    REQUIRE(contains(error_of(unsealed(p)), "outside its region"));
 }
 
 TEST_CASE("counts that disagree with the opcode table or overrun the file are refused") {
     auto p = every_opcode();
     auto q = p;
     q.commands[2].dims.pop_back();
-    REQUIRE(contains(error_of(encode(q)), "dims, RmsNorm takes 3"));
+    REQUIRE(contains(error_of(unsealed(q)), "dims, RmsNorm takes 3"));
     q = p;
     q.commands[2].operands.pop_back();
-    REQUIRE(contains(error_of(encode(q)), "operands, RmsNorm takes 3"));
-    auto bytes = encode(p);
+    REQUIRE(contains(error_of(unsealed(q)), "operands, RmsNorm takes 3"));
+    auto bytes = unsealed(p);
     auto huge = bytes;
     huge[8 + 4 + 4 + 24 + 4] = std::byte{0xff}; // command count's low byte
     huge[8 + 4 + 4 + 24 + 7] = std::byte{0x7f}; // ... and its high byte
@@ -293,24 +311,43 @@ TEST_CASE("an absent operand the opcode needs, a wrong access or a forward depen
     auto p = every_opcode();
     auto q = p;
     q.commands[4].operands[0] = Operand{};
-    REQUIRE(contains(error_of(encode(q)), "operand 0 (x) is absent"));
+    REQUIRE(contains(error_of(unsealed(q)), "operand 0 (x) is absent"));
     q = p;
     q.commands[4].operands[0].access = Access::Write;
-    REQUIRE(contains(error_of(encode(q)), "is accessed w, Matvec accesses it r"));
+    REQUIRE(contains(error_of(unsealed(q)), "is accessed w, Matvec accesses it r"));
     q = p;
     q.commands[4].deps = {4};
-    REQUIRE(contains(error_of(encode(q)), "depends on command 4, which is not earlier"));
+    REQUIRE(contains(error_of(unsealed(q)), "depends on command 4, which is not earlier"));
 }
 
 TEST_CASE("overlapping or overflowing regions and nonzero reserved bytes are refused") {
     auto p = every_opcode();
     auto q = p;
     q.regions[1].base = 100; // caches over the weights, both in DDR
-    REQUIRE(contains(error_of(encode(q)), "regions weights and caches overlap in ddr"));
+    REQUIRE(contains(error_of(unsealed(q)), "regions weights and caches overlap in ddr"));
     q = p;
     q.regions[0].base = ~std::uint64_t{0};
-    REQUIRE(contains(error_of(encode(q)), "overflows"));
-    auto bytes = encode(p);
+    REQUIRE(contains(error_of(unsealed(q)), "overflows"));
+    auto bytes = unsealed(p);
     bytes[12] = std::byte{1};
     REQUIRE(contains(error_of(bytes), "reserved byte at offset 12"));
+}
+
+TEST_CASE("a flipped bit or a cut anywhere in the file fails the whole-file checksum first") {
+    const auto bytes = encode(every_opcode());
+    for (std::size_t at :
+         {std::size_t{20}, command_offset(every_opcode(), 3) + 17, bytes.size() - 30, bytes.size() - 1}) {
+        auto bad = bytes;
+        bad[at] ^= std::byte{0x10};
+        INFO("byte " << at);
+        try {
+            decode(bad, "test.cardsim");
+            FAIL("decoded a damaged program");
+        } catch (const Error& e) {
+            REQUIRE(contains(e.what(), "test.cardsim: checksum: the file ends in checksum"));
+            REQUIRE(contains(e.what(), "damaged or truncated"));
+        }
+    }
+    std::vector<std::byte> cut(bytes.begin(), bytes.end() - 100);
+    REQUIRE_THROWS_WITH(decode(cut, "test.cardsim"), Catch::Contains("damaged or truncated"));
 }

@@ -4,6 +4,7 @@
 
 #include "engine/card/card_config.hpp"
 #include "engine/error.hpp"
+#include "engine/kernels/formats.hpp"
 #include "engine/program/slots.hpp"
 #include "sim/card/simulation.hpp"
 #include "sim/units/unit.hpp"
@@ -27,12 +28,17 @@ Loaded compiled(std::vector<Command> commands, std::uint64_t weights, std::uint6
     return c;
 }
 
+/// Bytes of a packed `n × k` weight matrix in the default card's format.
+std::uint64_t packed(std::uint64_t n, std::uint64_t k) {
+    return kernels::matrix_layout(card::default_card_config(), n, k).bytes();
+}
+
 Command matvec(std::uint64_t n, std::uint64_t k, std::uint64_t w_offset, std::uint64_t x, std::uint64_t out) {
     Command c;
     c.unit = Unit::Matvec;
     program::fill<program::slots::Matvec>(c,
                                           {.x = {Region::Arena, Access::Read, x, 4 * k},
-                                           .w = {Region::Weights, Access::Read, w_offset, n * k},
+                                           .w = {Region::Weights, Access::Read, w_offset, packed(n, k)},
                                            .out = {Region::Arena, Access::ReadWrite, out, 4 * n}},
                                           {.rows = 1, .n = n, .k = k, .n1 = n, .n2 = 0});
     return c;
@@ -62,12 +68,12 @@ sim::RunPlan timing_plan() {
 
 TEST_CASE("a weight stream runs near the DDR roofline and never beats it") {
     auto config = card::default_card_config();
-    const std::uint64_t n = 4096, k = 4096; // 16 MiB of int8 weights
-    auto c = compiled({matvec(n, k, 0, 0, 16384)}, n * k);
+    const std::uint64_t n = 4096, k = 4096, w = packed(n, k); // 16 MiB of int8 codes and their scales
+    auto c = compiled({matvec(n, k, 0, 0, 16384)}, w);
     auto r = sim::simulate(config, c, timing_plan());
     REQUIRE_FALSE(r.fault);
     double peak = config.ddr.channels * config.ddr.channel_peak_bytes_per_second();
-    double roofline = double(n * k) / peak;
+    double roofline = double(w) / peak;
     INFO("simulated " << r.seconds * 1e6 << " us, roofline " << roofline * 1e6 << " us");
     REQUIRE(r.seconds >= roofline);
     REQUIRE(r.seconds <= roofline / 0.85); // the stream reaches at least 85 % of the peak
@@ -76,9 +82,9 @@ TEST_CASE("a weight stream runs near the DDR roofline and never beats it") {
         REQUIRE(ch.read_bytes > 0);
         per_channel += ch.read_bytes;
     }
-    REQUIRE(per_channel == n * k);
+    REQUIRE(per_channel == w);
     REQUIRE(r.records.size() == 1);
-    REQUIRE(r.records[0].bytes_read == n * k + 4 * k + 4 * n); // weights, x, and out (read-write)
+    REQUIRE(r.records[0].bytes_read == w + 4 * k + 4 * n); // weights, x, and out (read-write)
 }
 
 TEST_CASE("independent commands overlap on different units and a dependency serialises them") {
@@ -88,7 +94,7 @@ TEST_CASE("independent commands overlap on different units and a dependency seri
     auto a = add(32768, 36864, 40960, 1024);
     auto b = add(40960, 8192, 45056, 1024); // reads the add's and the matvec's outputs
     b.deps = {0, 1};
-    auto r = sim::simulate(config, compiled({m, a, b}, 2048 * 2048), timing_plan());
+    auto r = sim::simulate(config, compiled({m, a, b}, packed(2048, 2048)), timing_plan());
     REQUIRE_FALSE(r.fault);
     auto& rm = r.records[0];
     auto& ra = r.records[1];

@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -294,4 +295,31 @@ TEST_CASE("two ranks double the ACTIVATE budget of random reads", "[ddr][ranks]"
     CHECK(f2 > bound); // more than one rank's tFAW allows
     CHECK(f2 <= std::min(2 * bound, outside_refresh(one)));
     CHECK(f2 > f1);
+}
+
+TEST_CASE("no trefi in the documented range livelocks the controller, a replay ends right above trfc",
+          "[ddr][scheduler]") {
+    // FR-FCFS and FCFS, trefi from just above trfc (a refresh, its precharge and the next ACTIVATE
+    // no longer fit in one interval) to where a burst fits between refreshes.
+    const std::uint64_t trfc = ddr().timing.trfc;
+    std::vector<std::unique_ptr<ReplayHarness>> harnesses;
+    std::vector<std::string> labels;
+    for (const char* scheduler : {"frfcfs", "fcfs"})
+        for (std::uint64_t v = trfc + 1; v <= trfc + 40; v += 3) {
+            harnesses.push_back(std::make_unique<ReplayHarness>(
+                one_channel({fmt::format("ddr.timing.trefi={}", v),
+                             fmt::format("ddr.controller.scheduler={}", scheduler)}),
+                fmt::format("ddr_{}_{}", scheduler, v)));
+            labels.push_back(fmt::format("{} trefi {}", scheduler, v));
+        }
+    for (std::size_t i = 0; i < harnesses.size(); ++i) {
+        PatternSpec s = spec(PatternKind::Mix);
+        s.count = 5000;
+        PatternGenerator gen(s, MemoryClock(harnesses[i]->config().speed_mts));
+        const ReplayResult r = harnesses[i]->run(gen, {Pacing::Closed, 64});
+        INFO(labels[i]);
+        CHECK(r.player.requests == s.count);
+        CHECK(r.channels[0].bursts() == s.count);
+        CHECK(r.end > r.player.start);
+    }
 }

@@ -220,3 +220,30 @@ TEST_CASE("the closed-form advance of repeating runs gives exactly the burst-by-
         CHECK(a.read_latency.mean() == b.read_latency.mean());
     }
 }
+
+TEST_CASE("no trefi in the documented range livelocks, every burst gets through right above trfc", "[ddr]") {
+    // trefi from just above trfc (where a refresh, its precharge and the next ACTIVATE no longer
+    // fit in one interval) up to where a burst fits between refreshes, and at the range's top.
+    const DdrConfig base = ddr();
+    const std::uint64_t trfc = base.timing.trfc;
+    std::vector<std::uint64_t> trefis;
+    for (std::uint64_t v = trfc + 1; v <= trfc + 80; ++v)
+        trefis.push_back(v);
+    trefis.push_back(1048575);
+    for (auto v : trefis) {
+        const std::string key = "ddr.timing.trefi=" + std::to_string(v);
+        const DdrConfig d = ddr({key.c_str()});
+        ChannelTiming t(d);
+        const std::uint64_t bytes = 64 << 10, lines = bytes / 64;
+        const Cycle read_end = t.access(Direction::Read, 0, bytes, 0);
+        for (std::uint64_t i = 0; i < lines; ++i)
+            t.access(Direction::Write, 64 * i, 64, read_end);
+        const Cycle end = t.flush();
+        INFO("trefi " << v);
+        CHECK(t.stats().read_bursts == lines);
+        CHECK(t.stats().write_bursts == lines);
+        CHECK(end >= read_end);
+        // Each burst waits for at most one refresh (then goes, the next postponed behind it).
+        CHECK(t.stats().refreshes <= 2 * lines + end / v + 1);
+    }
+}

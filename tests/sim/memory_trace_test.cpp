@@ -214,6 +214,14 @@ TEST_CASE("malformed lines are errors naming the file, the line and what was exp
         {TraceFormat::Cardsim, "cardsim-ddr 1\nR 40 0\n", ":2:", "expected a length in bytes"},
         {TraceFormat::Cardsim, "cardsim-ddr 1\nR 40 -5\n", ":2:", "expected a length in bytes"},
         {TraceFormat::Cardsim, "cardsim-ddr 1\nR 40 64 +x\n", ":2:", "expected a time +DELTA_PS or @TIME_PS"},
+        // Time stamps near 2^64 wrapped and timed pacing printed latencies of 3.8e18 ns.
+        {TraceFormat::DramSim3, "0x40 READ 18446744073709551000\n", ":1:", "past the latest time"},
+        {TraceFormat::DramSys, "18446744073709551000: read 0x40\n", ":1:", "past the latest time"},
+        {TraceFormat::Cardsim, "cardsim-ddr 1\nR 40 @18446744073709551000\n", ":2:", "past the latest time"},
+        {TraceFormat::Cardsim, "cardsim-ddr 1\nR 40 @4611686018427387904\nR 40 +18446744073709551000\n",
+         ":3:", "past the latest time"},
+        {TraceFormat::Cardsim, "cardsim-ddr 1\nR 40 @4611686018427387900\nR 40 +5\n",
+         ":3:", "past the latest time"},
     };
     for (const auto& c : cases) {
         TempFile f(c.text);

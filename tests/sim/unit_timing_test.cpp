@@ -51,7 +51,7 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
         mv.unit = Unit::Matvec;
         const std::uint64_t k = 256;
         mv.operands = {arena(Access::Read, 0, 4 * k),
-                       {Region::Weights, Access::Read, 0, n * k},
+                       {Region::Weights, Access::Read, 0, kernels::matrix_layout(config, n, k).bytes()},
                        {},
                        arena(Access::ReadWrite, 1 << 22, 4 * n),
                        {},
@@ -90,8 +90,13 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
     c.program.regions = {{Region::Weights, Space::Ddr, 0, 1 << 20},
                          {Region::Io, Space::Ddr, 1 << 21, 4096},
                          {Region::Arena, Space::Sram, 0, 1 << 24}};
-    for (auto& k : cases)
+    // The cases share arena bytes (several write the same place): each waits for the one before,
+    // or the card's hazard check would stop the run on the race.
+    for (auto& k : cases) {
+        if (!c.program.commands.empty())
+            k.command.deps = {static_cast<std::uint32_t>(c.program.commands.size() - 1)};
         c.program.commands.push_back(k.command);
+    }
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
@@ -127,6 +132,7 @@ TEST_CASE("an embed reads one table row per token row, not the whole table") {
                          {Region::Io, Space::Ddr, 1 << 23, 4096},
                          {Region::Arena, Space::Sram, 0, 1 << 20}};
     c.program.commands.push_back(embed);
+    c.program.host.vocab = table_rows;
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {

@@ -110,6 +110,14 @@ TEST_CASE("arithmetic in constraints follows precedence: * before +, comparison 
             std::vector<std::string>{"point 0: model=hybrid-tiny-seed1 ddr.channels=1"});
 }
 
+/// `s` `n` times over.
+std::string repeat(const std::string& s, std::size_t n) {
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i)
+        out += s;
+    return out;
+}
+
 TEST_CASE("a bad spec is refused with its file, line, key and what was expected") {
     ScratchDir s("sweep-errors");
     const std::string f = (s / "spec.toml").string();
@@ -151,6 +159,18 @@ TEST_CASE("a bad spec is refused with its file, line, key and what was expected"
         {m + "skip_if = \"numerics.cache * 2 > 1\"\n[axes]\nnumerics.cache = [\"f16\"]\n",
          {f + ":3:", "`*` cannot take a string (\"f16\") and a number (2)"}},
         {m + "[axes\n", {f + ":3:6:", "not valid TOML", "expected ']'"}},
+        // Nesting 100,000 deep overflowed the parser's stack; now refused past 256 levels.
+        {m + "skip_if = \"" + std::string(100000, '(') + "true" + std::string(100000, ')') +
+             "\"\n[axes]\nddr.channels = [1]\n",
+         {f + ":3:", "nested more than 256 deep"}},
+        {m + "skip_if = \"" + repeat("not ", 100000) + "true\"\n[axes]\nddr.channels = [1]\n",
+         {f + ":3:", "nested more than 256 deep"}},
+        {m + "skip_if = \"" + repeat("- ", 100000) + "1 > 0\"\n[axes]\nddr.channels = [1]\n",
+         {f + ":3:", "nested more than 256 deep"}},
+        // A division by zero silently skipped every point (inf > 1); now it names the point.
+        {m + "skip_if = \"ddr.channels / 0 > 1\"\n[axes]\nddr.channels = [1]\n",
+         {f + ":3:", "at point 0", "`/` by zero"}},
+        {m + "skip_if = \"ddr.channels % 0 > 1\"\n[axes]\nddr.channels = [1]\n", {f + ":3:", "`%` by zero"}},
     };
     for (auto& c : cases) {
         INFO(c.text);

@@ -1,0 +1,89 @@
+// Every value the CLI, the card config or the card cannot use is refused where it enters, naming
+// the option, file or `--set` key and what was expected; `check` and `run` agree (issue 16).
+
+#include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using cardsim::test::contains;
+using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
+
+namespace {
+
+/// A tiny dense checkpoint in `d`.
+std::string model(const ScratchDir& d) {
+    auto m = (d / "m").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + m).code == 0);
+    return m;
+}
+
+/// Requires `cardsim ARGS` to exit 2 with every one of `parts` in what it prints.
+void refused(const std::string& args, std::initializer_list<std::string> parts) {
+    auto r = run_cardsim(args);
+    INFO("cardsim " << args << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK_FALSE(contains(r.out, "internal error"));
+    for (auto& p : parts)
+        CHECK(contains(r.out, p));
+}
+
+} // namespace
+
+TEST_CASE("a card config that is a directory or a device is refused naming it, not read") {
+    const ScratchDir d("bad-config-file");
+    auto m = model(d);
+    std::filesystem::create_directories(d / "cfg");
+    refused("check " + m + " --config " + (d / "cfg").string(), {"cfg", "it is a directory"});
+    refused("check " + m + " --config /dev/zero", {"/dev/zero", "not a regular file"});
+    refused("run " + m + " --config /dev/zero", {"/dev/zero", "not a regular file"});
+}
+
+TEST_CASE("a negative number for a count, size or clock option is refused naming the option") {
+    const ScratchDir d("bad-negative");
+    auto m = model(d);
+    refused("run " + m + " --tokens -1", {"--tokens -1", "negative"});
+    auto trace = (d / "t.trc").string();
+    REQUIRE(run_cardsim("ddr gen sequential --count 10 -o " + trace).code == 0);
+    for (auto opt : {"--request-bytes", "--outstanding", "--player-mhz"})
+        refused("ddr replay " + trace + " " + opt + " -1", {std::string(opt) + " -1", "negative"});
+    refused("ddr replay " + trace + " --outstanding=-5", {"--outstanding -5"});
+}
+
+TEST_CASE("zero tokens and an empty or gappy prompt are refused, not replaced by a default") {
+    const ScratchDir d("bad-prompt");
+    auto m = model(d);
+    refused("run " + m + " --tokens 0", {"--tokens 0", "expected 1 .."});
+    refused("run " + m + " --prompt ''", {"--prompt", "no token ids"});
+    refused("run " + m + " --prompt 1,,2", {"--prompt `1,,2`", "empty id"});
+    refused("run " + m + " --prompt 1,2,", {"--prompt `1,2,`", "empty id"});
+    refused("run " + m + " --prompt ,1", {"empty id"});
+    auto ok = run_cardsim("run " + m + " --prompt '1, 2' --tokens 1 --no-reference");
+    INFO(ok.out);
+    CHECK(ok.code == 0);
+    CHECK(contains(ok.out, "prompt: 1 2\n"));
+}
+
+TEST_CASE("check and run agree on keys the card cannot use, and both name the key") {
+    const ScratchDir d("bad-keys");
+    auto m = model(d);
+    // Inside the old documented range yet no weight format: the config refuses it for both.
+    for (auto cmd : {"check", "run", "compile"}) {
+        std::string out = std::string(cmd) == "compile" ? " -o " + (d / "p").string() : "";
+        refused(std::string(cmd) + " " + m + out + " --set weights.block_size=16",
+                {"--set weights.block_size=16", "`weights.block_size`", "32..1024"});
+        refused(std::string(cmd) + " " + m + out + " --set units.dma.count=0",
+                {"--set units.dma.count=0", "`units.dma.count`", "DMA"});
+    }
+    // An SRAM too small for the arena: check refuses the model, run refuses to lower it, both
+    // naming the key.
+    auto check = run_cardsim("check " + m + " --set sram.bytes=1");
+    INFO(check.out);
+    CHECK(check.code == 1);
+    CHECK(contains(check.out, "`sram.bytes` = 1"));
+    CHECK(contains(check.out, "the card refuses this model"));
+    refused("run " + m + " --set sram.bytes=1", {"`sram.bytes` = 1", "raise it to at least"});
+}
