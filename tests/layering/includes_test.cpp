@@ -1,5 +1,6 @@
-// The layering holds: every `#include "..."` of every source under engine/, models/, sim/, traces/
-// and cli/ points down the data flow (DESIGN.md: engine <- models; engine <- sim <- traces <- cli),
+// The layering holds: every `#include "..."` of every source under engine/, models/, sim/, traces/,
+// serve/ and cli/ points down the data flow (DESIGN.md: engine <- models; engine <- sim <- traces <- cli;
+// sim <- serve <- cli),
 // which CMake alone does not enforce (every library sees the whole tree's headers).
 
 #include "tests/support/scratch_dir.hpp"
@@ -30,13 +31,15 @@ struct Layer {
 };
 
 /// The rule: engine includes only itself; models and sim each the engine (models knows nothing of
-/// the card, the card nothing of checkpoints); traces the card and the engine; cli everything.
-const std::array<Layer, 5> layers = {{
+/// the card, the card nothing of checkpoints); traces the card and the engine; serve (the host's scheduler
+/// above the card) the card and the engine; cli everything.
+const std::array<Layer, 6> layers = {{
     {"engine", {"engine"}},
     {"models", {"models", "engine"}},
     {"sim", {"sim", "engine"}},
     {"traces", {"traces", "sim", "engine"}},
-    {"cli", {"cli", "traces", "sim", "models", "engine"}},
+    {"serve", {"serve", "sim", "engine"}},
+    {"cli", {"cli", "serve", "traces", "sim", "models", "engine"}},
 }};
 
 /// An include that points up the data flow (or out of the tree).
@@ -117,7 +120,7 @@ void put(const fs::path& root, const std::string& file, const std::string& text)
 
 } // namespace
 
-TEST_CASE("every include in engine, models, sim, traces and cli points down the data flow") {
+TEST_CASE("every include in engine, models, sim, traces, serve and cli points down the data flow") {
     auto s = scan(CARDSIM_SOURCE_DIR);
     // The scan read the tree (a wrong root would find nothing and pass): every layer's sources.
     for (auto& layer : layers)
