@@ -81,6 +81,24 @@ void Card::read(program::Region r, std::uint64_t offset, std::span<std::byte> by
         sram_.store().read(at.base + offset, bytes);
 }
 
+void Card::use_program(const program::Program& p) {
+    for (auto& r : p.regions) {
+        auto& at = context_.region(r.kind);
+        if (!at.present || at.space != r.space || at.base != r.base || at.size != r.size)
+            throw Error(
+                fmt::format("a bucket's {} region ({:#x} + {} bytes) is not the loaded program's ({:#x} + "
+                            "{} bytes): the buckets of a set share one region table",
+                            program::name(r.kind), r.base, r.size, at.base, at.size));
+    }
+    std::size_t present = 0;
+    for (auto& at : context_.regions)
+        present += at.present;
+    if (present != p.regions.size())
+        throw Error("a bucket has fewer regions than the loaded program: the buckets of a set share one "
+                    "region table");
+    context_.program = &p;
+}
+
 bool Card::run_step(std::uint32_t step, std::vector<std::uint32_t> positions) {
     context_.step = step;
     context_.positions = std::move(positions);

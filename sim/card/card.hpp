@@ -37,6 +37,10 @@ public:
     void write(program::Region r, std::uint64_t offset, std::span<const std::byte> bytes);
     /// Reads bytes of region `r` at `offset` (zero time).
     void read(program::Region r, std::uint64_t offset, std::span<std::byte> bytes) const;
+    /// Makes `p` the program the next steps run: a bucket of the set the card was loaded with, whose
+    /// region table must equal the loaded program's (same regions, bases and sizes), else
+    /// cardsim::Error naming the first region that differs.
+    void use_program(const program::Program& p);
     /// Runs the program once as step `step` with the io positions of its token rows (call from a
     /// SystemC thread); false when a bus error stopped it (see `context().fault`).
     bool run_step(std::uint32_t step, std::vector<std::uint32_t> positions);

@@ -30,7 +30,8 @@ struct RegionAt {
 /// hold a reference. Nothing here is global.
 struct CardContext {
     const card::CardConfig& config;
-    const program::Program& program;
+    /// The program the current step runs (a session switches it between the buckets of a set).
+    const program::Program* program;
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
@@ -54,7 +55,7 @@ struct CardContext {
     std::vector<std::unique_ptr<sc_core::sc_signal<std::uint32_t, sc_core::SC_MANY_WRITERS>>> channel_signals;
 
     CardContext(const card::CardConfig& c, const program::Program& p, bool timing, units::UnitSet u)
-        : config(c), program(p), clock(c.clock.kernel_mhz),
+        : config(c), program(&p), clock(c.clock.kernel_mhz),
           interleave(c.ddr.channels, c.ddr.interleave_bytes, c.ddr.channel_bytes()), timing_only(timing),
           units(std::move(u)) {}
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 
 #include <cstring>
@@ -14,20 +15,23 @@
 namespace cardsim::sim {
 namespace {
 
-/// The host: one thread that writes each step's inputs, runs it, reads its outputs.
+/// The host: one thread that asks the session for each step, writes its inputs into its bucket's
+/// io places, waits until the step may start, runs it and reads its outputs back.
 class Host : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(Host);
-    Host(const sc_core::sc_module_name& name, Card& card, const program::Loaded& loaded, const RunPlan& plan,
-         RunResult& result)
-        : sc_core::sc_module(name), card_(card), loaded_(loaded), plan_(plan), result_(result) {
+    Host(const sc_core::sc_module_name& name, Card& card, std::span<const program::Loaded> buckets,
+         const SessionPlan& plan, RunResult& result)
+        : sc_core::sc_module(name), card_(card), buckets_(buckets), plan_(plan), result_(result) {
         SC_THREAD(run);
     }
 
+    std::exception_ptr error; ///< what the session threw (a refusal of the host's own)
+
 private:
     Card& card_;
-    const program::Loaded& loaded_;
-    const RunPlan& plan_;
+    std::span<const program::Loaded> buckets_;
+    const SessionPlan& plan_;
     RunResult& result_;
 
     void put(const program::Place& p, const std::vector<std::uint32_t>& values) {
@@ -40,28 +44,51 @@ private:
     void run() {
         const auto t0 = std::chrono::steady_clock::now();
         const StepOutputs* previous = nullptr;
-        auto& io = loaded_.io;
-        for (std::size_t s = 0; s < plan_.steps; ++s) {
-            auto in = plan_.inputs(s, previous);
-            put(io.ids, in.ids);
-            put(io.positions, in.positions);
-            put(io.seq_starts, in.seq_starts);
-            put(io.qtype, in.qtype);
-            put(io.marker_rows, in.marker_rows);
-            put(io.marker_starts, in.marker_starts);
-            if (!card_.run_step(static_cast<std::uint32_t>(s), in.positions)) break;
-            StepOutputs out;
-            for (auto& [v, place] : io.outputs) {
-                std::vector<std::byte> bytes(place.bytes);
-                card_.read(place.region, place.offset, bytes);
-                out.values.push_back(std::move(bytes));
+        auto& clock = card_.context().clock;
+        try {
+            for (std::size_t s = 0;; ++s) {
+                const double now = sc_core::sc_time_stamp().to_seconds();
+                auto step = plan_.next(s, now, previous);
+                if (!step) break;
+                if (step->bucket >= buckets_.size())
+                    throw Error(fmt::format("session step {}: bucket {} of a set of {}", s, step->bucket,
+                                            buckets_.size()));
+                // Idle until the step may start, on a kernel-clock edge: one wait, no polling.
+                if (step->not_before_seconds > now) {
+                    const auto at = clock.time_of(
+                        clock.cycle_at_or_after(sc_core::sc_time(step->not_before_seconds, sc_core::SC_SEC)));
+                    if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
+                }
+                auto& loaded = buckets_[step->bucket];
+                card_.use_program(loaded.program);
+                auto& io = loaded.io;
+                auto& in = step->inputs;
+                put(io.ids, in.ids);
+                put(io.positions, in.positions);
+                put(io.seq_starts, in.seq_starts);
+                put(io.qtype, in.qtype);
+                put(io.marker_rows, in.marker_rows);
+                put(io.marker_starts, in.marker_starts);
+                result_.step_start.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+                result_.step_bucket.push_back(step->bucket);
+                if (!card_.run_step(static_cast<std::uint32_t>(s), in.positions)) break;
+                StepOutputs out;
+                for (auto& [v, place] : io.outputs) {
+                    std::vector<std::byte> bytes(place.bytes);
+                    card_.read(place.region, place.offset, bytes);
+                    out.values.push_back(std::move(bytes));
+                }
+                // A timing-only run's outputs hold no data: keep the last step's only, so host memory
+                // stays constant per step over a long run.
+                if (plan_.mode == Mode::TimingOnly) result_.outputs.clear();
+                result_.outputs.push_back(std::move(out));
+                previous = &result_.outputs.back();
+                result_.step_end.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
             }
-            // A timing-only run's outputs hold no data: keep the last step's only, so host memory
-            // stays constant per step over a long run.
-            if (plan_.mode == Mode::TimingOnly) result_.outputs.clear();
-            result_.outputs.push_back(std::move(out));
-            previous = &result_.outputs.back();
-            result_.step_end.push_back(card_.context().clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+        } catch (...) {
+            // Rethrown by simulate after the kernel returns (an exception must not cross SystemC's thread).
+            error = std::current_exception();
+            sc_core::sc_stop();
         }
         result_.steps_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         // Returning ends the simulation: the units wait for work that never comes, so no event is left.
@@ -71,6 +98,27 @@ private:
 } // namespace
 
 RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan) {
+    SessionPlan session;
+    session.next = [&](std::size_t step, double, const StepOutputs* previous) -> std::optional<SessionStep> {
+        if (step >= plan.steps) return std::nullopt;
+        return SessionStep{0, plan.inputs(step, previous), 0};
+    };
+    session.mode = plan.mode;
+    session.units = plan.units;
+    session.keep_data = plan.keep_data;
+    session.keep_records = plan.keep_records;
+    session.vcd = plan.vcd;
+    session.ddr_observer = plan.ddr_observer;
+    auto result = simulate(config, std::span(&loaded, 1), session);
+    result.step_start.clear(); // a fixed run's steps start back to back
+    result.step_bucket.clear();
+    return result;
+}
+
+RunResult simulate(const card::CardConfig& config, std::span<const program::Loaded> buckets,
+                   const SessionPlan& plan) {
+    if (buckets.empty()) throw Error("a session needs at least one bucket program");
+    const program::Loaded& loaded = buckets.front();
     RunResult result;
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // A bus error stops the run through sc_stop; its report is the fault, not SystemC's info line.
@@ -79,12 +127,17 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     // Full runs compute with the config's weight format: refuse one the matvec does not run up front.
     if (plan.mode == Mode::Full) kernels::weight_format(config);
     // The card decodes every command against its opcode's slots and the config's formats first.
-    program::validate(loaded.program, &config, "the program");
+    for (std::size_t b = 0; b < buckets.size(); ++b)
+        program::validate(buckets[b].program, &config,
+                          buckets.size() == 1 ? std::string("the program") : fmt::format("bucket {}", b));
     Card card("card", config, loaded.program, loaded.image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
     card.context().keep_records = plan.keep_records;
-    Host host("host", card, loaded, plan, result);
+    for (auto& b : buckets) // refuse a set whose buckets do not share the region table before running
+        card.use_program(b.program);
+    card.use_program(loaded.program);
+    Host host("host", card, buckets, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
     // beside the destination and renamed into place when complete.
     sc_core::sc_trace_file* vcd = nullptr;
@@ -107,6 +160,7 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     if (plan.ddr_observer) card.ddr().set_observer(plan.ddr_observer);
     result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
+    if (host.error) std::rethrow_exception(host.error);
     card.ddr().set_observer(nullptr);
     if (vcd) {
         sc_core::sc_close_vcd_trace_file(vcd);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,30 @@ struct RunPlan {
     memory::RequestObserver* ddr_observer = nullptr;
 };
 
+/// One step of an open-ended session: which bucket of the set runs, its inputs, and the simulated
+/// time it may start at (later than now: the card idles until then, as a server waits for work).
+struct SessionStep {
+    std::size_t bucket = 0;
+    StepInputs inputs;
+    double not_before_seconds = 0;
+};
+
+/// An open-ended run over a set of buckets (programs sharing one region table: the weights, caches
+/// and states): before each step the host asks `next` with the step's index, the simulated seconds
+/// now (when the previous step ended) and the previous step's outputs (none before the first); an
+/// empty answer ends the run. The rest as in RunPlan.
+struct SessionPlan {
+    std::function<std::optional<SessionStep>(std::size_t step, double now_seconds,
+                                             const StepOutputs* previous)>
+        next;
+    Mode mode = Mode::Full;
+    std::optional<units::UnitSet> units;
+    bool keep_data = false;
+    bool keep_records = true;
+    std::string vcd;
+    memory::RequestObserver* ddr_observer = nullptr;
+};
+
 /// Totals of one DDR channel over the run.
 struct ChannelTotals {
     std::uint64_t read_bytes = 0, write_bytes = 0, row_hits = 0, row_misses = 0, row_conflicts = 0;
@@ -52,8 +77,11 @@ struct RunResult {
     std::vector<CommandRecord> records;  ///< sorted by step, then command index (RunPlan::keep_records)
     std::vector<StepOutputs> outputs;    ///< per step
     std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended
-    std::uint64_t cycles = 0;            ///< kernel cycles of the whole run
-    double seconds = 0;                  ///< simulated seconds
+    /// Sessions: the kernel cycle each step started (after any idle wait) and its bucket.
+    std::vector<std::uint64_t> step_start;
+    std::vector<std::size_t> step_bucket;
+    std::uint64_t cycles = 0; ///< kernel cycles of the whole run
+    double seconds = 0;       ///< simulated seconds
     std::vector<ChannelTotals> channels;
     /// Per DDR channel after the run, once the posted writes still queued at its end are issued:
     /// what a replay of the run's requests ends with (last data beat, row outcomes, bursts).
@@ -71,5 +99,12 @@ struct RunResult {
 /// SystemC elaborates one simulation per process: call this once per process. Throws
 /// cardsim::Error when the program does not fit the card.
 RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan);
+
+/// Elaborates a card for `config`, loads the first of `buckets` (its regions and DDR image; every
+/// bucket must share its region table, else cardsim::Error), and runs the session `plan` asks for,
+/// each step on the bucket it names. Once per process, as `simulate` above (which is a session of
+/// one bucket and `plan.steps` steps).
+RunResult simulate(const card::CardConfig& config, std::span<const program::Loaded> buckets,
+                   const SessionPlan& plan);
 
 } // namespace cardsim::sim

@@ -15,7 +15,7 @@ using program::Region;
 void CardContext::bus_error(std::uint32_t index, const std::string& what) {
     if (!fault)
         fault = fmt::format("bus error at step {}, command {} ({}): {}", step, index,
-                            program::name(program.commands[index].opcode), what);
+                            program::name(program->commands[index].opcode), what);
     sc_core::sc_stop();
 }
 
@@ -153,7 +153,7 @@ void UnitModule::run() {
     for (;;) {
         sc_core::wait(start_);
         const std::uint32_t index = index_;
-        const auto& c = ctx_.program.commands[index];
+        const auto& c = ctx_.program->commands[index];
         const auto t0 = sc_core::sc_time_stamp();
         CommandRecord rec;
         rec.step = ctx_.step;
