@@ -99,6 +99,10 @@ struct RunReport {
     bool ok() const { return !run.fault && bit_exact.value_or(true); }
 };
 
+/// How busy a run kept the card, for its power estimate: each unit kind's busy cycles over its
+/// instances' time, the arena as busy as the units are on average, the DDR's read and write rates.
+fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run);
+
 /// Loads, checks (refusals are a cardsim::Error listing them), compiles (or reads the program and
 /// its image, refusing a damaged image, a program for another card config or one compiled from
 /// another checkpoint), simulates, checks and measures; writes the requested files.

@@ -95,6 +95,17 @@ std::size_t point_seqs(const SweepSpec& spec, const Point& point) {
     return run_value(spec, point, seqs_axis, spec.seqs);
 }
 
+std::size_t point_serve(const SweepSpec& spec, const Point& point, std::string_view path,
+                        std::size_t single) {
+    return run_value(spec, point, path, single);
+}
+
+double point_rate(const SweepSpec& spec, const Point& point) {
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+        if (spec.axes[a].path == "serve.rate") return std::get<double>(point.values[a]);
+    return spec.serve ? spec.serve->rate : 0.0;
+}
+
 std::string describe(const SweepSpec& spec, const Point& point) {
     std::string s = fmt::format("model={}", spec.models[point.model].name);
     for (std::size_t a = 0; a < spec.axes.size(); ++a)

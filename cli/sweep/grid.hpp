@@ -47,6 +47,10 @@ std::vector<card::Override> overrides(const SweepSpec& spec, const Point& point)
 std::size_t point_tokens(const SweepSpec& spec, const Point& point);
 /// The sequences a point decodes a step: its `seqs` axis value, or the spec's `seqs`.
 std::size_t point_seqs(const SweepSpec& spec, const Point& point);
+/// A `[serve]` option at `point`: its axis value (`path`, e.g. `serve.token_budget`), or `single`.
+std::size_t point_serve(const SweepSpec& spec, const Point& point, std::string_view path, std::size_t single);
+/// The Poisson rate at `point`: the `serve.rate` axis value, or the spec's rate.
+double point_rate(const SweepSpec& spec, const Point& point);
 
 /// The point as `model=... ddr.channels=2 clock.kernel_mhz=250` (for listings and messages).
 std::string describe(const SweepSpec& spec, const Point& point);

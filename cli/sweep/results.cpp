@@ -40,6 +40,11 @@ constexpr std::string_view prefill_figures[] = {
     "prefill_tokens_per_second", "ttft_seconds", "prefill_bound",           "prefill_roofline_fraction",
     "decode_tokens_per_second",  "decode_bound", "decode_roofline_fraction"};
 constexpr std::string_view accuracy_figures[] = {"bit_exact", "max_abs_error", "top1_agreement", "kl"};
+/// With `[serve]`: the served trace's figures (`cardsim serve --machine`).
+constexpr std::string_view serve_figures[] = {
+    "served",      "refused",     "output_tokens", "ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms",
+    "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",   "e2e_p50_ms",  "e2e_p90_ms",  "e2e_p99_ms",
+    "utilisation", "slots",       "largest_batch", "batch_limit", "host_seconds"};
 
 /// The unit kinds a point of the spec may have: present on the base card, or with a swept count.
 std::vector<card::UnitKind> busy_kinds(const SweepSpec& spec) {
@@ -128,11 +133,16 @@ CsvRow result_columns(const SweepSpec& spec) {
     if (spec.prompt_len)
         for (auto f : prefill_figures)
             c.emplace_back(f);
+    if (spec.serve)
+        for (auto f : serve_figures)
+            c.emplace_back(f);
     for (auto k : busy_kinds(spec))
         c.push_back(fmt::format("busy_{}", card::name(k)));
     c.emplace_back("arena_bytes");
     c.emplace_back("sram_fraction");
-    if (spec.full)
+    if (spec.full && spec.serve)
+        c.emplace_back("bit_exact"); // a served trace is checked bit for bit, its accuracy not measured
+    else if (spec.full)
         for (auto f : accuracy_figures)
             c.emplace_back(f);
     c.emplace_back("error");
@@ -178,7 +188,12 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
     if (spec.prompt_len)
         for (auto f : prefill_figures)
             row[column(columns, f)] = get(f);
-    if (spec.full)
+    if (spec.serve)
+        for (auto f : serve_figures)
+            row[column(columns, f)] = get(f);
+    if (spec.full && spec.serve)
+        row[column(columns, "bit_exact")] = get("bit_exact");
+    else if (spec.full)
         for (auto f : accuracy_figures)
             row[column(columns, f)] = get(f);
     // Busy fraction of a kind: the mean over its instances.

@@ -138,6 +138,22 @@ std::string settings_text(const SweepSpec& spec) {
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
     t += fmt::format("prompt={}\n", ids);
     if (spec.prompt_len) t += fmt::format("prompt_len={} chunk={}\n", *spec.prompt_len, spec.chunk);
+    if (auto& sv = spec.serve) {
+        // Swept options appear as axis columns; the rest are settings.
+        auto axis = [&](std::string_view k) {
+            return std::any_of(spec.axes.begin(), spec.axes.end(), [&](auto& a) { return a.path == k; });
+        };
+        t += fmt::format("serve.trace={}\n",
+                         sv->requests
+                             ? sv->requests->string()
+                             : fmt::format("poisson rate={} count={} prompt_len={} output_len={} seed={}",
+                                           axis("serve.rate") ? "(an axis)" : fmt::format("{}", sv->rate),
+                                           sv->count, sv->prompt_len, sv->output_len, sv->seed));
+        t += fmt::format("serve.policy={} token_budget={} max_seqs={} chunk={}\n", sv->policy,
+                         axis("serve.token_budget") ? "(an axis)" : std::to_string(sv->token_budget),
+                         axis("serve.max_seqs") ? "(an axis)" : std::to_string(sv->max_seqs),
+                         axis("serve.chunk") ? "(an axis)" : std::to_string(sv->chunk));
+    }
     t += fmt::format("mode={}\n", spec.full ? "full" : "timing-only");
     return t;
 }
@@ -200,6 +216,45 @@ struct Running {
     Clock::time_point started;
     std::filesystem::path out, err;
 };
+
+/// The `cardsim run` command line of a point (without its config options).
+std::vector<std::string> run_argv(const SweepSpec& spec, const Point& p, const std::string& self,
+                                  const std::filesystem::path& model) {
+    std::vector<std::string> argv{self,        "run",      model.string(),
+                                  "--machine", "--tokens", std::to_string(point_tokens(spec, p))};
+    if (auto seqs = point_seqs(spec, p); seqs != 1) argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
+    if (!spec.full) argv.emplace_back("--timing-only");
+    if (spec.prompt_len)
+        argv.insert(argv.end(), {"--prompt-len", std::to_string(*spec.prompt_len), "--chunk",
+                                 std::to_string(spec.chunk)});
+    if (!spec.prompt.empty()) {
+        std::string ids;
+        for (auto t : spec.prompt)
+            ids += fmt::format("{}{}", ids.empty() ? "" : ",", t);
+        argv.insert(argv.end(), {"--prompt", ids});
+    }
+    return argv;
+}
+
+/// The `cardsim serve` command line of a point of a `[serve]` spec (without its config options).
+std::vector<std::string> serve_argv(const SweepSpec& spec, const Point& p, const std::string& self,
+                                    const std::filesystem::path& model) {
+    const auto& sv = *spec.serve;
+    std::vector<std::string> argv{self, "serve", model.string(), "--machine"};
+    if (sv.requests)
+        argv.insert(argv.end(), {"--requests", sv.requests->string()});
+    else
+        argv.insert(argv.end(), {"--gen", "poisson", "--rate", fmt::format("{}", point_rate(spec, p)),
+                                 "--count", std::to_string(sv.count), "--prompt-len", sv.prompt_len,
+                                 "--output-len", sv.output_len, "--seed", std::to_string(sv.seed)});
+    argv.insert(argv.end(),
+                {"--policy", sv.policy, "--token-budget",
+                 std::to_string(point_serve(spec, p, "serve.token_budget", sv.token_budget)), "--max-seqs",
+                 std::to_string(point_serve(spec, p, "serve.max_seqs", sv.max_seqs)), "--chunk",
+                 std::to_string(point_serve(spec, p, "serve.chunk", sv.chunk))});
+    if (spec.full) argv.emplace_back("--check");
+    return argv;
+}
 
 } // namespace
 
@@ -276,24 +331,12 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
             note(*p, error_row(spec, *p, e.what()));
             return;
         }
-        std::vector<std::string> argv{
-            self,        "run",      model_directory(spec.models[p->model], dir).string(),
-            "--machine", "--tokens", std::to_string(point_tokens(spec, *p))};
-        if (auto seqs = point_seqs(spec, *p); seqs != 1)
-            argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
-        if (!spec.full) argv.emplace_back("--timing-only");
+        std::vector<std::string> argv =
+            spec.serve ? serve_argv(spec, *p, self, model_directory(spec.models[p->model], dir))
+                       : run_argv(spec, *p, self, model_directory(spec.models[p->model], dir));
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
         for (auto& s : sets)
             argv.insert(argv.end(), {"--set", s.path + "=" + s.value});
-        if (spec.prompt_len)
-            argv.insert(argv.end(), {"--prompt-len", std::to_string(*spec.prompt_len), "--chunk",
-                                     std::to_string(spec.chunk)});
-        if (!spec.prompt.empty()) {
-            std::string ids;
-            for (auto t : spec.prompt)
-                ids += fmt::format("{}{}", ids.empty() ? "" : ",", t);
-            argv.insert(argv.end(), {"--prompt", ids});
-        }
         if (options.traces)
             argv.insert(argv.end(),
                         {"--trace", (dir / "traces" / fmt::format("point-{}.trace", p->id)).string()});

@@ -4,12 +4,14 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "models/synthetic.hpp"
+#include "serve/generate.hpp"
 
 #include <fmt/core.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -304,7 +306,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     SpecReader r(file);
     r.only(root, "",
            {"name", "config", "model", "models", "tokens", "seqs", "prompt", "prompt_len", "chunk", "full",
-            "skip_if", "axes"});
+            "skip_if", "axes", "serve"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -360,6 +362,90 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     if (auto n = root.get("chunk")) {
         if (!spec.prompt_len) r.fail(*n, "chunk", "without `prompt_len`; it is the prefill's tokens a step");
         spec.chunk = std::size_t(r.integer(*n, "chunk", 1, 4096));
+    }
+    if (auto n = root.get("serve")) {
+        auto t = n->as_table();
+        if (!t) r.fail(*n, "serve", SpecReader::type_of(*n) + "; expected a table of cardsim serve options");
+        r.only(*t, "serve.",
+               {"requests", "rate", "count", "prompt_len", "output_len", "seed", "policy", "token_budget",
+                "chunk", "max_seqs"});
+        for (auto k : {"tokens", "seqs", "prompt", "prompt_len"})
+            if (auto m = root.get(k))
+                r.fail(*m, k, "given together with [serve]; a served trace gives each request's lengths");
+        ServeSpec sv;
+        if (auto m = t->get("requests")) {
+            sv.requests = r.resolve(r.text(*m, "serve.requests"));
+            if (!std::filesystem::is_regular_file(*sv.requests))
+                r.fail(*m, "serve.requests",
+                       fmt::format("names `{}`, which is not a file; expected a request trace CSV",
+                                   sv.requests->string()));
+            for (auto k : {"rate", "count", "prompt_len", "output_len", "seed"})
+                if (auto q = t->get(k))
+                    r.fail(*q, fmt::format("serve.{}", k),
+                           "given together with serve.requests; expected one of the two");
+        }
+        // A value, or an array of them: an axis named serve.KEY. Returns the single value, if given.
+        using Read = std::function<AxisValue(const toml::node&, const std::string&)>;
+        auto swept = [&](const char* key, const Read& read) -> std::optional<AxisValue> {
+            auto m = t->get(key);
+            if (!m) return std::nullopt;
+            const std::string path = fmt::format("serve.{}", key);
+            auto arr = m->as_array();
+            if (!arr) return read(*m, path);
+            Axis axis{path, {}, r.where(*m)};
+            if (arr->empty()) r.fail(*m, path, "is an empty array; expected values to sweep");
+            for (auto& v : *arr) {
+                AxisValue x = read(v, path);
+                if (std::find(axis.values.begin(), axis.values.end(), x) != axis.values.end())
+                    r.fail(v, path, fmt::format("lists {} twice", cell(x)));
+                axis.values.push_back(x);
+            }
+            spec.axes.push_back(std::move(axis));
+            return std::nullopt;
+        };
+        Read rate = [&](const toml::node& v, const std::string& path) -> AxisValue {
+            double x = 0;
+            if (auto f = v.as_floating_point())
+                x = f->get();
+            else if (auto i = v.as_integer())
+                x = double(i->get());
+            else
+                r.fail(v, path, SpecReader::type_of(v) + "; expected a positive number of requests a second");
+            if (!(x > 0) || x > 1e9) r.fail(v, path, fmt::format("is {}; expected a positive rate", x));
+            return x;
+        };
+        auto count = [&](std::int64_t lo) -> Read {
+            return [&r, lo](const toml::node& v, const std::string& path) -> AxisValue {
+                return r.integer(v, path, lo, 65536);
+            };
+        };
+        if (auto v = swept("rate", rate)) sv.rate = std::get<double>(*v);
+        if (auto v = swept("token_budget", count(1)))
+            sv.token_budget = std::size_t(std::get<std::int64_t>(*v));
+        if (auto v = swept("max_seqs", count(0))) sv.max_seqs = std::size_t(std::get<std::int64_t>(*v));
+        if (auto v = swept("chunk", count(0))) sv.chunk = std::size_t(std::get<std::int64_t>(*v));
+        if (auto m = t->get("count")) sv.count = std::size_t(r.integer(*m, "serve.count", 1, 1000000));
+        if (auto m = t->get("seed")) sv.seed = std::uint64_t(r.integer(*m, "serve.seed", 0, INT64_MAX));
+        for (auto [key, field] :
+             {std::pair{"prompt_len", &sv.prompt_len}, std::pair{"output_len", &sv.output_len}})
+            if (auto m = t->get(key)) {
+                const toml::node& v = *m;
+                *field = v.is_integer()
+                             ? std::to_string(r.integer(v, fmt::format("serve.{}", key), 1, 1 << 30))
+                             : r.text(v, fmt::format("serve.{}", key));
+                try {
+                    (void)serve::parse_lengths(*field, fmt::format("serve.{}", key));
+                } catch (const Error& e) {
+                    r.fail(v, fmt::format("serve.{}", key), fmt::format("is `{}`: {}", *field, e.what()));
+                }
+            }
+        if (auto m = t->get("policy")) {
+            sv.policy = r.text(*m, "serve.policy");
+            if (sv.policy != "decode-first" && sv.policy != "prefill-first")
+                r.fail(*m, "serve.policy",
+                       fmt::format("is `{}`; expected decode-first or prefill-first", sv.policy));
+        }
+        spec.serve = std::move(sv);
     }
     auto model = root.get("model"), models = root.get("models");
     if (model && models) r.fail(*models, "models", "given together with `model`; expected one of the two");

@@ -47,10 +47,28 @@ inline constexpr std::string_view tokens_axis = "tokens";
 /// The axis a `seqs = [1, 4, 16]` array makes: it sets `cardsim run --seqs` (sequences a decode
 /// step), not a config key.
 inline constexpr std::string_view seqs_axis = "seqs";
-/// Whether an axis sets an option of `cardsim run` (tokens, seqs) rather than a config key.
+/// The axes a `[serve]` table's arrays make (`serve.rate = [5.0, 10.0]`): options of `cardsim serve`.
+inline constexpr std::string_view serve_axes[] = {"serve.rate", "serve.token_budget", "serve.max_seqs",
+                                                  "serve.chunk"};
+/// Whether an axis sets an option of `cardsim run` or `cardsim serve` (tokens, seqs, serve.*) rather
+/// than a config key.
 inline bool run_axis(std::string_view path) {
-    return path == tokens_axis || path == seqs_axis;
+    return path == tokens_axis || path == seqs_axis || path.rfind("serve.", 0) == 0;
 }
+
+/// A `[serve]` table: every point serves a request trace (`cardsim serve`) instead of decoding a
+/// fixed batch. The trace is a file (`requests`), or Poisson requests made up per point (`rate`,
+/// `count`, `prompt_len`, `output_len`, `seed`); the scheduler's policy, token budget, chunk and
+/// sequence cap are its options. `rate`, `token_budget`, `max_seqs` and `chunk` may be arrays: axes.
+struct ServeSpec {
+    std::optional<std::filesystem::path> requests;
+    double rate = 10;
+    std::size_t count = 32;
+    std::string prompt_len = "32", output_len = "32";
+    std::uint64_t seed = 1;
+    std::string policy = "decode-first";
+    std::size_t token_budget = 16, chunk = 0, max_seqs = 0;
+};
 
 /// One swept config key (or `tokens`): its dotted path and its values, in order.
 struct Axis {
@@ -78,8 +96,9 @@ struct SweepSpec {
     /// the results gain the prefill and decode columns.
     std::optional<std::size_t> prompt_len;
     std::size_t chunk = 16;
-    bool full = false;      ///< full runs (bit-exact check + accuracy), else timing-only
-    std::vector<Axis> axes; ///< in the order the file lists them
+    bool full = false;              ///< full runs (bit-exact check + accuracy), else timing-only
+    std::optional<ServeSpec> serve; ///< points serve a request trace (`[serve]`)
+    std::vector<Axis> axes;         ///< in the order the file lists them
     std::vector<Constraint> skip_if;
     card::CardConfig base; ///< the base config as loaded (for constraint names)
 };

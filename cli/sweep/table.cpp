@@ -103,6 +103,8 @@ std::string label(std::string_view figure) {
     if (figure == "dsp") return "DSP blocks (estimated, cardsim fit)";
     if (figure == "watts") return "card power, W (estimated, cardsim fit)";
     if (figure == "tokens_per_joule") return "tokens per joule";
+    if (figure == "tpot_p99_ms") return "p99 time per output token, ms (served trace)";
+    if (figure == "ttft_p99_ms") return "p99 time to first token, ms (served trace)";
     return std::string(figure);
 }
 

@@ -63,8 +63,10 @@ std::string label(std::string_view figure);
 bool lower_is_better(std::string_view figure);
 
 /// The figures drawn against tokens/s with their Pareto front, in order: the accuracy figures
-/// (full sweeps), then the chip's cost in DSP blocks and in watts.
-inline constexpr std::string_view front_figures[] = {"max_abs_error", "kl", "top1_agreement", "dsp", "watts"};
+/// (full sweeps), the chip's cost in DSP blocks and in watts, then a served trace's p99 latencies
+/// (the latency-throughput curve of `[serve]` sweeps).
+inline constexpr std::string_view front_figures[] = {"max_abs_error", "kl",          "top1_agreement", "dsp",
+                                                     "watts",         "tpot_p99_ms", "ttft_p99_ms"};
 
 /// The points of a scatter that no other point beats on both figures: higher x and lower y
 /// (`lower_is_better`) or higher y. Returns their indices, by increasing x.

@@ -1,0 +1,119 @@
+// `cardsim serve MODEL_DIR --requests FILE`: a request trace served with continuous batching on the
+// simulated card; `cardsim serve --gen poisson ... -o FILE`: a request trace made up.
+
+#include "cli/card_options.hpp"
+#include "cli/command.hpp"
+#include "cli/serve_run.hpp"
+#include "engine/error.hpp"
+#include "serve/generate.hpp"
+#include "serve/metrics.hpp"
+
+#include <fmt/core.h>
+
+#include <unistd.h>
+
+namespace cardsim::cli {
+namespace {
+
+int run(std::span<const std::string> args) {
+    namespace po = boost::program_options;
+    po::options_description opts("options");
+    opts.add(card_options());
+    opts.add(knob_options());
+    opts.add_options()("model", po::value<std::string>(), "the checkpoint directory to serve")(
+        "requests", po::value<std::string>(),
+        "the request trace (CSV: arrival_s,prompt_tokens,output_tokens[,prompt_ids], or Vidur's "
+        "arrived_at,num_prefill_tokens,num_decode_tokens)")(
+        "gen", po::value<std::string>(), "make the request trace up (poisson): served, or written to -o")(
+        "rate", po::value<double>()->default_value(10),
+        "--gen: requests a second")("count", po::value<std::size_t>()->default_value(32), "--gen: requests")(
+        "prompt-len", po::value<std::string>()->default_value("32"),
+        "--gen: prompt tokens, N or LOW:HIGH (uniform)")("output-len",
+                                                         po::value<std::string>()->default_value("32"),
+                                                         "--gen: output tokens, N or LOW:HIGH (uniform)")(
+        "seed", po::value<std::uint64_t>()->default_value(1), "--gen: the generator's seed")(
+        "output,o", po::value<std::string>(),
+        "--gen: also write the trace made up here (without a checkpoint: only that)")(
+        "policy", po::value<std::string>()->default_value("decode-first"),
+        "decode-first (every decoding sequence's row first, prompts chunked into what is left) or "
+        "prefill-first")("token-budget", po::value<std::size_t>()->default_value(16),
+                         "token rows a step holds at most (also the most sequences at once)")(
+        "chunk", po::value<std::size_t>()->default_value(0),
+        "prompt tokens one request takes a step at most (0: what the budget leaves)")(
+        "max-seqs", po::value<std::size_t>()->default_value(0),
+        "sequences admitted at once at most (0: as many as the card's DDR holds)")(
+        "max-positions", po::value<std::size_t>(),
+        "positions a sequence's slot holds (default: the longest request's prompt + output)")(
+        "check", po::bool_switch(),
+        "compute every step on real bits and check it against the golden executor")(
+        "shapes-only", po::bool_switch(), "read the checkpoint's config.json alone (timing only)")(
+        "table", po::value<std::string>(), "write one line a request (CSV: its times and latencies) here")(
+        "machine", po::bool_switch(), "print key=value lines instead of the summary");
+    const char* const positional[] = {"model"};
+    auto vm =
+        parse("serve",
+              "MODEL_DIR --requests FILE [--policy decode-first|prefill-first] [--token-budget N] "
+              "[--chunk N] [--max-seqs N] [--max-positions N] [--check] [--table F.csv] [--config C] "
+              "[--set k=v]\n       cardsim serve --gen poisson --rate R --count N [--prompt-len N|LO:HI] "
+              "[--output-len N|LO:HI] [--seed S] (-o FILE | MODEL_DIR ...)",
+              args, opts, positional);
+    std::vector<serve::Request> requests;
+    if (vm.count("gen")) {
+        if (vm["gen"].as<std::string>() != "poisson")
+            throw Error(fmt::format("--gen {}: the generator makes poisson traces (--gen poisson)",
+                                    vm["gen"].as<std::string>()));
+        if (vm.count("requests")) throw Error("--gen makes the requests: give --gen or --requests, not both");
+        if (!vm.count("output") && !vm.count("model"))
+            throw Error(
+                "--gen poisson: give the trace file to write (-o FILE), or a checkpoint to serve it on");
+        serve::PoissonSpec spec;
+        spec.rate = vm["rate"].as<double>();
+        spec.count = vm["count"].as<std::size_t>();
+        spec.prompt = serve::parse_lengths(vm["prompt-len"].as<std::string>(), "--prompt-len");
+        spec.output = serve::parse_lengths(vm["output-len"].as<std::string>(), "--output-len");
+        spec.seed = vm["seed"].as<std::uint64_t>();
+        requests = serve::poisson(spec);
+        if (vm.count("output")) {
+            serve::write_requests(vm["output"].as<std::string>(), requests);
+            if (!vm.count("model")) {
+                fmt::print("wrote {} requests over {:.3f} s ({} a second asked) to {}\n", requests.size(),
+                           requests.back().arrival_seconds, spec.rate, vm["output"].as<std::string>());
+                return Ok;
+            }
+        }
+    } else if (vm.count("output")) {
+        throw Error("-o writes the trace --gen makes (serve writes its per-request table with --table)");
+    }
+    if (!vm.count("model"))
+        throw Error(
+            "serve: give the checkpoint directory to serve (cardsim serve MODEL_DIR --requests FILE)");
+    if (!vm.count("gen")) {
+        if (!vm.count("requests"))
+            throw Error("serve: give a request trace (--requests FILE), or --gen poisson to make one");
+        requests = serve::read_requests(vm["requests"].as<std::string>());
+        if (requests.empty())
+            throw Error(fmt::format("{}: the trace holds no requests", vm["requests"].as<std::string>()));
+    }
+    ServeRequest req;
+    req.model_dir = vm["model"].as<std::string>();
+    req.requests = std::move(requests);
+    req.config = load_card(vm, knob_overrides(vm));
+    req.policy.order = serve::parse_order(vm["policy"].as<std::string>());
+    req.policy.token_budget = vm["token-budget"].as<std::size_t>();
+    req.policy.chunk = vm["chunk"].as<std::size_t>();
+    req.policy.max_seqs = vm["max-seqs"].as<std::size_t>();
+    if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
+    req.check = vm["check"].as<bool>();
+    req.shapes_only = vm["shapes-only"].as<bool>();
+    req.progress = ::isatty(2) && !vm["machine"].as<bool>();
+    auto rep = serve_model(req);
+    if (vm.count("table")) serve::write_request_table(vm["table"].as<std::string>(), rep.times);
+    fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());
+    return rep.ok() ? Ok : Negative;
+}
+
+const Register reg{
+    {"serve", "serve a request trace with continuous batching on the simulated card (or make one)", run}};
+
+} // namespace
+} // namespace cardsim::cli

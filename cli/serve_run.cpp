@@ -1,0 +1,237 @@
+#include "cli/serve_run.hpp"
+
+#include "cli/pipeline.hpp"
+#include "engine/error.hpp"
+#include "engine/fit/fit.hpp"
+#include "engine/golden/golden.hpp"
+#include "engine/lower/lower.hpp"
+#include "engine/shim/check.hpp"
+#include "models/checkpoint_digest.hpp"
+#include "models/model.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace cardsim::cli {
+namespace {
+
+/// The index of the io output with `role`, or none.
+std::optional<std::size_t> output_of(const program::Loaded& c, program::IoRole role) {
+    auto* e = c.program.host.entry(role);
+    if (!e) return std::nullopt;
+    for (std::size_t i = 0; i < c.io.graph_outputs(); ++i)
+        if (c.io.outputs[i].first == graph::Val{e->value}) return i;
+    return std::nullopt;
+}
+
+/// Row `r`'s token of a next-token output (one f32 a row holding the arg-max).
+std::uint32_t token_of(std::span<const std::byte> next, std::size_t r) {
+    if (next.size() < 4 * (r + 1)) return 0;
+    float f = 0;
+    std::memcpy(&f, next.data() + 4 * r, 4);
+    return std::uint32_t(f);
+}
+
+} // namespace
+
+ServeReport serve_model(const ServeRequest& req) {
+    ServeReport rep;
+    auto model = models::load_model(req.model_dir, req.shapes_only);
+    auto* decoder = std::get_if<models::DecoderSpec>(&model.spec);
+    if (!decoder)
+        throw Error(fmt::format("{}: serve runs decoders (an encoder has no sequences to batch)",
+                                req.model_dir.string()));
+    if (req.check && model.checkpoint.shapes_only())
+        throw Error(fmt::format("{}: --check computes on the weights, and the checkpoint has shapes only",
+                                req.model_dir.string()));
+    rep.model = models::describe(model.spec);
+    auto built = models::build_graph(model);
+    const auto& g = built.graph;
+    auto verdict = shim::check_model(g, shim::capabilities(req.config));
+    if (!verdict.runs()) {
+        std::string why = fmt::format("{}: the card refuses this model:", req.model_dir.string());
+        for (auto& r : verdict.refusals)
+            why += fmt::format("\n  {}", r.text());
+        throw Error(why);
+    }
+    std::size_t need = 1;
+    for (auto& r : req.requests)
+        need = std::max(need, r.prompt_tokens + r.output_tokens - 1);
+    rep.max_positions = req.max_positions.value_or(need);
+    if (rep.max_positions == 0) throw Error("--max-positions 0: a slot must hold at least one position");
+    const auto target = lower::target_of(req.config);
+    lower::Options o;
+    o.max_positions = rep.max_positions;
+    o.model = rep.model;
+    o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
+    o.shapes_only = model.checkpoint.shapes_only();
+
+    // The slots the card's DDR holds: what one sequence's caches and states take, from the lowering's
+    // own placement of a bucket of `budget` sequences, into what the weights, io and program leave.
+    const std::size_t budget = req.policy.token_budget;
+    if (budget == 0) throw Error("--token-budget 0: a step must hold at least one token row");
+    o.bucket = graph::Bucket{budget, budget, 0};
+    auto cap = lower::capacity(g, model.checkpoint, target, o);
+    const std::uint64_t fixed = cap.weights + cap.io + cap.program;
+    rep.slot_bytes = (cap.caches + cap.state + budget - 1) / budget;
+    rep.slots = fixed >= cap.ddr_bytes ? 0
+                : rep.slot_bytes       ? std::size_t((cap.ddr_bytes - fixed) / rep.slot_bytes)
+                                       : std::size_t(1) << 31;
+    rep.ddr_fixed_bytes = fixed;
+    rep.ddr_capacity_bytes = cap.ddr_bytes;
+
+    // One decode bucket whose row r is slot r (today's stores give each row its own sequence): every
+    // admitted sequence takes its row each step, a prompt token or a decoded one; free slots' rows are
+    // padding. So a step holds one token a sequence: the scheduler's chunk is 1.
+    serve::Policy policy = req.policy;
+    policy.chunk = 1;
+    const std::size_t cap_seqs = std::min({rep.slots, budget, policy.max_seqs ? policy.max_seqs : budget});
+    const std::size_t rows = std::max<std::size_t>(1, cap_seqs);
+    rep.buckets = {rows};
+    serve::Capacity capacity{{budget}, rep.slots, rep.max_positions, decoder->vocab};
+    serve::Scheduler scheduler(req.requests, policy, capacity);
+    o.bucket = graph::Bucket{rows, rows, 0};
+    std::vector<program::Loaded> programs;
+    programs.push_back(lower::lower(g, model.checkpoint, target, o));
+    auto next_out = output_of(programs.front(), program::IoRole::Next);
+    if (!next_out) throw Error("serve: the program has no next-token output");
+
+    std::optional<golden::Golden> gold;
+    if (req.check) gold.emplace(g, model.checkpoint, req.config, o.bucket, rep.max_positions);
+    std::optional<serve::Step> running;
+    double running_start = 0;
+    std::size_t rows_run = 0, padded = 0, step_count = 0;
+    double busy = 0;
+    sim::SessionPlan plan;
+    plan.mode = req.check ? sim::Mode::Full : sim::Mode::TimingOnly;
+    plan.keep_records = false;
+    graph::BatchInputs last_inputs;
+    plan.next = [&](std::size_t step, double now,
+                    const sim::StepOutputs* previous) -> std::optional<sim::SessionStep> {
+        if (running) {
+            std::vector<std::uint32_t> tokens;
+            if (req.check && previous) {
+                // The card's outputs against the golden executor's on the same inputs, bit for bit.
+                auto& expect = gold->step(last_inputs);
+                for (std::size_t i = 0; i < programs.front().io.graph_outputs() && rep.mismatch.empty();
+                     ++i) {
+                    auto& [val, place] = programs.front().io.outputs[i];
+                    auto& want = expect[val.id];
+                    auto& got = previous->values[i];
+                    if (got.size() != 4 * want.size() ||
+                        std::memcmp(got.data(), want.data(), got.size()) != 0) {
+                        std::size_t e = 0;
+                        while (4 * e + 4 <= got.size() && e < want.size() &&
+                               std::memcmp(got.data() + 4 * e, &want[e], 4) == 0)
+                            ++e;
+                        rep.mismatch =
+                            fmt::format("step {}, {}: element {} differs from the golden executor's",
+                                        step - 1, g.names[val.id], e);
+                    }
+                }
+                auto& next = previous->values[*next_out];
+                for (auto& r : running->rows)
+                    tokens.push_back(token_of(next, r.slot));
+            }
+            scheduler.done(running_start, now, tokens);
+            busy += now - running_start;
+            running.reset();
+        }
+        if (!rep.mismatch.empty()) return std::nullopt;
+        auto s = scheduler.next(now);
+        if (!s) return std::nullopt;
+        sim::SessionStep st;
+        st.bucket = 0;
+        st.not_before_seconds = s->not_before_seconds;
+        // Row r is slot r; a free slot's row feeds token 0 at position 0 (padding).
+        st.inputs.ids.assign(rows, 0);
+        st.inputs.positions.assign(rows, 0);
+        for (auto& r : s->rows) {
+            st.inputs.ids[r.slot] = r.id;
+            st.inputs.positions[r.slot] = r.position;
+        }
+        rows_run += s->rows.size();
+        padded += rows - s->rows.size();
+        ++step_count;
+        last_inputs = st.inputs;
+        running = s;
+        running_start = std::max(now, s->not_before_seconds);
+        if (req.progress) fmt::print(stderr, "\rstep {}", step + 1);
+        return st;
+    };
+    rep.run = sim::simulate(req.config, programs, plan);
+    if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
+    rep.summary = serve::summarise(scheduler, step_count, busy, rows_run, padded);
+    rep.times = scheduler.times();
+    for (auto& ch : rep.run.channels)
+        rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
+    rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+    rep.host_seconds = rep.run.host_seconds;
+    if (req.check) {
+        rep.bit_exact = rep.mismatch.empty();
+    }
+    rep.fit = fit::check_fit(req.config);
+    rep.watts =
+        fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run)).total();
+    return rep;
+}
+
+std::string ServeReport::text() const {
+    std::string o = fmt::format("model: {}\n", model);
+    std::string b;
+    for (auto n : buckets)
+        b += fmt::format("{}{}", b.empty() ? "" : ",", n);
+    o += fmt::format(
+        "card: one decode bucket of {} rows (row r is slot r); its DDR holds {} slots of {} positions "
+        "({} a slot) beside {} of weights, io and program\n",
+        b, slots, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
+    if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
+    o += serve::text(summary);
+    o += fmt::format(
+        "DDR: {:.3f} GB moved, {:.1f} % of the peak over the busy time\n", double(ddr_bytes) / 1e9,
+        summary.busy_seconds > 0 ? 100 * double(ddr_bytes) / peak_bytes_per_second / summary.busy_seconds
+                                 : 0.0);
+    if (bit_exact)
+        o += fmt::format("bit-exact: {}{}\n", *bit_exact ? "yes" : "no",
+                         mismatch.empty() ? "" : ": " + mismatch);
+    o += fmt::format("host: {:.2f} s for {:.6f} s simulated ({:.1f} host seconds a simulated second)\n",
+                     host_seconds, run.seconds, run.seconds > 0 ? host_seconds / run.seconds : 0.0);
+    return o;
+}
+
+std::string ServeReport::machine() const {
+    std::string o;
+    auto kv = [&](std::string_view k, auto v) { o += fmt::format("{}={}\n", k, v); };
+    kv("cycles", run.cycles);
+    kv("seconds", run.seconds);
+    kv("tokens_per_second", summary.tokens_per_second);
+    kv("ddr_bytes", ddr_bytes);
+    kv("bandwidth_gbs", summary.busy_seconds > 0 ? double(ddr_bytes) / summary.busy_seconds / 1e9 : 0.0);
+    kv("roofline_fraction",
+       summary.busy_seconds > 0 ? double(ddr_bytes) / peak_bytes_per_second / summary.busy_seconds : 0.0);
+    for (auto& [name, b] : run.unit_busy)
+        if (b) kv(fmt::format("busy_{}", name), run.cycles ? double(b) / double(run.cycles) : 0.0);
+    kv("dsp", fit.table.total.dsps);
+    kv("alm", fit.table.total.alms);
+    kv("m20k", fit.table.total.m20ks);
+    kv("fmax_mhz", fit.clock.fmax_mhz);
+    kv("watts", watts);
+    kv("tokens_per_joule", watts > 0 ? summary.tokens_per_second / watts : 0.0);
+    kv("fits", fit.fits() ? "yes" : "no");
+    kv("slots", slots);
+    kv("slot_bytes", slot_bytes);
+    kv("ddr_fixed_bytes", ddr_fixed_bytes);
+    kv("ddr_capacity_bytes", ddr_capacity_bytes);
+    kv("max_positions", max_positions);
+    kv("bit_exact", bit_exact ? (*bit_exact ? "yes" : "no") : "unchecked");
+    kv("mismatch", mismatch);
+    if (run.fault) kv("fault", *run.fault);
+    kv("host_seconds", host_seconds);
+    o += serve::machine(summary);
+    return o;
+}
+
+} // namespace cardsim::cli

@@ -1,0 +1,63 @@
+#pragma once
+// The slice behind `cardsim serve`: a checkpoint in; its buckets compiled for the card's store
+// slots; a request trace served on one simulated card with continuous batching; the latencies out.
+
+#include "engine/card/card_config.hpp"
+#include "engine/fit/fit.hpp"
+#include "serve/metrics.hpp"
+#include "serve/request.hpp"
+#include "serve/scheduler.hpp"
+#include "sim/card/simulation.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cardsim::cli {
+
+/// What to serve and how.
+struct ServeRequest {
+    std::filesystem::path model_dir;
+    card::CardConfig config;
+    std::vector<serve::Request> requests;
+    serve::Policy policy;
+    /// Positions each slot's caches hold (none: the most any request needs, prompt + output - 1).
+    std::optional<std::size_t> max_positions;
+    bool check = false; ///< full run: every step's tokens checked bit for bit against the golden executor
+    bool shapes_only = false; ///< read config.json alone (timing only)
+    bool progress = false;
+};
+
+/// What a served trace produced.
+struct ServeReport {
+    std::string model;
+    std::vector<std::size_t> buckets; ///< token rows of each bucket program compiled
+    std::size_t slots = 0;            ///< sequences whose stores the card's DDR holds
+    std::uint64_t slot_bytes = 0;     ///< DDR bytes of one slot's caches and states
+    std::uint64_t ddr_fixed_bytes = 0, ddr_capacity_bytes = 0; ///< weights + io + program; the card's DDR
+    std::size_t max_positions = 0;
+    serve::ServeSummary summary;
+    std::vector<serve::RequestTimes> times;
+    sim::RunResult run;
+    std::uint64_t ddr_bytes = 0;
+    double peak_bytes_per_second = 0;
+    std::optional<bool> bit_exact; ///< --check: every step equal to the golden executor's
+    std::string mismatch;          ///< the first difference
+    double host_seconds = 0;       ///< wall-clock seconds of the simulation
+    fit::FitReport fit;            ///< whether the card config fits the device
+    double watts = 0;              ///< average power over the run (engine/fit)
+
+    std::string text() const;
+    std::string machine() const;
+    bool ok() const { return !run.fault && bit_exact.value_or(true); }
+};
+
+/// Loads the checkpoint, checks the card runs it, works out how many sequences' caches and states
+/// (slots) the card's DDR holds beside the weights, compiles one decode bucket of as many rows as
+/// sequences may be admitted at once (row r is slot r), serves the trace on one card session and
+/// sums it up. With `check`, every step's outputs are compared bit for bit with the golden
+/// executor's on the same inputs.
+ServeReport serve_model(const ServeRequest& request);
+
+} // namespace cardsim::cli
