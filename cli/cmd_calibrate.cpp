@@ -18,9 +18,11 @@
 namespace cardsim::cli {
 namespace {
 
-/// The overlay's TOML: the config file's tables (if any) with each fitted kind's latency and width.
-std::string overlay(const boost::program_options::variables_map& vm, const std::vector<traces::KindFit>& fits,
-                    const std::string& trace) {
+/// The overlay's TOML: the config file's tables (if any) with each fitted kind's latency and width,
+/// the width under the key the config reads it from (`CardConfig::lanes_key`: `array_width` for
+/// the attention unit with array math).
+std::string overlay(const boost::program_options::variables_map& vm, const card::CardConfig& config,
+                    const std::vector<traces::KindFit>& fits, const std::string& trace) {
     toml::table root;
     if (vm.count("config")) {
         const std::string file = vm["config"].as<std::string>();
@@ -39,11 +41,12 @@ std::string overlay(const boost::program_options::variables_map& vm, const std::
         auto* t = (*units)[kind].as_table();
         if (!t) throw Error(fmt::format("the config's `units.{}` is not a table", kind));
         t->insert_or_assign("latency", std::int64_t(f.latency));
-        t->insert_or_assign("width", std::int64_t(f.width));
+        t->insert_or_assign(config.lanes_key(f.kind), std::int64_t(f.width));
     }
     std::ostringstream out;
-    out << "# Calibrated by `cardsim calibrate " << trace << "`: units.KIND.latency and width fitted to the\n"
-        << "# trace's measured cycles (latency + ceil(work / width) per command).\n"
+    out << "# Calibrated by `cardsim calibrate " << trace << "`: units.KIND.latency and width (array_width\n"
+        << "# for array attention) fitted to the trace's measured cycles (latency + ceil(work / width) per\n"
+        << "# command).\n"
         << root << "\n";
     return out.str();
 }
@@ -77,7 +80,7 @@ int run(std::span<const std::string> args) {
             f.config_latency, f.config_width, 100 * f.before.mean, 100 * f.before.max, f.latency, f.width,
             100 * f.after.mean, 100 * f.after.max);
     const std::string out = vm["output"].as<std::string>();
-    io::write_file_atomically(out, overlay(vm, fits, path));
+    io::write_file_atomically(out, overlay(vm, config, fits, path));
     fmt::print("wrote {} (use it with --config {})\n", out, out);
     return Ok;
 }

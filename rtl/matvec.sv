@@ -81,6 +81,10 @@ module matvec #(
   localparam int TERM_BITS = 52;  // |d x m| < 2^47
   localparam int ACC_BITS = 80;   // 64 window places, 2 x MAX_CHUNKS terms, sign
   localparam int NO_TOP = -32768;
+  // Term banks: a row's terms fill one while B sums another; four hide the beat pipeline's two
+  // stages and B's start, so rows as short as one chunk still take a beat a cycle.
+  localparam int BANKS = 4;
+  typedef logic [1:0] bank_t;
 
   initial begin
     if (WIDTH != 8 && WIDTH != 16 && WIDTH != 32) $error("matvec: WIDTH must be 8, 16 or 32");
@@ -103,19 +107,33 @@ module matvec #(
   logic [BEAT_BITS-1:0] load_beat;
 
   // ---- stage A: dots and terms, one bank a row ----------------------------------------------------
-  logic signed [TERM_BITS-1:0] term0 [2][MAX_CHUNKS];
-  logic signed [TERM_BITS-1:0] term1 [2][MAX_CHUNKS];
-  logic signed [15:0] texp0 [2][MAX_CHUNKS];
-  logic signed [15:0] texp1 [2][MAX_CHUNKS];
-  logic [1:0] bank_full;
-  logic signed [15:0] bank_top [2];
-  logic [1:0] bank_nan;
-  logic wbank;
+  logic signed [TERM_BITS-1:0] term0 [BANKS][MAX_CHUNKS];
+  logic signed [TERM_BITS-1:0] term1 [BANKS][MAX_CHUNKS];
+  logic signed [15:0] texp0 [BANKS][MAX_CHUNKS];
+  logic signed [15:0] texp1 [BANKS][MAX_CHUNKS];
+  logic [BANKS-1:0] bank_full;
+  logic signed [15:0] bank_top [BANKS];
+  logic [BANKS-1:0] bank_nan;
+  bank_t wbank;
   logic [31:0] rows_a;
   logic [CHUNK_BITS-1:0] a_chunk;
   logic [BEAT_BITS-1:0] a_beat;
   logic [15:0] a_group_chunk;
   logic signed [39:0] dot0, dot1;
+  // The beat pipeline: P (the beat's products, registered), S (their adder tree, registered), then
+  // A (the chunk's dot, its term and the row's window top). Each stage carries the beat's place.
+  typedef struct packed {
+    logic first_beat, last_beat, first_chunk, last_chunk, scale_nan;
+    bank_t bank;
+    logic [CHUNK_BITS-1:0] chunk;
+    logic signed [12:0] m;
+    logic signed [15:0] e;
+  } beat_t;
+  logic p_full, q_full;
+  beat_t p_beat, q_beat;
+  logic signed [31:0] p_prod0 [WIDTH];
+  logic signed [31:0] p_prod1 [WIDTH];
+  logic signed [39:0] q_part0, q_part1;
   logic signed [12:0] scale_m;
   logic signed [15:0] scale_e;
   logic row_nan;
@@ -125,15 +143,15 @@ module matvec #(
   // B sums a bank's terms into `acc`; the finished sum moves through three registers: r0 (the
   // sum), r1 (rounded to f32), y (bias and epilogue applied), each advancing when the next is free.
   logic summing;  // B is inside a row (chunk 0 was taken as it started)
-  logic rbank;
+  bank_t rbank;
   logic [31:0] rows_b;
   logic [CHUNK_BITS-1:0] b_chunk;
   logic signed [ACC_BITS-1:0] acc;
   logic signed [15:0] low;
-  logic r0_valid, r0_nan, r0_zero, r1_valid, y_full;
+  logic r0_valid, r0_nan, r0_zero, r1_valid, r2_valid, y_full;
   logic signed [ACC_BITS-1:0] r0_acc;
   logic signed [15:0] r0_low;
-  logic [31:0] r1_value, result;
+  logic [31:0] r1_value, r2_value, r2_prior, result;
 
   // ---- handshakes -----------------------------------------------------------------------------------
   logic take_scale, beat_go, last_beat, last_chunk;
@@ -145,12 +163,13 @@ module matvec #(
   assign s_ready = beat_go && take_scale;
   assign last_beat = a_beat == BEAT_BITS'(BEATS - 1);
   assign last_chunk = 16'(a_chunk) == chunks - 16'd1;
-  logic y_move, r1_move, r0_move, b_start, b_last, b_hand;
+  logic y_move, r2_move, r1_move, r0_move, b_start, b_last, b_hand;
   logic [CHUNK_BITS-1:0] b_at;  // the chunk B sums this cycle
   assign y_valid = y_full;
   assign y_data = result;
   assign y_move = y_full && y_ready;
-  assign r1_move = r1_valid && p_valid && (!y_full || y_move);  // r1 -> y, taking the row's bias/prior
+  assign r2_move = r2_valid && (!y_full || y_move);  // r2 -> y (the epilogue)
+  assign r1_move = r1_valid && p_valid && (!r2_valid || r2_move);  // r1 -> r2, taking the row's bias/prior
   assign p_ready = r1_move;
   assign r0_move = r0_valid && (!r1_valid || r1_move);
   assign b_start = !summing && phase == RUN && bank_full[rbank];
@@ -160,11 +179,9 @@ module matvec #(
   // ---- the beat's products ----------------------------------------------------------------------------
   logic signed [7:0] wcode [WIDTH];
   logic [4:0] wcol [WIDTH];
-  logic signed [39:0] part0, part1;
-  logic signed [31:0] prod0, prod1;
+  logic signed [31:0] prod0 [WIDTH];
+  logic signed [31:0] prod1 [WIDTH];
   always_comb begin
-    part0 = '0;
-    part1 = '0;
     for (int i = 0; i < WIDTH; i++) begin
       if (int4) begin
         // int4: byte j of the beat holds column j (low nibble) and column j + 16 (high nibble).
@@ -179,10 +196,19 @@ module matvec #(
         wcode[i] = signed'(w_data[8*i+:8]);
         wcol[i] = 5'(int'(a_beat) * WIDTH + i);
       end
-      prod0 = 32'(wcode[i]) * 32'(act0[{a_chunk, wcol[i]}]);
-      prod1 = 32'(wcode[i]) * 32'(act1[{a_chunk, wcol[i]}]);
-      part0 = part0 + 40'(prod0);
-      part1 = part1 + 40'(prod1);
+      prod0[i] = 32'(wcode[i]) * 32'(act0[{a_chunk, wcol[i]}]);
+      prod1[i] = 32'(wcode[i]) * 32'(act1[{a_chunk, wcol[i]}]);
+    end
+  end
+
+  // Stage S: the adder tree over the registered products.
+  logic signed [39:0] part0, part1;
+  always_comb begin
+    part0 = '0;
+    part1 = '0;
+    for (int i = 0; i < WIDTH; i++) begin
+      part0 = part0 + 40'(p_prod0[i]);
+      part1 = part1 + 40'(p_prod1[i]);
     end
   end
 
@@ -216,14 +242,14 @@ module matvec #(
   logic signed [15:0] s0, s1, top_next;
   logic nan_next;
   always_comb begin
-    nan_next = (a_chunk == '0 && a_beat == '0 ? 1'b0 : row_nan) || (take_scale && dec_nan);
-    dsum0 = (a_beat == '0 ? 40'sd0 : dot0) + part0;
-    dsum1 = (a_beat == '0 ? 40'sd0 : dot1) + part1;
-    t0 = TERM_BITS'(dsum0) * TERM_BITS'(cur_m);
-    t1 = two_words ? TERM_BITS'(dsum1) * TERM_BITS'(cur_m) : '0;
-    s0 = cur_e + aexp0[a_chunk];
-    s1 = cur_e + aexp1[a_chunk];
-    top_next = a_chunk == '0 ? 16'(NO_TOP) : row_top;
+    nan_next = (q_beat.first_chunk && q_beat.first_beat ? 1'b0 : row_nan) || q_beat.scale_nan;
+    dsum0 = (q_beat.first_beat ? 40'sd0 : dot0) + q_part0;
+    dsum1 = (q_beat.first_beat ? 40'sd0 : dot1) + q_part1;
+    t0 = TERM_BITS'(dsum0) * TERM_BITS'(q_beat.m);
+    t1 = two_words ? TERM_BITS'(dsum1) * TERM_BITS'(q_beat.m) : '0;
+    s0 = q_beat.e + aexp0[q_beat.chunk];
+    s1 = q_beat.e + aexp1[q_beat.chunk];
+    top_next = q_beat.first_chunk ? 16'(NO_TOP) : row_top;
     if (t0 != '0 && s0 + 16'(bit_length(MAG_BITS'(abs_term(t0)))) > top_next)
       top_next = s0 + 16'(bit_length(MAG_BITS'(abs_term(t0))));
     if (t1 != '0 && s1 + 16'(bit_length(MAG_BITS'(abs_term(t1)))) > top_next)
@@ -259,24 +285,25 @@ module matvec #(
     else rounded = round_f32(r0_acc < 0, MAG_BITS'(acc_magnitude), int'(r0_low), BROKEN != 0);
     biased = has_bias ? add_f32(r1_value, p_bias) : r1_value;
     case (epilogue)
-      2'd1: post = is_nan(biased) ? QNAN : (!biased[31] && biased[30:0] != '0) ? biased : 32'h0;
-      2'd2: post = add_f32(p_prior, biased);
-      default: post = biased;
+      2'd1: post = is_nan(r2_value) ? QNAN : (!r2_value[31] && r2_value[30:0] != '0) ? r2_value : 32'h0;
+      2'd2: post = add_f32(r2_prior, r2_value);
+      default: post = r2_value;
     endcase
   end
 
-  logic [1:0] set_full, clear_full;
-  assign set_full = beat_go && last_beat && last_chunk ? (wbank ? 2'b10 : 2'b01) : 2'b00;
-  assign clear_full = b_hand ? (rbank ? 2'b10 : 2'b01) : 2'b00;
+  logic [BANKS-1:0] set_full, clear_full;
+  assign set_full = q_full && q_beat.last_beat && q_beat.last_chunk ? BANKS'(1) << q_beat.bank : '0;
+  assign clear_full = b_hand ? BANKS'(1) << rbank : '0;
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       phase <= IDLE;
       summing <= 1'b0;
       {r0_valid, r0_nan, r0_zero, r0_acc, r0_low, r1_valid, r1_value, y_full} <= '0;
+      {r2_valid, r2_value, r2_prior} <= '0;
       bank_full <= '0;
-      wbank <= 1'b0;
-      rbank <= 1'b0;
+      wbank <= '0;
+      rbank <= '0;
       rows_a <= '0;
       rows_b <= '0;
       a_chunk <= '0;
@@ -287,8 +314,8 @@ module matvec #(
       nonfinite <= 1'b0;
       {chunks, group_chunks, rows, two_words, int4, f16, epilogue, has_bias} <= '0;
       {dot0, dot1, scale_m, scale_e, row_nan, row_top, b_chunk, acc, low, result} <= '0;
-      bank_top[0] <= '0;
-      bank_top[1] <= '0;
+      {p_full, q_full, p_beat, q_beat, q_part0, q_part1} <= '0;
+      for (int i = 0; i < BANKS; i++) bank_top[i] <= '0;
       bank_nan <= '0;
     end else begin
       bank_full <= (bank_full | set_full) & ~clear_full;
@@ -328,35 +355,55 @@ module matvec #(
           load_beat <= load_beat + 1'b1;
         end
       end
-      // stage A
+      // the beat's issue: its place in the row advances, its products go to P
+      p_full <= beat_go;
       if (beat_go) begin
-        dot0 <= dsum0;
-        dot1 <= dsum1;
-        row_nan <= nan_next;
+        p_prod0 <= prod0;
+        p_prod1 <= prod1;
+        p_beat <= '{first_beat: a_beat == '0, last_beat: last_beat, first_chunk: a_chunk == '0,
+                    last_chunk: last_chunk, bank: wbank, scale_nan: take_scale && dec_nan,
+                    chunk: a_chunk, m: cur_m, e: cur_e};
         if (take_scale) begin
           scale_m <= dec_m;
           scale_e <= dec_e;
         end
         if (last_beat) begin
-          term0[wbank][a_chunk] <= t0;
-          term1[wbank][a_chunk] <= t1;
-          texp0[wbank][a_chunk] <= s0;
-          texp1[wbank][a_chunk] <= s1;
-          row_top <= top_next;
           a_beat <= '0;
           a_group_chunk <= a_group_chunk + 16'd1 == group_chunks ? '0 : a_group_chunk + 16'd1;
           if (last_chunk) begin
             a_chunk <= '0;
             a_group_chunk <= '0;
-            bank_top[wbank] <= top_next;
-            bank_nan[wbank] <= nonfinite || nan_next;
-            wbank <= ~wbank;
+            wbank <= wbank + 1'b1;
             rows_a <= rows_a + 32'd1;
           end else begin
             a_chunk <= a_chunk + 1'b1;
           end
         end else begin
           a_beat <= a_beat + 1'b1;
+        end
+      end
+      // stage S: the products' sums to Q
+      q_full <= p_full;
+      if (p_full) begin
+        q_part0 <= part0;
+        q_part1 <= part1;
+        q_beat <= p_beat;
+      end
+      // stage A: the chunk's dot, at its last beat its term into the beat's bank
+      if (q_full) begin
+        dot0 <= dsum0;
+        dot1 <= dsum1;
+        row_nan <= nan_next;
+        if (q_beat.last_beat) begin
+          term0[q_beat.bank][q_beat.chunk] <= t0;
+          term1[q_beat.bank][q_beat.chunk] <= t1;
+          texp0[q_beat.bank][q_beat.chunk] <= s0;
+          texp1[q_beat.bank][q_beat.chunk] <= s1;
+          row_top <= top_next;
+          if (q_beat.last_chunk) begin
+            bank_top[q_beat.bank] <= top_next;
+            bank_nan[q_beat.bank] <= nonfinite || nan_next;
+          end
         end
       end
       // stage B: the sum
@@ -367,7 +414,7 @@ module matvec #(
             r0_low <= b_low;
             r0_nan <= bank_nan[rbank];
             r0_zero <= bank_top[rbank] == 16'(NO_TOP);
-            rbank <= ~rbank;
+            rbank <= rbank + 1'b1;
             summing <= 1'b0;
           end else if (b_start) begin  // r0 is busy: hold chunk 0's sum and wait
             acc <= '0;
@@ -392,6 +439,13 @@ module matvec #(
         r1_valid <= 1'b0;
       end
       if (r1_move) begin
+        r2_value <= biased;
+        r2_prior <= p_prior;
+        r2_valid <= 1'b1;
+      end else if (r2_move) begin
+        r2_valid <= 1'b0;
+      end
+      if (r2_move) begin
         result <= post;
         y_full <= 1'b1;
       end else if (y_move) begin

@@ -191,8 +191,39 @@ void compare_config(const Header& a, const Header& b, DiffReport& r) {
                                       ra.config ? "A" : "B"));
 }
 
-/// Adds the header mismatches and notes of `a` against `b` to `r`.
-void compare_header(const Header& a, const Header& b, DiffReport& r) {
+/// How many measured entries a summary of `meta measured` spells out.
+constexpr std::size_t measured_shown = 3;
+
+/// `t`'s `meta measured`, summarised: its count of commands, per opcode (from the trace's records;
+/// `?` for an index without one), and its first entries. A malformed value is the reader's error.
+std::string measured_summary(const Trace& t) {
+    std::vector<Measured> m;
+    try {
+        m = measured_of(t.header);
+    } catch (const Error& e) {
+        return fmt::format("malformed ({})", e.what());
+    }
+    std::map<std::uint64_t, const Record*> by_index;
+    for (auto& rec : t.records)
+        by_index.emplace(rec.index, &rec);
+    std::map<std::string, std::size_t> per_opcode;
+    for (auto& x : m) {
+        auto it = by_index.find(x.index);
+        ++per_opcode[it == by_index.end() ? std::string("?") : it->second->opcode];
+    }
+    std::string kinds, first;
+    for (auto& [op, n] : per_opcode)
+        kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", op, n);
+    for (std::size_t i = 0; i < m.size() && i < measured_shown; ++i)
+        first += fmt::format(" {}:{}:{}", m[i].index, m[i].work, m[i].cycles);
+    return fmt::format("{} command{} ({}), first{}{}", m.size(), m.size() == 1 ? "" : "s", kinds, first,
+                       m.size() > measured_shown ? " ..." : "");
+}
+
+/// Adds the header mismatches and notes of `a` against `b` to `r`; `meta measured` is summarised
+/// (measured_summary), every other meta key shown whole.
+void compare_header(const Trace& ta, const Trace& tb, DiffReport& r) {
+    const Header &a = ta.header, &b = tb.header;
     auto field = [&](std::string name, std::string va, std::string vb) {
         if (va != vb) r.header.push_back({std::move(name), std::move(va), std::move(vb)});
     };
@@ -213,6 +244,15 @@ void compare_header(const Header& a, const Header& b, DiffReport& r) {
         auto show = [](auto it, auto& m) {
             return it == m.end() ? std::string("absent") : fmt::format("`{}`", escape(it->second));
         };
+        if (k == measured_meta) {
+            auto summary = [](auto it, auto& m, const Trace& t) {
+                return it == m.end() ? std::string("absent") : measured_summary(t);
+            };
+            if (ia == a.meta.end() || ib == b.meta.end() || ia->second != ib->second)
+                r.notes.push_back(
+                    fmt::format("meta {}: A {}; B {}", k, summary(ia, a.meta, ta), summary(ib, b.meta, tb)));
+            continue;
+        }
         if (ia == a.meta.end() || ib == b.meta.end() || ia->second != ib->second)
             r.notes.push_back(fmt::format("meta {}: A {}, B {}", k, show(ia, a.meta), show(ib, b.meta)));
     }
@@ -436,7 +476,7 @@ DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
     r.commands_b = b.records.size();
     r.clock_mhz_a = a.header.clock_mhz;
     r.clock_mhz_b = b.header.clock_mhz;
-    compare_header(a.header, b.header, r);
+    compare_header(a, b, r);
 
     auto sa = summarise(a), sb = summarise(b);
     r.total = TotalCycles{sa.cycles, sb.cycles, deviates(sa.cycles, sb.cycles, tol)};

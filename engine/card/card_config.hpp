@@ -264,6 +264,13 @@ struct CardConfig {
             return units.attention.array_width;
         return units[kind].width;
     }
+    /// The key under `units.KIND` that `lanes(kind)` reads: `array_width` for the attention unit
+    /// with array math, else `width` (what a config overlay of fitted widths must write).
+    std::string_view lanes_key(UnitKind kind) const {
+        if (kind == UnitKind::Attention && numerics.attention == numerics::AttentionMath::Array)
+            return "array_width";
+        return "width";
+    }
     /// Whether the card has a GELU unit (or a GeGLU unit, which contains one).
     bool gelu() const { return units.has(UnitKind::Gelu) || units.has(UnitKind::Geglu); }
     friend bool operator==(const CardConfig&, const CardConfig&) = default;

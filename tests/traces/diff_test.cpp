@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
+
 using namespace cardsim::traces;
 using namespace cardsim::traces::testing;
 
@@ -256,6 +258,43 @@ TEST_CASE("header mismatches are reported but a different mode or meta is only a
         CHECK(r.agree());
         CHECK(r.notes.size() == 4); // mode, meta bitstream, note, producer
         CHECK_THAT(to_text(r), Catch::Contains("note: mode: A full, B hardware"));
+    }
+}
+
+TEST_CASE("a measured trace's long meta measured is summarised per opcode with its first entries",
+          "[traces][diff]") {
+    auto a = sample_trace();
+    auto b = a;
+    // Many entries, as an --rtl run writes one per matvec: the note counts them, it does not list them.
+    std::vector<Measured> m;
+    for (int rep = 0; rep < 100; ++rep)
+        for (std::uint64_t i : {1u, 4u, 8u, 2u, 9u}) // matvec_q4 x 3, rmsnorm, an index without a record
+            m.push_back({i, 1000 + std::uint64_t(rep), 500 + i});
+    record_measured(b.header, m);
+    b.header.meta[std::string(source_meta)] = "rtl";
+    const auto whole = b.header.meta.at(std::string(measured_meta));
+    auto r = diff(a, b, 0.0);
+    auto note = std::find_if(r.notes.begin(), r.notes.end(),
+                             [](const std::string& n) { return n.starts_with("meta measured:"); });
+    REQUIRE(note != r.notes.end());
+    CHECK(*note ==
+          "meta measured: A absent; B 500 commands (? 100, matvec_q4 300, rmsnorm 100), first 1:1000:501 "
+          "4:1000:504 8:1000:508 ...");
+    CHECK(note->size() < 200);
+    CHECK(whole.size() > 5000); // what the note stands for
+    SECTION("both sides measured, differently: each summarised") {
+        auto c = b;
+        record_measured(c.header, std::vector<Measured>{{3, 64, 70}});
+        auto rc = diff(b, c, 0.0);
+        auto n = std::find_if(rc.notes.begin(), rc.notes.end(),
+                              [](const std::string& x) { return x.starts_with("meta measured:"); });
+        REQUIRE(n != rc.notes.end());
+        CHECK_THAT(*n, Catch::EndsWith("; B 1 command (attention 1), first 3:64:70"));
+    }
+    SECTION("the same measured commands on both sides: no note") {
+        auto rb = diff(b, b, 0.0);
+        CHECK(std::none_of(rb.notes.begin(), rb.notes.end(),
+                           [](const std::string& x) { return x.starts_with("meta measured:"); }));
     }
 }
 
