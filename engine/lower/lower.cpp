@@ -115,7 +115,7 @@ private:
     // ---- placement ----
 
     void place_states() {
-        const std::size_t seqs = o_.bucket.seqs;
+        const std::size_t seqs = store_sequences();
         for (auto& s : g_.states) {
             const bool cache = std::holds_alternative<KeyCache>(s) || std::holds_alternative<ValueCache>(s);
             const Region region = cache ? Region::Caches : Region::State;
@@ -127,6 +127,11 @@ private:
             out_.states.push_back(p);
         }
     }
+
+    /// The sequences every store is laid out for: the bucket's, or the slots and the pad slot.
+    std::size_t store_sequences() const { return o_.slots ? *o_.slots + 1 : o_.bucket.seqs; }
+    /// The `slots` operand of a stateful command: the io slots under slots, else absent.
+    program::Operand slots_operand() const { return o_.slots ? on(out_.io.slots) : absent(); }
 
     Place io(std::uint64_t bytes) {
         Place p{Region::Io, io_end_, bytes};
@@ -143,6 +148,12 @@ private:
         m.qtype = io(4 * b.seqs);
         m.marker_rows = io(4 * b.markers);
         m.marker_starts = io(4 * (b.seqs + 1));
+        if (o_.slots) {
+            if (*o_.slots == 0 || *o_.slots >= 0xffffffffu)
+                throw Error(fmt::format("slots = {}: expected 1 .. 2^32 - 2", *o_.slots));
+            m.slots = io(4 * b.tokens);
+            m.slot_count = *o_.slots;
+        }
         for (auto v : g_.outputs())
             m.outputs.emplace_back(v, io(4 * rows(v) * width(v)));
         for (auto& p : o_.probes) {
@@ -240,6 +251,7 @@ private:
     }
 
     void need_decode_rows(std::size_t i) const {
+        if (o_.slots) return; // each row names its store sequence
         if (o_.bucket.seqs == 0 || o_.bucket.tokens % o_.bucket.seqs != 0)
             throw Error(
                 fmt::format("op {} ({}) reads a cache or state: a step takes the same number of tokens of "
@@ -309,7 +321,8 @@ private:
                          {.x = on(arena(o.x)),
                           .w = on(raw_weight(o.w, window.channels * window.kernel)),
                           .window = on(out_.states[o.window.id]),
-                          .out = on(arena(silu ? silu->out : o.out))},
+                          .out = on(arena(silu ? silu->out : o.out)),
+                          .slots = slots_operand()},
                          {.rows = rows(o.x), .channels = window.channels, .kernel = window.kernel}, {},
                          silu ? program::flag::FusedSilu : 0);
     }
@@ -405,7 +418,10 @@ private:
         auto [heads, dim] = cache_shape(o.cache);
         put<slots::CacheAppend>(
             i,
-            {.x = on(arena(o.x)), .positions = on(out_.io.positions), .cache = on(out_.states[o.cache.id])},
+            {.x = on(arena(o.x)),
+             .positions = on(out_.io.positions),
+             .cache = on(out_.states[o.cache.id]),
+             .slots = slots_operand()},
             {.rows = rows(o.x), .kv_heads = heads, .head_dim = dim, .max_positions = o_.max_positions});
     }
     void emit_op(std::size_t i, const AttendCache& o) {
@@ -416,7 +432,8 @@ private:
                             .keys = on(out_.states[o.keys.id]),
                             .values = on(out_.states[o.values.id]),
                             .sinks = o.sinks ? on(raw_weight(*o.sinks, o.heads)) : absent(),
-                            .out = on(arena(o.out))},
+                            .out = on(arena(o.out)),
+                            .slots = slots_operand()},
                            {.rows = rows(o.q),
                             .heads = o.heads,
                             .kv_heads = o.kv_heads,
@@ -452,7 +469,8 @@ private:
                                .beta = on(arena(o.beta)),
                                .g = on(arena(o.g)),
                                .state = on(out_.states[o.state.id]),
-                               .out = on(arena(o.out))},
+                               .out = on(arena(o.out)),
+                               .slots = slots_operand()},
                               {.rows = rows(o.q),
                                .key_heads = o.key_heads,
                                .value_heads = o.value_heads,
@@ -547,6 +565,11 @@ private:
               std::pair{IoRole::MarkerRows, &m.marker_rows},
               std::pair{IoRole::MarkerStarts, &m.marker_starts}})
             h.io.push_back(entry(role, *place));
+        if (o_.slots) {
+            auto e = entry(IoRole::Slots, m.slots);
+            e.width = *o_.slots;
+            h.io.push_back(e);
+        }
         for (std::size_t k = 0; k < m.outputs.size(); ++k) {
             auto [v, place] = m.outputs[k];
             bool probe = k >= m.graph_outputs();
@@ -596,7 +619,7 @@ private:
         cap.channel_bytes = t_.channel_bytes;
         cap.weight_format = t_.weight_format;
         cap.positions = o_.max_positions;
-        cap.seqs = o_.bucket.seqs;
+        cap.seqs = store_sequences();
         if (refuse_over_capacity_ && !cap.fits()) throw Error(cap.refusal());
     }
 };

@@ -34,6 +34,13 @@ struct Options {
     /// Places every weight by its shape and format without reading or packing it: the image holds
     /// no chunks, and the program is for timing-only runs (its commands are the same as with weights).
     bool shapes_only = false;
+    /// Slot-addressed stores: every cache, state and convolution window is laid out for `slots`
+    /// sequences plus one pad slot (index `slots`, which padding rows name) whatever the bucket,
+    /// and the io map gains `slots` (u32 per token row) that each stateful command takes: row r
+    /// reads and writes store sequence `slots[r]` at `positions[r]`. The bucket is then any mix
+    /// of (slot, position) rows, those of one slot consecutive and in position order. Unset: each
+    /// sequence of the bucket has its store (row r's follows from its index), as before.
+    std::optional<std::size_t> slots;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program

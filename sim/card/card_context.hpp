@@ -30,7 +30,7 @@ struct RegionAt {
 /// hold a reference. Nothing here is global.
 struct CardContext {
     const card::CardConfig& config;
-    const program::Program& program;
+    const program::Program* program; ///< the program the current step runs (one of the card's set)
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
@@ -41,6 +41,7 @@ struct CardContext {
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row
+    std::vector<std::uint32_t> slots;     ///< this step's io slots, one per token row (none: no slots)
     std::vector<CommandRecord> records;   ///< every command run so far, in completion order
     /// Without keep_records: per unit kind, one record summing its commands' compute cycles, bytes
     /// and time split (`index`: how many commands it folds; `end`: the latest).
@@ -54,7 +55,7 @@ struct CardContext {
     std::vector<std::unique_ptr<sc_core::sc_signal<std::uint32_t, sc_core::SC_MANY_WRITERS>>> channel_signals;
 
     CardContext(const card::CardConfig& c, const program::Program& p, bool timing, units::UnitSet u)
-        : config(c), program(p), clock(c.clock.kernel_mhz),
+        : config(c), program(&p), clock(c.clock.kernel_mhz),
           interleave(c.ddr.channels, c.ddr.interleave_bytes, c.ddr.channel_bytes()), timing_only(timing),
           units(std::move(u)) {}
 

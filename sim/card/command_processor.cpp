@@ -11,7 +11,7 @@ CommandProcessor::CommandProcessor(const sc_core::sc_module_name& name, CardCont
     : sc_core::sc_module(name), ddr("ddr"), ctx_(context), units_(std::move(units)) {}
 
 bool CommandProcessor::run_step() {
-    auto& prog = ctx_.program;
+    auto& prog = *ctx_.program;
     const auto issue = ctx_.clock.time_of(ctx_.config.command_processor.issue_cycles);
     ctx_.done.assign(prog.commands.size(), false);
     // Fetch: the whole command stream in one DDR read.

@@ -9,8 +9,8 @@ namespace cardsim::sim {
 std::optional<std::string> race(const CardContext& ctx, std::uint32_t a, std::uint32_t b) {
     using program::Access;
     using program::Region;
-    const auto& ca = ctx.program.commands[a];
-    const auto& cb = ctx.program.commands[b];
+    const auto& ca = ctx.program->commands[a];
+    const auto& cb = ctx.program->commands[b];
     for (std::size_t i = 0; i < ca.operands.size(); ++i) {
         const auto& x = ca.operands[i];
         if (x.region == Region::None || x.bytes == 0) continue;
