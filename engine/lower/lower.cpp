@@ -46,11 +46,17 @@ program::IoEntry entry(program::IoRole role, const Place& p) {
     return e;
 }
 
+/// What the buckets of a set share (lower_set): the io region and the arena sized for the largest
+/// bucket, and one program area holding every bucket's commands, this bucket's at `program_offset`.
+struct SetShare {
+    std::uint64_t io_bytes = 0, arena_bytes = 0, program_offset = 0, programs_bytes = 0;
+};
+
 class Lowering {
 public:
     Lowering(const Graph& g, const WeightSource& ws, const Target& t, const Options& o,
-             bool refuse_over_capacity = true)
-        : g_(g), ws_(ws), t_(t), o_(o), refuse_over_capacity_(refuse_over_capacity) {}
+             bool refuse_over_capacity = true, const SetShare* share = nullptr)
+        : g_(g), ws_(ws), t_(t), o_(o), refuse_over_capacity_(refuse_over_capacity), share_(share) {}
 
     Compiled run() {
         refuse_what_the_card_cannot_run();
@@ -79,6 +85,7 @@ private:
     const Target& t_;
     Options o_;
     bool refuse_over_capacity_ = true;
+    const SetShare* share_ = nullptr;
     Compiled out_;
     std::uint64_t weights_end_ = 0, caches_end_ = 0, state_end_ = 0, io_end_ = 0;
     std::map<std::tuple<W, std::string, Storing>, Place> weights_;
@@ -606,14 +613,16 @@ private:
         region(Region::Weights, weights_end_, cap.weights);
         region(Region::Caches, caches_end_, cap.caches);
         region(Region::State, state_end_, cap.state);
-        region(Region::Io, io_end_, cap.io);
-        p.arena_bytes = 4 * out_.layout.len;
+        region(Region::Io, share_ ? std::max(io_end_, share_->io_bytes) : io_end_, cap.io);
+        p.arena_bytes =
+            share_ ? std::max<std::uint64_t>(4 * out_.layout.len, share_->arena_bytes) : 4 * out_.layout.len;
         p.config_digest = t_.config_digest;
         p.regions.push_back({Region::Arena, program::Space::Sram, 0, p.arena_bytes});
-        p.regions.push_back({Region::Program, program::Space::Ddr, at, 0});
+        p.regions.push_back(
+            {Region::Program, program::Space::Ddr, at + (share_ ? share_->program_offset : 0), 0});
         p.regions.back().size =
             program::card_bytes(p); // fixed-width fields: the size does not change the size
-        cap.program = p.regions.back().size;
+        cap.program = share_ ? share_->programs_bytes : p.regions.back().size;
         cap.ddr_bytes = t_.ddr_bytes;
         cap.channels = t_.channels;
         cap.channel_bytes = t_.channel_bytes;
@@ -642,6 +651,81 @@ Compiled lower(const Graph& g, const WeightSource& weights, const Target& target
 Capacity capacity(const Graph& g, const WeightSource& weights, const Target& target, Options options) {
     options.shapes_only = true;
     return Lowering(g, weights, target, options, false).run().capacity;
+}
+
+namespace {
+
+/// The shares of a set of `buckets` lowered with `options`: sizes from a shapes-only lowering of each.
+std::vector<SetShare> shares_of(const Graph& g, const WeightSource& weights, const Target& target,
+                                Options options, std::span<const Bucket> buckets) {
+    options.shapes_only = true;
+    std::vector<std::uint64_t> programs;
+    SetShare all;
+    for (auto& b : buckets) {
+        options.bucket = b;
+        auto c = Lowering(g, weights, target, options, false).run();
+        all.io_bytes = std::max(all.io_bytes, c.program.region(Region::Io)->size);
+        all.arena_bytes = std::max(all.arena_bytes, c.program.arena_bytes);
+        programs.push_back(c.program.region(Region::Program)->size);
+    }
+    std::vector<SetShare> shares;
+    for (auto bytes : programs) {
+        shares.push_back(all);
+        shares.back().program_offset = all.programs_bytes;
+        all.programs_bytes += align_up(bytes, line);
+    }
+    for (auto& sh : shares)
+        sh.programs_bytes = all.programs_bytes;
+    return shares;
+}
+
+void need_a_set(const Options& options, std::span<const Bucket> buckets) {
+    if (buckets.empty()) throw Error("a bucket set needs at least one bucket");
+    if (!options.slots)
+        throw Error("a bucket set needs slots (lower::Options::slots): without them each bucket's stores are "
+                    "laid out for its own sequences, and the buckets could not share them");
+}
+
+} // namespace
+
+std::vector<Compiled> lower_set(const Graph& g, const WeightSource& weights, const Target& target,
+                                const Options& options, std::span<const Bucket> buckets) {
+    need_a_set(options, buckets);
+    auto shares = shares_of(g, weights, target, options, buckets);
+    std::vector<Compiled> set;
+    for (std::size_t k = 0; k < buckets.size(); ++k) {
+        Options o = options;
+        o.bucket = buckets[k];
+        if (k > 0) o.shapes_only = true; // the weights are the first bucket's, packed once
+        set.push_back(Lowering(g, weights, target, o, true, &shares[k]).run());
+        if (k > 0) {
+            set[k].image = set[0].image;
+            set[k].program.image_digest = set[0].program.image_digest;
+            set[k].options.shapes_only = options.shapes_only;
+        }
+    }
+    return set;
+}
+
+SlotCapacity slot_capacity(const Graph& g, const WeightSource& weights, const Target& target,
+                           const Options& options, std::span<const Bucket> buckets) {
+    Options o = options;
+    o.slots = 1;
+    auto shares = shares_of(g, weights, target, o, buckets);
+    o.bucket = buckets.front();
+    o.shapes_only = true;
+    auto cap = Lowering(g, weights, target, o, false, &shares.front()).run().capacity;
+    SlotCapacity sc;
+    for (auto& s : g.states)
+        sc.per_slot += align_up(state_bytes(s, o.max_positions, target.storage.cache_row_bytes,
+                                            target.storage.state_element_bytes),
+                                line);
+    // Beside the weights, io and programs: the pad slot, and the stripe each of the two store
+    // regions may round up to.
+    const std::uint64_t fixed = cap.weights + cap.io + cap.program + sc.per_slot + 2 * target.stripe();
+    sc.free = cap.ddr_bytes > fixed ? cap.ddr_bytes - fixed : 0;
+    sc.slots = sc.per_slot ? sc.free / sc.per_slot : 0;
+    return sc;
 }
 
 } // namespace cardsim::lower
