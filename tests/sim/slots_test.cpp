@@ -12,6 +12,7 @@
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/validate.hpp"
 #include "models/model.hpp"
 #include "models/synthetic.hpp"
 #include "sim/card/simulation.hpp"
@@ -379,4 +380,28 @@ TEST_CASE("a_slot_index_past_the_store_is_refused_naming_row_and_slot") {
     REQUIRE(r.fault);
     CHECK_THAT(*r.fault, Catch::Contains("step 1: row 1 names slot 7"));
     CHECK(r.step_end.size() == 1);
+}
+
+TEST_CASE("a program with slots reads back as written, one without leaves the slots operand out") {
+    test::ScratchDir dir("slots-format");
+    auto m = tiny(models::SynthArch::Hybrid, dir);
+    auto config = card::default_card_config();
+    auto built = models::build_graph(m);
+    lower::Options o{graph::Bucket{2, 1, 0}, positions};
+    auto plain = lower::lower(built.graph, m.checkpoint, lower::target_of(config), o);
+    o.slots = slots;
+    auto slotted = lower::lower(built.graph, m.checkpoint, lower::target_of(config), o);
+    for (auto* c : {&plain, &slotted}) {
+        auto back = program::decode(program::encode(c->program));
+        CHECK(back == c->program);
+        program::validate(back, &config, "p");
+        auto io = program::io_map(back.host);
+        CHECK(io.slot_count == (c == &slotted ? slots : 0));
+    }
+    // The stateful commands differ by the one operand (24 bytes) each.
+    std::size_t stateful = 0;
+    for (auto& c : plain.program.commands)
+        stateful += program::omits_absent_slots(program::spec(c.opcode));
+    REQUIRE(stateful > 0);
+    CHECK(program::card_bytes(slotted.program) == program::card_bytes(plain.program) + 24 * stateful);
 }
