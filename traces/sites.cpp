@@ -14,7 +14,7 @@ using program::IoRole;
 const program::IoEntry* read_back_entry(const program::Program& p, const program::Operand& op) {
     if (op.region != program::Region::Io || op.access == program::Access::Read) return nullptr;
     for (auto& e : p.host.io)
-        if (e.role >= IoRole::Logits && op.offset < e.offset + e.bytes && e.offset < op.offset + op.bytes)
+        if (!program::is_input(e.role) && op.offset < e.offset + e.bytes && e.offset < op.offset + op.bytes)
             return &e;
     return nullptr;
 }

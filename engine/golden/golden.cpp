@@ -19,8 +19,9 @@ std::pair<W, std::string> key(const Weight& w, bool transposed_copy) {
 } // namespace
 
 Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConfig& config,
-               const Bucket& bucket, std::size_t max_positions)
-    : g_(g), weights_(weights), config_(config), bucket_(bucket), max_positions_(max_positions) {
+               const Bucket& bucket, std::size_t max_positions, std::optional<std::size_t> slots)
+    : g_(g), weights_(weights), config_(config), bucket_(bucket), max_positions_(max_positions),
+      slots_(slots) {
     if (auto problem = check(g)) throw Error("the graph is malformed: " + *problem);
     values_.resize(g.vals.size());
     for (auto& s : g.states) {
@@ -28,7 +29,7 @@ Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConf
             s, max_positions,
             [&](std::size_t d) { return kernels::cache_row_bytes(config.numerics.cache, d); },
             kernels::state_element_bytes(config.numerics.state));
-        states_.emplace_back(per_seq * bucket.seqs, std::byte{0});
+        states_.emplace_back(per_seq * (slots ? *slots + 1 : bucket.seqs), std::byte{0});
     }
 }
 
@@ -83,6 +84,8 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
     auto ids = [&](const std::vector<std::uint32_t>& v, std::size_t n) {
         return std::span(v).first(std::min(n, v.size()));
     };
+    // Each token row's store sequence, under slots (the kernels refuse a slot past the stores).
+    auto slot_of = [&](Val v) { return slots_ ? ids(in.slots, rows(v)) : std::span<const std::uint32_t>{}; };
     auto scheme = kernels::activation_scheme(config_.numerics);
     const auto cache = config_.numerics.cache;
     std::visit(
@@ -139,18 +142,19 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                     },
                     g_.states[o.cache.id]);
                 kernels::cache_append(values_[o.x.id], heads, dim, max_positions_, cache,
-                                      ids(in.positions, rows(o.x)), states_[o.cache.id]);
+                                      ids(in.positions, rows(o.x)), states_[o.cache.id], slot_of(o.x));
             } else if constexpr (std::is_same_v<T, AttendCache>) {
                 std::vector<float> sinks = o.sinks ? raw(*o.sinks) : std::vector<float>{};
                 kernels::attend(values_[o.q.id], o.heads, o.kv_heads, o.head_dim, max_positions_,
                                 o.window.value_or(0), o.scale, o.softcap.value_or(0.0), sinks, cache,
                                 config_.numerics.attention, kernels::attention_query_scheme(config_.numerics),
                                 ids(in.positions, rows(o.q)), states_[o.keys.id], states_[o.values.id],
-                                out(o.out));
+                                out(o.out), slot_of(o.q));
             } else if constexpr (std::is_same_v<T, Conv>) {
                 auto& win = std::get<ConvWindow>(g_.states[o.window.id]);
                 auto x = values_[o.x.id];
-                kernels::conv(x, raw(o.w), win.channels, win.kernel, false, states_[o.window.id], out(o.out));
+                kernels::conv(x, raw(o.w), win.channels, win.kernel, false, states_[o.window.id], out(o.out),
+                              slot_of(o.x));
             } else if constexpr (std::is_same_v<T, Silu>) {
                 auto x = values_[o.x.id];
                 kernels::silu(x, out(o.out));
@@ -163,7 +167,7 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
             } else if constexpr (std::is_same_v<T, DeltaStep>) {
                 kernels::delta_step(values_[o.q.id], values_[o.k.id], values_[o.v.id], values_[o.beta.id],
                                     values_[o.g.id], o.key_heads, o.value_heads, o.dk, o.dv,
-                                    config_.numerics.state, states_[o.state.id], out(o.out));
+                                    config_.numerics.state, states_[o.state.id], out(o.out), slot_of(o.q));
             } else if constexpr (std::is_same_v<T, GatedRmsNorm>) {
                 auto x = values_[o.x.id], z = values_[o.z.id];
                 kernels::gated_norm(x, z, raw(o.w), o.group, o.eps, out(o.out));

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace cardsim::golden {
@@ -22,9 +23,12 @@ namespace cardsim::golden {
 class Golden {
 public:
     /// Quantises `g`'s weights from `weights` as the card config's format says, and zeroes the
-    /// states for `bucket` sequences and `max_positions` cached positions.
+    /// states for `bucket` sequences and `max_positions` cached positions. With `slots` (as
+    /// lower::Options::slots) the states hold `slots + 1` sequences (the last the pad slot) and
+    /// each step's rows name theirs in `BatchInputs::slots`.
     Golden(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
-           const graph::Bucket& bucket, std::size_t max_positions);
+           const graph::Bucket& bucket, std::size_t max_positions,
+           std::optional<std::size_t> slots = std::nullopt);
 
     /// Runs one step; returns every value of the graph after it (indexed like `Graph::vals`, f32
     /// rows; values no op writes are empty). `after`, when set, is called after each op with its
@@ -49,6 +53,7 @@ private:
     card::CardConfig config_;
     graph::Bucket bucket_;
     std::size_t max_positions_;
+    std::optional<std::size_t> slots_;
     std::vector<std::vector<float>> values_;
     std::vector<std::vector<std::byte>> states_;
     std::map<std::pair<graph::W, std::string>, Packed> packed_;

@@ -10,9 +10,13 @@ namespace cardsim::graph {
 /// sequence (token rows); the first token row of each sequence then the token count (`seq_starts`,
 /// sequences + 1); each sequence's question type (`qtype`); each marker's token row
 /// (`marker_rows`); the first marker of each sequence then the marker count (`marker_starts`).
-/// A decoder step uses ids and positions; the encoder all of them.
+/// A decoder step uses ids and positions; the encoder all of them. `slots` (token rows) names the
+/// store sequence each row reads and writes, for a program lowered with slots
+/// (`lower::Options::slots`): rows of one slot are consecutive and in position order (a prefill
+/// chunk, or one decode row); empty otherwise (row r's sequence follows from its index).
 struct BatchInputs {
     std::vector<std::uint32_t> ids, positions, seq_starts, qtype, marker_rows, marker_starts;
+    std::vector<std::uint32_t> slots;
 };
 
 } // namespace cardsim::graph

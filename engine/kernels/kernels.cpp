@@ -39,10 +39,11 @@ float canonical(float v) {
     return std::isnan(v) ? qnan : v;
 }
 
-/// The bytes of row `r`'s sequence in a per-sequence store (`sequence_of_row`).
+/// The bytes of row `r`'s sequence in a per-sequence store (`store_of_row`).
 template <class Byte>
-std::span<Byte> of_sequence(std::span<Byte> all, std::size_t per_seq, std::size_t rows, std::size_t r) {
-    auto at = sequence_of_row(all.size(), per_seq, rows, r);
+std::span<Byte> of_sequence(std::span<Byte> all, std::size_t per_seq, std::size_t rows, std::size_t r,
+                            std::span<const std::uint32_t> slots) {
+    auto at = store_of_row(all.size(), per_seq, rows, slots, r);
     return all.subspan(at.offset, at.bytes);
 }
 
@@ -168,9 +169,24 @@ SequenceSpan sequence_of_row(std::size_t total, std::size_t per_seq, std::size_t
     return {r / (rows / seqs) * stride, stride};
 }
 
+SequenceSpan store_of_row(std::size_t total, std::size_t per_seq, std::size_t rows,
+                          std::span<const std::uint32_t> slots, std::size_t r) {
+    if (slots.empty()) return sequence_of_row(total, per_seq, rows, r);
+    if (per_seq == 0) return {};
+    if (slots.size() < rows)
+        throw Error(fmt::format("{} slots are given for {} rows, one per row is needed", slots.size(), rows));
+    const std::size_t lined = (per_seq + 63) / 64 * 64;
+    const std::size_t stride = total % lined == 0 ? lined : per_seq, seqs = total / stride;
+    if (slots[r] >= seqs)
+        throw Error(fmt::format("row {} names slot {}, and the store holds {} slots (0 .. {})", r, slots[r],
+                                seqs, seqs ? seqs - 1 : 0));
+    return {slots[r] * stride, stride};
+}
+
 void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
                   std::size_t max_positions, numerics::CacheFormat f,
-                  std::span<const std::uint32_t> positions, std::span<std::byte> cache) {
+                  std::span<const std::uint32_t> positions, std::span<std::byte> cache,
+                  std::span<const std::uint32_t> slots) {
     const std::size_t width = kv_heads * head_dim, rows = rows_of(x.size(), width),
                       row_bytes = cache_row_bytes(f, head_dim);
     for (std::size_t r = 0; r < rows; ++r) {
@@ -178,7 +194,7 @@ void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t he
             throw Error(
                 fmt::format("cache append: position {} of sequence {} is past the cache's {} positions",
                             positions[r], r, max_positions));
-        auto seq = of_sequence(cache, kv_heads * max_positions * row_bytes, rows, r);
+        auto seq = of_sequence(cache, kv_heads * max_positions * row_bytes, rows, r, slots);
         for (std::size_t h = 0; h < kv_heads; ++h)
             encode_cache_row(f, x.subspan(r * width + h * head_dim, head_dim),
                              seq.subspan((h * max_positions + positions[r]) * row_bytes, row_bytes));
@@ -189,7 +205,8 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
             std::size_t max_positions, std::size_t window, double scale, double softcap,
             std::span<const float> sinks, numerics::CacheFormat f, numerics::AttentionMath math,
             const numerics::Scheme& query_scheme, std::span<const std::uint32_t> positions,
-            std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out) {
+            std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out,
+            std::span<const std::uint32_t> slots) {
     if (softcap > 0 || !sinks.empty())
         throw Error("attend: the attention unit takes no soft cap and no sinks");
     const std::size_t width = heads * head_dim, rows = rows_of(q.size(), width), group = heads / kv_heads;
@@ -198,7 +215,8 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
         std::size_t last = positions[r], first = window && last + 1 > window ? last + 1 - window : 0;
         if (last >= max_positions) throw Error(fmt::format("attend: position {} is past the cache", last));
         const std::size_t per_seq = kv_heads * max_positions * row_bytes;
-        auto ks = of_sequence(keys, per_seq, rows, r), vs = of_sequence(values, per_seq, rows, r);
+        auto ks = of_sequence(keys, per_seq, rows, r, slots),
+             vs = of_sequence(values, per_seq, rows, r, slots);
         const std::size_t n = last - first + 1;
         // Heads are independent: split them over the host's cores when each holds enough work.
         parallel_for(
@@ -258,7 +276,8 @@ void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t h
 }
 
 void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
-          bool silu_after, std::span<std::byte> window, std::span<float> out) {
+          bool silu_after, std::span<std::byte> window, std::span<float> out,
+          std::span<const std::uint32_t> slots) {
     if (kernel == 0) throw Error("conv: a kernel of 0 taps");
     const std::size_t rows = rows_of(x.size(), channels), keep_bytes = 4 * (kernel - 1) * channels;
     auto weights = first(w, channels * kernel, "conv", "weight");
@@ -266,7 +285,7 @@ void conv(std::span<const float> x, std::span<const float> w, std::size_t channe
     numerics::ConvState state(channels, kernel);
     for (std::size_t r = 0; r < rows; ++r) {
         // The sequence's window is f32 bytes, oldest input first: the layout of ConvState.
-        auto win = of_sequence(window, keep_bytes, rows, r);
+        auto win = of_sequence(window, keep_bytes, rows, r, slots);
         if (win.size() < keep_bytes)
             throw Error(fmt::format("conv: the window of sequence {} holds {} bytes, {} are needed", r,
                                     win.size(), keep_bytes));
@@ -307,7 +326,7 @@ void gates(std::span<const float> b, std::span<const float> a, std::span<const f
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                 std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
                 std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat sf,
-                std::span<std::byte> state, std::span<float> out) {
+                std::span<std::byte> state, std::span<float> out, std::span<const std::uint32_t> slots) {
     if (key_heads == 0 || value_heads % key_heads != 0)
         throw Error(fmt::format("delta rule: {} value heads over {} key heads", value_heads, key_heads));
     const std::size_t rows = rows_of(v.size(), value_heads * dv), group = value_heads / key_heads;
@@ -319,7 +338,7 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
     first(g, rows * value_heads, "delta rule", "g operand");
     first(out, rows * value_heads * dv, "delta rule", "output");
     for (std::size_t r = 0; r < rows; ++r) {
-        auto seq = of_sequence(state, value_heads * head_bytes, rows, r);
+        auto seq = of_sequence(state, value_heads * head_bytes, rows, r, slots);
         if (seq.size() < value_heads * head_bytes)
             throw Error(fmt::format("delta rule: the state of sequence {} holds {} bytes, {} are needed", r,
                                     seq.size(), value_heads * head_bytes));

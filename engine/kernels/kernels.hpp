@@ -64,22 +64,33 @@ struct SequenceSpan {
 };
 SequenceSpan sequence_of_row(std::size_t total, std::size_t per_seq, std::size_t rows, std::size_t r);
 
-/// Writes each row (`kv_heads × head_dim`) into its sequence's cache (row r is sequence r) at its
-/// position, every head row in the keep format `f`. A sequence's cache holds each kv head's
-/// `max_positions` rows one after another: row (h, p) at (h · max_positions + p) · row bytes.
+/// Where row `r`'s state lies in a per-sequence store as above: store sequence `slots[r]` when
+/// `slots` is given (a slot-addressed store, lower::Options::slots; any row count), else
+/// `sequence_of_row`. Throws cardsim::Error naming the row and the slot when the slot is past the
+/// store's sequences, or when `slots` holds fewer than `rows` entries.
+SequenceSpan store_of_row(std::size_t total, std::size_t per_seq, std::size_t rows,
+                          std::span<const std::uint32_t> slots, std::size_t r);
+
+/// Writes each row (`kv_heads × head_dim`) into its sequence's cache (row r is sequence r, or
+/// `slots[r]` when given: store_of_row) at its position, every head row in the keep format `f`. A sequence's
+/// cache holds each kv head's `max_positions` rows one after another: row (h, p) at (h · max_positions + p) ·
+/// row bytes.
 void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t head_dim,
                   std::size_t max_positions, numerics::CacheFormat f,
-                  std::span<const std::uint32_t> positions, std::span<std::byte> cache);
+                  std::span<const std::uint32_t> positions, std::span<std::byte> cache,
+                  std::span<const std::uint32_t> slots = {});
 
-/// One query row per sequence over its cache, positions `0 ..= pos` (or the last `window`),
-/// grouped-query (query head h reads kv head h / (heads / kv_heads)), by the numerics library's
-/// vector or array attention (engine/numerics/attention.hpp; the array quantises the query under
-/// `query_scheme`). Soft caps and sinks are refused (cardsim::Error): no card unit takes them.
+/// One query row per sequence (or per row over the cache of `slots[r]`: store_of_row) over its cache,
+/// positions `0 ..= pos` (or the last `window`), grouped-query (query head h reads kv head h / (heads /
+/// kv_heads)), by the numerics library's vector or array attention (engine/numerics/attention.hpp; the array
+/// quantises the query under `query_scheme`). Soft caps and sinks are refused (cardsim::Error): no card unit
+/// takes them.
 void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
             std::size_t max_positions, std::size_t window, double scale, double softcap,
             std::span<const float> sinks, numerics::CacheFormat f, numerics::AttentionMath math,
             const numerics::Scheme& query_scheme, std::span<const std::uint32_t> positions,
-            std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out);
+            std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out,
+            std::span<const std::uint32_t> slots = {});
 
 /// Self attention of fused `[q | k | v]` rows within each sequence (`seq_starts`, then the row
 /// count), keys at most `window` away on either side (0: all), scale rsqrt(head_dim) in f32: the
@@ -87,11 +98,13 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
 void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t head_dim, std::size_t window,
                     std::span<const std::uint32_t> seq_starts, std::span<float> out);
 
-/// Causal depthwise convolution of each row (row r is sequence r) with its sequence's window of
+/// Causal depthwise convolution of each row (row r is sequence r, or `slots[r]`: store_of_row;
+/// rows of one sequence in order, each shifting the window for the next) with its sequence's window of
 /// the previous `kernel − 1` inputs (f32, oldest first), then the window shifts the row in; SiLU of
 /// each result when `silu` (numerics::conv_step, conv_silu_step; no bias).
 void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
-          bool silu, std::span<std::byte> window, std::span<float> out);
+          bool silu, std::span<std::byte> window, std::span<float> out,
+          std::span<const std::uint32_t> slots = {});
 
 /// `silu(x)` elementwise (correctly rounded).
 void silu(std::span<const float> x, std::span<float> out);
@@ -104,14 +117,15 @@ void l2_norm(std::span<const float> x, std::size_t group, double eps, double sca
 void gates(std::span<const float> b, std::span<const float> a, std::span<const float> a_log,
            std::span<const float> dt_bias, std::span<float> beta, std::span<float> g);
 
-/// One delta-rule step per row (row r is sequence r) and value head h (key head
+/// One delta-rule step per row (row r is sequence r, or `slots[r]`: store_of_row; rows one after
+/// another) and value head h (key head
 /// h / (value_heads / key_heads)) on the state `dk × dv` kept in `state_format`:
 /// `S ← S·e^g; δ = β(v − Sᵀk); S ← S + kδᵀ; out = Sᵀq`, then S kept again
 /// (numerics::delta_rule_step: f32 operations and window sums; `out` from S before it is kept).
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                 std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
                 std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat state_format,
-                std::span<std::byte> state, std::span<float> out);
+                std::span<std::byte> state, std::span<float> out, std::span<const std::uint32_t> slots = {});
 
 /// Gated RMSNorm of each group: `(w ⊙ (x · rsqrt(mean x² + eps))) · silu(z)`
 /// (numerics::gated_rms_norm).

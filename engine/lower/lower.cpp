@@ -46,11 +46,17 @@ program::IoEntry entry(program::IoRole role, const Place& p) {
     return e;
 }
 
+/// What the buckets of a set share (lower_set): the io region and the arena sized for the largest
+/// bucket, and one program area holding every bucket's commands, this bucket's at `program_offset`.
+struct SetShare {
+    std::uint64_t io_bytes = 0, arena_bytes = 0, program_offset = 0, programs_bytes = 0;
+};
+
 class Lowering {
 public:
     Lowering(const Graph& g, const WeightSource& ws, const Target& t, const Options& o,
-             bool refuse_over_capacity = true)
-        : g_(g), ws_(ws), t_(t), o_(o), refuse_over_capacity_(refuse_over_capacity) {}
+             bool refuse_over_capacity = true, const SetShare* share = nullptr)
+        : g_(g), ws_(ws), t_(t), o_(o), refuse_over_capacity_(refuse_over_capacity), share_(share) {}
 
     Compiled run() {
         refuse_what_the_card_cannot_run();
@@ -79,6 +85,7 @@ private:
     const Target& t_;
     Options o_;
     bool refuse_over_capacity_ = true;
+    const SetShare* share_ = nullptr;
     Compiled out_;
     std::uint64_t weights_end_ = 0, caches_end_ = 0, state_end_ = 0, io_end_ = 0;
     std::map<std::tuple<W, std::string, Storing>, Place> weights_;
@@ -115,7 +122,7 @@ private:
     // ---- placement ----
 
     void place_states() {
-        const std::size_t seqs = o_.bucket.seqs;
+        const std::size_t seqs = store_sequences();
         for (auto& s : g_.states) {
             const bool cache = std::holds_alternative<KeyCache>(s) || std::holds_alternative<ValueCache>(s);
             const Region region = cache ? Region::Caches : Region::State;
@@ -127,6 +134,11 @@ private:
             out_.states.push_back(p);
         }
     }
+
+    /// The sequences every store is laid out for: the bucket's, or the slots and the pad slot.
+    std::size_t store_sequences() const { return o_.slots ? *o_.slots + 1 : o_.bucket.seqs; }
+    /// The `slots` operand of a stateful command: the io slots under slots, else absent.
+    program::Operand slots_operand() const { return o_.slots ? on(out_.io.slots) : absent(); }
 
     Place io(std::uint64_t bytes) {
         Place p{Region::Io, io_end_, bytes};
@@ -143,6 +155,12 @@ private:
         m.qtype = io(4 * b.seqs);
         m.marker_rows = io(4 * b.markers);
         m.marker_starts = io(4 * (b.seqs + 1));
+        if (o_.slots) {
+            if (*o_.slots == 0 || *o_.slots >= 0xffffffffu)
+                throw Error(fmt::format("slots = {}: expected 1 .. 2^32 - 2", *o_.slots));
+            m.slots = io(4 * b.tokens);
+            m.slot_count = *o_.slots;
+        }
         for (auto v : g_.outputs())
             m.outputs.emplace_back(v, io(4 * rows(v) * width(v)));
         for (auto& p : o_.probes) {
@@ -240,6 +258,7 @@ private:
     }
 
     void need_decode_rows(std::size_t i) const {
+        if (o_.slots) return; // each row names its store sequence
         if (o_.bucket.seqs == 0 || o_.bucket.tokens % o_.bucket.seqs != 0)
             throw Error(
                 fmt::format("op {} ({}) reads a cache or state: a step takes the same number of tokens of "
@@ -309,7 +328,8 @@ private:
                          {.x = on(arena(o.x)),
                           .w = on(raw_weight(o.w, window.channels * window.kernel)),
                           .window = on(out_.states[o.window.id]),
-                          .out = on(arena(silu ? silu->out : o.out))},
+                          .out = on(arena(silu ? silu->out : o.out)),
+                          .slots = slots_operand()},
                          {.rows = rows(o.x), .channels = window.channels, .kernel = window.kernel}, {},
                          silu ? program::flag::FusedSilu : 0);
     }
@@ -405,7 +425,10 @@ private:
         auto [heads, dim] = cache_shape(o.cache);
         put<slots::CacheAppend>(
             i,
-            {.x = on(arena(o.x)), .positions = on(out_.io.positions), .cache = on(out_.states[o.cache.id])},
+            {.x = on(arena(o.x)),
+             .positions = on(out_.io.positions),
+             .cache = on(out_.states[o.cache.id]),
+             .slots = slots_operand()},
             {.rows = rows(o.x), .kv_heads = heads, .head_dim = dim, .max_positions = o_.max_positions});
     }
     void emit_op(std::size_t i, const AttendCache& o) {
@@ -416,7 +439,8 @@ private:
                             .keys = on(out_.states[o.keys.id]),
                             .values = on(out_.states[o.values.id]),
                             .sinks = o.sinks ? on(raw_weight(*o.sinks, o.heads)) : absent(),
-                            .out = on(arena(o.out))},
+                            .out = on(arena(o.out)),
+                            .slots = slots_operand()},
                            {.rows = rows(o.q),
                             .heads = o.heads,
                             .kv_heads = o.kv_heads,
@@ -452,7 +476,8 @@ private:
                                .beta = on(arena(o.beta)),
                                .g = on(arena(o.g)),
                                .state = on(out_.states[o.state.id]),
-                               .out = on(arena(o.out))},
+                               .out = on(arena(o.out)),
+                               .slots = slots_operand()},
                               {.rows = rows(o.q),
                                .key_heads = o.key_heads,
                                .value_heads = o.value_heads,
@@ -547,6 +572,11 @@ private:
               std::pair{IoRole::MarkerRows, &m.marker_rows},
               std::pair{IoRole::MarkerStarts, &m.marker_starts}})
             h.io.push_back(entry(role, *place));
+        if (o_.slots) {
+            auto e = entry(IoRole::Slots, m.slots);
+            e.width = *o_.slots;
+            h.io.push_back(e);
+        }
         for (std::size_t k = 0; k < m.outputs.size(); ++k) {
             auto [v, place] = m.outputs[k];
             bool probe = k >= m.graph_outputs();
@@ -583,20 +613,22 @@ private:
         region(Region::Weights, weights_end_, cap.weights);
         region(Region::Caches, caches_end_, cap.caches);
         region(Region::State, state_end_, cap.state);
-        region(Region::Io, io_end_, cap.io);
-        p.arena_bytes = 4 * out_.layout.len;
+        region(Region::Io, share_ ? std::max(io_end_, share_->io_bytes) : io_end_, cap.io);
+        p.arena_bytes =
+            share_ ? std::max<std::uint64_t>(4 * out_.layout.len, share_->arena_bytes) : 4 * out_.layout.len;
         p.config_digest = t_.config_digest;
         p.regions.push_back({Region::Arena, program::Space::Sram, 0, p.arena_bytes});
-        p.regions.push_back({Region::Program, program::Space::Ddr, at, 0});
+        p.regions.push_back(
+            {Region::Program, program::Space::Ddr, at + (share_ ? share_->program_offset : 0), 0});
         p.regions.back().size =
             program::card_bytes(p); // fixed-width fields: the size does not change the size
-        cap.program = p.regions.back().size;
+        cap.program = share_ ? share_->programs_bytes : p.regions.back().size;
         cap.ddr_bytes = t_.ddr_bytes;
         cap.channels = t_.channels;
         cap.channel_bytes = t_.channel_bytes;
         cap.weight_format = t_.weight_format;
         cap.positions = o_.max_positions;
-        cap.seqs = o_.bucket.seqs;
+        cap.seqs = store_sequences();
         if (refuse_over_capacity_ && !cap.fits()) throw Error(cap.refusal());
     }
 };
@@ -619,6 +651,81 @@ Compiled lower(const Graph& g, const WeightSource& weights, const Target& target
 Capacity capacity(const Graph& g, const WeightSource& weights, const Target& target, Options options) {
     options.shapes_only = true;
     return Lowering(g, weights, target, options, false).run().capacity;
+}
+
+namespace {
+
+/// The shares of a set of `buckets` lowered with `options`: sizes from a shapes-only lowering of each.
+std::vector<SetShare> shares_of(const Graph& g, const WeightSource& weights, const Target& target,
+                                Options options, std::span<const Bucket> buckets) {
+    options.shapes_only = true;
+    std::vector<std::uint64_t> programs;
+    SetShare all;
+    for (auto& b : buckets) {
+        options.bucket = b;
+        auto c = Lowering(g, weights, target, options, false).run();
+        all.io_bytes = std::max(all.io_bytes, c.program.region(Region::Io)->size);
+        all.arena_bytes = std::max(all.arena_bytes, c.program.arena_bytes);
+        programs.push_back(c.program.region(Region::Program)->size);
+    }
+    std::vector<SetShare> shares;
+    for (auto bytes : programs) {
+        shares.push_back(all);
+        shares.back().program_offset = all.programs_bytes;
+        all.programs_bytes += align_up(bytes, line);
+    }
+    for (auto& sh : shares)
+        sh.programs_bytes = all.programs_bytes;
+    return shares;
+}
+
+void need_a_set(const Options& options, std::span<const Bucket> buckets) {
+    if (buckets.empty()) throw Error("a bucket set needs at least one bucket");
+    if (!options.slots)
+        throw Error("a bucket set needs slots (lower::Options::slots): without them each bucket's stores are "
+                    "laid out for its own sequences, and the buckets could not share them");
+}
+
+} // namespace
+
+std::vector<Compiled> lower_set(const Graph& g, const WeightSource& weights, const Target& target,
+                                const Options& options, std::span<const Bucket> buckets) {
+    need_a_set(options, buckets);
+    auto shares = shares_of(g, weights, target, options, buckets);
+    std::vector<Compiled> set;
+    for (std::size_t k = 0; k < buckets.size(); ++k) {
+        Options o = options;
+        o.bucket = buckets[k];
+        if (k > 0) o.shapes_only = true; // the weights are the first bucket's, packed once
+        set.push_back(Lowering(g, weights, target, o, true, &shares[k]).run());
+        if (k > 0) {
+            set[k].image = set[0].image;
+            set[k].program.image_digest = set[0].program.image_digest;
+            set[k].options.shapes_only = options.shapes_only;
+        }
+    }
+    return set;
+}
+
+SlotCapacity slot_capacity(const Graph& g, const WeightSource& weights, const Target& target,
+                           const Options& options, std::span<const Bucket> buckets) {
+    Options o = options;
+    o.slots = 1;
+    auto shares = shares_of(g, weights, target, o, buckets);
+    o.bucket = buckets.front();
+    o.shapes_only = true;
+    auto cap = Lowering(g, weights, target, o, false, &shares.front()).run().capacity;
+    SlotCapacity sc;
+    for (auto& s : g.states)
+        sc.per_slot += align_up(state_bytes(s, o.max_positions, target.storage.cache_row_bytes,
+                                            target.storage.state_element_bytes),
+                                line);
+    // Beside the weights, io and programs: the pad slot, and the stripe each of the two store
+    // regions may round up to.
+    const std::uint64_t fixed = cap.weights + cap.io + cap.program + sc.per_slot + 2 * target.stripe();
+    sc.free = cap.ddr_bytes > fixed ? cap.ddr_bytes - fixed : 0;
+    sc.slots = sc.per_slot ? sc.free / sc.per_slot : 0;
+    return sc;
 }
 
 } // namespace cardsim::lower

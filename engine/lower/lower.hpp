@@ -11,6 +11,7 @@
 #include "engine/program/program.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ struct Options {
     /// Places every weight by its shape and format without reading or packing it: the image holds
     /// no chunks, and the program is for timing-only runs (its commands are the same as with weights).
     bool shapes_only = false;
+    /// Slot-addressed stores: every cache, state and convolution window is laid out for `slots`
+    /// sequences plus one pad slot (index `slots`, which padding rows name) whatever the bucket,
+    /// and the io map gains `slots` (u32 per token row) that each stateful command takes: row r
+    /// reads and writes store sequence `slots[r]` at `positions[r]`. The bucket is then any mix
+    /// of (slot, position) rows, those of one slot consecutive and in position order. Unset: each
+    /// sequence of the bucket has its store (row r's follows from its index), as before.
+    std::optional<std::size_t> slots;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program
@@ -65,5 +73,28 @@ std::optional<std::string> arena_refusal(const graph::Graph& g, const graph::Buc
 /// the lowering's own placement, shapes only (no weight is read or packed).
 Capacity capacity(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
                   Options options);
+
+/// Lowers `g` for each of `buckets` with `options`' slots (required: cardsim::Error without) into
+/// programs that share one region table for the weights and the stores: the same weights, caches
+/// and state regions (same bases, same bytes) and the same DDR image (the weights packed once),
+/// the io region and the arena sized for the largest bucket (each bucket's io places inside it
+/// from its start), and one program area after the io where bucket k's commands follow those of
+/// buckets 0 .. k-1 (each program's own program region is its part). `sim::simulate` over a set
+/// refuses programs whose shared regions differ. `options.bucket` is ignored.
+std::vector<Compiled> lower_set(const graph::Graph& g, const graph::WeightSource& weights,
+                                const Target& target, const Options& options,
+                                std::span<const graph::Bucket> buckets);
+
+/// How many slots a card holds for a graph: what one slot's stores take (`per_slot`: every
+/// cache, state and window of one sequence for `max_positions`, each part rounded up to a line as
+/// lowering lays it out), the DDR left for slots (`free`: the card's DDR less the weights, the io
+/// and program regions of the set of `buckets`, the pad slot, and a stripe for the rounding of
+/// each of the two store regions), and `slots = floor(free / per_slot)`: a lowering (or set) with
+/// that many slots fits the card.
+struct SlotCapacity {
+    std::uint64_t per_slot = 0, free = 0, slots = 0;
+};
+SlotCapacity slot_capacity(const graph::Graph& g, const graph::WeightSource& weights, const Target& target,
+                           const Options& options, std::span<const graph::Bucket> buckets);
 
 } // namespace cardsim::lower

@@ -61,6 +61,12 @@ struct OperandSpec {
     bool optional = false;
 };
 
+/// The name of the optional last operand of the stateful opcodes (CacheAppend, Attend, Conv,
+/// DeltaStep): the io input of u32 per token row naming the store sequence (slot) the row reads and
+/// writes. Absent, the row's sequence follows from its index (kernels::sequence_of_row) and a
+/// program file leaves the operand out, so a program without slots has the bytes it always had.
+inline constexpr std::string_view slots_operand = "slots";
+
 /// What a parameter's 64 bits mean.
 enum class ParamKind : std::uint8_t { F64, U64 };
 
@@ -80,6 +86,11 @@ struct OpcodeSpec {
     std::span<const std::string_view> dims;
     std::span<const ParamSpec> params;
 };
+
+/// Whether opcode `s`'s last operand is the optional `slots` operand a file leaves out when absent.
+constexpr bool omits_absent_slots(const OpcodeSpec& s) {
+    return !s.operands.empty() && s.operands.back().name == slots_operand && s.operands.back().optional;
+}
 
 /// The signature of `op`.
 const OpcodeSpec& spec(Opcode op);

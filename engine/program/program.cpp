@@ -26,7 +26,7 @@ std::string_view name(Space s) {
 std::string_view name(IoRole r) {
     static constexpr std::string_view names[] = {"ids",         "positions",     "seq_starts", "qtype",
                                                  "marker_rows", "marker_starts", "logits",     "act",
-                                                 "next",        "probe"};
+                                                 "next",        "probe",         "slots"};
     return names[static_cast<std::size_t>(r)];
 }
 
@@ -63,7 +63,7 @@ constexpr std::size_t host_head_bytes = 6 * 8 + 4 + 4;
 constexpr std::size_t io_entry_bytes = 1 + 1 + 2 + 4 + 4 + 4 + 8 + 8 + 8;
 constexpr std::size_t max_model_name = 256;
 constexpr std::size_t checksum_bytes = 8;
-constexpr std::size_t input_roles = 6; ///< the roles before `Logits` are the step's inputs
+constexpr std::size_t input_roles = 6; ///< the roles before `Logits`: the inputs every program has
 
 /// Little-endian appends to a byte vector.
 class Out {
@@ -193,6 +193,7 @@ std::uint64_t input_count(IoRole r, const Host& h) {
     switch (r) {
     case IoRole::Ids:
     case IoRole::Positions:
+    case IoRole::Slots:
         return h.tokens;
     case IoRole::SeqStarts:
     case IoRole::MarkerStarts:
@@ -220,12 +221,15 @@ void check_host(In& in, const Program& p) {
         auto& e = h.io[i];
         in.where = fmt::format("host map, io entry {} ({})", i, name(e.role));
         auto role = static_cast<std::size_t>(e.role);
-        bool input = role < input_roles, probe = e.role == IoRole::Probe;
+        bool input = is_input(e.role), probe = e.role == IoRole::Probe;
         if (!probe && seen[role]++) in.fail(input ? "repeats an input" : "repeats an output of the graph");
         if (input) {
-            if (e.value != no_index || e.after != no_index || e.layer != no_index || e.width ||
+            const bool slots = e.role == IoRole::Slots;
+            if (e.value != no_index || e.after != no_index || e.layer != no_index || (e.width && !slots) ||
                 e.rows != IoRows{})
                 in.fail("an input has no value, op, layer, rows or width, expected none");
+            if (slots && (e.width == 0 || e.width >= (1ull << 32)))
+                in.fail(fmt::format("the slot count is {}, expected 1 .. 2^32 - 1", e.width));
             auto want = 4 * input_count(e.role, h);
             if (e.bytes != want)
                 in.fail(fmt::format("has {} bytes, the bucket needs {} ({} u32)", e.bytes, want, want / 4));
@@ -287,13 +291,17 @@ void encode_card_part(Out& o, const Program& p) {
         o.zeros(1);
         o.put(c.flags);
         o.put(static_cast<std::uint16_t>(c.deps.size()));
-        o.put(static_cast<std::uint8_t>(c.operands.size()));
+        // An absent `slots` operand is left out: a program without slots keeps its old bytes.
+        const bool omit = omits_absent_slots(spec(c.opcode)) && !c.operands.empty() &&
+                          c.operands.back().region == Region::None;
+        const std::size_t written = c.operands.size() - (omit ? 1 : 0);
+        o.put(static_cast<std::uint8_t>(written));
         o.put(static_cast<std::uint8_t>(c.dims.size()));
         o.put(static_cast<std::uint8_t>(c.params.size()));
         o.zeros(3);
         for (auto d : c.deps)
             o.put(d);
-        for (auto& op : c.operands) {
+        for (auto& op : std::span(c.operands).first(written)) {
             o.put(static_cast<std::uint8_t>(op.region));
             o.put(static_cast<std::uint8_t>(op.access));
             o.zeros(6);
@@ -434,6 +442,9 @@ Program decode(std::span<const std::byte> whole, const std::string& file) {
             c.dims.push_back(in.get<std::uint64_t>());
         for (std::uint8_t k = 0; k < nparams; ++k)
             c.params.push_back(in.get<std::uint64_t>());
+        // A file leaves out an absent `slots` operand: the command holds it absent.
+        if (omits_absent_slots(spec(c.opcode)) && c.operands.size() + 1 == spec(c.opcode).operands.size())
+            c.operands.push_back(Operand{});
         check_command(in, p, c, i);
         p.commands.push_back(std::move(c));
     }

@@ -15,7 +15,10 @@
 //            max positions u64, vocab u64, io entry count u32, model name length u32,
 //            model name (printable ASCII, no terminator),
 //            io entries × { role u8, rows u8, reserved u16 (0), value u32, after u32, layer u32,
-//            width u64, offset u64, bytes u64 } (u32 0xffffffff: none)
+//            width u64, offset u64, bytes u64 } (u32 0xffffffff: none); role 10 (slots, optional)
+//            is an input whose width is the slot count
+//   A stateful command (CacheAppend, Attend, Conv, DeltaStep) whose last operand, `slots`, is
+//   absent leaves it out (one operand fewer): a program without slots has the bytes of before.
 //   checksum (version 3) xxh64 (seed 0) of every byte before it, host map included
 // The card fetches the header, the memory map and the commands (the program region holds
 // `card_bytes` of them); the host map after them is for the host that drives the program.
@@ -102,8 +105,18 @@ enum class IoRole : std::uint8_t {
     Act,          ///< the graph's act head
     Next,         ///< the graph's next token per row (an f32 integer)
     Probe,        ///< a value observed inside the step (a layer's output), copied out when it stands
+    Slots,        ///< each token row's store sequence (slot); its entry's `width` is the slot count
 };
-inline constexpr std::size_t io_role_count = 10;
+inline constexpr std::size_t io_role_count = 11;
+
+/// Whether role `r` is a step input the host writes (ids .. marker_starts, slots).
+constexpr bool is_input(IoRole r) {
+    return r < IoRole::Logits || r == IoRole::Slots;
+}
+/// Whether role `r` is one of the graph's outputs (logits, act, next).
+constexpr bool is_graph_output(IoRole r) {
+    return r >= IoRole::Logits && r <= IoRole::Next;
+}
 
 /// The spelling of a role (`ids`, `logits`, `probe`).
 std::string_view name(IoRole r);
@@ -115,9 +128,10 @@ enum class IoRows : std::uint8_t { Tokens, Seqs, Markers };
 inline constexpr std::uint32_t no_index = 0xffffffff;
 
 /// One entry of the host's io map: bytes `offset .. offset + bytes` of the io region. Inputs have
-/// no value, op, layer or width; outputs and probes name the graph value (its index in the graph
-/// the program was compiled from), its rows and width; a probe also names the op after which it
-/// stands and the layer whose output it is (or `no_index`).
+/// no value, op, layer or width (but `slots`, whose width is the number of slots the stores hold
+/// besides the pad slot, `lower::Options::slots`); outputs and probes name the graph value (its index in the
+/// graph the program was compiled from), its rows and width; a probe also names the op after which it stands
+/// and the layer whose output it is (or `no_index`).
 struct IoEntry {
     IoRole role = IoRole::Ids;
     IoRows rows = IoRows::Tokens;

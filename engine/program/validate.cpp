@@ -75,6 +75,13 @@ public:
     void parts(std::size_t k, std::uint64_t rows, std::uint64_t each, std::string_view what) const {
         auto& o = c_.operands[k];
         std::string why;
+        if (slotted()) { // each row names its sequence: the store needs whole sequences, any number
+            if (o.bytes < each) why = "it holds less than one sequence";
+            if (!why.empty())
+                fail(fmt::format("operand {} ({}+{:#x}) has {} bytes, {} of {} bytes each: {}", slot(k),
+                                 name(o.region), o.offset, o.bytes, what, each, why));
+            return;
+        }
         try {
             auto last = kernels::sequence_of_row(o.bytes, each, rows, rows - 1);
             if (last.bytes < each || last.offset + last.bytes > o.bytes)
@@ -86,6 +93,21 @@ public:
         if (!why.empty())
             fail(fmt::format("operand {} ({}+{:#x}) has {} bytes, {} of {} bytes each for {} rows: {}",
                              slot(k), name(o.region), o.offset, o.bytes, what, each, rows, why));
+    }
+    /// Whether the command is a stateful one whose `slots` operand is present (lower::Options::slots).
+    bool slotted() const {
+        auto& s = spec(c_.opcode);
+        return omits_absent_slots(s) && c_.operands.size() == s.operands.size() &&
+               c_.operands.back().region != Region::None;
+    }
+    /// A stateful command's `slots` operand, when present, holds a u32 per row in the io region.
+    void slot_rows(std::uint64_t rows) const {
+        if (!slotted()) return;
+        const std::size_t k = c_.operands.size() - 1;
+        if (c_.operands[k].region != Region::Io)
+            fail(fmt::format("operand {} is in region {}, expected io (the host writes it)", slot(k),
+                             name(c_.operands[k].region)));
+        u32s(k, rows, "rows");
     }
     /// Operand `k` holds a whole number (at least one) of `unit`-byte rows: how many.
     std::uint64_t rows_of(std::size_t k, std::uint64_t unit, std::string_view what) const {
@@ -229,6 +251,7 @@ void shapes(const Check& k, const Args<slots::CacheAppend>& a) {
     k.f32s(at(O::x), k.product({d.rows, d.kv_heads, d.head_dim}, "rows × kv_heads × head_dim"),
            "rows × kv_heads × head_dim");
     k.u32s(at(O::positions), d.rows, "rows");
+    k.slot_rows(d.rows);
     cache(k, at(O::cache), d.rows, d.kv_heads, d.head_dim, d.max_positions);
 }
 
@@ -246,6 +269,7 @@ void shapes(const Check& k, const Args<slots::Attend>& a) {
     k.f32s(at(O::out), q, "rows × heads × head_dim");
     k.u32s(at(O::positions), d.rows, "rows");
     k.absent_or_f32s(at(O::sinks), d.heads, "heads");
+    k.slot_rows(d.rows);
     cache(k, at(O::keys), d.rows, d.kv_heads, d.head_dim, d.max_positions);
     cache(k, at(O::values), d.rows, d.kv_heads, d.head_dim, d.max_positions);
 }
@@ -273,6 +297,7 @@ void shapes(const Check& k, const Args<slots::Conv>& a) {
     k.f32s(at(O::x), n, "rows × channels");
     k.f32s(at(O::out), n, "rows × channels");
     k.f32s(at(O::w), k.product({d.channels, d.kernel}, "channels × kernel"), "channels × kernel");
+    k.slot_rows(d.rows);
     if (d.kernel > 1)
         k.parts(at(O::window), d.rows, k.product({d.channels, d.kernel - 1, 4}, "a window"),
                 "sequences of channels × (kernel − 1) f32");
@@ -353,6 +378,7 @@ void shapes(const Check& k, const Args<slots::DeltaStep>& a) {
     const auto heads = k.product({d.rows, d.value_heads}, "rows × value_heads");
     k.f32s(at(O::beta), heads, "rows × value_heads");
     k.f32s(at(O::g), heads, "rows × value_heads");
+    k.slot_rows(d.rows);
     if (k.config())
         k.parts(
             at(O::state), d.rows,

@@ -5,37 +5,53 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 
 namespace cardsim::sim {
 namespace {
 
-/// The DDR bytes from address 0 that `p`'s regions span: all the data a run of it can touch.
-std::uint64_t ddr_span(const program::Program& p) {
+/// The DDR bytes from address 0 that the programs' regions span: all the data a run can touch.
+std::uint64_t ddr_span(std::span<const program::Program* const> programs) {
     std::uint64_t end = 0;
-    for (auto& r : p.regions)
-        if (r.space == program::Space::Ddr && r.base + r.size >= r.base) end = std::max(end, r.base + r.size);
+    for (auto* p : programs)
+        for (auto& r : p->regions)
+            if (r.space == program::Space::Ddr && r.base + r.size >= r.base)
+                end = std::max(end, r.base + r.size);
     return end;
+}
+
+/// The first program of a set, which must have one.
+const program::Program& first_of(std::span<const program::Program* const> programs) {
+    if (programs.empty()) throw Error("a card needs at least one program");
+    return *programs.front();
 }
 
 } // namespace
 
 Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
            const program::Program& program, const program::Image& image, Mode mode, units::UnitSet units)
-    : sc_core::sc_module(name), context_(config, program, mode == Mode::TimingOnly, std::move(units)),
-      ddr_("ddr", config.ddr, ddr_span(program)), sram_("sram", config.sram, config.clock.kernel_mhz),
+    : Card(name, config, std::span<const program::Program* const>(std::array{&program}), image, mode,
+           std::move(units)) {}
+
+Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
+           std::span<const program::Program* const> programs, const program::Image& image, Mode mode,
+           units::UnitSet units)
+    : sc_core::sc_module(name), programs_(programs.begin(), programs.end()),
+      context_(config, first_of(programs), mode == Mode::TimingOnly, std::move(units)),
+      ddr_("ddr", config.ddr, ddr_span(programs)), sram_("sram", config.sram, config.clock.kernel_mhz),
       sram_port_("sram_port") {
     context_.channel_active.assign(config.ddr.channels, 0);
-    for (auto& r : program.regions) {
-        auto& at = context_.regions[static_cast<std::size_t>(r.kind)];
-        at = RegionAt{r.space, r.base, r.size, true};
-        if (r.space == program::Space::Ddr && (r.base > ddr_.size() || r.size > ddr_.size() - r.base))
-            throw Error(fmt::format(
-                "the program's {} region ({:#x} + {} bytes) does not fit the card's {} bytes of DDR",
-                program::name(r.kind), r.base, r.size, ddr_.size()));
-        if (r.space == program::Space::Sram)
-            sram_.store().require(r.base + r.size,
-                                  fmt::format("the program's {} region", program::name(r.kind)));
-    }
+    for (auto* p : programs_)
+        for (auto& r : p->regions) {
+            if (r.space == program::Space::Ddr && (r.base > ddr_.size() || r.size > ddr_.size() - r.base))
+                throw Error(fmt::format(
+                    "the program's {} region ({:#x} + {} bytes) does not fit the card's {} bytes of DDR",
+                    program::name(r.kind), r.base, r.size, ddr_.size()));
+            if (r.space == program::Space::Sram)
+                sram_.store().require(r.base + r.size,
+                                      fmt::format("the program's {} region", program::name(r.kind)));
+        }
+    use(0);
     // A timing-only run moves no data: its DDR stays empty (the io region still gets the host's inputs).
     if (mode == Mode::Full)
         for (auto& chunk : image.chunks) {
@@ -81,27 +97,24 @@ void Card::read(program::Region r, std::uint64_t offset, std::span<std::byte> by
         sram_.store().read(at.base + offset, bytes);
 }
 
-void Card::use_program(const program::Program& p) {
-    for (auto& r : p.regions) {
-        auto& at = context_.region(r.kind);
-        if (!at.present || at.space != r.space || at.base != r.base || at.size != r.size)
-            throw Error(
-                fmt::format("a bucket's {} region ({:#x} + {} bytes) is not the loaded program's ({:#x} + "
-                            "{} bytes): the buckets of a set share one region table",
-                            program::name(r.kind), r.base, r.size, at.base, at.size));
-    }
-    std::size_t present = 0;
-    for (auto& at : context_.regions)
-        present += at.present;
-    if (present != p.regions.size())
-        throw Error("a bucket has fewer regions than the loaded program: the buckets of a set share one "
-                    "region table");
-    context_.program = &p;
+void Card::use(std::size_t k) {
+    if (k >= programs_.size())
+        throw Error(fmt::format("bucket {} of a card holding {} programs", k, programs_.size()));
+    context_.program = programs_[k];
+    context_.regions = {};
+    for (auto& r : programs_[k]->regions)
+        context_.regions[static_cast<std::size_t>(r.kind)] = RegionAt{r.space, r.base, r.size, true};
 }
 
 bool Card::run_step(std::uint32_t step, std::vector<std::uint32_t> positions) {
+    return run_step(step, std::move(positions), {});
+}
+
+bool Card::run_step(std::uint32_t step, std::vector<std::uint32_t> positions,
+                    std::vector<std::uint32_t> slots) {
     context_.step = step;
     context_.positions = std::move(positions);
+    context_.slots = std::move(slots);
     return processor_->run_step();
 }
 

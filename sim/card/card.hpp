@@ -28,22 +28,31 @@ enum class Mode { Full, TimingOnly };
 /// lie inside the card's DDR and the arena inside its SRAM (else cardsim::Error naming the sizes);
 /// the DDR image is written into the channels' stores. The host reads and writes the io region
 /// (and any other) through `write` / `read` in zero time, between steps.
+///
+/// A card may hold a set of programs (buckets lowered together, lower::lower_set) that share the
+/// weights, caches and states regions: `use` switches the io, arena and program regions to one of
+/// them before the host writes a step's inputs, and the step runs its commands.
 class Card : public sc_core::sc_module {
 public:
     Card(const sc_core::sc_module_name& name, const card::CardConfig& config, const program::Program& program,
          const program::Image& image, Mode mode, units::UnitSet units);
+    /// A card holding every program of `programs` (at least one; the first is in use).
+    Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
+         std::span<const program::Program* const> programs, const program::Image& image, Mode mode,
+         units::UnitSet units);
+
+    /// Makes program `k` of the set the one the next steps run (its io, arena and program regions).
+    void use(std::size_t k);
 
     /// Writes host bytes into region `r` at `offset` (zero time).
     void write(program::Region r, std::uint64_t offset, std::span<const std::byte> bytes);
     /// Reads bytes of region `r` at `offset` (zero time).
     void read(program::Region r, std::uint64_t offset, std::span<std::byte> bytes) const;
-    /// Makes `p` the program the next steps run: a bucket of the set the card was loaded with, whose
-    /// region table must equal the loaded program's (same regions, bases and sizes), else
-    /// cardsim::Error naming the first region that differs.
-    void use_program(const program::Program& p);
     /// Runs the program once as step `step` with the io positions of its token rows (call from a
     /// SystemC thread); false when a bus error stopped it (see `context().fault`).
     bool run_step(std::uint32_t step, std::vector<std::uint32_t> positions);
+    /// The same, with the io slots of its token rows (empty: a program without slots).
+    bool run_step(std::uint32_t step, std::vector<std::uint32_t> positions, std::vector<std::uint32_t> slots);
 
     CardContext& context() { return context_; }
     const CardContext& context() const { return context_; }
@@ -52,6 +61,7 @@ public:
     const std::vector<std::unique_ptr<UnitModule>>& units() const { return units_; }
 
 private:
+    std::vector<const program::Program*> programs_;
     CardContext context_;
     memory::DdrMemory ddr_;
     memory::Sram sram_;

@@ -30,8 +30,7 @@ struct RegionAt {
 /// hold a reference. Nothing here is global.
 struct CardContext {
     const card::CardConfig& config;
-    /// The program the current step runs (a session switches it between the buckets of a set).
-    const program::Program* program;
+    const program::Program* program; ///< the program the current step runs (one of the card's set)
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
@@ -42,6 +41,7 @@ struct CardContext {
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row
+    std::vector<std::uint32_t> slots;     ///< this step's io slots, one per token row (none: no slots)
     std::vector<CommandRecord> records;   ///< every command run so far, in completion order
     /// Without keep_records: per unit kind, one record summing its commands' compute cycles, bytes
     /// and time split (`index`: how many commands it folds; `end`: the latest).

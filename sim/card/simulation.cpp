@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 #include <filesystem>
 
 #include <cstring>
@@ -15,8 +14,8 @@
 namespace cardsim::sim {
 namespace {
 
-/// The host: one thread that asks the session for each step, writes its inputs into its bucket's
-/// io places, waits until the step may start, runs it and reads its outputs back.
+/// The host: one thread that asks for each step, idles until it may start, writes its inputs into
+/// its bucket's io places, runs it, and reads its outputs.
 class Host : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(Host);
@@ -25,8 +24,6 @@ public:
         : sc_core::sc_module(name), card_(card), buckets_(buckets), plan_(plan), result_(result) {
         SC_THREAD(run);
     }
-
-    std::exception_ptr error; ///< what the session threw (a refusal of the host's own)
 
 private:
     Card& card_;
@@ -41,59 +38,95 @@ private:
         card_.write(p.region, p.offset, bytes);
     }
 
+    /// Stops the run with the host's refusal of step `s`.
+    void refuse(std::size_t s, const std::string& why) {
+        card_.context().fault = fmt::format("step {}: {}", s, why);
+    }
+
     void run() {
         const auto t0 = std::chrono::steady_clock::now();
         const StepOutputs* previous = nullptr;
         auto& clock = card_.context().clock;
-        try {
-            for (std::size_t s = 0;; ++s) {
-                const double now = sc_core::sc_time_stamp().to_seconds();
-                auto step = plan_.next(s, now, previous);
-                if (!step) break;
-                if (step->bucket >= buckets_.size())
-                    throw Error(fmt::format("session step {}: bucket {} of a set of {}", s, step->bucket,
-                                            buckets_.size()));
-                // Idle until the step may start, on a kernel-clock edge: one wait, no polling.
-                if (step->not_before_seconds > now) {
-                    const auto at = clock.time_of(
-                        clock.cycle_at_or_after(sc_core::sc_time(step->not_before_seconds, sc_core::SC_SEC)));
-                    if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
-                }
-                auto& loaded = buckets_[step->bucket];
-                card_.use_program(loaded.program);
-                auto& io = loaded.io;
-                auto& in = step->inputs;
-                put(io.ids, in.ids);
-                put(io.positions, in.positions);
-                put(io.seq_starts, in.seq_starts);
-                put(io.qtype, in.qtype);
-                put(io.marker_rows, in.marker_rows);
-                put(io.marker_starts, in.marker_starts);
-                result_.step_start.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
-                result_.step_bucket.push_back(step->bucket);
-                if (!card_.run_step(static_cast<std::uint32_t>(s), in.positions)) break;
-                StepOutputs out;
-                for (auto& [v, place] : io.outputs) {
-                    std::vector<std::byte> bytes(place.bytes);
-                    card_.read(place.region, place.offset, bytes);
-                    out.values.push_back(std::move(bytes));
-                }
-                // A timing-only run's outputs hold no data: keep the last step's only, so host memory
-                // stays constant per step over a long run.
-                if (plan_.mode == Mode::TimingOnly) result_.outputs.clear();
-                result_.outputs.push_back(std::move(out));
-                previous = &result_.outputs.back();
-                result_.step_end.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+        for (std::size_t s = 0;; ++s) {
+            const double now = clock.seconds(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+            auto step = plan_.next(s, now, previous);
+            if (!step) break;
+            if (step->bucket >= buckets_.size()) {
+                refuse(s, fmt::format("bucket {} of a set of {}", step->bucket, buckets_.size()));
+                break;
             }
-        } catch (...) {
-            // Rethrown by simulate after the kernel returns (an exception must not cross SystemC's thread).
-            error = std::current_exception();
-            sc_core::sc_stop();
+            auto& io = buckets_[step->bucket].io;
+            auto& in = step->inputs;
+            if (auto why = program::slots_refusal(io, in.slots)) {
+                refuse(s, *why);
+                break;
+            }
+            // Idle until the step may start: one wait, to the kernel edge at or after it.
+            if (step->not_before_seconds > now) {
+                const auto until = clock.time_of(
+                    clock.cycle_at_or_after(sc_core::sc_time(step->not_before_seconds, sc_core::SC_SEC)));
+                if (until > sc_core::sc_time_stamp()) sc_core::wait(until - sc_core::sc_time_stamp());
+            }
+            card_.use(step->bucket);
+            put(io.ids, in.ids);
+            put(io.positions, in.positions);
+            put(io.seq_starts, in.seq_starts);
+            put(io.qtype, in.qtype);
+            put(io.marker_rows, in.marker_rows);
+            put(io.marker_starts, in.marker_starts);
+            put(io.slots, in.slots);
+            result_.step_start.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+            result_.step_bucket.push_back(step->bucket);
+            if (!card_.run_step(static_cast<std::uint32_t>(s), std::move(in.positions), std::move(in.slots)))
+                break;
+            StepOutputs out;
+            for (auto& [v, place] : io.outputs) {
+                std::vector<std::byte> bytes(place.bytes);
+                card_.read(place.region, place.offset, bytes);
+                out.values.push_back(std::move(bytes));
+            }
+            // A timing-only run's outputs hold no data: keep the last step's only, so host memory
+            // stays constant per step over a long run (and so without keep_outputs).
+            if (plan_.mode == Mode::TimingOnly || !plan_.keep_outputs) result_.outputs.clear();
+            result_.outputs.push_back(std::move(out));
+            previous = &result_.outputs.back();
+            result_.step_end.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
         }
         result_.steps_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         // Returning ends the simulation: the units wait for work that never comes, so no event is left.
     }
 };
+
+/// Why `buckets` cannot share one card, or nothing: the weights, caches and states regions and
+/// the DDR image must be the first bucket's, and no program region may overlap another's.
+std::optional<std::string> set_refusal(std::span<const program::Loaded> buckets) {
+    if (buckets.empty()) return "a session needs at least one bucket";
+    auto& first = buckets.front().program;
+    for (std::size_t k = 1; k < buckets.size(); ++k) {
+        auto& p = buckets[k].program;
+        if (p.image_digest != first.image_digest)
+            return fmt::format("bucket {} runs on another DDR image ({:016x}) than bucket 0 ({:016x})", k,
+                               p.image_digest, first.image_digest);
+        if (p.config_digest != first.config_digest)
+            return fmt::format("bucket {} was compiled for another card config than bucket 0", k);
+        for (auto kind : {program::Region::Weights, program::Region::Caches, program::Region::State}) {
+            auto *a = first.region(kind), *b = p.region(kind);
+            if (!a != !b || (a && *a != *b))
+                return fmt::format("bucket {}'s {} region ({}) is not bucket 0's ({}): the buckets of a set "
+                                   "share their weights and stores",
+                                   k, program::name(kind),
+                                   b ? fmt::format("{:#x} + {} bytes", b->base, b->size) : "none",
+                                   a ? fmt::format("{:#x} + {} bytes", a->base, a->size) : "none");
+        }
+        for (std::size_t j = 0; j < k; ++j) {
+            auto *a = buckets[j].program.region(program::Region::Program),
+                 *b = p.region(program::Region::Program);
+            if (a && b && a->size && b->size && a->base < b->base + b->size && b->base < a->base + a->size)
+                return fmt::format("bucket {}'s program region overlaps bucket {}'s", k, j);
+        }
+    }
+    return std::nullopt;
+}
 
 } // namespace
 
@@ -109,16 +142,12 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     session.keep_records = plan.keep_records;
     session.vcd = plan.vcd;
     session.ddr_observer = plan.ddr_observer;
-    auto result = simulate(config, std::span(&loaded, 1), session);
-    result.step_start.clear(); // a fixed run's steps start back to back
-    result.step_bucket.clear();
-    return result;
+    return simulate(config, std::span<const program::Loaded>(&loaded, 1), session);
 }
 
 RunResult simulate(const card::CardConfig& config, std::span<const program::Loaded> buckets,
                    const SessionPlan& plan) {
-    if (buckets.empty()) throw Error("a session needs at least one bucket program");
-    const program::Loaded& loaded = buckets.front();
+    if (auto why = set_refusal(buckets)) throw Error("the buckets cannot share one card: " + *why);
     RunResult result;
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // A bus error stops the run through sc_stop; its report is the fault, not SystemC's info line.
@@ -127,16 +156,16 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     // Full runs compute with the config's weight format: refuse one the matvec does not run up front.
     if (plan.mode == Mode::Full) kernels::weight_format(config);
     // The card decodes every command against its opcode's slots and the config's formats first.
-    for (std::size_t b = 0; b < buckets.size(); ++b)
-        program::validate(buckets[b].program, &config,
-                          buckets.size() == 1 ? std::string("the program") : fmt::format("bucket {}", b));
-    Card card("card", config, loaded.program, loaded.image, plan.mode,
+    std::vector<const program::Program*> programs;
+    for (std::size_t k = 0; k < buckets.size(); ++k) {
+        program::validate(buckets[k].program, &config,
+                          buckets.size() == 1 ? std::string("the program") : fmt::format("bucket {}", k));
+        programs.push_back(&buckets[k].program);
+    }
+    Card card("card", config, programs, buckets.front().image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
     card.context().keep_records = plan.keep_records;
-    for (auto& b : buckets) // refuse a set whose buckets do not share the region table before running
-        card.use_program(b.program);
-    card.use_program(loaded.program);
     Host host("host", card, buckets, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
     // beside the destination and renamed into place when complete.
@@ -160,7 +189,6 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     if (plan.ddr_observer) card.ddr().set_observer(plan.ddr_observer);
     result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
-    if (host.error) std::rethrow_exception(host.error);
     card.ddr().set_observer(nullptr);
     if (vcd) {
         sc_core::sc_close_vcd_trace_file(vcd);

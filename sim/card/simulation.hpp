@@ -43,17 +43,17 @@ struct RunPlan {
 };
 
 /// One step of an open-ended session: which bucket of the set runs, its inputs, and the simulated
-/// time it may start at (later than now: the card idles until then, as a server waits for work).
+/// second before which it may not start (a request not yet arrived: the host idles until then).
 struct SessionStep {
     std::size_t bucket = 0;
-    StepInputs inputs;
+    graph::BatchInputs inputs;
     double not_before_seconds = 0;
 };
 
-/// An open-ended run over a set of buckets (programs sharing one region table: the weights, caches
-/// and states): before each step the host asks `next` with the step's index, the simulated seconds
-/// now (when the previous step ended) and the previous step's outputs (none before the first); an
-/// empty answer ends the run. The rest as in RunPlan.
+/// An open-ended run over a set of buckets: before each step the host asks `next` (the step's
+/// index, the simulated seconds when the previous step ended, that step's outputs or none) for the
+/// step to run; nothing ends the run. The other fields are RunPlan's. Outputs are kept for every
+/// step when `keep_outputs` and the mode is Full, else only the last step's (host memory flat).
 struct SessionPlan {
     std::function<std::optional<SessionStep>(std::size_t step, double now_seconds,
                                              const StepOutputs* previous)>
@@ -61,7 +61,8 @@ struct SessionPlan {
     Mode mode = Mode::Full;
     std::optional<units::UnitSet> units;
     bool keep_data = false;
-    bool keep_records = true;
+    bool keep_records = false;
+    bool keep_outputs = true;
     std::string vcd;
     memory::RequestObserver* ddr_observer = nullptr;
 };
@@ -74,14 +75,13 @@ struct ChannelTotals {
 
 /// What a run produced.
 struct RunResult {
-    std::vector<CommandRecord> records;  ///< sorted by step, then command index (RunPlan::keep_records)
-    std::vector<StepOutputs> outputs;    ///< per step
-    std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended
-    /// Sessions: the kernel cycle each step started (after any idle wait) and its bucket.
-    std::vector<std::uint64_t> step_start;
-    std::vector<std::size_t> step_bucket;
-    std::uint64_t cycles = 0; ///< kernel cycles of the whole run
-    double seconds = 0;       ///< simulated seconds
+    std::vector<CommandRecord> records;    ///< sorted by step, then command index (RunPlan::keep_records)
+    std::vector<StepOutputs> outputs;      ///< per step
+    std::vector<std::uint64_t> step_end;   ///< the kernel cycle each step ended
+    std::vector<std::uint64_t> step_start; ///< the kernel cycle each step started (after any idling)
+    std::vector<std::size_t> step_bucket;  ///< the bucket each step ran (0 for a RunPlan)
+    std::uint64_t cycles = 0;              ///< kernel cycles of the whole run
+    double seconds = 0;                    ///< simulated seconds
     std::vector<ChannelTotals> channels;
     /// Per DDR channel after the run, once the posted writes still queued at its end are issued:
     /// what a replay of the run's requests ends with (last data beat, row outcomes, bursts).
@@ -100,10 +100,14 @@ struct RunResult {
 /// cardsim::Error when the program does not fit the card.
 RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan);
 
-/// Elaborates a card for `config`, loads the first of `buckets` (its regions and DDR image; every
-/// bucket must share its region table, else cardsim::Error), and runs the session `plan` asks for,
-/// each step on the bucket it names. Once per process, as `simulate` above (which is a session of
-/// one bucket and `plan.steps` steps).
+/// Elaborates a card for `config` holding every program of `buckets` (one lowering of a graph
+/// for several buckets, lower::lower_set: the same weights, caches and states regions and the
+/// same DDR image; else cardsim::Error naming the bucket and the region that differs), and runs
+/// `plan`'s steps, each on its bucket's commands and io places. A step whose `not_before_seconds`
+/// is later than the time the previous one ended starts then (one wait, the units idle: the gap
+/// counts in the run's cycles). A step's inputs that name a slot past the stores (or give the
+/// wrong number of slots) stop the run with a fault naming the step, the row and the slot. One
+/// simulation per process, as `simulate` above (which is this with one bucket).
 RunResult simulate(const card::CardConfig& config, std::span<const program::Loaded> buckets,
                    const SessionPlan& plan);
 

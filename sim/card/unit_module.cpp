@@ -163,7 +163,12 @@ void UnitModule::run() {
         rec.opcode = c.opcode;
         rec.start = ctx_.clock.cycle_at_or_after(t0);
         rec.channel_read.assign(channels, 0);
-        const units::Step step{ctx_.positions};
+        const units::Step step{ctx_.positions, ctx_.slots};
+        // A command on slot-addressed stores moves its slots' bytes only: what it writes (the
+        // record's bytes and digest) is those spans, not the whole store of every slot.
+        const auto& ops = program::spec(c.opcode).operands;
+        const bool slotted = program::omits_absent_slots(program::spec(c.opcode)) &&
+                             c.operands.size() == ops.size() && c.operands.back().region != Region::None;
         if (!behaviour_.runs(c.opcode)) {
             ctx_.bus_error(index, fmt::format("the {} unit does not run {} commands", card::name(kind_),
                                               program::name(c.opcode)));
@@ -264,12 +269,26 @@ void UnitModule::run() {
             auto spans = behaviour_.traffic(c, i, step);
             end =
                 std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index, write_critical));
-            rec.bytes_written += o.bytes;
             count_channels(o, spans, rec.channel_written);
+            if (!slotted) {
+                rec.bytes_written += o.bytes;
+                if (!full) continue;
+                auto bytes = in_place(o, index);
+                XXH64_update(digest, bytes.data(), bytes.size());
+                if (ctx_.keep_data) rec.written.emplace_back(bytes.begin(), bytes.end());
+                continue;
+            }
+            for (auto& sp : spans)
+                rec.bytes_written += sp.bytes;
             if (!full) continue;
             auto bytes = in_place(o, index);
-            XXH64_update(digest, bytes.data(), bytes.size());
-            if (ctx_.keep_data) rec.written.emplace_back(bytes.begin(), bytes.end());
+            std::vector<std::byte> moved;
+            for (auto& sp : spans) {
+                auto part = bytes.subspan(sp.offset, sp.bytes);
+                XXH64_update(digest, part.data(), part.size());
+                if (ctx_.keep_data) moved.insert(moved.end(), part.begin(), part.end());
+            }
+            if (ctx_.keep_data) rec.written.push_back(std::move(moved));
         }
         rec.digest = digest ? XXH64_digest(digest) : 0;
         if (digest) XXH64_freeState(digest);

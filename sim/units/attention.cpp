@@ -1,5 +1,6 @@
-// The attention unit: one query row per sequence over its cache (`vector` or `array` math as the
-// knob point says), reading only the attended positions of the keys and values.
+// The attention unit: one query row per sequence (per row over its slot's, under slots) over its cache
+// (`vector` or `array` math as the knob point says), reading only the attended positions of the keys and
+// values.
 
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
@@ -37,8 +38,9 @@ public:
         if (k != program::at(S::Operand::keys) && k != program::at(S::Operand::values))
             return Unit::traffic(c, k, step);
         auto d = program::args<S>(c).dims;
-        CacheShape shape{c.operands[k].bytes, d.rows, d.kv_heads,
-                         kernels::cache_row_bytes(numerics_.cache, d.head_dim), d.max_positions};
+        CacheShape shape{c.operands[k].bytes, d.rows,
+                         d.kv_heads,          kernels::cache_row_bytes(numerics_.cache, d.head_dim),
+                         d.max_positions,     slots_of<S>(c, step)};
         return cache_rows(shape, step.positions, false, d.window);
     }
 
@@ -47,7 +49,7 @@ public:
         auto o = program::each<S>(operands);
         kernels::attend(f32s(o.q), d.heads, d.kv_heads, d.head_dim, d.max_positions, d.window, p.scale,
                         p.softcap, f32s(o.sinks), numerics_.cache, numerics_.attention, query_,
-                        u32s(o.positions).first(d.rows), o.keys, o.values, f32s(o.out));
+                        u32s(o.positions).first(d.rows), o.keys, o.values, f32s(o.out), u32s(o.slots));
     }
 
 private:

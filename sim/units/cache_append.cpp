@@ -1,5 +1,5 @@
 // The cache append unit: writes each sequence's new key or value row of every kv head into its
-// cache at the row's position, in the knob point's keep format.
+// cache (the row's slot's, under slots) at the row's position, in the knob point's keep format.
 
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
@@ -26,8 +26,9 @@ public:
     std::vector<Span> traffic(const program::Command& c, std::size_t k, const Step& step) const override {
         if (k != program::at(S::Operand::cache)) return Unit::traffic(c, k, step);
         auto d = program::args<S>(c).dims;
-        CacheShape shape{c.operands[k].bytes, d.rows, d.kv_heads,
-                         kernels::cache_row_bytes(cache_, d.head_dim), d.max_positions};
+        CacheShape shape{c.operands[k].bytes, d.rows,
+                         d.kv_heads,          kernels::cache_row_bytes(cache_, d.head_dim),
+                         d.max_positions,     slots_of<S>(c, step)};
         return cache_rows(shape, step.positions, true, 0);
     }
 
@@ -35,7 +36,7 @@ public:
         auto d = program::args<S>(c).dims;
         auto o = program::each<S>(operands);
         kernels::cache_append(f32s(o.x), d.kv_heads, d.head_dim, d.max_positions, cache_,
-                              u32s(o.positions).first(d.rows), o.cache);
+                              u32s(o.positions).first(d.rows), o.cache, u32s(o.slots));
     }
 
 private:

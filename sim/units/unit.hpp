@@ -23,10 +23,12 @@ struct Span {
     friend bool operator==(const Span&, const Span&) = default;
 };
 
-/// What a unit's timing may know of the step beside the command: each token row's position (the
-/// io positions the host wrote). Timing never depends on data, so this is all it gets.
+/// What a unit's timing may know of the step beside the command: each token row's position and,
+/// for a program with slots, its store sequence (the io positions and slots the host wrote).
+/// Timing never depends on data, so this is all it gets.
 struct Step {
     std::span<const std::uint32_t> positions;
+    std::span<const std::uint32_t> slots; ///< empty without slots
 };
 
 /// The bytes of every operand of a command, in slot order (absent operands empty): card memory in

@@ -23,4 +23,12 @@ std::uint64_t rows_times_width(const program::Command& c) {
     return d.rows * d.width;
 }
 
+/// The step's slots when `c`, a stateful command of `S`, takes them (its `slots` operand is
+/// present: a program lowered with slots), else none (each row's sequence follows from its index).
+template <class S>
+std::span<const std::uint32_t> slots_of(const program::Command& c, const Step& step) {
+    if (c.operands.at(program::at(S::Operand::slots)).region == program::Region::None) return {};
+    return step.slots;
+}
+
 } // namespace cardsim::sim::units

@@ -248,7 +248,7 @@ TEST_CASE(
     sim::RunPlan plan;
     plan.steps = 1;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return graph::BatchInputs{{5}, {0}, {}, {}, {}, {}};
+        return graph::BatchInputs{{5}, {0}, {}, {}, {}, {}, {}};
     };
     auto units = sim::units::UnitSet::standard(config);
     units.set(sim::rtl::rtl_matvec_unit(config, sim::rtl::RtlVariant::Broken));

@@ -66,7 +66,8 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
         conv.operands = {arena(Access::Read, 0, 4 * channels),
                          {Region::Weights, Access::Read, 0, 16 * channels},
                          arena(Access::ReadWrite, 1 << 23, 12 * channels),
-                         arena(Access::Write, (1 << 23) + (1 << 21), 4 * channels)};
+                         arena(Access::Write, (1 << 23) + (1 << 21), 4 * channels),
+                         {}}; // no slots
         conv.dims = {1, channels, 4};
         cases.push_back({conv, channels});
     }
@@ -81,7 +82,8 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
                           arena(Access::Read, 0, 4 * vh),
                           arena(Access::Read, 0, 4 * vh),
                           arena(Access::ReadWrite, (1 << 23) + (1 << 22), 4 * vh * dk * dv),
-                          arena(Access::Write, 1 << 23, 4 * vh * dv)};
+                          arena(Access::Write, 1 << 23, 4 * vh * dv),
+                          {}}; // no slots
         delta.dims = {1, kh, vh, dk, dv};
         cases.push_back({delta, vh * dk * dv});
     }
@@ -100,7 +102,7 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return sim::StepInputs{{}, {0}, {}, {}, {}, {}};
+        return sim::StepInputs{{}, {0}, {}, {}, {}, {}, {}};
     };
     auto r = sim::simulate(config, c, plan);
     REQUIRE_FALSE(r.fault);
@@ -136,7 +138,7 @@ TEST_CASE("an embed reads one table row per token row, not the whole table") {
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return sim::StepInputs{{}, {0, 0, 0}, {}, {}, {}, {}};
+        return sim::StepInputs{{}, {0, 0, 0}, {}, {}, {}, {}, {}};
     };
     auto r = sim::simulate(config, c, plan);
     REQUIRE_FALSE(r.fault);
