@@ -3,7 +3,7 @@
 // power-of-two exponent per chunk of 32 columns and word, times a block-scaled weight matrix
 // streamed row by row (int8 or int4 codes, E8M0 or f16 group scales), each output the window sum
 // of its exact chunk terms rounded once to f32, then the bias and the epilogue (none, ReLU,
-// accumulate).
+// accumulate, GELU: the correctly rounded erf GELU of rtl/gelu_pkg.sv).
 //
 // Per output row and chunk c (in weight group g) and word w: d = sum of weight code x activation
 // code over the chunk (exact), term = d x m_g at exponent e_g + a_{w,c}. H = the place above the
@@ -13,7 +13,7 @@
 //
 // Ports, all valid/ready (a beat moves when both are high on a rising clock edge):
 //   cmd  one command per activation row: chunks (padded columns / 32), chunks per scale group,
-//        output rows, two words, int4 codes, f16 scales, epilogue (0 none, 1 ReLU, 2 accumulate),
+//        output rows, two words, int4 codes, f16 scales, epilogue (0 none, 1 ReLU, 2 accumulate, 3 GELU),
 //        bias.
 //   a    the activation row, WIDTH columns a beat: both words' codes (24-bit two's complement each)
 //        and the words' exponents of the beat's chunk; `a_nonfinite` on any beat: every output NaN.
@@ -22,7 +22,10 @@
 //        int4: WIDTH / 2 bytes in the low half of w_data).
 //   p    per output row: its bias (f32, used when cmd_bias) and its prior output (accumulate).
 //   y    per output row: the f32 result.
-// Two banks of chunk terms let the dots of one output row overlap the window sum of the previous.
+// Four banks of chunk terms let the dots of one output row overlap the window sums of the previous.
+// Pipeline: a weight beat's products are registered (P), their adder tree (S), then the chunk's dot
+// and term (A); the window sum (B, a chunk a cycle), its rounding (r1), the bias (r2) and the
+// epilogue (y) are one register each.
 // Written for Stratix 10: the WIDTH x 2 products of a beat are int8 x int24 multiplies (DSP blocks),
 // the terms live in block RAM; the window sum is one shifter and adder per word.
 module matvec #(
@@ -74,6 +77,7 @@ module matvec #(
     output logic [31:0]            y_data
 );
   import f32_pkg::*;
+  import gelu_pkg::gelu_f32;
 
   localparam int BEATS = 32 / WIDTH;  // beats a chunk
   localparam int BEAT_BITS = BEATS > 1 ? $clog2(BEATS) : 1;
@@ -140,8 +144,9 @@ module matvec #(
   logic signed [15:0] row_top;
 
   // ---- stage B: the window sum (a chunk's terms a cycle), then rounding, bias and epilogue ---------
-  // B sums a bank's terms into `acc`; the finished sum moves through three registers: r0 (the
-  // sum), r1 (rounded to f32), y (bias and epilogue applied), each advancing when the next is free.
+  // B sums a bank's terms into `acc`; the finished sum moves through four registers: r0 (the
+  // sum), r1 (rounded to f32), r2 (the bias added), y (the epilogue applied), each advancing when
+  // the next is free.
   logic summing;  // B is inside a row (chunk 0 was taken as it started)
   bank_t rbank;
   logic [31:0] rows_b;
@@ -287,7 +292,8 @@ module matvec #(
     case (epilogue)
       2'd1: post = is_nan(r2_value) ? QNAN : (!r2_value[31] && r2_value[30:0] != '0) ? r2_value : 32'h0;
       2'd2: post = add_f32(r2_prior, r2_value);
-      default: post = r2_value;
+      2'd3: post = gelu_f32(r2_value);
+      default: post = r2_value;  // 0: none
     endcase
   end
 
