@@ -17,52 +17,99 @@ package gelu_pkg;
 
 `include "gelu_table.svh"
 
-  /// gelu(x) as numerics::gelu computes it (correctly rounded).
-  function automatic logic [31:0] gelu_f32(input logic [31:0] x);
+  /// The evaluation between pipeline registers: a result decided at the start (`done`), or the
+  /// input's sign, significand and exponent with the segment, u, L (`acc`) and then 2^f's parts.
+  typedef struct packed {
+    logic done;
+    logic [31:0] result;
     logic s;
-    logic [7:0] be;
     logic [23:0] m;
-    int e, k, n;
-    logic signed [57:0] xs;
+    logic signed [15:0] e;
+    logic [7:0] k;
     logic signed [49:0] u;
     logic signed [79:0] acc;
-    logic signed [135:0] prod;
-    logic [63:0] f, r;
+    logic signed [15:0] n;
+    logic [5:0] j;
+    logic [63:0] r;
     logic [65:0] p;
-    logic [129:0] pr;
-    logic [131:0] mm;
-    logic [65:0] two_l;
-    s = x[31];
+  } gelu_t;
+
+  /// Stages of the evaluation after the start: GELU_DEGREE Horner steps for L, then EXP2_DEGREE
+  /// steps for 2^r (the first also splits L); `gelu_finish` rounds after the last.
+  localparam int GELU_STAGES = GELU_DEGREE + EXP2_DEGREE;
+
+  /// The special cases and the small-argument and range rules decided, else the segment, u and
+  /// L's leading coefficient.
+  function automatic gelu_t gelu_start(input logic [31:0] x);
+    gelu_t st;
+    logic [7:0] be;
+    int e, k;
+    logic signed [57:0] xs;
+    st = '0;
+    st.s = x[31];
     be = x[30:23];
-    if (be == 8'hFF) return x[22:0] != '0 ? QNAN : (s ? 32'h8000_0000 : x);
-    if (x[30:0] == '0) return x;
-    m = be == 8'h00 ? {1'b0, x[22:0]} : {1'b1, x[22:0]};
+    st.m = be == 8'h00 ? {1'b0, x[22:0]} : {1'b1, x[22:0]};
     e = be == 8'h00 ? -149 : int'(be) - 150;
-    if (be < 8'd100)  // |x| < 2^-27
-      return round_f32(s, MAG_BITS'({m, 8'h00}) + (s ? -MAG_BITS'(1) : MAG_BITS'(1)), e - 9, 1'b0);
+    st.e = 16'(e);
+    st.done = 1'b1;
+    if (be == 8'hFF) st.result = x[22:0] != '0 ? QNAN : (st.s ? 32'h8000_0000 : x);
+    else if (x[30:0] == '0) st.result = x;
+    else if (be < 8'd100)  // |x| < 2^-27
+      st.result = round_f32(st.s, MAG_BITS'({st.m, 8'h00}) + (st.s ? -MAG_BITS'(1) : MAG_BITS'(1)), e - 9, 1'b0);
     // The segments cover [GELU_LOW, GELU_LOW + GELU_SEGMENTS / GELU_PER_UNIT) = [-16, 8).
-    if (!s && be >= 8'd130) return x;  // x >= 8: Phi(x) within 2^-50 of 1
-    if (s && be >= 8'd131) return 32'h8000_0000;  // x <= -16: |gelu| < 2^-180
-    xs = 58'(m) <<< (e + 52);
-    if (s) xs = -xs;
-    k = int'((xs - (58'(GELU_LOW) <<< 52)) >>> (52 - $clog2(GELU_PER_UNIT)));
-    u = 50'(xs - (58'(GELU_LOW) <<< 52) - (58'(2 * k + 1) <<< (51 - $clog2(GELU_PER_UNIT))));
-    acc = 80'(signed'(GELU_COEF[k][GELU_DEGREE]));
-    for (int j = GELU_DEGREE - 1; j >= 0; j--) begin
-      prod = 136'(acc) * 136'(u);
-      acc = 80'(prod >>> 52) + 80'(signed'(GELU_COEF[k][j]));
+    else if (!st.s && be >= 8'd130) st.result = x;  // x >= 8: Phi(x) within 2^-50 of 1
+    else if (st.s && be >= 8'd131) st.result = 32'h8000_0000;  // x <= -16: |gelu| < 2^-180
+    else begin
+      st.done = 1'b0;
+      xs = 58'(st.m) <<< (e + 52);
+      if (st.s) xs = -xs;
+      k = int'((xs - (58'(GELU_LOW) <<< 52)) >>> (52 - $clog2(GELU_PER_UNIT)));
+      st.k = 8'(k);
+      st.u = 50'(xs - (58'(GELU_LOW) <<< 52) - (58'(2 * k + 1) <<< (51 - $clog2(GELU_PER_UNIT))));
+      st.acc = 80'(signed'(GELU_COEF[k][GELU_DEGREE]));
     end
-    n = int'(acc >>> 64);
-    f = acc[63:0];
-    r = {6'b0, f[57:0]};
-    p = 66'(EXP2_POLY[EXP2_DEGREE]);
-    for (int i = EXP2_DEGREE - 1; i >= 0; i--) begin
-      pr = 130'(p) * 130'(r);
-      p = 66'(pr >> 64) + 66'(EXP2_POLY[i]);
+    return st;
+  endfunction
+
+  /// Stage t (1 .. GELU_STAGES) of the evaluation.
+  function automatic gelu_t gelu_stage(input int t, input gelu_t in);
+    gelu_t st;
+    logic signed [135:0] prod;
+    logic [129:0] pr;
+    st = in;
+    if (st.done) return st;
+    if (t <= GELU_DEGREE) begin  // acc = acc u + a_(DEGREE - t), 64 fraction bits
+      prod = 136'(st.acc) * 136'(st.u);
+      st.acc = 80'(prod >>> 52) + 80'(signed'(GELU_COEF[st.k][GELU_DEGREE-t]));
+      return st;
     end
-    mm = 132'(EXP2_TABLE[f[63:58]]) * 132'(p);
-    two_l = 66'(mm >> 64);
-    return round_f32(s, MAG_BITS'(m) * MAG_BITS'(two_l), e + n - 64, 1'b0);
+    if (t == GELU_DEGREE + 1) begin  // L = n + j / 64 + r
+      st.n = 16'(st.acc >>> 64);
+      st.j = st.acc[63:58];
+      st.r = {6'b0, st.acc[57:0]};
+      st.p = 66'(EXP2_POLY[EXP2_DEGREE]);
+    end
+    pr = 130'(st.p) * 130'(st.r);
+    st.p = 66'(pr >> 64) + 66'(EXP2_POLY[GELU_STAGES-t]);
+    return st;
+  endfunction
+
+  /* verilator lint_off UNUSEDSIGNAL */  // the finished state's segment, u, L and r
+  /// The result: the significand times 2^(j/64) 2^r, rounded once at 2^(e + n - 64).
+  function automatic logic [31:0] gelu_finish(input gelu_t st);
+    logic [131:0] mm;
+    if (st.done) return st.result;
+    mm = 132'(EXP2_TABLE[st.j]) * 132'(st.p);
+    return round_f32(st.s, MAG_BITS'(st.m) * MAG_BITS'(66'(mm >> 64)), int'(st.e) + int'(st.n) - 64, 1'b0);
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  /// gelu(x) as numerics::gelu computes it (correctly rounded): the stages in one expression.
+  function automatic logic [31:0] gelu_f32(input logic [31:0] x);
+    gelu_t st;
+    st = gelu_start(x);
+    for (int t = 1; t <= GELU_STAGES; t++) st = gelu_stage(t, st);
+    return gelu_finish(st);
   endfunction
 
 endpackage

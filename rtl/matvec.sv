@@ -77,7 +77,7 @@ module matvec #(
     output logic [31:0]            y_data
 );
   import f32_pkg::*;
-  import gelu_pkg::gelu_f32;
+  import gelu_pkg::*;
 
   localparam int BEATS = 32 / WIDTH;  // beats a chunk
   localparam int BEAT_BITS = BEATS > 1 ? $clog2(BEATS) : 1;
@@ -157,6 +157,11 @@ module matvec #(
   logic signed [ACC_BITS-1:0] r0_acc;
   logic signed [15:0] r0_low;
   logic [31:0] r1_value, r2_value, r2_prior, result;
+  // The GELU epilogue's own pipeline between r2 and y: the start and GELU_STAGES steps, one register
+  // each (gelu_pkg), advancing together whenever y can take a result.
+  logic [GELU_STAGES:0] g_valid;
+  gelu_t g_state [GELU_STAGES+1];
+  logic gelu_mode, y_free;
 
   // ---- handshakes -----------------------------------------------------------------------------------
   logic take_scale, beat_go, last_beat, last_chunk;
@@ -173,7 +178,9 @@ module matvec #(
   assign y_valid = y_full;
   assign y_data = result;
   assign y_move = y_full && y_ready;
-  assign r2_move = r2_valid && (!y_full || y_move);  // r2 -> y (the epilogue)
+  assign gelu_mode = epilogue == 2'd3;
+  assign y_free = !y_full || y_move;
+  assign r2_move = r2_valid && y_free;  // r2 -> y (the epilogue), or into the GELU pipeline
   assign r1_move = r1_valid && p_valid && (!r2_valid || r2_move);  // r1 -> r2, taking the row's bias/prior
   assign p_ready = r1_move;
   assign r0_move = r0_valid && (!r1_valid || r1_move);
@@ -292,7 +299,6 @@ module matvec #(
     case (epilogue)
       2'd1: post = is_nan(r2_value) ? QNAN : (!r2_value[31] && r2_value[30:0] != '0) ? r2_value : 32'h0;
       2'd2: post = add_f32(r2_prior, r2_value);
-      2'd3: post = gelu_f32(r2_value);
       default: post = r2_value;  // 0: none
     endcase
   end
@@ -307,6 +313,8 @@ module matvec #(
       summing <= 1'b0;
       {r0_valid, r0_nan, r0_zero, r0_acc, r0_low, r1_valid, r1_value, y_full} <= '0;
       {r2_valid, r2_value, r2_prior} <= '0;
+      g_valid <= '0;
+      for (int t = 0; t <= GELU_STAGES; t++) g_state[t] <= '0;
       bank_full <= '0;
       wbank <= '0;
       rbank <= '0;
@@ -451,7 +459,15 @@ module matvec #(
       end else if (r2_move) begin
         r2_valid <= 1'b0;
       end
-      if (r2_move) begin
+      if (gelu_mode) begin
+        if (y_free) begin
+          g_valid <= {g_valid[GELU_STAGES-1:0], r2_valid};
+          g_state[0] <= gelu_start(r2_value);
+          for (int t = 1; t <= GELU_STAGES; t++) g_state[t] <= gelu_stage(t, g_state[t-1]);
+          result <= gelu_finish(g_state[GELU_STAGES]);
+          y_full <= g_valid[GELU_STAGES];
+        end
+      end else if (r2_move) begin
         result <= post;
         y_full <= 1'b1;
       end else if (y_move) begin

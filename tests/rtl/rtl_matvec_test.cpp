@@ -201,14 +201,14 @@ TEST_CASE("the RTL matvec's cycles grow with the matrix, a beat of its width a c
     const auto config =
         config_of(8, card::ScaleKind::E8M0, 32, numerics::ActScaling::Sub32, numerics::Words::One);
     const auto unit = sim::rtl::rtl_matvec_unit(config);
-    std::mt19937 rng(3);
-    auto cycles = [&](std::size_t n, std::size_t k) {
-        auto w = random_weights(rng, config, n, k);
-        auto x = random_activations(rng, 1, k, false);
+    auto cycles = [&](std::size_t n, std::size_t k, graph::Epilogue e = graph::Epilogue::None) {
+        std::mt19937 same(static_cast<unsigned>(n * k)); // the same operands for each epilogue
+        auto w = random_weights(same, config, n, k);
+        auto x = random_activations(same, 1, k, false);
         std::vector<float> out(n), none;
         const std::array<std::span<std::byte>, 6> ops{
             bytes_of(x), std::span<std::byte>(w), bytes_of(none), bytes_of(out), {}, {}};
-        unit->compute(matvec_command(1, n, k, graph::Epilogue::None), ops);
+        unit->compute(matvec_command(1, n, k, e), ops);
         return unit->measured_cycles();
     };
     const std::uint64_t width = sim::rtl::rtl_matvec_width();
@@ -220,6 +220,11 @@ TEST_CASE("the RTL matvec's cycles grow with the matrix, a beat of its width a c
         CHECK(c >= n * k / width);
         CHECK(c <= n * std::max<std::uint64_t>(k / width, k / 32 + 4) + k / width + 64);
     }
+    // The GELU epilogue is a pipeline of its own: a fixed number of cycles more a command, not a row.
+    const auto gelu_small = cycles(64, 256, graph::Epilogue::Gelu) - cycles(64, 256);
+    const auto gelu_large = cycles(256, 256, graph::Epilogue::Gelu) - cycles(256, 256);
+    CHECK(gelu_small > 0);
+    CHECK(gelu_small == gelu_large);
 }
 
 TEST_CASE("a tiny hybrid model runs end to end with --rtl matvec, bit-exact, printing the RTL's cycles") {
