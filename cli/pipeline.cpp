@@ -378,7 +378,6 @@ RunReport run_model(const RunRequest& req) {
         if (req.mode != sim::Mode::Full)
             throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
                         "--timing-only)");
-        sim::rtl::check_rtl_program(compiled.program);
         auto units = sim::units::UnitSet::standard(req.config);
         units.set(sim::rtl::rtl_matvec_unit(req.config));
         plan.units = units;

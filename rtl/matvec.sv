@@ -3,7 +3,7 @@
 // power-of-two exponent per chunk of 32 columns and word, times a block-scaled weight matrix
 // streamed row by row (int8 or int4 codes, E8M0 or f16 group scales), each output the window sum
 // of its exact chunk terms rounded once to f32, then the bias and the epilogue (none, ReLU,
-// accumulate).
+// accumulate, GELU: the correctly rounded erf GELU of rtl/gelu_pkg.sv).
 //
 // Per output row and chunk c (in weight group g) and word w: d = sum of weight code x activation
 // code over the chunk (exact), term = d x m_g at exponent e_g + a_{w,c}. H = the place above the
@@ -13,7 +13,7 @@
 //
 // Ports, all valid/ready (a beat moves when both are high on a rising clock edge):
 //   cmd  one command per activation row: chunks (padded columns / 32), chunks per scale group,
-//        output rows, two words, int4 codes, f16 scales, epilogue (0 none, 1 ReLU, 2 accumulate),
+//        output rows, two words, int4 codes, f16 scales, epilogue (0 none, 1 ReLU, 2 accumulate, 3 GELU),
 //        bias.
 //   a    the activation row, WIDTH columns a beat: both words' codes (24-bit two's complement each)
 //        and the words' exponents of the beat's chunk; `a_nonfinite` on any beat: every output NaN.
@@ -22,7 +22,10 @@
 //        int4: WIDTH / 2 bytes in the low half of w_data).
 //   p    per output row: its bias (f32, used when cmd_bias) and its prior output (accumulate).
 //   y    per output row: the f32 result.
-// Two banks of chunk terms let the dots of one output row overlap the window sum of the previous.
+// Four banks of chunk terms let the dots of one output row overlap the window sums of the previous.
+// Pipeline: a weight beat's products are registered (P), their adder tree (S), then the chunk's dot
+// and term (A); the window sum (B, a chunk a cycle), its rounding (r1), the bias (r2) and the
+// epilogue (y) are one register each.
 // Written for Stratix 10: the WIDTH x 2 products of a beat are int8 x int24 multiplies (DSP blocks),
 // the terms live in block RAM; the window sum is one shifter and adder per word.
 module matvec #(
@@ -74,6 +77,7 @@ module matvec #(
     output logic [31:0]            y_data
 );
   import f32_pkg::*;
+  import gelu_pkg::*;
 
   localparam int BEATS = 32 / WIDTH;  // beats a chunk
   localparam int BEAT_BITS = BEATS > 1 ? $clog2(BEATS) : 1;
@@ -140,8 +144,9 @@ module matvec #(
   logic signed [15:0] row_top;
 
   // ---- stage B: the window sum (a chunk's terms a cycle), then rounding, bias and epilogue ---------
-  // B sums a bank's terms into `acc`; the finished sum moves through three registers: r0 (the
-  // sum), r1 (rounded to f32), y (bias and epilogue applied), each advancing when the next is free.
+  // B sums a bank's terms into `acc`; the finished sum moves through four registers: r0 (the
+  // sum), r1 (rounded to f32), r2 (the bias added), y (the epilogue applied), each advancing when
+  // the next is free.
   logic summing;  // B is inside a row (chunk 0 was taken as it started)
   bank_t rbank;
   logic [31:0] rows_b;
@@ -152,6 +157,11 @@ module matvec #(
   logic signed [ACC_BITS-1:0] r0_acc;
   logic signed [15:0] r0_low;
   logic [31:0] r1_value, r2_value, r2_prior, result;
+  // The GELU epilogue's own pipeline between r2 and y: the start and GELU_STAGES steps, one register
+  // each (gelu_pkg), advancing together whenever y can take a result.
+  logic [GELU_STAGES:0] g_valid;
+  gelu_t g_state [GELU_STAGES+1];
+  logic gelu_mode, y_free;
 
   // ---- handshakes -----------------------------------------------------------------------------------
   logic take_scale, beat_go, last_beat, last_chunk;
@@ -168,7 +178,9 @@ module matvec #(
   assign y_valid = y_full;
   assign y_data = result;
   assign y_move = y_full && y_ready;
-  assign r2_move = r2_valid && (!y_full || y_move);  // r2 -> y (the epilogue)
+  assign gelu_mode = epilogue == 2'd3;
+  assign y_free = !y_full || y_move;
+  assign r2_move = r2_valid && y_free;  // r2 -> y (the epilogue), or into the GELU pipeline
   assign r1_move = r1_valid && p_valid && (!r2_valid || r2_move);  // r1 -> r2, taking the row's bias/prior
   assign p_ready = r1_move;
   assign r0_move = r0_valid && (!r1_valid || r1_move);
@@ -287,7 +299,7 @@ module matvec #(
     case (epilogue)
       2'd1: post = is_nan(r2_value) ? QNAN : (!r2_value[31] && r2_value[30:0] != '0) ? r2_value : 32'h0;
       2'd2: post = add_f32(r2_prior, r2_value);
-      default: post = r2_value;
+      default: post = r2_value;  // 0: none
     endcase
   end
 
@@ -301,6 +313,8 @@ module matvec #(
       summing <= 1'b0;
       {r0_valid, r0_nan, r0_zero, r0_acc, r0_low, r1_valid, r1_value, y_full} <= '0;
       {r2_valid, r2_value, r2_prior} <= '0;
+      g_valid <= '0;
+      for (int t = 0; t <= GELU_STAGES; t++) g_state[t] <= '0;
       bank_full <= '0;
       wbank <= '0;
       rbank <= '0;
@@ -445,7 +459,15 @@ module matvec #(
       end else if (r2_move) begin
         r2_valid <= 1'b0;
       end
-      if (r2_move) begin
+      if (gelu_mode) begin
+        if (y_free) begin
+          g_valid <= {g_valid[GELU_STAGES-1:0], r2_valid};
+          g_state[0] <= gelu_start(r2_value);
+          for (int t = 1; t <= GELU_STAGES; t++) g_state[t] <= gelu_stage(t, g_state[t-1]);
+          result <= gelu_finish(g_state[GELU_STAGES]);
+          y_full <= g_valid[GELU_STAGES];
+        end
+      end else if (r2_move) begin
         result <= post;
         y_full <= 1'b1;
       end else if (y_move) begin

@@ -22,7 +22,7 @@
 namespace cardsim::sim::rtl {
 
 /// The epilogue codes of the RTL's `cmd_epilogue` port.
-enum class RtlEpilogue : std::uint8_t { None = 0, Relu = 1, Accumulate = 2 };
+enum class RtlEpilogue : std::uint8_t { None = 0, Relu = 1, Accumulate = 2, Gelu = 3 };
 
 /// One token row's results from the RTL and the clock cycles from its command to its last result.
 struct RtlRowResult {

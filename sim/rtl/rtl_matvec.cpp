@@ -31,7 +31,7 @@ namespace {
 
 using S = program::slots::Matvec;
 
-/// The RTL's epilogue code of `e`; GELU, which the RTL lacks, is a cardsim::Error.
+/// The RTL's epilogue code of `e`.
 RtlEpilogue rtl_epilogue(graph::Epilogue e) {
     switch (e) {
     case graph::Epilogue::None:
@@ -41,10 +41,9 @@ RtlEpilogue rtl_epilogue(graph::Epilogue e) {
     case graph::Epilogue::Accumulate:
         return RtlEpilogue::Accumulate;
     case graph::Epilogue::Gelu:
-        break;
+        return RtlEpilogue::Gelu;
     }
-    throw Error("the RTL matvec has no GELU epilogue (erf is not bit-exact in rtl/matvec.sv): run this model "
-                "without --rtl matvec");
+    throw Error(fmt::format("matvec: epilogue code {} is not one the RTL matvec knows", int(e)));
 }
 
 /// The matvec kind run through the RTL: the C++ model's work and traffic, the RTL's results (held to

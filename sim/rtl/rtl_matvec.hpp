@@ -30,8 +30,4 @@ std::uint32_t rtl_matvec_width();
 std::shared_ptr<const units::Unit> rtl_matvec_unit(const card::CardConfig& config,
                                                    RtlVariant variant = RtlVariant::Datapath);
 
-/// Refuses a program the RTL matvec cannot run (cardsim::Error naming the first such command): a
-/// matvec with the GELU epilogue (the RTL has no bit-exact erf).
-void check_rtl_program(const program::Program& program);
-
 } // namespace cardsim::sim::rtl

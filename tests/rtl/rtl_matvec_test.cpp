@@ -9,17 +9,21 @@
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/numerics/functions.hpp"
 #include "engine/numerics/spec/activation.hpp"
 #include "engine/numerics/spec/matvec.hpp"
 #include "engine/program/epilogue.hpp"
 #include "engine/program/slots.hpp"
 #include "sim/card/simulation.hpp"
+#include "sim/rtl/rtl_gelu.hpp"
 #include "sim/rtl/rtl_matvec.hpp"
 #include "sim/units/unit_set.hpp"
 #include "tests/support/graph_weights.hpp"
+#include "tests/support/in_child.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/skip.hpp"
+#include "traces/xxh64.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
@@ -27,6 +31,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <random>
 
@@ -128,8 +133,9 @@ TEST_CASE("the RTL matvec is bit-exact with the C++ kernel over random shapes, e
                         for (int trial = 0; trial < 6; ++trial) {
                             std::uniform_int_distribution<std::size_t> nd(1, 24), kd(1, 400), rd(1, 2);
                             const std::size_t n = nd(rng), k = kd(rng), rows = rd(rng);
-                            const auto e = std::array{graph::Epilogue::None, graph::Epilogue::Relu,
-                                                      graph::Epilogue::Accumulate}[trial % 3];
+                            const auto e =
+                                std::array{graph::Epilogue::None, graph::Epilogue::Relu,
+                                           graph::Epilogue::Accumulate, graph::Epilogue::Gelu}[trial % 4];
                             INFO(fmt::format("int{} {} g{} {} {} words, {} x {} x {}, epilogue {}", bits,
                                              scale == card::ScaleKind::F16 ? "f16" : "e8m0", group,
                                              scaling == numerics::ActScaling::Sub32 ? "sub32" : "per_block",
@@ -195,14 +201,14 @@ TEST_CASE("the RTL matvec's cycles grow with the matrix, a beat of its width a c
     const auto config =
         config_of(8, card::ScaleKind::E8M0, 32, numerics::ActScaling::Sub32, numerics::Words::One);
     const auto unit = sim::rtl::rtl_matvec_unit(config);
-    std::mt19937 rng(3);
-    auto cycles = [&](std::size_t n, std::size_t k) {
-        auto w = random_weights(rng, config, n, k);
-        auto x = random_activations(rng, 1, k, false);
+    auto cycles = [&](std::size_t n, std::size_t k, graph::Epilogue e = graph::Epilogue::None) {
+        std::mt19937 same(static_cast<unsigned>(n * k)); // the same operands for each epilogue
+        auto w = random_weights(same, config, n, k);
+        auto x = random_activations(same, 1, k, false);
         std::vector<float> out(n), none;
         const std::array<std::span<std::byte>, 6> ops{
             bytes_of(x), std::span<std::byte>(w), bytes_of(none), bytes_of(out), {}, {}};
-        unit->compute(matvec_command(1, n, k, graph::Epilogue::None), ops);
+        unit->compute(matvec_command(1, n, k, e), ops);
         return unit->measured_cycles();
     };
     const std::uint64_t width = sim::rtl::rtl_matvec_width();
@@ -214,6 +220,11 @@ TEST_CASE("the RTL matvec's cycles grow with the matrix, a beat of its width a c
         CHECK(c >= n * k / width);
         CHECK(c <= n * std::max<std::uint64_t>(k / width, k / 32 + 4) + k / width + 64);
     }
+    // The GELU epilogue is a pipeline of its own: a fixed number of cycles more a command, not a row.
+    const auto gelu_small = cycles(64, 256, graph::Epilogue::Gelu) - cycles(64, 256);
+    const auto gelu_large = cycles(256, 256, graph::Epilogue::Gelu) - cycles(256, 256);
+    CHECK(gelu_small > 0);
+    CHECK(gelu_small == gelu_large);
 }
 
 TEST_CASE("a tiny hybrid model runs end to end with --rtl matvec, bit-exact, printing the RTL's cycles") {
@@ -264,14 +275,134 @@ TEST_CASE(
     CHECK(test::contains(*r.fault, "kernel 0x"));
 }
 
-TEST_CASE("the RTL co-simulation refuses a GELU matvec, naming the command") {
-    program::Program p;
-    p.commands.push_back(matvec_command(1, 4, 32, graph::Epilogue::None));
-    p.commands.push_back(matvec_command(1, 4, 32, graph::Epilogue::Gelu));
-    REQUIRE_THROWS_WITH(sim::rtl::check_rtl_program(p),
-                        Catch::Contains("command 1 is a matvec with the GELU epilogue"));
-    p.commands.pop_back();
-    REQUIRE_NOTHROW(sim::rtl::check_rtl_program(p));
+namespace {
+
+/// The RTL's gelu of each pattern against numerics::gelu, bit for bit (the first difference fails
+/// the test, naming the input and both results); the count of inputs checked.
+std::size_t check_rtl_gelu(const std::vector<std::uint32_t>& in) {
+    std::vector<std::uint32_t> out(in.size());
+    sim::rtl::rtl_gelu(in, out);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const auto want = std::bit_cast<std::uint32_t>(numerics::gelu(std::bit_cast<float>(in[i])));
+        if (out[i] != want)
+            FAIL(fmt::format("gelu(0x{:08x}): RTL 0x{:08x}, numerics 0x{:08x}", in[i], out[i], want));
+    }
+    return in.size();
+}
+
+/// Every pattern from `first` for `count` patterns (both signs when `both_signs`).
+void run_of(std::vector<std::uint32_t>& v, std::uint32_t first, std::uint32_t count, bool both_signs = true) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+        v.push_back(first + i);
+        if (both_signs) v.push_back((first + i) ^ 0x8000'0000u);
+    }
+}
+
+/// The f32 pattern of `x`.
+std::uint32_t bits(float x) {
+    return std::bit_cast<std::uint32_t>(x);
+}
+
+} // namespace
+
+TEST_CASE("the RTL GELU equals numerics::gelu bit for bit over edge values and a dense sweep") {
+    if (!sim::rtl::rtl_available()) CARDSIM_SKIP("this build has no Verilator, so no RTL");
+    std::vector<std::uint32_t> v = {0x0000'0000u, 0x8000'0000u, 0x7F80'0000u, 0xFF80'0000u, 0x7FC0'0000u,
+                                    0xFFC0'0000u, 0x7F80'0001u, 0xFFFF'FFFFu, 0x7F7F'FFFFu, 0xFF7F'FFFFu};
+    run_of(v, 0x0000'0001u, 1 << 16);                    // the smallest subnormals (x/2 ties)
+    run_of(v, 0x007F'0000u, 1 << 16);                    // the largest subnormals
+    run_of(v, bits(0x1p-27f) - (1 << 15), 1 << 16);      // the tiny-argument rule's edge
+    run_of(v, bits(8.0f) - (1 << 15), 1 << 16, false);   // x >= 8 gives x
+    run_of(v, bits(-16.0f) - (1 << 15), 1 << 16, false); // x <= -16 gives -0
+    run_of(v, bits(-14.0f), 1 << 17, false);             // where gelu underflows to subnormals and 0
+    for (int k = 0; k <= 192; ++k)                       // every segment boundary of [-16, 8)
+        run_of(v, bits(std::fabs(-16.0f + float(k) / 8)) - 64, 128, true);
+    for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 4093) // every binade, both signs
+        v.push_back(std::uint32_t(b));
+    CHECK(check_rtl_gelu(v) > 1'500'000);
+}
+
+TEST_CASE("the RTL GELU equals numerics::gelu on every f32 input", "[.sweep]") {
+    // Not in ctest (about 15 minutes of one core): `build/tests/tests_rtl "[.sweep]"`.
+    if (!sim::rtl::rtl_available()) CARDSIM_SKIP("this build has no Verilator, so no RTL");
+    std::vector<std::uint32_t> v(1 << 24);
+    for (std::uint64_t hi = 0; hi < 256; ++hi) {
+        for (std::uint32_t i = 0; i < v.size(); ++i)
+            v[i] = std::uint32_t(hi << 24) | i;
+        check_rtl_gelu(v);
+    }
+}
+
+TEST_CASE("a tiny ModernBERT encoder runs end to end with --rtl matvec, bit-exact") {
+    if (!sim::rtl::rtl_available()) CARDSIM_SKIP("this build has no Verilator, so no RTL");
+    test::ScratchDir dir("rtl_encoder");
+    auto made = test::run_cardsim(
+        fmt::format("make-model --arch encoder --size tiny --seed 2 -o {}", (dir / "model").string()));
+    INFO(made.out);
+    REQUIRE(made.code == 0);
+    auto r =
+        test::run_cardsim(fmt::format("run {} --config {}/configs/encoder.toml --tokens 4 --no-reference "
+                                      "--rtl matvec",
+                                      (dir / "model").string(), CARDSIM_SOURCE_DIR));
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(test::contains(r.out, "bit-exact: yes"));
+    CHECK(test::contains(r.out, "rtl Matvec: "));
+}
+
+TEST_CASE("an encoder whose FFN matvecs take the GELU epilogue runs through the RTL, each result the C++ "
+          "kernel's and the run's outputs the C++ units'") {
+    if (!sim::rtl::rtl_available()) CARDSIM_SKIP("this build has no Verilator, so no RTL");
+    auto config = card::load_card_config(std::filesystem::path(CARDSIM_SOURCE_DIR) / "configs/encoder.toml");
+    graph::EncoderShape shape{2, 64, 4, 80, 128, 2, 8}; // qkv 192 wide, wi 160
+    auto g = graph::example_encoder(shape);
+    // Each layer's input projection Gemm takes the GELU epilogue (the matvec's, not the GeGLU unit's).
+    std::size_t gelus = 0;
+    for (auto& op : g.ops)
+        if (auto* m = std::get_if<graph::Gemm>(&op);
+            m && m->epilogue == graph::Epilogue::None && g.shape(m->out).width == 2 * shape.intermediate) {
+            m->epilogue = graph::Epilogue::Gelu;
+            ++gelus;
+        }
+    REQUIRE(gelus == shape.layers);
+    test::GraphWeights w(g);
+    lower::Options o(graph::Bucket{6, 1, 1}, 8);
+    auto c = lower::lower(g, w, lower::target_of(config), o);
+    std::size_t gelu_commands = 0;
+    for (const auto& cmd : c.program.commands)
+        gelu_commands +=
+            cmd.opcode == program::Opcode::Matvec && program::epilogue_of(cmd.flags) == graph::Epilogue::Gelu;
+    REQUIRE(gelu_commands >= shape.layers);
+    auto plan_of = [&](bool rtl) {
+        sim::RunPlan plan;
+        plan.steps = 1;
+        plan.inputs = [](std::size_t, const sim::StepOutputs*) {
+            return graph::BatchInputs{{5, 9, 2, 7, 1, 3}, {0, 1, 2, 3, 4, 5}, {0, 6}, {0}, {5}, {0, 1}};
+        };
+        if (rtl) {
+            auto units = sim::units::UnitSet::standard(config);
+            units.set(sim::rtl::rtl_matvec_unit(config));
+            plan.units = units;
+        }
+        return plan;
+    };
+    // SystemC runs one simulation a process: each in a child, giving back whether it faulted and a
+    // digest of every output byte (the RTL unit checks each of its results itself).
+    auto run = [&](bool rtl) {
+        return test::in_child([&] {
+            auto r = sim::simulate(config, c, plan_of(rtl));
+            std::vector<std::byte> all;
+            for (const auto& step : r.outputs)
+                for (const auto& v : step.values)
+                    all.insert(all.end(), v.begin(), v.end());
+            return std::vector<std::uint64_t>{r.fault ? 1u : 0u, all.size(), traces::xxh64(all)};
+        });
+    };
+    const auto with_rtl = run(true), with_cpp = run(false);
+    REQUIRE(with_rtl.size() == 3);
+    CHECK(with_rtl[0] == 0); // no bus error: every RTL result was the C++ kernel's
+    CHECK(with_rtl[1] > 0);
+    CHECK(with_rtl == with_cpp);
 }
 
 namespace {
