@@ -8,17 +8,13 @@
 #include <cstring>
 
 namespace cardsim::cli {
-namespace {
 
-/// Row `r` of an arg-max output read back as f32 rows, or 0 when the output holds no such row.
 std::uint32_t row_token(std::span<const std::byte> next, std::size_t r) {
     if (next.size() < 4 * (r + 1)) return 0;
     float f = 0;
     std::memcpy(&f, next.data() + 4 * r, 4);
     return std::uint32_t(f);
 }
-
-} // namespace
 
 std::vector<std::uint32_t> default_prompt(std::size_t seq, std::size_t vocab) {
     std::vector<std::uint32_t> p;

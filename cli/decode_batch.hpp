@@ -11,6 +11,10 @@
 
 namespace cardsim::cli {
 
+/// Row `r`'s token of a next-token output (one f32 a row holding the arg-max); 0 past its rows (a
+/// timing-only run's outputs hold none).
+std::uint32_t row_token(std::span<const std::byte> next, std::size_t r);
+
 /// The prompt of sequence `seq` when none is given: the ids (1, 17, 42, 7) plus 101 × `seq`, modulo
 /// `vocab` (sequence 0's is the fixed prompt of a one-sequence run).
 std::vector<std::uint32_t> default_prompt(std::size_t seq, std::size_t vocab);

@@ -1,11 +1,12 @@
 #include "cli/serve_run.hpp"
 
+#include "cli/decode_batch.hpp"
 #include "cli/pipeline.hpp"
 #include "engine/error.hpp"
 #include "engine/fit/fit.hpp"
-#include "engine/golden/golden.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/shim/check.hpp"
+#include "engine/verify/verify.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
 
@@ -25,14 +26,6 @@ std::optional<std::size_t> output_of(const program::Loaded& c, program::IoRole r
     for (std::size_t i = 0; i < c.io.graph_outputs(); ++i)
         if (c.io.outputs[i].first == graph::Val{e->value}) return i;
     return std::nullopt;
-}
-
-/// Row `r`'s token of a next-token output (one f32 a row holding the arg-max).
-std::uint32_t token_of(std::span<const std::byte> next, std::size_t r) {
-    if (next.size() < 4 * (r + 1)) return 0;
-    float f = 0;
-    std::memcpy(&f, next.data() + 4 * r, 4);
-    return std::uint32_t(f);
 }
 
 } // namespace
@@ -99,8 +92,7 @@ ServeReport serve_model(const ServeRequest& req) {
     auto next_out = output_of(programs.front(), program::IoRole::Next);
     if (!next_out) throw Error("serve: the program has no next-token output");
 
-    std::optional<golden::Golden> gold;
-    if (req.check) gold.emplace(g, model.checkpoint, req.config, o.bucket, rep.max_positions);
+    std::vector<graph::BatchInputs> inputs; // --check: every step's, for the bit-exact check after the run
     std::optional<serve::Step> running;
     double running_start = 0;
     std::size_t rows_run = 0, padded = 0, step_count = 0;
@@ -108,39 +100,19 @@ ServeReport serve_model(const ServeRequest& req) {
     sim::SessionPlan plan;
     plan.mode = req.check ? sim::Mode::Full : sim::Mode::TimingOnly;
     plan.keep_records = false;
-    graph::BatchInputs last_inputs;
     plan.next = [&](std::size_t step, double now,
                     const sim::StepOutputs* previous) -> std::optional<sim::SessionStep> {
         if (running) {
             std::vector<std::uint32_t> tokens;
             if (req.check && previous) {
-                // The card's outputs against the golden executor's on the same inputs, bit for bit.
-                auto& expect = gold->step(last_inputs);
-                for (std::size_t i = 0; i < programs.front().io.graph_outputs() && rep.mismatch.empty();
-                     ++i) {
-                    auto& [val, place] = programs.front().io.outputs[i];
-                    auto& want = expect[val.id];
-                    auto& got = previous->values[i];
-                    if (got.size() != 4 * want.size() ||
-                        std::memcmp(got.data(), want.data(), got.size()) != 0) {
-                        std::size_t e = 0;
-                        while (4 * e + 4 <= got.size() && e < want.size() &&
-                               std::memcmp(got.data() + 4 * e, &want[e], 4) == 0)
-                            ++e;
-                        rep.mismatch =
-                            fmt::format("step {}, {}: element {} differs from the golden executor's",
-                                        step - 1, g.names[val.id], e);
-                    }
-                }
                 auto& next = previous->values[*next_out];
                 for (auto& r : running->rows)
-                    tokens.push_back(token_of(next, r.slot));
+                    tokens.push_back(row_token(next, r.slot));
             }
             scheduler.done(running_start, now, tokens);
             busy += now - running_start;
             running.reset();
         }
-        if (!rep.mismatch.empty()) return std::nullopt;
         auto s = scheduler.next(now);
         if (!s) return std::nullopt;
         sim::SessionStep st;
@@ -156,7 +128,7 @@ ServeReport serve_model(const ServeRequest& req) {
         rows_run += s->rows.size();
         padded += rows - s->rows.size();
         ++step_count;
-        last_inputs = st.inputs;
+        if (req.check) inputs.push_back(st.inputs);
         running = s;
         running_start = std::max(now, s->not_before_seconds);
         if (req.progress) fmt::print(stderr, "\rstep {}", step + 1);
@@ -170,8 +142,14 @@ ServeReport serve_model(const ServeRequest& req) {
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
     rep.host_seconds = rep.run.host_seconds;
-    if (req.check) {
-        rep.bit_exact = rep.mismatch.empty();
+    if (req.check && !rep.run.fault) {
+        // Every step's outputs against the golden executor's on the same inputs, bit for bit.
+        std::vector<verify::Readback> readback;
+        for (auto& out : rep.run.outputs)
+            readback.push_back(out.values);
+        auto v = verify::verify(g, model.checkpoint, req.config, programs.front(), inputs, readback);
+        rep.bit_exact = v.bit_exact();
+        if (v.first) rep.mismatch = v.first->text();
     }
     rep.fit = fit::check_fit(req.config);
     rep.watts =
