@@ -62,10 +62,10 @@ int run(std::span<const std::string> args) {
         for (auto& s : vm["merge"].as<std::vector<std::string>>())
             inputs.emplace_back(s);
         auto out = output();
-        auto n = sweep::merge_results(inputs, out);
-        fmt::print("merged {} rows from {} results into {}\n", n, inputs.size(),
-                   (out.extension() == ".csv" ? out : out / "results.csv").string());
-        return Ok;
+        auto merged = sweep::merge_results(inputs, out);
+        fmt::print("merged {} rows from {} results into {}: {} failed\n", merged.rows, inputs.size(),
+                   (out.extension() == ".csv" ? out : out / "results.csv").string(), merged.failed);
+        return merged.failed ? Negative : Ok;
     }
     if (!vm.count("spec"))
         throw Error("cardsim sweep: missing SPEC (a sweep spec, e.g. configs/sweeps/channels_clock.toml)");

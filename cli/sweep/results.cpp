@@ -296,8 +296,8 @@ void ResultsFile::finish() const {
     io::write_file_atomically(path_, csv_text(t));
 }
 
-std::size_t merge_results(const std::vector<std::filesystem::path>& inputs,
-                          const std::filesystem::path& output) {
+MergeOutcome merge_results(const std::vector<std::filesystem::path>& inputs,
+                           const std::filesystem::path& output) {
     if (inputs.empty()) throw Error("--merge: expected at least one results directory or CSV file");
     CsvRow header;
     std::filesystem::path header_from;
@@ -326,14 +326,23 @@ std::size_t merge_results(const std::vector<std::filesystem::path>& inputs,
                     id, it->second.second));
         }
     }
+    const auto status = std::find(header.begin(), header.end(), "status");
+    if (status == header.end())
+        throw Error(fmt::format("{}:1: expected a sweep results header with a `status` column",
+                                header_from.string()));
+    const auto status_column = std::size_t(status - header.begin());
     CsvTable merged;
     merged.header = header;
-    for (auto& [id, r] : rows)
+    MergeOutcome outcome;
+    for (auto& [id, r] : rows) {
+        if (status_column >= r.first.size() || r.first[status_column] != name(Status::Ok)) ++outcome.failed;
         merged.rows.push_back(r.first);
+    }
     auto out = output.extension() == ".csv" ? output : output / "results.csv";
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
     io::write_file_atomically(out, csv_text(merged));
-    return merged.rows.size();
+    outcome.rows = merged.rows.size();
+    return outcome;
 }
 
 } // namespace cardsim::cli::sweep

@@ -81,8 +81,12 @@ std::size_t row_id(const CsvRow& row, std::string_view where);
 
 /// Merges the results.csv files (or directories holding one) in `inputs` into `output`: one row a
 /// point, in point order. Inputs must share one header; a point in two inputs must have the same
-/// row in both. Returns the number of rows written.
-std::size_t merge_results(const std::vector<std::filesystem::path>& inputs,
-                          const std::filesystem::path& output);
+/// row in both. Returns the rows written and how many of them are not ok.
+struct MergeOutcome {
+    std::size_t rows = 0;   ///< rows written, one a point
+    std::size_t failed = 0; ///< rows whose status is not ok (a merged sweep with any exits 1)
+};
+MergeOutcome merge_results(const std::vector<std::filesystem::path>& inputs,
+                           const std::filesystem::path& output);
 
 } // namespace cardsim::cli::sweep

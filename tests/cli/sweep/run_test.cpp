@@ -72,6 +72,21 @@ TEST_CASE("a timing-only sweep writes one row a point, in point order, with the 
     REQUIRE(!std::filesystem::exists(s / "out/.work"));
 }
 
+TEST_CASE("a sweep whose only point fails exits 1 and says one failed, on resume too") {
+    ScratchDir s("sweep-one-fails");
+    // Without a conv unit the card refuses the hybrid model: the point's run fails.
+    write(s / "spec.toml", tiny_model(2) + "[axes]\nunits.conv.count = [0]\n");
+    const auto cmd = "sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string();
+    auto r = run_cardsim(cmd);
+    INFO(r.out);
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, "1 points: 0 already in results.csv, 1 run now, 1 failed"));
+    auto again = run_cardsim(cmd);
+    INFO(again.out);
+    REQUIRE(again.code == 1);
+    REQUIRE(contains(again.out, "1 already in results.csv, 0 run now, 1 failed"));
+}
+
 TEST_CASE("a refused point and an invalid combination are rows with their error, and the sweep exits 1") {
     ScratchDir s("sweep-fail");
     // Without a conv unit the card refuses the hybrid model; trfc 9000 and trefi 5000 are each

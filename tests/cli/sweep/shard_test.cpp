@@ -91,6 +91,26 @@ TEST_CASE("shards merged in any order give byte for byte the CSV of one run") {
     REQUIRE(read(s / "twice.csv") == one);
 }
 
+TEST_CASE("merged shards with a failed point exit 1 and say how many failed") {
+    ScratchDir s("sweep-merge-failed");
+    // Point 1 (no conv unit) fails: the hybrid model needs one.
+    write(s / "spec.toml", tiny_model(2) + "[axes]\nunits.conv.count = [1, 0]\n");
+    for (int i = 0; i < 2; ++i)
+        REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " --shard " + std::to_string(i) +
+                            "/2 -j 1 -o " + (s / ("shard-" + std::to_string(i))).string())
+                    .code == (i == 1 ? 1 : 0));
+    auto m = run_cardsim("sweep --merge " + (s / "shard-0").string() + " " + (s / "shard-1").string() +
+                         " -o " + (s / "merged").string());
+    INFO(m.out);
+    REQUIRE(m.code == 1);
+    REQUIRE(contains(m.out, "merged 2 rows from 2 results"));
+    REQUIRE(contains(m.out, ": 1 failed"));
+    // The ok shard alone merges clean.
+    auto ok = run_cardsim("sweep --merge " + (s / "shard-0").string() + " -o " + (s / "ok").string());
+    REQUIRE(ok.code == 0);
+    REQUIRE(contains(ok.out, ": 0 failed"));
+}
+
 TEST_CASE("merge refuses results of different sweeps and two different rows for one point") {
     ScratchDir s("sweep-conflict");
     write(s / "a.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
