@@ -39,8 +39,7 @@ int run(std::span<const std::string> args) {
         "prefill-first")("token-budget", po::value<std::size_t>()->default_value(16),
                          "token rows a step holds at most (also the most sequences at once)")(
         "chunk", po::value<std::size_t>()->default_value(0),
-        "prompt tokens one request takes a step at most (0: what the budget leaves; the one decode bucket "
-        "of today feeds one a step)")(
+        "prompt tokens one request takes a step at most (0: what the budget leaves)")(
         "max-seqs", po::value<std::size_t>()->default_value(0),
         "sequences admitted at once at most (0: as many as the card's DDR holds)")(
         "max-positions", po::value<std::size_t>(),

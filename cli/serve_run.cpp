@@ -62,37 +62,41 @@ ServeReport serve_model(const ServeRequest& req) {
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
     o.shapes_only = model.checkpoint.shapes_only();
 
-    // The slots the card's DDR holds: what one sequence's caches and states take, from the lowering's
-    // own placement of a bucket of `budget` sequences, into what the weights, io and program leave.
+    // The buckets: 1, 2, 4, … token rows up to the token budget (the budget itself the largest),
+    // each a slotted decoder bucket (any mix of decode rows and prefill chunks of the slots).
     const std::size_t budget = req.policy.token_budget;
     if (budget == 0) throw Error("--token-budget 0: a step must hold at least one token row");
-    o.bucket = graph::Bucket{budget, budget, 0};
-    auto cap = lower::capacity(g, model.checkpoint, target, o);
-    const std::uint64_t fixed = cap.weights + cap.io + cap.program;
-    rep.slot_bytes = (cap.caches + cap.state + budget - 1) / budget;
-    rep.slots = fixed >= cap.ddr_bytes ? 0
-                : rep.slot_bytes       ? std::size_t((cap.ddr_bytes - fixed) / rep.slot_bytes)
-                                       : std::size_t(1) << 31;
-    rep.ddr_fixed_bytes = fixed;
-    rep.ddr_capacity_bytes = cap.ddr_bytes;
+    std::vector<graph::Bucket> buckets;
+    for (std::size_t rows = 1; rows < budget; rows *= 2)
+        buckets.push_back(graph::Bucket{rows, 1, 0});
+    buckets.push_back(graph::Bucket{budget, 1, 0});
+    for (auto& b : buckets)
+        rep.buckets.push_back(b.tokens);
 
-    // One decode bucket whose row r is slot r (today's stores give each row its own sequence): every
-    // admitted sequence takes its row each step, a prompt token or a decoded one; free slots' rows are
-    // padding. So a step holds one token a sequence: the scheduler's chunk is 1.
-    serve::Policy policy = req.policy;
-    policy.chunk = 1;
-    const std::size_t cap_seqs = std::min({rep.slots, budget, policy.max_seqs ? policy.max_seqs : budget});
-    const std::size_t rows = std::max<std::size_t>(1, cap_seqs);
-    rep.buckets = {rows};
-    serve::Capacity capacity{{budget}, rep.slots, rep.max_positions, decoder->vocab};
-    serve::Scheduler scheduler(req.requests, policy, capacity);
-    o.bucket = graph::Bucket{rows, rows, 0};
+    // The slots the card's DDR holds beside the weights, io and programs of the set, from the
+    // lowering's own placement; the stores are laid out for as many as may be admitted at once.
+    o.bucket = buckets.front();
+    auto room = lower::slot_capacity(g, model.checkpoint, target, o, buckets);
+    rep.slot_bytes = room.per_slot;
+    rep.slots = std::size_t(room.slots);
+    rep.ddr_capacity_bytes = std::uint64_t(req.config.ddr.channels) * req.config.ddr.channel_bytes();
+    rep.ddr_fixed_bytes = rep.ddr_capacity_bytes - room.free;
+    const std::size_t admit =
+        std::min({rep.slots, budget, req.policy.max_seqs ? req.policy.max_seqs : budget});
+    serve::Capacity capacity{rep.buckets, rep.slots, rep.max_positions, decoder->vocab};
+    serve::Scheduler scheduler(req.requests, req.policy, capacity);
+    rep.laid_out = std::max<std::size_t>(1, admit);
+    o.slots = rep.laid_out;
     std::vector<program::Loaded> programs;
-    programs.push_back(lower::lower(g, model.checkpoint, target, o));
+    for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets))
+        programs.push_back(std::move(c));
     auto next_out = output_of(programs.front(), program::IoRole::Next);
     if (!next_out) throw Error("serve: the program has no next-token output");
+    const auto pad = std::uint32_t(programs.front().io.pad_slot());
 
-    std::vector<graph::BatchInputs> inputs; // --check: every step's, for the bit-exact check after the run
+    // --check: every step's inputs and bucket, for the bit-exact check after the run
+    std::vector<graph::BatchInputs> inputs;
+    std::vector<std::size_t> step_buckets;
     std::optional<serve::Step> running;
     double running_start = 0;
     std::size_t rows_run = 0, padded = 0, step_count = 0;
@@ -106,8 +110,8 @@ ServeReport serve_model(const ServeRequest& req) {
             std::vector<std::uint32_t> tokens;
             if (req.check && previous) {
                 auto& next = previous->values[*next_out];
-                for (auto& r : running->rows)
-                    tokens.push_back(row_token(next, r.slot));
+                for (std::size_t r = 0; r < running->rows.size(); ++r)
+                    tokens.push_back(row_token(next, r));
             }
             scheduler.done(running_start, now, tokens);
             busy += now - running_start;
@@ -116,19 +120,26 @@ ServeReport serve_model(const ServeRequest& req) {
         auto s = scheduler.next(now);
         if (!s) return std::nullopt;
         sim::SessionStep st;
-        st.bucket = 0;
+        st.bucket = s->bucket;
         st.not_before_seconds = s->not_before_seconds;
-        // Row r is slot r; a free slot's row feeds token 0 at position 0 (padding).
-        st.inputs.ids.assign(rows, 0);
-        st.inputs.positions.assign(rows, 0);
+        // The step's rows in order, then padding rows up to the bucket's: token 0 at position 0 of
+        // the pad slot, whose stores no sequence reads.
+        const std::size_t rows = rep.buckets[s->bucket];
         for (auto& r : s->rows) {
-            st.inputs.ids[r.slot] = r.id;
-            st.inputs.positions[r.slot] = r.position;
+            st.inputs.ids.push_back(r.id);
+            st.inputs.positions.push_back(r.position);
+            st.inputs.slots.push_back(r.slot);
         }
+        st.inputs.ids.resize(rows, 0);
+        st.inputs.positions.resize(rows, 0);
+        st.inputs.slots.resize(rows, pad);
         rows_run += s->rows.size();
         padded += rows - s->rows.size();
         ++step_count;
-        if (req.check) inputs.push_back(st.inputs);
+        if (req.check) {
+            inputs.push_back(st.inputs);
+            step_buckets.push_back(s->bucket);
+        }
         running = s;
         running_start = std::max(now, s->not_before_seconds);
         if (req.progress) fmt::print(stderr, "\rstep {}", step + 1);
@@ -147,7 +158,7 @@ ServeReport serve_model(const ServeRequest& req) {
         std::vector<verify::Readback> readback;
         for (auto& out : rep.run.outputs)
             readback.push_back(out.values);
-        auto v = verify::verify(g, model.checkpoint, req.config, programs.front(), inputs, readback);
+        auto v = verify::verify(g, model.checkpoint, req.config, programs, step_buckets, inputs, readback);
         rep.bit_exact = v.bit_exact();
         if (v.first) rep.mismatch = v.first->text();
     }
@@ -163,9 +174,9 @@ std::string ServeReport::text() const {
     for (auto n : buckets)
         b += fmt::format("{}{}", b.empty() ? "" : ",", n);
     o += fmt::format(
-        "card: one decode bucket of {} rows (row r is slot r); its DDR holds {} slots of {} positions "
-        "({} a slot) beside {} of weights, io and program\n",
-        b, slots, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
+        "card: buckets of {} token rows on {} store slots; its DDR holds {} slots of {} positions "
+        "({} a slot) beside {} of weights, io and programs\n",
+        b, laid_out, slots, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     o += serve::text(summary);
     o += fmt::format(
@@ -200,6 +211,7 @@ std::string ServeReport::machine() const {
     kv("tokens_per_joule", watts > 0 ? summary.tokens_per_second / watts : 0.0);
     kv("fits", fit.fits() ? "yes" : "no");
     kv("slots", slots);
+    kv("slots_laid_out", laid_out);
     kv("slot_bytes", slot_bytes);
     kv("ddr_fixed_bytes", ddr_fixed_bytes);
     kv("ddr_capacity_bytes", ddr_capacity_bytes);

@@ -34,6 +34,7 @@ struct ServeReport {
     std::string model;
     std::vector<std::size_t> buckets; ///< token rows of each bucket program compiled
     std::size_t slots = 0;            ///< sequences whose stores the card's DDR holds
+    std::size_t laid_out = 0;         ///< slots the programs' stores are laid out for (the most admitted)
     std::uint64_t slot_bytes = 0;     ///< DDR bytes of one slot's caches and states
     std::uint64_t ddr_fixed_bytes = 0, ddr_capacity_bytes = 0; ///< weights + io + program; the card's DDR
     std::size_t max_positions = 0;
@@ -53,11 +54,12 @@ struct ServeReport {
     bool ok() const { return !run.fault && bit_exact.value_or(true); }
 };
 
-/// Loads the checkpoint, checks the card runs it, works out how many sequences' caches and states
-/// (slots) the card's DDR holds beside the weights, compiles one decode bucket of as many rows as
-/// sequences may be admitted at once (row r is slot r), serves the trace on one card session and
-/// sums it up. With `check`, every step's outputs are compared bit for bit with the golden
-/// executor's on the same inputs.
+/// Loads the checkpoint, checks the card runs it, lowers a set of buckets (1, 2, 4, … token rows
+/// up to the token budget) on slot-addressed stores, works out how many sequences' caches and states
+/// (slots) the card's DDR holds beside the weights, io and programs, serves the trace on one card
+/// session (each step on the smallest bucket that holds its rows, padding on the pad slot) and sums
+/// it up. With `check`, every step's outputs are compared bit for bit with the golden executor's on
+/// the same inputs.
 ServeReport serve_model(const ServeRequest& request);
 
 } // namespace cardsim::cli

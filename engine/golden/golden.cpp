@@ -33,6 +33,12 @@ Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConf
     }
 }
 
+void Golden::use(const Bucket& b) {
+    if (!slots_ && b != bucket_)
+        throw Error("the golden executor's stores are its bucket's sequences: another bucket needs slots");
+    bucket_ = b;
+}
+
 const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::size_t cols) {
     bool copy_t = !transposed(w.view);
     auto k = key(w, copy_t);
@@ -86,6 +92,10 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
     };
     // Each token row's store sequence, under slots (the kernels refuse a slot past the stores).
     auto slot_of = [&](Val v) { return slots_ ? ids(in.slots, rows(v)) : std::span<const std::uint32_t>{}; };
+    // Under slots, a recurrent store starts from zeros at a row at position 0 (a new sequence).
+    auto start_of = [&](Val v) {
+        return slots_ ? ids(in.positions, rows(v)) : std::span<const std::uint32_t>{};
+    };
     auto scheme = kernels::activation_scheme(config_.numerics);
     const auto cache = config_.numerics.cache;
     std::visit(
@@ -154,7 +164,7 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto& win = std::get<ConvWindow>(g_.states[o.window.id]);
                 auto x = values_[o.x.id];
                 kernels::conv(x, raw(o.w), win.channels, win.kernel, false, states_[o.window.id], out(o.out),
-                              slot_of(o.x));
+                              slot_of(o.x), start_of(o.x));
             } else if constexpr (std::is_same_v<T, Silu>) {
                 auto x = values_[o.x.id];
                 kernels::silu(x, out(o.out));
@@ -167,7 +177,8 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
             } else if constexpr (std::is_same_v<T, DeltaStep>) {
                 kernels::delta_step(values_[o.q.id], values_[o.k.id], values_[o.v.id], values_[o.beta.id],
                                     values_[o.g.id], o.key_heads, o.value_heads, o.dk, o.dv,
-                                    config_.numerics.state, states_[o.state.id], out(o.out), slot_of(o.q));
+                                    config_.numerics.state, states_[o.state.id], out(o.out), slot_of(o.q),
+                                    start_of(o.q));
             } else if constexpr (std::is_same_v<T, GatedRmsNorm>) {
                 auto x = values_[o.x.id], z = values_[o.z.id];
                 kernels::gated_norm(x, z, raw(o.w), o.group, o.eps, out(o.out));

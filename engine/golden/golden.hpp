@@ -30,6 +30,11 @@ public:
            const graph::Bucket& bucket, std::size_t max_positions,
            std::optional<std::size_t> slots = std::nullopt);
 
+    /// Makes the following steps run bucket `b`. With slots the stores hold slots, not a bucket's
+    /// sequences, so a session over a set of buckets may change it every step; without slots the
+    /// stores are the bucket's, and another bucket is refused (cardsim::Error).
+    void use(const graph::Bucket& b);
+
     /// Runs one step; returns every value of the graph after it (indexed like `Graph::vals`, f32
     /// rows; values no op writes are empty). `after`, when set, is called after each op with its
     /// index, while `value` still holds what that op left (to observe a value written in place).

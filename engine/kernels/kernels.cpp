@@ -275,13 +275,30 @@ void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t h
     }
 }
 
+namespace {
+
+/// Whether row `r` starts its sequence (given `positions`: it stands at position 0), so its store
+/// is read as zeros (the zero bytes every store starts from).
+bool starts_sequence(std::span<const std::uint32_t> positions, std::size_t r) {
+    return !positions.empty() && positions[r] == 0;
+}
+
+/// `positions`, when given, has one per row.
+void starts_fit(std::span<const std::uint32_t> positions, std::size_t rows, std::string_view what) {
+    if (!positions.empty() && positions.size() < rows)
+        throw Error(fmt::format("{}: {} positions for {} rows", what, positions.size(), rows));
+}
+
+} // namespace
+
 void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
           bool silu_after, std::span<std::byte> window, std::span<float> out,
-          std::span<const std::uint32_t> slots) {
+          std::span<const std::uint32_t> slots, std::span<const std::uint32_t> positions) {
     if (kernel == 0) throw Error("conv: a kernel of 0 taps");
     const std::size_t rows = rows_of(x.size(), channels), keep_bytes = 4 * (kernel - 1) * channels;
     auto weights = first(w, channels * kernel, "conv", "weight");
     first(out, rows * channels, "conv", "output");
+    starts_fit(positions, rows, "conv");
     numerics::ConvState state(channels, kernel);
     for (std::size_t r = 0; r < rows; ++r) {
         // The sequence's window is f32 bytes, oldest input first: the layout of ConvState.
@@ -289,6 +306,7 @@ void conv(std::span<const float> x, std::span<const float> w, std::size_t channe
         if (win.size() < keep_bytes)
             throw Error(fmt::format("conv: the window of sequence {} holds {} bytes, {} are needed", r,
                                     win.size(), keep_bytes));
+        if (starts_sequence(positions, r)) std::fill_n(win.data(), keep_bytes, std::byte{0});
         if (keep_bytes) std::memcpy(state.window.data(), win.data(), keep_bytes);
         auto xr = x.subspan(r * channels, channels);
         auto yr = out.subspan(r * channels, channels);
@@ -326,7 +344,8 @@ void gates(std::span<const float> b, std::span<const float> a, std::span<const f
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                 std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
                 std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat sf,
-                std::span<std::byte> state, std::span<float> out, std::span<const std::uint32_t> slots) {
+                std::span<std::byte> state, std::span<float> out, std::span<const std::uint32_t> slots,
+                std::span<const std::uint32_t> positions) {
     if (key_heads == 0 || value_heads % key_heads != 0)
         throw Error(fmt::format("delta rule: {} value heads over {} key heads", value_heads, key_heads));
     const std::size_t rows = rows_of(v.size(), value_heads * dv), group = value_heads / key_heads;
@@ -337,11 +356,13 @@ void delta_step(std::span<const float> q, std::span<const float> k, std::span<co
     first(beta, rows * value_heads, "delta rule", "beta operand");
     first(g, rows * value_heads, "delta rule", "g operand");
     first(out, rows * value_heads * dv, "delta rule", "output");
+    starts_fit(positions, rows, "delta rule");
     for (std::size_t r = 0; r < rows; ++r) {
         auto seq = of_sequence(state, value_heads * head_bytes, rows, r, slots);
         if (seq.size() < value_heads * head_bytes)
             throw Error(fmt::format("delta rule: the state of sequence {} holds {} bytes, {} are needed", r,
                                     seq.size(), value_heads * head_bytes));
+        if (starts_sequence(positions, r)) std::fill_n(seq.data(), value_heads * head_bytes, std::byte{0});
         // Value heads are independent: split them over the host's cores.
         parallel_for(value_heads, 1, [&](std::size_t h0, std::size_t h1) {
             std::vector<float> S(dk * dv);

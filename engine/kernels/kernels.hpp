@@ -101,10 +101,11 @@ void self_attention(std::span<const float> qkv, std::size_t heads, std::size_t h
 /// Causal depthwise convolution of each row (row r is sequence r, or `slots[r]`: store_of_row;
 /// rows of one sequence in order, each shifting the window for the next) with its sequence's window of
 /// the previous `kernel − 1` inputs (f32, oldest first), then the window shifts the row in; SiLU of
-/// each result when `silu` (numerics::conv_step, conv_silu_step; no bias).
+/// each result when `silu` (numerics::conv_step, conv_silu_step; no bias). Given `positions` (one
+/// per row: slot-addressed stores), a row at position 0 starts its sequence from a zero window.
 void conv(std::span<const float> x, std::span<const float> w, std::size_t channels, std::size_t kernel,
           bool silu, std::span<std::byte> window, std::span<float> out,
-          std::span<const std::uint32_t> slots = {});
+          std::span<const std::uint32_t> slots = {}, std::span<const std::uint32_t> positions = {});
 
 /// `silu(x)` elementwise (correctly rounded).
 void silu(std::span<const float> x, std::span<float> out);
@@ -122,10 +123,13 @@ void gates(std::span<const float> b, std::span<const float> a, std::span<const f
 /// h / (value_heads / key_heads)) on the state `dk × dv` kept in `state_format`:
 /// `S ← S·e^g; δ = β(v − Sᵀk); S ← S + kδᵀ; out = Sᵀq`, then S kept again
 /// (numerics::delta_rule_step: f32 operations and window sums; `out` from S before it is kept).
+/// Given `positions` (one per row: slot-addressed stores), a row at position 0 starts its
+/// sequence from a zero state.
 void delta_step(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                 std::span<const float> beta, std::span<const float> g, std::size_t key_heads,
                 std::size_t value_heads, std::size_t dk, std::size_t dv, numerics::StateFormat state_format,
-                std::span<std::byte> state, std::span<float> out, std::span<const std::uint32_t> slots = {});
+                std::span<std::byte> state, std::span<float> out, std::span<const std::uint32_t> slots = {},
+                std::span<const std::uint32_t> positions = {});
 
 /// Gated RMSNorm of each group: `(w ⊙ (x · rsqrt(mean x² + eps))) · silu(z)`
 /// (numerics::gated_rms_norm).

@@ -139,6 +139,9 @@ private:
     std::size_t store_sequences() const { return o_.slots ? *o_.slots + 1 : o_.bucket.seqs; }
     /// The `slots` operand of a stateful command: the io slots under slots, else absent.
     program::Operand slots_operand() const { return o_.slots ? on(out_.io.slots) : absent(); }
+    /// The `positions` operand of a recurrent command (Conv, DeltaStep): the io positions under
+    /// slots (a row at position 0 starts its slot's sequence from a zero store), else absent.
+    program::Operand start_positions_operand() const { return o_.slots ? on(out_.io.positions) : absent(); }
 
     Place io(std::uint64_t bytes) {
         Place p{Region::Io, io_end_, bytes};
@@ -329,6 +332,7 @@ private:
                           .w = on(raw_weight(o.w, window.channels * window.kernel)),
                           .window = on(out_.states[o.window.id]),
                           .out = on(arena(silu ? silu->out : o.out)),
+                          .positions = start_positions_operand(),
                           .slots = slots_operand()},
                          {.rows = rows(o.x), .channels = window.channels, .kernel = window.kernel}, {},
                          silu ? program::flag::FusedSilu : 0);
@@ -477,6 +481,7 @@ private:
                                .g = on(arena(o.g)),
                                .state = on(out_.states[o.state.id]),
                                .out = on(arena(o.out)),
+                               .positions = start_positions_operand(),
                                .slots = slots_operand()},
                               {.rows = rows(o.q),
                                .key_heads = o.key_heads,

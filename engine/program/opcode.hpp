@@ -87,9 +87,25 @@ struct OpcodeSpec {
     std::span<const ParamSpec> params;
 };
 
+/// The name of the optional operand the recurrent opcodes (Conv, DeltaStep) take just before
+/// `slots`: the io positions, u32 per token row. Under slots a row at position 0 starts its
+/// sequence: its store (window or state) is read as zeros, so a slot reused by a new sequence
+/// carries nothing of the one before (the caches need no such rule: a row reads only positions
+/// written by its own sequence).
+inline constexpr std::string_view start_positions_operand = "positions";
+
+/// How many operands at the end of opcode `s`'s list address the stores by slot: `slots`, and the
+/// `positions` before it when that one is optional too (Conv, DeltaStep); 0 for an opcode without
+/// slots. A file leaves them all out when they are absent (a program without slots).
+constexpr std::size_t slot_tail(const OpcodeSpec& s) {
+    const auto n = s.operands.size();
+    if (n == 0 || s.operands[n - 1].name != slots_operand || !s.operands[n - 1].optional) return 0;
+    return n >= 2 && s.operands[n - 2].name == start_positions_operand && s.operands[n - 2].optional ? 2 : 1;
+}
+
 /// Whether opcode `s`'s last operand is the optional `slots` operand a file leaves out when absent.
 constexpr bool omits_absent_slots(const OpcodeSpec& s) {
-    return !s.operands.empty() && s.operands.back().name == slots_operand && s.operands.back().optional;
+    return slot_tail(s) > 0;
 }
 
 /// The signature of `op`.

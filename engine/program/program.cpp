@@ -291,10 +291,13 @@ void encode_card_part(Out& o, const Program& p) {
         o.zeros(1);
         o.put(c.flags);
         o.put(static_cast<std::uint16_t>(c.deps.size()));
-        // An absent `slots` operand is left out: a program without slots keeps its old bytes.
-        const bool omit = omits_absent_slots(spec(c.opcode)) && !c.operands.empty() &&
-                          c.operands.back().region == Region::None;
-        const std::size_t written = c.operands.size() - (omit ? 1 : 0);
+        // Absent slot operands (`slots`, and the recurrent opcodes' `positions`) are left out: a
+        // program without slots keeps its old bytes.
+        const std::size_t tail = slot_tail(spec(c.opcode));
+        const bool omit = tail && c.operands.size() >= tail &&
+                          std::all_of(c.operands.end() - std::ptrdiff_t(tail), c.operands.end(),
+                                      [](const Operand& x) { return x.region == Region::None; });
+        const std::size_t written = c.operands.size() - (omit ? tail : 0);
         o.put(static_cast<std::uint8_t>(written));
         o.put(static_cast<std::uint8_t>(c.dims.size()));
         o.put(static_cast<std::uint8_t>(c.params.size()));
@@ -442,9 +445,10 @@ Program decode(std::span<const std::byte> whole, const std::string& file) {
             c.dims.push_back(in.get<std::uint64_t>());
         for (std::uint8_t k = 0; k < nparams; ++k)
             c.params.push_back(in.get<std::uint64_t>());
-        // A file leaves out an absent `slots` operand: the command holds it absent.
-        if (omits_absent_slots(spec(c.opcode)) && c.operands.size() + 1 == spec(c.opcode).operands.size())
-            c.operands.push_back(Operand{});
+        // A file leaves out absent slot operands: the command holds them absent.
+        if (const std::size_t tail = slot_tail(spec(c.opcode));
+            tail && c.operands.size() + tail == spec(c.opcode).operands.size())
+            c.operands.resize(c.operands.size() + tail);
         check_command(in, p, c, i);
         p.commands.push_back(std::move(c));
     }

@@ -17,8 +17,9 @@
 //            io entries × { role u8, rows u8, reserved u16 (0), value u32, after u32, layer u32,
 //            width u64, offset u64, bytes u64 } (u32 0xffffffff: none); role 10 (slots, optional)
 //            is an input whose width is the slot count
-//   A stateful command (CacheAppend, Attend, Conv, DeltaStep) whose last operand, `slots`, is
-//   absent leaves it out (one operand fewer): a program without slots has the bytes of before.
+//   A stateful command (CacheAppend, Attend, Conv, DeltaStep) whose slot operands are absent
+//   leaves them out (`slots`, and Conv's and DeltaStep's `positions` before it: slot_tail of them
+//   fewer operands): a program without slots has the bytes of before.
 //   checksum (version 3) xxh64 (seed 0) of every byte before it, host map included
 // The card fetches the header, the memory map and the commands (the program region holds
 // `card_bytes` of them); the host map after them is for the host that drives the program.

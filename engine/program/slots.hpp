@@ -18,7 +18,9 @@
 
 // ---- the slot lists: X(name, access, optional) operands, X(name) dims, X(name, kind) params ----
 // A stateful opcode's last operand is `slots` (program::slots_operand): the io input naming each
-// token row's store sequence; absent, the file leaves it out (program.hpp).
+// token row's store sequence; the recurrent ones (Conv, DeltaStep) take the io positions just
+// before it (program::start_positions_operand: a row at position 0 starts from a zero store).
+// Absent, the file leaves them out (program.hpp, program::slot_tail).
 
 #define CARDSIM_COPY_OPERANDS(X) X(src, Read, false) X(dst, Write, false)
 #define CARDSIM_COPY_DIMS(X)
@@ -59,8 +61,7 @@
 #define CARDSIM_ATTEND_OPERANDS(X)                                                                           \
     X(q, Read, false)                                                                                        \
     X(positions, Read, false)                                                                                \
-    X(keys, Read, false) X(values, Read, false) X(sinks, Read, true) X(out, Write, false)                    \
-        X(slots, Read, true)
+    X(keys, Read, false) X(values, Read, false) X(sinks, Read, true) X(out, Write, false) X(slots, Read, true)
 #define CARDSIM_ATTEND_DIMS(X) X(rows) X(heads) X(kv_heads) X(head_dim) X(max_positions) X(window)
 #define CARDSIM_ATTEND_PARAMS(X) X(scale, F64) X(softcap, F64)
 
@@ -69,7 +70,9 @@
 #define CARDSIM_SELFATTENTION_PARAMS(X)
 
 #define CARDSIM_CONV_OPERANDS(X)                                                                             \
-    X(x, Read, false) X(w, Read, false) X(window, ReadWrite, false) X(out, Write, false) X(slots, Read, true)
+    X(x, Read, false)                                                                                        \
+    X(w, Read, false)                                                                                        \
+    X(window, ReadWrite, false) X(out, Write, false) X(positions, Read, true) X(slots, Read, true)
 #define CARDSIM_CONV_DIMS(X) X(rows) X(channels) X(kernel)
 #define CARDSIM_CONV_PARAMS(X)
 
@@ -90,8 +93,9 @@
 #define CARDSIM_DELTASTEP_OPERANDS(X)                                                                        \
     X(q, Read, false)                                                                                        \
     X(k, Read, false)                                                                                        \
-    X(v, Read, false) X(beta, Read, false) X(g, Read, false) X(state, ReadWrite, false) X(out, Write, false) \
-        X(slots, Read, true)
+    X(v, Read, false)                                                                                        \
+    X(beta, Read, false) X(g, Read, false) X(state, ReadWrite, false) X(out, Write, false)                   \
+        X(positions, Read, true) X(slots, Read, true)
 #define CARDSIM_DELTASTEP_DIMS(X) X(rows) X(key_heads) X(value_heads) X(dk) X(dv)
 #define CARDSIM_DELTASTEP_PARAMS(X)
 

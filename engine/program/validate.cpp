@@ -100,14 +100,20 @@ public:
         return omits_absent_slots(s) && c_.operands.size() == s.operands.size() &&
                c_.operands.back().region != Region::None;
     }
-    /// A stateful command's `slots` operand, when present, holds a u32 per row in the io region.
+    /// A stateful command's `slots` operand, when present, holds a u32 per row in the io region;
+    /// a recurrent one's `positions` is present exactly when `slots` is, and holds the same.
     void slot_rows(std::uint64_t rows) const {
+        const std::size_t tail = slot_tail(spec(c_.opcode)), n = c_.operands.size();
+        if (tail == 2 && !slotted() && c_.operands[n - 2].region != Region::None)
+            fail(fmt::format("operand {} is present without slots (it marks where a slot's sequence starts)",
+                             slot(n - 2)));
         if (!slotted()) return;
-        const std::size_t k = c_.operands.size() - 1;
-        if (c_.operands[k].region != Region::Io)
-            fail(fmt::format("operand {} is in region {}, expected io (the host writes it)", slot(k),
-                             name(c_.operands[k].region)));
-        u32s(k, rows, "rows");
+        for (std::size_t k = n - tail; k < n; ++k) {
+            if (c_.operands[k].region != Region::Io)
+                fail(fmt::format("operand {} is in region {}, expected io (the host writes it)", slot(k),
+                                 name(c_.operands[k].region)));
+            u32s(k, rows, "rows");
+        }
     }
     /// Operand `k` holds a whole number (at least one) of `unit`-byte rows: how many.
     std::uint64_t rows_of(std::size_t k, std::uint64_t unit, std::string_view what) const {

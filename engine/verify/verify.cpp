@@ -27,7 +27,28 @@ std::string Mismatch::text() const {
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
                const program::Loaded& c, std::span<const graph::BatchInputs> inputs,
                std::span<const Readback> readback) {
+    const std::vector<std::size_t> buckets(std::min(inputs.size(), readback.size()), 0);
+    return verify(g, weights, config, std::span<const program::Loaded>(&c, 1), buckets, inputs, readback);
+}
+
+Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
+               std::span<const program::Loaded> set, std::span<const std::size_t> bucket_of_step,
+               std::span<const graph::BatchInputs> inputs, std::span<const Readback> readback) {
+    if (set.empty()) throw Error("verify: no program to check the run against");
+    const auto& c = set.front();
     const auto& io = c.io;
+    for (std::size_t k = 1; k < set.size(); ++k) {
+        const auto& o = set[k];
+        if (o.io.slot_count != io.slot_count ||
+            o.program.host.max_positions != c.program.host.max_positions ||
+            o.io.outputs.size() != io.outputs.size() || o.io.probes.size() != io.probes.size())
+            throw Error(fmt::format("verify: bucket {} is not of the same lowering as bucket 0 (its slots, "
+                                    "cache length or read-back values differ)",
+                                    k));
+        for (std::size_t i = 0; i < io.outputs.size(); ++i)
+            if (o.io.outputs[i].first != io.outputs[i].first)
+                throw Error(fmt::format("verify: bucket {} reads back other values than bucket 0", k));
+    }
     const std::size_t n = io.outputs.size(), first_probe = io.graph_outputs();
     for (std::size_t k = 0; k < n; ++k)
         if (io.outputs[k].first.id >= g.vals.size())
@@ -48,10 +69,17 @@ Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const 
     for (auto& p : io.probes)
         if (p.layer) v.layers.push_back(*p.layer);
     const auto& h = c.program.host;
-    golden::Golden gold(g, weights, config, graph::Bucket{h.tokens, h.seqs, h.markers}, h.max_positions);
+    const auto slots = io.slot_count ? std::optional<std::size_t>(io.slot_count) : std::nullopt;
+    golden::Golden gold(g, weights, config, graph::Bucket{h.tokens, h.seqs, h.markers}, h.max_positions,
+                        slots);
     std::vector<std::vector<float>> seen(io.probes.size());
-    const std::size_t steps = std::min(inputs.size(), readback.size());
+    const std::size_t steps = std::min({inputs.size(), readback.size(), bucket_of_step.size()});
     for (std::size_t s = 0; s < steps && !v.first; ++s) {
+        const std::size_t b = bucket_of_step[s];
+        if (b >= set.size())
+            throw Error(fmt::format("verify: step {} ran bucket {} of a set of {}", s, b, set.size()));
+        const auto& hb = set[b].program.host;
+        gold.use(graph::Bucket{hb.tokens, hb.seqs, hb.markers});
         gold.step(inputs[s], [&](std::size_t op) {
             for (std::size_t k = 0; k < io.probes.size(); ++k)
                 if (io.probes[k].after == op) seen[k] = gold.value(io.probes[k].value);

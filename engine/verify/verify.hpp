@@ -54,4 +54,12 @@ Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const 
                const program::Loaded& c, std::span<const graph::BatchInputs> inputs,
                std::span<const Readback> readback);
 
+/// The same over a session on a set of buckets (lower::lower_set, slot-addressed stores): step s
+/// ran program `set[bucket_of_step[s]]`, and the golden executor keeps one set of slot stores
+/// across the buckets. Throws cardsim::Error when a step names a bucket past the set, or when the
+/// set's programs differ in slots, cache length or probes (not one lowering).
+Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
+               std::span<const program::Loaded> set, std::span<const std::size_t> bucket_of_step,
+               std::span<const graph::BatchInputs> inputs, std::span<const Readback> readback);
+
 } // namespace cardsim::verify

@@ -33,7 +33,7 @@ public:
         auto d = program::args<S>(c).dims;
         auto o = program::each<S>(operands);
         kernels::conv(f32s(o.x), f32s(o.w), d.channels, d.kernel, c.flags & program::flag::FusedSilu,
-                      o.window, f32s(o.out), u32s(o.slots));
+                      o.window, f32s(o.out), u32s(o.slots), u32s(o.positions));
     }
 };
 

@@ -37,7 +37,8 @@ public:
         auto d = program::args<S>(c).dims;
         auto o = program::each<S>(operands);
         kernels::delta_step(f32s(o.q), f32s(o.k), f32s(o.v), f32s(o.beta), f32s(o.g), d.key_heads,
-                            d.value_heads, d.dk, d.dv, state_, o.state, f32s(o.out), u32s(o.slots));
+                            d.value_heads, d.dk, d.dv, state_, o.state, f32s(o.out), u32s(o.slots),
+                            u32s(o.positions));
     }
 
 private:

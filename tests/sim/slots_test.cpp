@@ -168,6 +168,56 @@ TEST_CASE("a_step_mixing_a_prefill_chunk_and_decode_rows_equals_each_sequence_ru
     mixing_equals_alone(models::SynthArch::Dense);
 }
 
+TEST_CASE("a_reused_slot_starts_its_new_sequence_from_zero_state (hybrid: conv windows and delta states)") {
+    test::ScratchDir dir("slots-reuse");
+    auto m = tiny(models::SynthArch::Hybrid, dir);
+    auto config = card::default_card_config();
+    auto built = models::build_graph(m);
+    auto& g = built.graph;
+    const std::size_t vocab = g.shape(*g.logits).width;
+    auto ref = alone(m, g, config, 3, 4);
+    const graph::Bucket bucket{2, 1, 0};
+    lower::Options o{bucket, positions};
+    o.slots = 1;
+    auto c = lower::lower(g, m.checkpoint, lower::target_of(config), o);
+    // Sequence 0 runs four positions in slot 0 and retires; sequence 1 takes slot 0 (a chunk of two,
+    // then two decodes), then sequence 2 (one row a step). Padding goes to the pad slot.
+    const std::uint32_t pad = std::uint32_t(c.io.pad_slot());
+    const std::vector<std::vector<Row>> steps{
+        {{0, 0, 0}, {0, 0, 1}},
+        {{0, 0, 2}, {0, 0, 3}}, // sequence 0
+        {{1, 0, 0}, {1, 0, 1}},
+        {{1, 0, 2}, {std::nullopt, pad, 0}},
+        {{1, 0, 3}, {std::nullopt, pad, 0}},
+        {{2, 0, 0}, {std::nullopt, pad, 0}},
+        {{2, 0, 1}, {2, 0, 2}}, // sequence 2
+    };
+    golden::Golden gold(g, m.checkpoint, config, bucket, positions, 1);
+    sim::SessionPlan plan;
+    plan.next = [&](std::size_t s, double, const sim::StepOutputs*) -> std::optional<sim::SessionStep> {
+        if (s >= steps.size()) return std::nullopt;
+        return sim::SessionStep{0, inputs(steps[s]), 0};
+    };
+    auto r = sim::simulate(config, one(c), plan);
+    REQUIRE_FALSE(r.fault);
+    REQUIRE(r.outputs.size() == steps.size());
+    const auto lo = logits_output(c.io, g);
+    std::size_t live = 0;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        gold.step(inputs(steps[s]));
+        for (std::size_t row = 0; row < steps[s].size(); ++row) {
+            auto& rw = steps[s][row];
+            if (!rw.seq) continue;
+            INFO("step " << s << ", row " << row << ": sequence " << *rw.seq << " at position " << rw.pos);
+            auto card_row = row_bits(r.outputs[s].values[lo], vocab, row);
+            CHECK(card_row == row_bits(gold.value(*g.logits), vocab, row));
+            CHECK(card_row == ref.at({*rw.seq, rw.pos})); // nothing of the slot's last occupant
+            ++live;
+        }
+    }
+    REQUIRE(live == 11);
+}
+
 TEST_CASE("a_sequences_tokens_do_not_depend_on_its_slot_or_its_neighbours") {
     test::ScratchDir dir("slots-neighbours");
     auto m = tiny(models::SynthArch::Hybrid, dir);
@@ -398,10 +448,11 @@ TEST_CASE("a program with slots reads back as written, one without leaves the sl
         auto io = program::io_map(back.host);
         CHECK(io.slot_count == (c == &slotted ? slots : 0));
     }
-    // The stateful commands differ by the one operand (24 bytes) each.
-    std::size_t stateful = 0;
+    // The stateful commands differ by their slot operands (24 bytes each): `slots`, and the
+    // recurrent ones' `positions` too.
+    std::size_t tail = 0;
     for (auto& c : plain.program.commands)
-        stateful += program::omits_absent_slots(program::spec(c.opcode));
-    REQUIRE(stateful > 0);
-    CHECK(program::card_bytes(slotted.program) == program::card_bytes(plain.program) + 24 * stateful);
+        tail += program::slot_tail(program::spec(c.opcode));
+    REQUIRE(tail > 0);
+    CHECK(program::card_bytes(slotted.program) == program::card_bytes(plain.program) + 24 * tail);
 }

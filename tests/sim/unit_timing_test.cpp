@@ -67,7 +67,8 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
                          {Region::Weights, Access::Read, 0, 16 * channels},
                          arena(Access::ReadWrite, 1 << 23, 12 * channels),
                          arena(Access::Write, (1 << 23) + (1 << 21), 4 * channels),
-                         {}}; // no slots
+                         {},
+                         {}}; // no slots (nor their positions)
         conv.dims = {1, channels, 4};
         cases.push_back({conv, channels});
     }
@@ -83,7 +84,8 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
                           arena(Access::Read, 0, 4 * vh),
                           arena(Access::ReadWrite, (1 << 23) + (1 << 22), 4 * vh * dk * dv),
                           arena(Access::Write, 1 << 23, 4 * vh * dv),
-                          {}}; // no slots
+                          {},
+                          {}}; // no slots (nor their positions)
         delta.dims = {1, kh, vh, dk, dv};
         cases.push_back({delta, vh * dk * dv});
     }
