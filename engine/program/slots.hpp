@@ -90,12 +90,18 @@
 #define CARDSIM_GATES_DIMS(X) X(rows) X(heads)
 #define CARDSIM_GATES_PARAMS(X)
 
+// clang-format off
 #define CARDSIM_DELTASTEP_OPERANDS(X)                                                                        \
     X(q, Read, false)                                                                                        \
     X(k, Read, false)                                                                                        \
     X(v, Read, false)                                                                                        \
-    X(beta, Read, false) X(g, Read, false) X(state, ReadWrite, false) X(out, Write, false)                   \
-        X(positions, Read, true) X(slots, Read, true)
+    X(beta, Read, false)                                                                                     \
+    X(g, Read, false)                                                                                        \
+    X(state, ReadWrite, false)                                                                               \
+    X(out, Write, false)                                                                                     \
+    X(positions, Read, true)                                                                                 \
+    X(slots, Read, true)
+// clang-format on
 #define CARDSIM_DELTASTEP_DIMS(X) X(rows) X(key_heads) X(value_heads) X(dk) X(dv)
 #define CARDSIM_DELTASTEP_PARAMS(X)
 
