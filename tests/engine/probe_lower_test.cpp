@@ -6,8 +6,8 @@
 #include "engine/graph/examples.hpp"
 #include "engine/graph/probe.hpp"
 #include "engine/lower/lower.hpp"
-#include "engine/program/slots.hpp"
 #include "engine/program/loaded.hpp"
+#include "engine/program/slots.hpp"
 #include "tests/engine/default_card.hpp"
 #include "tests/support/graph_weights.hpp"
 

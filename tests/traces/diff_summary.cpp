@@ -356,8 +356,7 @@ TEST_CASE("config keys that differ are named with both values and checked agains
 
 TEST_CASE("a golden trace written before config keys were recorded reads and agrees with itself",
           "[traces][diff][config]") {
-    auto golden =
-        read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-sub32.trace");
+    auto golden = read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces/golden/hybrid-sub32.trace");
     // Today's golden traces record their config: take the record out, as a trace written before.
     std::erase_if(golden.header.meta, [](const auto& m) {
         return m.first == config_default_key || m.first.starts_with(config_key_prefix);

@@ -98,8 +98,8 @@ TEST_CASE("products of floats are exact terms") {
 
 TEST_CASE("column window sums in row-major sweeps give the bits of each column's own window sum") {
     std::mt19937_64 rng(71);
-    for (RowKind kind : {RowKind::Normal, RowKind::Outliers, RowKind::Wide, RowKind::Zeros, RowKind::Subnormal,
-                         RowKind::Extremes, RowKind::Unit}) {
+    for (RowKind kind : {RowKind::Normal, RowKind::Outliers, RowKind::Wide, RowKind::Zeros,
+                         RowKind::Subnormal, RowKind::Extremes, RowKind::Unit}) {
         const std::size_t rows = 37, cols = 29;
         std::vector<float> m, x = make_row(kind, rows, rng);
         for (std::size_t i = 0; i < rows; ++i) {
