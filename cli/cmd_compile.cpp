@@ -1,10 +1,12 @@
-// `cardsim compile MODEL_DIR -o PROG`: the program file and its DDR image (PROG.ddr).
+// `cardsim compile MODEL_DIR -o PROG`: the program file and its DDR image (PROG.ddr); with
+// `--rows 1,2,4`, a program set for serving (engine/program/program_set.hpp) and its image.
 
 #include "cli/card_options.hpp"
 #include "cli/check_layers.hpp"
 #include "cli/command.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/program_set.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
 
@@ -47,6 +49,94 @@ graph::Bucket parse_bucket(const std::string& text) {
     return b;
 }
 
+/// `1,2,4,16` into the token rows of a set's buckets: positive, strictly increasing.
+std::vector<std::size_t> parse_rows(const std::string& text) {
+    std::vector<std::size_t> rows;
+    std::size_t at = 0;
+    while (true) {
+        auto end = text.find(',', at);
+        auto part = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        std::size_t v = 0, used = 0;
+        try {
+            v = std::stoul(part, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (part.empty() || used != part.size() || v == 0 || part[0] == '-')
+            throw Error(fmt::format("--rows {}: `{}` is not a positive count of token rows (expected e.g. "
+                                    "1,2,4,16)",
+                                    text, part));
+        if (!rows.empty() && v <= rows.back())
+            throw Error(fmt::format("--rows {}: {} after {}: the buckets go in increasing order", text, v,
+                                    rows.back()));
+        rows.push_back(v);
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    if (rows.size() > program::max_set_buckets)
+        throw Error(fmt::format("--rows {}: {} buckets, a set holds at most {}", text, rows.size(),
+                                program::max_set_buckets));
+    return rows;
+}
+
+/// `--slots N|auto`: N, or what the card's DDR holds beside the set (`room`) capped at the largest
+/// bucket's rows (more sequences than a step's rows never decode together).
+std::size_t parse_slots(const std::string& text, const lower::SlotCapacity& room, std::size_t largest,
+                        std::size_t positions) {
+    if (text == "auto") {
+        if (room.slots == 0)
+            throw Error(fmt::format("--slots auto: the card's DDR holds no slot of {} positions ({} bytes a "
+                                    "slot, {} bytes left beside the weights, io and programs): lower "
+                                    "--max-positions or use a larger card",
+                                    positions, room.per_slot, room.free));
+        return std::size_t(std::min<std::uint64_t>(room.slots, largest));
+    }
+    std::size_t v = 0, used = 0;
+    try {
+        v = std::stoul(text, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used != text.size() || v == 0 || text[0] == '-')
+        throw Error(fmt::format("--slots {}: expected a positive count of sequences, or auto", text));
+    if (v > room.slots)
+        throw Error(fmt::format("--slots {}: the card's DDR holds {} slots of {} positions ({} bytes a slot, "
+                                "{} bytes left beside the weights, io and programs)",
+                                v, room.slots, positions, room.per_slot, room.free));
+    return v;
+}
+
+/// Compiles `rows` buckets on `slots` stores and writes the set to `out` and its image to `out.ddr`.
+void compile_set(const graph::Graph& g, const models::Model& model, const card::CardConfig& config,
+                 lower::Options o, const std::string& rows_text, const std::string& slots_text,
+                 const std::string& out) {
+    std::vector<graph::Bucket> buckets;
+    for (auto r : parse_rows(rows_text))
+        buckets.push_back(graph::Bucket{r, 1, 0});
+    const auto target = lower::target_of(config);
+    o.bucket = buckets.front();
+    o.slots = 1;
+    auto room = lower::slot_capacity(g, model.checkpoint, target, o, buckets);
+    o.slots = parse_slots(slots_text, room, buckets.back().tokens, o.max_positions);
+    program::ProgramSet set;
+    program::Image image;
+    for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets)) {
+        if (set.buckets.empty()) image = std::move(c.image);
+        set.buckets.push_back(std::move(c.program));
+    }
+    if (auto why = program::set_refusal(set)) throw Error("compile: the set is inconsistent: " + *why);
+    program::write(image, out + ".ddr");
+    program::write(set, out);
+    std::size_t commands = 0;
+    for (auto& p : set.buckets)
+        commands += p.commands.size();
+    fmt::print("{}: a set of {} buckets of {} token rows on {} slots of {} positions; {} commands, arena {} "
+               "bytes, {} bytes of weights; image {}.ddr ({} bytes{})\n",
+               out, set.buckets.size(), program::rows_list(set), *o.slots, o.max_positions, commands,
+               set.buckets.front().arena_bytes, set.buckets.front().region(program::Region::Weights)->size,
+               out, image.bytes(), o.shapes_only ? ": shapes only, for timing-only runs" : "");
+}
+
 int run(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
@@ -60,13 +150,20 @@ int run(std::span<const std::string> args) {
                                                  "program file (the DDR image goes to FILE.ddr)")(
         "check-layers", po::value<std::string>(),
         "the program also reads back these layers' outputs each step: all, or e.g. 0,3,7")(
+        "rows", po::value<std::string>(),
+        "a set for serving: buckets of these token rows (e.g. 1,2,4,16), each row any slot's decode "
+        "token or prompt chunk token")("slots", po::value<std::string>(),
+                                       "with --rows: sequences the stores hold, or auto (what the DDR holds, "
+                                       "at most the largest bucket's rows; the default)")(
         "shapes-only", po::bool_switch(),
         "read config.json alone: weights are placed by shape, never read or packed (timing-only runs)");
     const char* const positional[] = {"model"};
     auto vm =
         parse("compile",
               "MODEL_DIR -o PROG [--config C] [--set k=v] [--knob k=v] [--bucket seqs=1] [--max-positions N] "
-              "[--check-layers all|0,3,7] [--shapes-only]",
+              "[--check-layers all|0,3,7] [--shapes-only]\n       cardsim compile MODEL_DIR -o PROG --rows "
+              "1,2,4,16 "
+              "[--slots N|auto] [--max-positions N] ...",
               args, opts, positional);
     auto knobs = knob_overrides(vm);
     auto config = load_card(vm, knobs);
@@ -74,13 +171,28 @@ int run(std::span<const std::string> args) {
     auto built = models::build_graph(model);
     lower::Options o;
     o.shapes_only = model.checkpoint.shapes_only();
+    if (vm.count("slots") && !vm.count("rows"))
+        throw Error("--slots: the stores are slot-addressed in a set for serving: give --rows too");
+    if (vm.count("rows") && !vm["bucket"].defaulted())
+        throw Error("--rows makes a set of buckets of token rows: give --rows or --bucket, not both");
+    if (vm.count("rows") && vm.count("check-layers"))
+        throw Error(
+            "--check-layers: a set for serving reads back the next tokens only (drop --check-layers)");
+    if (vm.count("rows") && !std::holds_alternative<models::DecoderSpec>(model.spec))
+        throw Error(fmt::format("--rows: a set for serving is for decoders, and {} is an encoder",
+                                vm["model"].as<std::string>()));
     o.bucket = parse_bucket(vm["bucket"].as<std::string>());
     o.max_positions = vm["max-positions"].as<std::size_t>();
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
-    auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
     std::string out = vm["output"].as<std::string>();
+    if (vm.count("rows")) {
+        compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
+                    vm.count("slots") ? vm["slots"].as<std::string>() : "auto", out);
+        return Ok;
+    }
+    auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
     program::write(c.image, out + ".ddr");
     program::write(c.program, out);
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes{})\n", out,

@@ -1,4 +1,4 @@
-// `cardsim serve MODEL_DIR --requests FILE`: a request trace served with continuous batching on the
+// `cardsim serve MODEL_DIR|PROG --requests FILE`: a request trace served with continuous batching on the
 // simulated card; `cardsim serve --gen poisson ... -o FILE`: a request trace made up.
 
 #include "cli/card_options.hpp"
@@ -10,6 +10,9 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
+#include <optional>
+
 #include <unistd.h>
 
 namespace cardsim::cli {
@@ -20,7 +23,10 @@ int run(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
-    opts.add_options()("model", po::value<std::string>(), "the checkpoint directory to serve")(
+    opts.add_options()("input", po::value<std::string>(),
+                       "the checkpoint directory to serve, or a program set (cardsim compile --rows)")(
+        "model", po::value<std::string>(),
+        "the checkpoint directory (serving a program set: the one it was compiled from, for --check)")(
         "requests", po::value<std::string>(),
         "the request trace (CSV: arrival_s,prompt_tokens,output_tokens[,prompt_ids], or Vidur's "
         "arrived_at,num_prefill_tokens,num_decode_tokens)")(
@@ -36,10 +42,11 @@ int run(std::span<const std::string> args) {
         "--gen: also write the trace made up here (without a checkpoint: only that)")(
         "policy", po::value<std::string>()->default_value("decode-first"),
         "decode-first (every decoding sequence's row first, prompts chunked into what is left) or "
-        "prefill-first")("token-budget", po::value<std::size_t>()->default_value(16),
-                         "token rows a step holds at most (also the most sequences at once)")(
-        "chunk", po::value<std::size_t>()->default_value(0),
-        "prompt tokens one request takes a step at most (0: what the budget leaves)")(
+        "prefill-first")(
+        "token-budget", po::value<std::size_t>()->default_value(16),
+        "token rows a step holds at most (also the most sequences at once; a program set: its largest "
+        "bucket's by default)")("chunk", po::value<std::size_t>()->default_value(0),
+                                "prompt tokens one request takes a step at most (0: what the budget leaves)")(
         "max-seqs", po::value<std::size_t>()->default_value(0),
         "sequences admitted at once at most (0: as many as the card's DDR holds)")(
         "max-positions", po::value<std::size_t>(),
@@ -49,21 +56,36 @@ int run(std::span<const std::string> args) {
         "shapes-only", po::bool_switch(), "read the checkpoint's config.json alone (timing only)")(
         "table", po::value<std::string>(), "write one line a request (CSV: its times and latencies) here")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
-    const char* const positional[] = {"model"};
+    const char* const positional[] = {"input"};
     auto vm =
         parse("serve",
-              "MODEL_DIR --requests FILE [--policy decode-first|prefill-first] [--token-budget N] "
+              "MODEL_DIR|PROG [--model DIR] --requests FILE [--policy decode-first|prefill-first] "
+              "[--token-budget N] "
               "[--chunk N] [--max-seqs N] [--max-positions N] [--check] [--table F.csv] [--config C] "
               "[--set k=v]\n       cardsim serve --gen poisson --rate R --count N [--prompt-len N|LO:HI] "
               "[--output-len N|LO:HI] [--seed S] (-o FILE | MODEL_DIR ...)",
               args, opts, positional);
+    // The positional input: a checkpoint directory, or a program set file.
+    std::optional<std::filesystem::path> model_dir, program;
+    if (vm.count("model")) model_dir = vm["model"].as<std::string>();
+    if (vm.count("input")) {
+        std::filesystem::path in = vm["input"].as<std::string>();
+        bool dir = std::filesystem::is_directory(in);
+        if (!dir && !std::filesystem::is_regular_file(in))
+            throw Error(fmt::format("{}: no such checkpoint directory or program set file", in.string()));
+        if (dir && model_dir)
+            throw Error(fmt::format("{} is a checkpoint directory and --model names another one: give one",
+                                    in.string()));
+        (dir ? model_dir : program) = in;
+    }
+    const bool served = model_dir || program;
     std::vector<serve::Request> requests;
     if (vm.count("gen")) {
         if (vm["gen"].as<std::string>() != "poisson")
             throw Error(fmt::format("--gen {}: the generator makes poisson traces (--gen poisson)",
                                     vm["gen"].as<std::string>()));
         if (vm.count("requests")) throw Error("--gen makes the requests: give --gen or --requests, not both");
-        if (!vm.count("output") && !vm.count("model"))
+        if (!vm.count("output") && !served)
             throw Error(
                 "--gen poisson: give the trace file to write (-o FILE), or a checkpoint to serve it on");
         serve::PoissonSpec spec;
@@ -75,7 +97,7 @@ int run(std::span<const std::string> args) {
         requests = serve::poisson(spec);
         if (vm.count("output")) {
             serve::write_requests(vm["output"].as<std::string>(), requests);
-            if (!vm.count("model")) {
+            if (!served) {
                 fmt::print("wrote {} requests over {:.3f} s ({} a second asked) to {}\n", requests.size(),
                            requests.back().arrival_seconds, spec.rate, vm["output"].as<std::string>());
                 return Ok;
@@ -84,9 +106,9 @@ int run(std::span<const std::string> args) {
     } else if (vm.count("output")) {
         throw Error("-o writes the trace --gen makes (serve writes its per-request table with --table)");
     }
-    if (!vm.count("model"))
-        throw Error(
-            "serve: give the checkpoint directory to serve (cardsim serve MODEL_DIR --requests FILE)");
+    if (!served)
+        throw Error("serve: give the checkpoint directory or the program set to serve (cardsim serve "
+                    "MODEL_DIR|PROG --requests FILE)");
     if (!vm.count("gen")) {
         if (!vm.count("requests"))
             throw Error("serve: give a request trace (--requests FILE), or --gen poisson to make one");
@@ -95,7 +117,9 @@ int run(std::span<const std::string> args) {
             throw Error(fmt::format("{}: the trace holds no requests", vm["requests"].as<std::string>()));
     }
     ServeRequest req;
-    req.model_dir = vm["model"].as<std::string>();
+    req.model_dir = model_dir;
+    req.program = program;
+    req.default_budget = vm["token-budget"].defaulted();
     req.requests = std::move(requests);
     req.config = load_card(vm, knob_overrides(vm));
     req.policy.order = serve::parse_order(vm["policy"].as<std::string>());

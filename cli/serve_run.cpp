@@ -5,6 +5,8 @@
 #include "engine/error.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/program_set.hpp"
+#include "engine/program/validate.hpp"
 #include "engine/shim/check.hpp"
 #include "engine/verify/verify.hpp"
 #include "models/checkpoint_digest.hpp"
@@ -30,22 +32,44 @@ std::optional<std::size_t> output_of(const program::Loaded& c, program::IoRole r
 
 } // namespace
 
-ServeReport serve_model(const ServeRequest& req) {
-    ServeReport rep;
-    auto model = models::load_model(req.model_dir, req.shapes_only);
+namespace {
+
+/// What a served trace runs on: the set's programs (bucket 0 with the DDR image), the checkpoint and
+/// its graph when they were read (compiling here, or a set with --model), and what the scheduler
+/// needs of the card.
+struct Prepared {
+    std::vector<program::Loaded> programs;
+    std::optional<models::Model> model;
+    std::optional<models::BuiltGraph> built;
+    serve::Capacity capacity;
+};
+
+/// The decoder in `model`, or cardsim::Error naming `dir`.
+const models::DecoderSpec& decoder_of(const models::Model& model, const std::filesystem::path& dir) {
     auto* decoder = std::get_if<models::DecoderSpec>(&model.spec);
     if (!decoder)
-        throw Error(fmt::format("{}: serve runs decoders (an encoder has no sequences to batch)",
-                                req.model_dir.string()));
+        throw Error(
+            fmt::format("{}: serve runs decoders (an encoder has no sequences to batch)", dir.string()));
+    return *decoder;
+}
+
+/// Loads the checkpoint, checks the card runs it, and lowers the set of buckets (1, 2, 4, … token
+/// rows up to the token budget) on as many slots as may be admitted at once.
+Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
+    Prepared p;
+    const auto& dir = *req.model_dir;
+    p.model = models::load_model(dir, req.shapes_only);
+    auto& model = *p.model;
+    const auto& decoder = decoder_of(model, dir);
     if (req.check && model.checkpoint.shapes_only())
         throw Error(fmt::format("{}: --check computes on the weights, and the checkpoint has shapes only",
-                                req.model_dir.string()));
+                                dir.string()));
     rep.model = models::describe(model.spec);
-    auto built = models::build_graph(model);
-    const auto& g = built.graph;
+    p.built = models::build_graph(model);
+    const auto& g = p.built->graph;
     auto verdict = shim::check_model(g, shim::capabilities(req.config));
     if (!verdict.runs()) {
-        std::string why = fmt::format("{}: the card refuses this model:", req.model_dir.string());
+        std::string why = fmt::format("{}: the card refuses this model:", dir.string());
         for (auto& r : verdict.refusals)
             why += fmt::format("\n  {}", r.text());
         throw Error(why);
@@ -79,17 +103,109 @@ ServeReport serve_model(const ServeRequest& req) {
     auto room = lower::slot_capacity(g, model.checkpoint, target, o, buckets);
     rep.slot_bytes = room.per_slot;
     rep.slots = std::size_t(room.slots);
-    rep.ddr_capacity_bytes = std::uint64_t(req.config.ddr.channels) * req.config.ddr.channel_bytes();
     rep.ddr_fixed_bytes = rep.ddr_capacity_bytes - room.free;
     const std::size_t admit =
         std::min({rep.slots, budget, req.policy.max_seqs ? req.policy.max_seqs : budget});
-    serve::Capacity capacity{rep.buckets, rep.slots, rep.max_positions, decoder->vocab};
-    serve::Scheduler scheduler(req.requests, req.policy, capacity);
+    p.capacity = serve::Capacity{rep.buckets, rep.slots, rep.max_positions, decoder.vocab};
     rep.laid_out = std::max<std::size_t>(1, admit);
     o.slots = rep.laid_out;
-    std::vector<program::Loaded> programs;
     for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets))
-        programs.push_back(std::move(c));
+        p.programs.push_back(std::move(c));
+    return p;
+}
+
+/// Reads a program set and its image (PROG.ddr), checking it was compiled for `req.config`; with
+/// `req.model_dir`, also reads the checkpoint it was compiled from (for --check).
+Prepared prepare_from_set(const ServeRequest& req, ServeReport& rep) {
+    Prepared p;
+    const auto& path = *req.program;
+    if (req.shapes_only)
+        throw Error("--shapes-only reads a checkpoint's config.json; a program set was compiled already");
+    auto set = program::read_set(path);
+    auto image_path = std::filesystem::path(path.string() + ".ddr");
+    if (!std::filesystem::exists(image_path))
+        throw Error(fmt::format("{}: the set's DDR image {} is missing (cardsim compile writes it beside the "
+                                "set)",
+                                path.string(), image_path.string()));
+    auto& first = set.buckets.front();
+    if (first.config_digest != card::digest(req.config))
+        throw Error(
+            fmt::format("{}: the set was compiled for the card config with digest {:016x}, this run's config "
+                        "has digest {:016x} (serve it with the --config, --set and --knob it was compiled "
+                        "with)",
+                        path.string(), first.config_digest, card::digest(req.config)));
+    for (std::size_t k = 0; k < set.buckets.size(); ++k)
+        program::validate(set.buckets[k], &req.config, fmt::format("{} (bucket {})", path.string(), k));
+    const auto& h = first.host;
+    rep.model = h.model;
+    rep.max_positions = std::size_t(h.max_positions);
+    if (req.max_positions && *req.max_positions != rep.max_positions)
+        throw Error(fmt::format("--max-positions {}: {} was compiled for slots of {} positions",
+                                *req.max_positions, path.string(), rep.max_positions));
+    rep.slots = rep.laid_out = std::size_t(h.entry(program::IoRole::Slots)->width);
+    std::uint64_t stores = 0, fixed = 0;
+    for (auto kind : {program::Region::Caches, program::Region::State})
+        if (auto* r = first.region(kind); r) stores += r->size;
+    for (auto kind : {program::Region::Weights, program::Region::Io})
+        if (auto* r = first.region(kind); r && r->space == program::Space::Ddr) fixed += r->size;
+    for (auto& b : set.buckets) {
+        rep.buckets.push_back(std::size_t(b.host.tokens));
+        if (auto* r = b.region(program::Region::Program); r) fixed += r->size;
+    }
+    rep.slot_bytes = stores / (rep.slots + 1); // the pad slot besides the sequences'
+    rep.ddr_fixed_bytes = fixed;
+    if (req.check) {
+        if (!req.model_dir)
+            throw Error(fmt::format("--check: give the checkpoint {} was compiled from (--model DIR): the "
+                                    "golden executor computes on its weights",
+                                    path.string()));
+        p.model = models::load_model(*req.model_dir, false);
+        decoder_of(*p.model, *req.model_dir);
+        if (p.model->checkpoint.shapes_only())
+            throw Error(fmt::format("{}: --check computes on the weights, and the checkpoint has shapes only",
+                                    req.model_dir->string()));
+        if (auto have = models::checkpoint_digest(p.model->checkpoint); have != h.checkpoint_digest)
+            throw Error(
+                fmt::format("{}: the set was compiled from the checkpoint with digest {:016x}, and {} has "
+                            "digest {:016x}: it is another checkpoint",
+                            path.string(), h.checkpoint_digest, req.model_dir->string(), have));
+        p.built = models::build_graph(*p.model);
+    }
+    auto image = program::read_image(image_path);
+    if (req.check && first.region(program::Region::Weights)->size > 0 && image.chunks.empty())
+        throw Error(fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): --check "
+                                "computes on them",
+                                image_path.string()));
+    p.capacity = serve::Capacity{rep.buckets, rep.slots, rep.max_positions, std::size_t(h.vocab)};
+    p.capacity.slots_limit = "set's slots";
+    rep.from_set = true;
+    // Bucket 0 carries the DDR image; the card loads that one (the set shares it).
+    for (std::size_t k = 0; k < set.buckets.size(); ++k) {
+        if (k == 0) {
+            p.programs.push_back(program::load(std::move(set.buckets[0]), std::move(image), path.string(),
+                                               image_path.string()));
+        } else {
+            program::Loaded l;
+            l.io = program::io_map(set.buckets[k].host);
+            l.program = std::move(set.buckets[k]);
+            p.programs.push_back(std::move(l));
+        }
+    }
+    return p;
+}
+
+} // namespace
+
+ServeReport serve_model(const ServeRequest& req) {
+    ServeReport rep;
+    if (!req.model_dir && !req.program)
+        throw Error("serve: give a checkpoint directory or a program set (cardsim serve MODEL_DIR, or PROG)");
+    rep.ddr_capacity_bytes = std::uint64_t(req.config.ddr.channels) * req.config.ddr.channel_bytes();
+    auto policy = req.policy;
+    auto prepared = req.program ? prepare_from_set(req, rep) : prepare_from_model(req, rep);
+    if (req.program && req.default_budget) policy.token_budget = rep.buckets.back();
+    serve::Scheduler scheduler(req.requests, policy, prepared.capacity);
+    auto& programs = prepared.programs;
     auto next_out = output_of(programs.front(), program::IoRole::Next);
     if (!next_out) throw Error("serve: the program has no next-token output");
     const auto pad = std::uint32_t(programs.front().io.pad_slot());
@@ -158,7 +274,8 @@ ServeReport serve_model(const ServeRequest& req) {
         std::vector<verify::Readback> readback;
         for (auto& out : rep.run.outputs)
             readback.push_back(out.values);
-        auto v = verify::verify(g, model.checkpoint, req.config, programs, step_buckets, inputs, readback);
+        auto v = verify::verify(prepared.built->graph, prepared.model->checkpoint, req.config, programs,
+                                step_buckets, inputs, readback);
         rep.bit_exact = v.bit_exact();
         if (v.first) rep.mismatch = v.first->text();
     }
@@ -173,10 +290,15 @@ std::string ServeReport::text() const {
     std::string b;
     for (auto n : buckets)
         b += fmt::format("{}{}", b.empty() ? "" : ",", n);
-    o += fmt::format(
-        "card: buckets of {} token rows on {} store slots; its DDR holds {} slots of {} positions "
-        "({} a slot) beside {} of weights, io and programs\n",
-        b, laid_out, slots, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
+    if (from_set)
+        o += fmt::format("card: buckets of {} token rows on {} store slots of {} positions as compiled ({} a "
+                         "slot) beside {} of weights, io and programs\n",
+                         b, laid_out, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
+    else
+        o += fmt::format(
+            "card: buckets of {} token rows on {} store slots; its DDR holds {} slots of {} positions "
+            "({} a slot) beside {} of weights, io and programs\n",
+            b, laid_out, slots, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     o += serve::text(summary);
     o += fmt::format(
@@ -210,6 +332,7 @@ std::string ServeReport::machine() const {
     kv("watts", watts);
     kv("tokens_per_joule", watts > 0 ? summary.tokens_per_second / watts : 0.0);
     kv("fits", fit.fits() ? "yes" : "no");
+    kv("served_from", from_set ? "set" : "checkpoint");
     kv("slots", slots);
     kv("slots_laid_out", laid_out);
     kv("slot_bytes", slot_bytes);

@@ -1,6 +1,7 @@
 #pragma once
-// The slice behind `cardsim serve`: a checkpoint in; its buckets compiled for the card's store
-// slots; a request trace served on one simulated card with continuous batching; the latencies out.
+// The slice behind `cardsim serve`: a checkpoint in (its buckets compiled for the card's store
+// slots) or a program set compiled before; a request trace served on one simulated card with continuous
+// batching; the latencies out.
 
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
@@ -18,10 +19,16 @@ namespace cardsim::cli {
 
 /// What to serve and how.
 struct ServeRequest {
-    std::filesystem::path model_dir;
+    /// The checkpoint directory: compiled here, or (with `program`) the one the set was compiled
+    /// from, for --check.
+    std::optional<std::filesystem::path> model_dir;
+    /// A program set from `cardsim compile --rows` (its image at PROGRAM.ddr), served as compiled.
+    std::optional<std::filesystem::path> program;
     card::CardConfig config;
     std::vector<serve::Request> requests;
     serve::Policy policy;
+    /// The token budget was not given: serving a set, it is the set's largest bucket.
+    bool default_budget = false;
     /// Positions each slot's caches hold (none: the most any request needs, prompt + output - 1).
     std::optional<std::size_t> max_positions;
     bool check = false; ///< full run: every step's tokens checked bit for bit against the golden executor
@@ -38,6 +45,7 @@ struct ServeReport {
     std::uint64_t slot_bytes = 0;     ///< DDR bytes of one slot's caches and states
     std::uint64_t ddr_fixed_bytes = 0, ddr_capacity_bytes = 0; ///< weights + io + program; the card's DDR
     std::size_t max_positions = 0;
+    bool from_set = false; ///< served a program set as compiled (else compiled here from the checkpoint)
     serve::ServeSummary summary;
     std::vector<serve::RequestTimes> times;
     sim::RunResult run;
@@ -54,11 +62,11 @@ struct ServeReport {
     bool ok() const { return !run.fault && bit_exact.value_or(true); }
 };
 
-/// Loads the checkpoint, checks the card runs it, lowers a set of buckets (1, 2, 4, … token rows
-/// up to the token budget) on slot-addressed stores, works out how many sequences' caches and states
-/// (slots) the card's DDR holds beside the weights, io and programs, serves the trace on one card
-/// session (each step on the smallest bucket that holds its rows, padding on the pad slot) and sums
-/// it up. With `check`, every step's outputs are compared bit for bit with the golden executor's on
+/// Serves a program set (`program`) as compiled, or: loads the checkpoint, checks the card runs it, lowers a
+/// set of buckets (1, 2, 4, … token rows up to the token budget) on slot-addressed stores, works out how many
+/// sequences' caches and states (slots) the card's DDR holds beside the weights, io and programs, serves the
+/// trace on one card session (each step on the smallest bucket that holds its rows, padding on the pad slot)
+/// and sums it up. With `check`, every step's outputs are compared bit for bit with the golden executor's on
 /// the same inputs.
 ServeReport serve_model(const ServeRequest& request);
 

@@ -45,7 +45,7 @@ Scheduler::Scheduler(std::vector<Request> requests, Policy policy, Capacity capa
     });
     // The cap on sequences at once: the least of the slots, --max-seqs and the token budget.
     limit_.cap = capacity_.slots;
-    limit_.cap_reason = "DDR capacity";
+    limit_.cap_reason = capacity_.slots_limit;
     if (policy_.max_seqs && policy_.max_seqs < limit_.cap) {
         limit_.cap = policy_.max_seqs;
         limit_.cap_reason = "--max-seqs";

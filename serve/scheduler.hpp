@@ -40,6 +40,7 @@ struct Capacity {
     std::size_t slots = 0;
     std::size_t max_positions = 0;
     std::size_t vocab = 1;
+    std::string slots_limit = "DDR capacity"; ///< what sets the slot count, for the batch limit's sentence
 };
 
 /// One token row of a step: request `request`'s token `id` at `position`, in store slot `slot`;

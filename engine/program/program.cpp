@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/program/program_set.hpp"
 #include "engine/program/validate.hpp"
 
 #include <fmt/core.h>
@@ -355,6 +356,9 @@ Program decode(std::span<const std::byte> whole, const std::string& file) {
     In head(whole, file);
     head.need(header_bytes, "header");
     auto m = head.take(8);
+    if (std::memcmp(m.data(), set_magic, 8) == 0)
+        head.fail("this is a program set of several buckets (cardsim compile --rows): serve it with "
+                  "`cardsim serve PROG`, or print it with `cardsim disasm PROG`");
     if (std::memcmp(m.data(), magic, 8) != 0) head.fail("wrong magic: this is not a cardsim program");
     auto v = head.get<std::uint32_t>();
     if (v != version)

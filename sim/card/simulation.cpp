@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
+#include "engine/program/program_set.hpp"
 #include "engine/program/validate.hpp"
 
 #include <algorithm>
@@ -97,37 +98,6 @@ private:
     }
 };
 
-/// Why `buckets` cannot share one card, or nothing: the weights, caches and states regions and
-/// the DDR image must be the first bucket's, and no program region may overlap another's.
-std::optional<std::string> set_refusal(std::span<const program::Loaded> buckets) {
-    if (buckets.empty()) return "a session needs at least one bucket";
-    auto& first = buckets.front().program;
-    for (std::size_t k = 1; k < buckets.size(); ++k) {
-        auto& p = buckets[k].program;
-        if (p.image_digest != first.image_digest)
-            return fmt::format("bucket {} runs on another DDR image ({:016x}) than bucket 0 ({:016x})", k,
-                               p.image_digest, first.image_digest);
-        if (p.config_digest != first.config_digest)
-            return fmt::format("bucket {} was compiled for another card config than bucket 0", k);
-        for (auto kind : {program::Region::Weights, program::Region::Caches, program::Region::State}) {
-            auto *a = first.region(kind), *b = p.region(kind);
-            if (!a != !b || (a && *a != *b))
-                return fmt::format("bucket {}'s {} region ({}) is not bucket 0's ({}): the buckets of a set "
-                                   "share their weights and stores",
-                                   k, program::name(kind),
-                                   b ? fmt::format("{:#x} + {} bytes", b->base, b->size) : "none",
-                                   a ? fmt::format("{:#x} + {} bytes", a->base, a->size) : "none");
-        }
-        for (std::size_t j = 0; j < k; ++j) {
-            auto *a = buckets[j].program.region(program::Region::Program),
-                 *b = p.region(program::Region::Program);
-            if (a && b && a->size && b->size && a->base < b->base + b->size && b->base < a->base + a->size)
-                return fmt::format("bucket {}'s program region overlaps bucket {}'s", k, j);
-        }
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan) {
@@ -147,7 +117,11 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
 
 RunResult simulate(const card::CardConfig& config, std::span<const program::Loaded> buckets,
                    const SessionPlan& plan) {
-    if (auto why = set_refusal(buckets)) throw Error("the buckets cannot share one card: " + *why);
+    std::vector<const program::Program*> programs_of;
+    for (auto& b : buckets)
+        programs_of.push_back(&b.program);
+    if (auto why = program::share_refusal(programs_of))
+        throw Error("the buckets cannot share one card: " + *why);
     RunResult result;
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // A bus error stops the run through sc_stop; its report is the fault, not SystemC's info line.

@@ -1,7 +1,8 @@
 // `cardsim serve` as a user runs it: a trace of fixed arrivals served on the card gives the
 // latencies of the schedule worked out by hand, each request gets the tokens of its prompt run
 // alone (whatever shares its steps, whichever slot it reuses), the card idles until an arrival,
-// admission stops at the slots the DDR holds, and bad input is refused.
+// admission stops at the slots the DDR holds, and bad input is refused; a program set compiled
+// before (compile --rows) serves as its checkpoint does.
 
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -9,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -232,4 +234,106 @@ TEST_CASE("a generated Poisson trace is written whole and served") {
     REQUIRE(s.code == 0);
     CHECK(contains(s.out, "served 8 of 8 requests"));
     CHECK(contains(s.out, "TPOT  p50"));
+}
+
+TEST_CASE("a compiled program set serves a trace as its checkpoint does to the cycle and the bit") {
+    const ScratchDir d("serve-set");
+    auto m = model(d, "hybrid");
+    auto t = trace(d, "0,3,4,1 2 3\n0,2,5,4 5\n0.00001,5,3,6 7 8 9 10\n");
+    auto set = (d / "s.prog").string();
+    auto c = run_cardsim("compile " + m + " -o " + set + " --rows 1,2,4 --max-positions 16");
+    INFO(c.out);
+    REQUIRE(c.code == 0);
+    CHECK(contains(c.out, "a set of 3 buckets of 1,2,4 token rows on 4 slots of 16 positions"));
+    auto from_set_table = (d / "set.csv").string(), from_model_table = (d / "model.csv").string();
+    auto a = run_cardsim("serve " + set + " --model " + m + " --requests " + t +
+                         " --check --machine --table " + from_set_table);
+    auto b =
+        run_cardsim("serve " + m + " --requests " + t +
+                    " --token-budget 4 --max-positions 16 --check --machine --table " + from_model_table);
+    INFO(a.out << b.out);
+    REQUIRE(a.code == 0);
+    REQUIRE(b.code == 0);
+    auto sa = machine(a.out), sb = machine(b.out);
+    CHECK(sa["bit_exact"] == "yes");
+    CHECK(sa["served_from"] == "set");
+    CHECK(sb["served_from"] == "checkpoint");
+    CHECK(sa["cycles"] == sb["cycles"]);
+    CHECK(sa["serve_steps"] == sb["serve_steps"]);
+    CHECK(sa["slots_laid_out"] == "4");
+    auto ra = table(from_set_table), rb = table(from_model_table);
+    REQUIRE(ra.size() == 3);
+    REQUIRE(rb.size() == 3);
+    for (std::size_t r = 0; r < 3; ++r) {
+        CHECK(ra[r]["generated"] == rb[r]["generated"]);
+        CHECK(ra[r]["e2e_ms"] == rb[r]["e2e_ms"]);
+    }
+    // Timing-only needs no checkpoint.
+    auto timing = run_cardsim("serve " + set + " --requests " + t + " --machine");
+    REQUIRE(timing.code == 0);
+    CHECK(machine(timing.out)["cycles"] == sa["cycles"]);
+}
+
+TEST_CASE("a program set is refused where it cannot be used and the error points to what can") {
+    const ScratchDir d("serve-set-bad");
+    auto m = model(d, "hybrid");
+    auto t = trace(d, "0,3,4,\n");
+    auto set = (d / "s.prog").string();
+    REQUIRE(run_cardsim("compile " + m + " -o " + set + " --rows 1,2 --slots 2 --max-positions 8").code == 0);
+    auto run = run_cardsim("run " + set);
+    CHECK(run.code == 2);
+    CHECK(contains(run.out, "cardsim serve"));
+    auto check = run_cardsim("serve " + set + " --requests " + t + " --check");
+    CHECK(check.code == 2);
+    CHECK(contains(check.out, "--model"));
+    auto budget = run_cardsim("serve " + set + " --requests " + t + " --token-budget 4");
+    CHECK(budget.code == 2);
+    CHECK(contains(budget.out, "largest bucket holds 2"));
+    auto positions = run_cardsim("serve " + set + " --requests " + t + " --max-positions 9");
+    CHECK(positions.code == 2);
+    CHECK(contains(positions.out, "8 positions"));
+    auto other = run_cardsim("serve " + set + " --requests " + t + " --set ddr.channels=2");
+    CHECK(other.code == 2);
+    CHECK(contains(other.out, "card config"));
+    auto image = d / "s.prog.ddr";
+    std::filesystem::remove(image);
+    auto no_image = run_cardsim("serve " + set + " --requests " + t);
+    CHECK(no_image.code == 2);
+    CHECK(contains(no_image.out, "s.prog.ddr"));
+    const std::pair<const char*, const char*> bad_compiles[] = {
+        {"--rows 2,1", "increasing order"},
+        {"--rows 0", "positive count"},
+        {"--rows 1,,2", "positive count"},
+        {"--rows 1 --slots 0", "--slots 0"},
+        {"--rows 1 --slots 99999999", "the card's DDR holds"},
+        {"--slots 2", "give --rows too"},
+        {"--rows 1 --bucket seqs=2", "not both"}};
+    for (auto [args, why] : bad_compiles) {
+        auto r = run_cardsim("compile " + m + " -o " + (d / "x.prog").string() + " " + args);
+        INFO(args << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, why));
+        CHECK_FALSE(std::filesystem::exists(d / "x.prog"));
+    }
+}
+
+TEST_CASE("disasm prints every bucket of a set or the one asked for") {
+    const ScratchDir d("serve-set-disasm");
+    auto m = model(d, "hybrid");
+    auto set = (d / "s.prog").string();
+    REQUIRE(run_cardsim("compile " + m + " -o " + set + " --rows 1,2,4 --max-positions 8").code == 0);
+    auto all = run_cardsim("disasm " + set + " --header-only");
+    INFO(all.out);
+    REQUIRE(all.code == 0);
+    CHECK(contains(all.out, "program set: 3 buckets of 1,2,4 token rows on 4 slots of 8 positions"));
+    for (auto k : {"bucket 0: 1 token rows", "bucket 1: 2 token rows", "bucket 2: 4 token rows"})
+        CHECK(contains(all.out, k));
+    auto one = run_cardsim("disasm " + set + " --bucket 1");
+    REQUIRE(one.code == 0);
+    CHECK(contains(one.out, "bucket 1: 2 token rows"));
+    CHECK_FALSE(contains(one.out, "bucket 0:"));
+    CHECK(contains(one.out, "bucket tokens=2 seqs=1"));
+    auto past = run_cardsim("disasm " + set + " --bucket 3");
+    CHECK(past.code == 2);
+    CHECK(contains(past.out, "buckets 0 .. 2"));
 }
