@@ -6,13 +6,13 @@
 #   scripts/fuzz.sh [SECONDS_EACH] [TARGET...]     default 60 s each, every target
 # Exit 0 when no target found anything; 1 when one did (its input is named; keep it as a
 # regression test). Targets: safetensors config_json card_config sweep_spec expression program
-# image trace ddr_trace.
+# program_set image trace ddr_trace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors config_json card_config sweep_spec expression program image trace ddr_trace)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors config_json card_config sweep_spec expression program program_set image trace ddr_trace)
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is needed (apt-get install clang)"; exit 2; }
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
