@@ -35,7 +35,8 @@ private:
     void put(const program::Place& p, const std::vector<std::uint32_t>& values) {
         if (p.bytes == 0) return;
         std::vector<std::byte> bytes(p.bytes, std::byte{0});
-        std::memcpy(bytes.data(), values.data(), std::min<std::size_t>(bytes.size(), 4 * values.size()));
+        if (!values.empty())
+            std::memcpy(bytes.data(), values.data(), std::min<std::size_t>(bytes.size(), 4 * values.size()));
         card_.write(p.region, p.offset, bytes);
     }
 

@@ -149,7 +149,7 @@ void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical
 
 void UnitModule::run() {
     const std::uint32_t channels = ctx_.interleave.channels();
-    std::vector<memory::ChannelInterleave::Range> ranges(channels);
+    ranges_.assign(channels, {});
     for (;;) {
         sc_core::wait(start_);
         const std::uint32_t index = index_;
@@ -184,18 +184,18 @@ void UnitModule::run() {
             if (!is_ddr(o)) return;
             for (auto& s : spans) {
                 if (s.bytes == 0) continue;
-                ctx_.interleave.split(ctx_.region(o.region).base + o.offset + s.offset, s.bytes, ranges);
+                ctx_.interleave.split(ctx_.region(o.region).base + o.offset + s.offset, s.bytes, ranges_);
                 for (std::uint32_t ch = 0; ch < channels; ++ch)
-                    per[ch] += ranges[ch].size();
+                    per[ch] += ranges_[ch].size();
             }
         };
         busy_signal_.write(true);
         std::vector<bool> touched(channels, false);
         for (auto& o : c.operands)
             if (is_ddr(o)) {
-                ctx_.interleave.split(ctx_.region(o.region).base + o.offset, o.bytes, ranges);
+                ctx_.interleave.split(ctx_.region(o.region).base + o.offset, o.bytes, ranges_);
                 for (std::uint32_t ch = 0; ch < channels; ++ch)
-                    touched[ch] = touched[ch] || !ranges[ch].empty();
+                    touched[ch] = touched[ch] || !ranges_[ch].empty();
             }
         auto activity = [&](int delta) {
             for (std::uint32_t ch = 0; ch < channels; ++ch) {

@@ -86,6 +86,9 @@ private:
     sc_core::sc_signal<bool> busy_signal_;
     std::vector<std::vector<std::byte>> buffers_; ///< copies of overlapping operands
     std::vector<std::span<std::byte>> views_;     ///< each operand's bytes for the kernel
+    /// Each channel's part of an operand (ChannelInterleave::split). A member, not a local of
+    /// `run`: a thread's locals are never destroyed (it waits forever when the run ends).
+    std::vector<memory::ChannelInterleave::Range> ranges_;
     tlm::tlm_dmi ddr_dmi_, sram_dmi_;
     bool have_ddr_dmi_ = false, have_sram_dmi_ = false;
     TimeSplit waits_;                  ///< the waits of the command handed over

@@ -420,8 +420,9 @@ bool ChannelController::step(Cycle limit) {
     bank_free_[e.bank] = ev.plan.cas;
     buffer_.erase(i);
     dirty(std::uint64_t{1} << e.bank);
-    Request& r = requests_[e.request];
     if (!write || !posted_) {
+        // A posted write's request finished when it was accepted (its slot may be reused since).
+        Request& r = requests_[e.request];
         attribute(r.track, floors, core_.burst_cycles());
         r.done = std::max(r.done, end);
         if (--r.in_buffer == 0 && r.next == r.stop) finish(e.request);

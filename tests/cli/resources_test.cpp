@@ -5,6 +5,7 @@
 
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/skip.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -58,6 +59,10 @@ TEST_CASE("a long timing-only run's host memory does not grow with its steps") {
 }
 
 TEST_CASE("a run reserves address space for its program's regions, not the card's whole DDR") {
+#ifdef CARDSIM_SANITIZED
+    CARDSIM_SKIP("AddressSanitizer reserves terabytes of shadow address space, so no run starts under "
+                 "ulimit -v");
+#endif
     const ScratchDir d("resources-ulimit");
     auto m = (d / "m").string();
     REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + m).code == 0);

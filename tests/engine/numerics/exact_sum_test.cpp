@@ -20,7 +20,8 @@ std::vector<Term> random_terms(std::mt19937_64& rng, std::size_t n, int exponent
     std::uniform_int_distribution<int> bits(0, 62), e(-300, -300 + exponent_spread);
     for (auto& x : t) {
         const int b = bits(rng);
-        x.significand = static_cast<std::int64_t>(rng() >> (64 - b)) * (rng() % 2 ? 1 : -1);
+        const std::uint64_t r = rng();
+        x.significand = static_cast<std::int64_t>(b == 0 ? 0 : r >> (64 - b)) * (rng() % 2 ? 1 : -1);
         x.exponent = e(rng) + 300 - 150;
     }
     return t;
