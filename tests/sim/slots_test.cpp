@@ -117,22 +117,16 @@ std::size_t logits_output(const program::IoMap& io, const graph::Graph& g) {
     return 0;
 }
 
-void mixing_equals_alone(models::SynthArch arch) {
-    test::ScratchDir dir("slots-mixing");
-    auto m = tiny(arch, dir);
-    auto config = card::default_card_config();
-    auto built = models::build_graph(m);
-    auto& g = built.graph;
+/// Runs `steps` on `c` (lowered for `bucket` on `store_slots` slots) and checks every row: the
+/// card's logits equal the golden executor's, and a live row's equal its sequence run alone
+/// (`ref`). Returns the live rows checked.
+template <class Ref>
+std::size_t run_rows_against_alone(const models::Model& m, const graph::Graph& g,
+                                   const card::CardConfig& config, const lower::Compiled& c,
+                                   const graph::Bucket& bucket, std::size_t store_slots,
+                                   const std::vector<std::vector<Row>>& steps, const Ref& ref) {
     const std::size_t vocab = g.shape(*g.logits).width;
-    auto ref = alone(m, g, config, 3, 4);
-    const graph::Bucket bucket{4, 1, 0};
-    lower::Options o{bucket, positions};
-    o.slots = slots;
-    auto c = lower::lower(g, m.checkpoint, lower::target_of(config), o);
-    REQUIRE(c.io.slot_count == slots);
-    REQUIRE(c.io.pad_slot() == slots);
-    auto steps = mixed_steps();
-    golden::Golden gold(g, m.checkpoint, config, bucket, positions, slots);
+    golden::Golden gold(g, m.checkpoint, config, bucket, positions, store_slots);
     sim::SessionPlan plan;
     plan.next = [&](std::size_t s, double, const sim::StepOutputs*) -> std::optional<sim::SessionStep> {
         if (s >= steps.size()) return std::nullopt;
@@ -155,7 +149,23 @@ void mixing_equals_alone(models::SynthArch arch) {
             ++live;
         }
     }
-    REQUIRE(live == 10);
+    return live;
+}
+
+void mixing_equals_alone(models::SynthArch arch) {
+    test::ScratchDir dir("slots-mixing");
+    auto m = tiny(arch, dir);
+    auto config = card::default_card_config();
+    auto built = models::build_graph(m);
+    auto& g = built.graph;
+    auto ref = alone(m, g, config, 3, 4);
+    const graph::Bucket bucket{4, 1, 0};
+    lower::Options o{bucket, positions};
+    o.slots = slots;
+    auto c = lower::lower(g, m.checkpoint, lower::target_of(config), o);
+    REQUIRE(c.io.slot_count == slots);
+    REQUIRE(c.io.pad_slot() == slots);
+    REQUIRE(run_rows_against_alone(m, g, config, c, bucket, slots, mixed_steps(), ref) == 10);
 }
 
 } // namespace
@@ -174,7 +184,6 @@ TEST_CASE("a_reused_slot_starts_its_new_sequence_from_zero_state (hybrid: conv w
     auto config = card::default_card_config();
     auto built = models::build_graph(m);
     auto& g = built.graph;
-    const std::size_t vocab = g.shape(*g.logits).width;
     auto ref = alone(m, g, config, 3, 4);
     const graph::Bucket bucket{2, 1, 0};
     lower::Options o{bucket, positions};
@@ -192,30 +201,8 @@ TEST_CASE("a_reused_slot_starts_its_new_sequence_from_zero_state (hybrid: conv w
         {{2, 0, 0}, {std::nullopt, pad, 0}},
         {{2, 0, 1}, {2, 0, 2}}, // sequence 2
     };
-    golden::Golden gold(g, m.checkpoint, config, bucket, positions, 1);
-    sim::SessionPlan plan;
-    plan.next = [&](std::size_t s, double, const sim::StepOutputs*) -> std::optional<sim::SessionStep> {
-        if (s >= steps.size()) return std::nullopt;
-        return sim::SessionStep{0, inputs(steps[s]), 0};
-    };
-    auto r = sim::simulate(config, one(c), plan);
-    REQUIRE_FALSE(r.fault);
-    REQUIRE(r.outputs.size() == steps.size());
-    const auto lo = logits_output(c.io, g);
-    std::size_t live = 0;
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-        gold.step(inputs(steps[s]));
-        for (std::size_t row = 0; row < steps[s].size(); ++row) {
-            auto& rw = steps[s][row];
-            if (!rw.seq) continue;
-            INFO("step " << s << ", row " << row << ": sequence " << *rw.seq << " at position " << rw.pos);
-            auto card_row = row_bits(r.outputs[s].values[lo], vocab, row);
-            CHECK(card_row == row_bits(gold.value(*g.logits), vocab, row));
-            CHECK(card_row == ref.at({*rw.seq, rw.pos})); // nothing of the slot's last occupant
-            ++live;
-        }
-    }
-    REQUIRE(live == 11);
+    // Each row equals its sequence alone: nothing of the slot's last occupant.
+    REQUIRE(run_rows_against_alone(m, g, config, c, bucket, 1, steps, ref) == 11);
 }
 
 TEST_CASE("a_sequences_tokens_do_not_depend_on_its_slot_or_its_neighbours") {
