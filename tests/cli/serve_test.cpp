@@ -280,21 +280,18 @@ TEST_CASE("a program set is refused where it cannot be used and the error points
     auto t = trace(d, "0,3,4,\n");
     auto set = (d / "s.prog").string();
     REQUIRE(run_cardsim("compile " + m + " -o " + set + " --rows 1,2 --slots 2 --max-positions 8").code == 0);
-    auto run = run_cardsim("run " + set);
-    CHECK(run.code == 2);
-    CHECK(contains(run.out, "cardsim serve"));
-    auto check = run_cardsim("serve " + set + " --requests " + t + " --check");
-    CHECK(check.code == 2);
-    CHECK(contains(check.out, "--model"));
-    auto budget = run_cardsim("serve " + set + " --requests " + t + " --token-budget 4");
-    CHECK(budget.code == 2);
-    CHECK(contains(budget.out, "largest bucket holds 2"));
-    auto positions = run_cardsim("serve " + set + " --requests " + t + " --max-positions 9");
-    CHECK(positions.code == 2);
-    CHECK(contains(positions.out, "8 positions"));
-    auto other = run_cardsim("serve " + set + " --requests " + t + " --set ddr.channels=2");
-    CHECK(other.code == 2);
-    CHECK(contains(other.out, "card config"));
+    const std::pair<std::string, const char*> refused[] = {
+        {"run " + set, "cardsim serve"},
+        {"serve " + set + " --requests " + t + " --check", "--model"},
+        {"serve " + set + " --requests " + t + " --token-budget 4", "largest bucket holds 2"},
+        {"serve " + set + " --requests " + t + " --max-positions 9", "8 positions"},
+        {"serve " + set + " --requests " + t + " --set ddr.channels=2", "card config"}};
+    for (auto& [args, why] : refused) {
+        auto r = run_cardsim(args);
+        INFO(args << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, why));
+    }
     auto image = d / "s.prog.ddr";
     std::filesystem::remove(image);
     auto no_image = run_cardsim("serve " + set + " --requests " + t);
