@@ -61,7 +61,8 @@ struct CardContext {
 
     /// The region `r` of the program, or nothing.
     const RegionAt& region(program::Region r) const { return regions[static_cast<std::size_t>(r)]; }
-    /// Stops the run with a bus error naming command `index`, the address and the region.
+    /// Stops the run with a bus error naming command `index`, the address and the region (the
+    /// first fault stands): the step ends, and commands already in flight complete.
     void bus_error(std::uint32_t index, const std::string& what);
 };
 

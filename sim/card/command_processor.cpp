@@ -69,6 +69,7 @@ bool CommandProcessor::run_step() {
         }
         const std::uint64_t unit_free = now();
         sc_core::wait(issue);
+        if (ctx_.fault) return false; // a command in flight faulted meanwhile
         TimeSplit waits;
         waits[TimePart::Deps] = deps_done - reached;
         waits[TimePart::Unit] = unit_free - deps_done;
@@ -78,8 +79,7 @@ bool CommandProcessor::run_step() {
         std::erase_if(in_flight, [&](std::uint32_t j) { return ctx_.done[j]; });
         for (auto j : in_flight)
             if (auto why = race(ctx_, j, i)) {
-                ctx_.fault = *why;
-                sc_core::sc_stop();
+                ctx_.fault = *why; // the step ends here; the commands in flight complete
                 return false;
             }
         in_flight.push_back(i);

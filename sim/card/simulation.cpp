@@ -125,7 +125,7 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
         throw Error("the buckets cannot share one card: " + *why);
     RunResult result;
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-    // A bus error stops the run through sc_stop; its report is the fault, not SystemC's info line.
+    // A fault ends the run (the host stops asking for steps); SystemC's info lines are not reports.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     auto t0 = std::chrono::steady_clock::now();
     // Full runs compute with the config's weight format: refuse one the matvec does not run up front.

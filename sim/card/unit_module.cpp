@@ -16,7 +16,9 @@ void CardContext::bus_error(std::uint32_t index, const std::string& what) {
     if (!fault)
         fault = fmt::format("bus error at step {}, command {} ({}): {}", step, index,
                             program::name(program->commands[index].opcode), what);
-    sc_core::sc_stop();
+    // The command processor wakes to the fault and ends the step; commands already in flight on
+    // other units complete, so every thread comes to rest (none is left suspended mid-command).
+    command_done.notify(sc_core::SC_ZERO_TIME);
 }
 
 UnitModule::UnitModule(const sc_core::sc_module_name& name, program::Unit kind, std::uint32_t instance,
