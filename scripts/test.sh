@@ -10,8 +10,6 @@ if [ "${1:-}" = "--sanitize" ]; then
   # SystemC switches coroutine stacks: ASan's stack-use-after-return detection cannot follow it.
   export ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1:${ASAN_OPTIONS:-}
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}
-  # What a SystemC thread's suspended frames own at exit is not a leak (scripts/lsan.supp says why).
-  export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:${LSAN_OPTIONS:-}
   cd build-sanitize && ctest --output-on-failure -j "$(nproc)"
   exit
 fi
