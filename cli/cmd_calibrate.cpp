@@ -5,6 +5,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "traces/calibration.hpp"
@@ -65,6 +66,8 @@ int run(std::span<const std::string> args) {
         throw Error("calibrate: give the measured trace (cardsim calibrate TRACE -o OUT.toml)");
     if (!vm.count("output")) throw Error("calibrate: give -o OUT.toml, the config overlay to write");
     const std::string path = vm["trace"].as<std::string>();
+    Outputs outputs; // checked before any work
+    outputs.file("-o", vm["output"].as<std::string>());
     auto knobs = knob_overrides(vm);
     auto config = load_card(vm, knobs);
     auto t = traces::read_trace(path);
@@ -81,6 +84,7 @@ int run(std::span<const std::string> args) {
             100 * f.after.mean, 100 * f.after.max);
     const std::string out = vm["output"].as<std::string>();
     io::write_file_atomically(out, overlay(vm, config, fits, path));
+    outputs.keep();
     fmt::print("wrote {} (use it with --config {})\n", out, out);
     return Ok;
 }

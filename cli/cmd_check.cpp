@@ -30,22 +30,27 @@ int run(std::span<const std::string> args) {
     auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
+    const bool decoder = std::holds_alternative<models::DecoderSpec>(model.spec);
     // The arena of a decode step (one token, one sequence) must fit the SRAM, as `run` lowers it.
-    if (report.runs() && std::holds_alternative<models::DecoderSpec>(model.spec))
+    if (report.runs() && decoder)
         if (auto why = lower::arena_refusal(built.graph, graph::Bucket{1, 1, 0}, config.sram.bytes))
-            report.refusals.push_back({graph::Site{}, *why});
-    fmt::print("{}: {}\n{}{}\n", vm["model"].as<std::string>(), models::describe(model.spec),
-               report.text(built.graph), fit::verdict_line(fit::check_fit(config)));
-    if (!report.runs() || !std::holds_alternative<models::DecoderSpec>(model.spec))
-        return report.runs() ? Ok : Negative;
+            report.refusals.push_back({std::nullopt, *why});
+    fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec),
+               report.listing(built.graph));
     // The DDR budget of a decoder's program for these positions and sequences (shapes only: no
-    // weight is read).
-    const auto seqs = vm["seqs"].as<std::size_t>();
-    lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
-    auto cap = lower::capacity(built.graph, model.checkpoint, lower::target_of(config), o);
-    fmt::print("{}", cap.text());
-    if (!cap.fits()) fmt::print("refused: {}\n", cap.refusal());
-    return cap.fits() ? Ok : Negative;
+    // weight is read); over the capacity is one more refusal, so the verdict below is the only one.
+    if (report.runs() && decoder) {
+        const auto seqs = vm["seqs"].as<std::size_t>();
+        lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
+        auto cap = lower::capacity(built.graph, model.checkpoint, lower::target_of(config), o);
+        fmt::print("{}", cap.text());
+        if (!cap.fits()) {
+            report.refusals.push_back({std::nullopt, cap.refusal()});
+            fmt::print("refusals:\n  {}\n", report.refusals.back().text());
+        }
+    }
+    fmt::print("{}\n{}", fit::verdict_line(fit::check_fit(config)), report.verdict());
+    return report.runs() ? Ok : Negative;
 }
 
 const Register reg{{"check", "say what the card runs of a checkpoint, per layer, and every refusal", run}};

@@ -4,6 +4,8 @@
 #include "cli/card_options.hpp"
 #include "cli/check_layers.hpp"
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
+#include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program_set.hpp"
@@ -167,8 +169,13 @@ int run(std::span<const std::string> args) {
               args, opts, positional);
     auto knobs = knob_overrides(vm);
     auto config = load_card(vm, knobs);
+    std::string out = vm["output"].as<std::string>();
+    Outputs outputs; // checked before any work; removed again (the program and its image) on a failure
+    outputs.file("-o", out);
+    outputs.file("-o (its DDR image)", out + ".ddr");
     auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
     auto built = models::build_graph(model);
+    require_card_runs(built.graph, config, vm["model"].as<std::string>());
     lower::Options o;
     o.shapes_only = model.checkpoint.shapes_only();
     if (vm.count("slots") && !vm.count("rows"))
@@ -186,15 +193,16 @@ int run(std::span<const std::string> args) {
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
-    std::string out = vm["output"].as<std::string>();
     if (vm.count("rows")) {
         compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
                     vm.count("slots") ? vm["slots"].as<std::string>() : "auto", out);
+        outputs.keep();
         return Ok;
     }
     auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
     program::write(c.image, out + ".ddr");
     program::write(c.program, out);
+    outputs.keep();
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes{})\n", out,
                c.program.commands.size(), c.program.arena_bytes,
                c.program.region(program::Region::Weights)->size, out, c.image.bytes(),

@@ -5,6 +5,7 @@
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
 #include "cli/ddr_trace_options.hpp"
+#include "cli/output_paths.hpp"
 #include "engine/error.hpp"
 #include "sim/memory/replay.hpp"
 #include "sim/memory/trace_format.hpp"
@@ -125,6 +126,8 @@ int replay(std::span<const std::string> args) {
         extra.push_back({"ddr.channels", std::to_string(vm["channels"].as<std::uint32_t>())});
     const card::CardConfig card = load_card(vm, extra);
     const std::string path = vm["trace"].as<std::string>();
+    Outputs outputs; // checked before any work; a partial export removed if the replay fails
+    if (vm.count("ddr-trace")) outputs.file("--ddr-trace", vm["ddr-trace"].as<std::string>());
     const std::string fmt_text = vm["format"].as<std::string>();
     const mem::TraceFormat format =
         fmt_text == "auto" ? mem::detect_trace_format(path) : format_option(fmt_text);
@@ -165,6 +168,7 @@ int replay(std::span<const std::string> args) {
     const mem::ReplayResult result = harness.run(reader, options);
     harness.memory().set_observer(nullptr);
     if (exporter) exporter->close();
+    outputs.keep();
     fmt::print("trace           {} ({}, {} lines)\n", path, mem::name(format), reader.line());
     fmt::print(
         "card            {} (config {}), {} x DDR4-{} channels, {} scheduler, {} pacing, {} outstanding{}\n",
@@ -199,6 +203,8 @@ int gen(std::span<const std::string> args) {
     const char* const positional[] = {"pattern"};
     auto vm = parse("ddr gen", "PATTERN -o FILE [options]", args, o, positional);
     const card::CardConfig card = load_card(vm);
+    Outputs outputs; // checked before any work; the partial trace removed if generating fails
+    outputs.file("-o", vm["output"].as<std::string>());
     const std::string pattern = vm["pattern"].as<std::string>();
     mem::PatternSpec spec;
     auto kind = mem::parse_pattern(pattern);
@@ -232,6 +238,7 @@ int gen(std::span<const std::string> args) {
         ++n;
     }
     writer.close();
+    outputs.keep();
     fmt::print("wrote {} {} requests to {} ({} format)\n", n, pattern, out, mem::name(format));
     return Ok;
 }

@@ -2,6 +2,7 @@
 // architectures the recognisers know, with its real tensor names and deterministic weights.
 
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
 #include "engine/error.hpp"
 #include "models/recognise.hpp"
 #include "models/synthetic.hpp"
@@ -44,6 +45,10 @@ int run(std::span<const std::string> args) {
                                 "windowed, softcap or mla",
                                 arch));
     const std::string out = vm["output"].as<std::string>();
+    Outputs
+        outputs; // its parent checked before any work (the checkpoint itself is written whole or not at all)
+    outputs.folder("-o", out);
+    outputs.keep(); // make_model removes its own temporary folder on a failure
     if (vm["shapes-only"].as<bool>()) {
         // A published shape (or a synthetic one) as config.json alone.
         boost::json::object config;

@@ -1,6 +1,7 @@
 // `cardsim plot DIR`: PNG and SVG charts of a sweep's results.csv, drawn by gnuplot.
 
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/sweep/plot.hpp"
 
 #include <fmt/core.h>
@@ -22,7 +23,11 @@ int run(std::span<const std::string> args) {
     auto base = std::filesystem::is_directory(req.results) ? req.results : req.results.parent_path();
     req.output_dir =
         vm.count("output") ? std::filesystem::path(vm["output"].as<std::string>()) : base / "plots";
-    for (auto& c : sweep::plot_results(req))
+    Outputs outputs; // checked before any work; a folder made here is removed again if plotting fails
+    outputs.folder("-o", req.output_dir);
+    auto charts = sweep::plot_results(req);
+    outputs.keep();
+    for (auto& c : charts)
         fmt::print("{}: {} (and {}, script {})\n", c.png.string(), c.title, c.svg.filename().string(),
                    c.script.filename().string());
     return Ok;

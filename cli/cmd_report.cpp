@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/diff_options.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/report_facts.hpp"
 #include "cli/report_sweep.hpp"
 #include "engine/error.hpp"
@@ -49,16 +50,23 @@ int run(std::span<const std::string> args) {
                     args, o, positional, /*repeat_last=*/true);
     const auto inputs = vm["input"].as<std::vector<std::string>>();
     const std::filesystem::path output = vm["output"].as<std::string>();
+    Outputs outputs; // checked before any work
+    outputs.file("-o", output);
     if (inputs.size() > 2)
         throw Error(
             fmt::format("cardsim report: {} inputs; expected one (a trace or a sweep) or two traces to diff",
                         inputs.size()));
-    if (inputs.size() == 2) return diff_report(vm, inputs, output);
+    if (inputs.size() == 2) {
+        auto code = diff_report(vm, inputs, output);
+        outputs.keep();
+        return code;
+    }
     const std::filesystem::path input = inputs[0];
     const bool trace_file = std::filesystem::is_regular_file(input) && input.extension() != ".csv";
     if (!trace_file) {
         if (vm.count("program")) throw Error("report: --program goes with a run's trace, not with a sweep");
         auto files = write_sweep_report(input, output);
+        outputs.keep();
         fmt::print("{}: the sweep's page ({} point run pages beside it)\n", files.page.string(),
                    files.point_pages.size());
         return Ok;
@@ -76,6 +84,7 @@ int run(std::span<const std::string> args) {
         page.operands = program_text(p);
     }
     traces::report::write_run_page(output, page);
+    outputs.keep();
     fmt::print("{}: the run's page ({} commands{})\n", output.string(), trace.records.size(),
                page.facts ? "" : "; the trace records no run facts, the page shows what its records give");
     return Ok;

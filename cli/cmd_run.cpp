@@ -3,6 +3,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/pipeline.hpp"
 #include "engine/error.hpp"
 
@@ -47,6 +48,33 @@ std::vector<std::uint32_t> parse_ids(const std::string& text) {
     return ids;
 }
 
+/// `STEP:CMD[:BYTE[:BIT]]` of --flip-bit: whole numbers, BIT 0..7.
+sim::BitFlip parse_flip(const std::string& text) {
+    std::vector<std::uint64_t> v;
+    std::istringstream fields(text);
+    for (std::string field; std::getline(fields, field, ':');) {
+        std::size_t used = 0;
+        std::uint64_t n = 0;
+        try {
+            n = std::stoull(field, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (field.empty() || used != field.size() || field[0] == '-')
+            throw Error(
+                fmt::format("--flip-bit {}: `{}` is not a whole number (expected STEP:CMD[:BYTE[:BIT]], "
+                            "e.g. 2:17 or 2:17:0:3)",
+                            text, field));
+        v.push_back(n);
+    }
+    if (v.size() < 2 || v.size() > 4 || v[0] > 0xffffffffu || v[1] > 0xffffffffu ||
+        (v.size() == 4 && v[3] > 7))
+        throw Error(fmt::format(
+            "--flip-bit {}: expected STEP:CMD[:BYTE[:BIT]] (BIT 0..7), e.g. 2:17 or 2:17:0:3", text));
+    return {std::uint32_t(v[0]), std::uint32_t(v[1]), v.size() > 2 ? v[2] : 0,
+            std::uint8_t(v.size() > 3 ? v[3] : 0)};
+}
+
 /// The most tokens a run generates: positions are u32 on the card.
 constexpr std::size_t max_tokens = std::size_t{1} << 31;
 
@@ -87,6 +115,10 @@ int run(std::span<const std::string> args) {
         "with --prompt-len: tokens a prefill step takes")(
         "shapes-only", po::bool_switch(),
         "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
+        "flip-bit", po::value<std::string>(),
+        "STEP:CMD[:BYTE[:BIT]]: flip one bit of what command CMD writes in step STEP, a deliberate error: "
+        "the bit-exact check names the first output it reaches (a low bit of an intermediate value may "
+        "vanish in a later rounding; --check-layers reads each layer's output back)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
     auto vm = parse(
@@ -159,8 +191,18 @@ int run(std::span<const std::string> args) {
                                     vm["rtl"].as<std::string>()));
         req.rtl_matvec = true;
     }
+    if (vm.count("flip-bit")) req.flip = parse_flip(vm["flip-bit"].as<std::string>());
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
+    Outputs outputs; // checked before any work; removed again if the run fails
+    for (auto& [option, path] : {std::pair{"--trace", req.trace},
+                                 {"--perfetto", req.perfetto},
+                                 {"--vcd", req.vcd},
+                                 {"--csv", req.csv},
+                                 {"--report", req.report}})
+        if (path) outputs.file(option, *path);
+    if (req.ddr_trace) outputs.file("--ddr-trace", req.ddr_trace->path);
     auto rep = run_model(req);
+    outputs.keep();
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());
     return rep.ok() ? Ok : Negative;
 }

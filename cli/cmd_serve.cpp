@@ -3,6 +3,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/serve_run.hpp"
 #include "engine/error.hpp"
 #include "serve/generate.hpp"
@@ -79,6 +80,9 @@ int run(std::span<const std::string> args) {
         (dir ? model_dir : program) = in;
     }
     const bool served = model_dir || program;
+    Outputs outputs; // checked before any work; removed again if the serve fails
+    if (vm.count("output")) outputs.file("-o", vm["output"].as<std::string>());
+    if (vm.count("table")) outputs.file("--table", vm["table"].as<std::string>());
     std::vector<serve::Request> requests;
     if (vm.count("gen")) {
         if (vm["gen"].as<std::string>() != "poisson")
@@ -98,6 +102,7 @@ int run(std::span<const std::string> args) {
         if (vm.count("output")) {
             serve::write_requests(vm["output"].as<std::string>(), requests);
             if (!served) {
+                outputs.keep();
                 fmt::print("wrote {} requests over {:.3f} s ({} a second asked) to {}\n", requests.size(),
                            requests.back().arrival_seconds, spec.rate, vm["output"].as<std::string>());
                 return Ok;
@@ -132,6 +137,7 @@ int run(std::span<const std::string> args) {
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = serve_model(req);
     if (vm.count("table")) serve::write_request_table(vm["table"].as<std::string>(), rep.times);
+    outputs.keep();
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());
     return rep.ok() ? Ok : Negative;
 }

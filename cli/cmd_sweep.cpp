@@ -3,6 +3,7 @@
 // `--emit slurm|parallel` writes a cluster script, `--list` prints the points.
 
 #include "cli/command.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/report_sweep.hpp"
 #include "cli/sweep/emit.hpp"
 #include "cli/sweep/grid.hpp"
@@ -50,9 +51,16 @@ int run(std::span<const std::string> args) {
                     "       cardsim sweep SPEC --emit slurm|parallel -o DIR [--shards N] [-j N]\n"
                     "       cardsim sweep --merge DIR... -o OUT",
                     args, o, positional);
+    Outputs outputs; // -o checked before any work (a sweep's folder keeps what it did: it resumes)
     auto output = [&]() -> std::filesystem::path {
         if (!vm.count("output")) throw Error("cardsim sweep: missing -o DIR (the output directory)");
-        return vm["output"].as<std::string>();
+        std::filesystem::path out = vm["output"].as<std::string>();
+        if (out.extension() == ".csv")
+            outputs.file("-o", out);
+        else
+            outputs.folder("-o", out);
+        outputs.keep();
+        return out;
     };
     if (vm.count("merge")) {
         if (vm.count("spec") || vm.count("emit") || vm.count("shard"))

@@ -22,6 +22,48 @@ std::vector<Command>& commands() {
 
 namespace po = boost::program_options;
 
+namespace {
+
+/// The least value of an option that takes a number, the same for every subcommand that has it:
+/// counts of tokens, sequences, positions and the like are positive; a rate or a timeout is more
+/// than 0. Options absent here take any value their type holds (a seed, a tolerance, an index), or
+/// mean different things in different subcommands (`--chunk 0` and `--max-seqs 0` of serve and
+/// `--outstanding 0` of ddr replay mean "no limit"), and their subcommands check them.
+struct LowerBound {
+    std::string_view option;
+    double least;
+    bool strict; ///< the value must be more than `least`, not equal to it
+};
+constexpr LowerBound lower_bounds[] = {
+    {"tokens", 1, false},     {"seqs", 1, false},          {"prompt-len", 1, false},
+    {"count", 1, false},      {"max-positions", 1, false}, {"token-budget", 1, false},
+    {"jobs", 1, false},       {"layers", 1, false},        {"streams", 1, false},
+    {"player-mhz", 1, false}, {"request-bytes", 1, false}, {"threads", 1, false},
+    {"rate", 0, true},        {"timeout", 0, true},
+};
+
+/// Refuses `value` for `--option` when it is below the option's least value (lower_bounds), naming
+/// the option, the value and what was expected. Values that are not numbers are left to the parser.
+void check_lower_bound(std::string_view command, std::string_view option, const std::string& value) {
+    for (auto& b : lower_bounds) {
+        if (b.option != option) continue;
+        double v = 0;
+        std::size_t used = 0;
+        try {
+            v = std::stod(value, &used);
+        } catch (...) {
+            return;
+        }
+        if (used != value.size()) return;
+        if (b.strict ? v > b.least : v >= b.least) return;
+        throw Error(fmt::format("cardsim {}: --{} {}: {}expected {} {:g} (see `cardsim {} --help`)", command,
+                                option, value, v < 0 ? "a negative number, " : "",
+                                b.strict ? "more than" : "at least", b.least, command));
+    }
+}
+
+} // namespace
+
 po::variables_map parse(std::string_view command, std::string_view usage, std::span<const std::string> args,
                         po::options_description options, std::span<const char* const> positional,
                         bool repeat_last) {
@@ -33,6 +75,9 @@ po::variables_map parse(std::string_view command, std::string_view usage, std::s
     try {
         std::vector<std::string> argv(args.begin(), args.end());
         auto parsed = po::command_line_parser(argv).options(options).positional(pos).run();
+        for (auto& o : parsed.options)
+            for (auto& v : o.value)
+                check_lower_bound(command, o.string_key, v);
         // Every number an option takes is a count, a size, a clock or a tolerance: boost would wrap
         // `-1` into 2^32 - 1 for an unsigned option, so a negative number is refused here, by name.
         for (auto& o : parsed.options)
@@ -40,10 +85,9 @@ po::variables_map parse(std::string_view command, std::string_view usage, std::s
                 if (v.size() > 1 && v[0] == '-' && std::all_of(v.begin() + 1, v.end(), [](char c) {
                         return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
                     }))
-                    throw Error(
-                        fmt::format("cardsim {}: --{} {}: a negative number, expected one at least 0 (see "
-                                    "`cardsim {} --help`)",
-                                    command, o.string_key, v, command));
+                    throw Error(fmt::format("cardsim {}: --{} {}: a negative number, expected 0 or more (see "
+                                            "`cardsim {} --help`)",
+                                            command, o.string_key, v, command));
         po::store(parsed, vm);
         if (vm.count("help")) {
             fmt::print("usage: cardsim {} {}\n\n", command, usage);
@@ -87,6 +131,9 @@ int main(int argc, char** argv) {
             return c.run(std::span(args).subspan(1));
         } catch (const HelpShown&) {
             return Ok;
+        } catch (const cardsim::Refusal& e) {
+            fmt::print(stderr, "refused: {}\n", e.what());
+            return Negative;
         } catch (const cardsim::Error& e) {
             fmt::print(stderr, "error: {}\n", e.what());
             return BadInput;

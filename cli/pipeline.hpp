@@ -52,6 +52,7 @@ struct RunRequest {
     /// Every DDR request of the run, exported as a trace (`--ddr-trace`).
     std::optional<DdrTraceRequest> ddr_trace;
     bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
+    std::optional<sim::BitFlip> flip; ///< a deliberate one-bit error in one command's output (--flip-bit)
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
@@ -60,6 +61,19 @@ struct MeasuredKind {
     std::string opcode;
     std::size_t commands = 0;
     std::uint64_t model = 0, measured = 0;
+};
+
+/// Where the host's wall-clock time went, phase by phase, in seconds. `total` is the process's
+/// time from its start to the end of the run (what `time cardsim run` would show, less printing);
+/// the phases need not sum to it (parsing the options and elaborating are outside them).
+struct HostPhases {
+    double load = 0;       ///< reading the checkpoint and building its graph, or reading the program
+    double compile = 0;    ///< lowering and packing the weights (and a --prompt-len prefill, in its child)
+    double simulation = 0; ///< the SystemC run: elaboration, the DDR image, the steps
+    double golden = 0;     ///< the bit-exact check against the golden executor
+    double reference = 0;  ///< the f64 reference and the accuracy
+    double outputs = 0;    ///< the trace, Perfetto, CSV and report files
+    double total = 0;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.
@@ -90,9 +104,13 @@ struct RunReport {
     /// What the exported DDR trace holds (ddr_trace_text), when one was written.
     std::string ddr_trace;
     std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
+    HostPhases host;                    ///< the host's time, phase by phase
 
     /// The summary a person reads.
     std::string text() const;
+    /// `host: load ..., compile ..., simulation ... (setup, steps), golden ..., reference ...,
+    /// outputs ...; 2.31 s in all`: every phase of the process (golden and reference when they ran).
+    std::string host_line() const;
     /// One `key=value` per line for machines (sweeps parse it).
     std::string machine() const;
     /// Whether the run is a success: no bus error, and bit-exact where checked.

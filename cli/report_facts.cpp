@@ -82,6 +82,14 @@ traces::report::Verdicts verdicts(const graph::Graph& g, const shim::Report& rep
     return v;
 }
 
+traces::report::HostFacts host_facts(const RunReport& r) {
+    traces::report::HostFacts h{r.run.host_seconds, r.run.setup_seconds, r.run.steps_seconds, r.host.load,
+                                r.host.compile, std::nullopt, std::nullopt};
+    if (r.bit_exact) h.golden = r.host.golden;
+    if (r.accuracy) h.reference = r.host.reference;
+    return h;
+}
+
 traces::report::RunFacts run_facts(const RunReport& r, const card::CardConfig& config,
                                    const graph::Graph* g) {
     traces::report::RunFacts f;
@@ -118,7 +126,7 @@ traces::report::RunFacts run_facts(const RunReport& r, const card::CardConfig& c
     if (r.accuracy)
         f.accuracy = traces::report::AccuracyFacts{r.accuracy->steps, r.accuracy->max_abs_error,
                                                    r.accuracy->top1_agreement, r.accuracy->kl};
-    f.host = traces::report::HostFacts{r.run.host_seconds, r.run.setup_seconds, r.run.steps_seconds};
+    f.host = host_facts(r);
     f.card = card::canonical_text(config);
     if (g) f.verdicts = verdicts(*g, shim::check_model(*g, shim::capabilities(config)));
     return f;

@@ -19,6 +19,9 @@ traces::report::Verdicts verdicts(const graph::Graph& g, const shim::Report& rep
 /// `5` / `0-23` / `0, 2, 4-6`: layer indices (increasing) as ranges.
 std::string layer_ranges(const std::vector<std::size_t>& layers);
 
+/// The host's phases of `report` up to its outputs (the page is one of them).
+traces::report::HostFacts host_facts(const RunReport& report);
+
 /// The facts of `report`, run on `config`; the verdicts when the run has the model's graph `g`.
 /// Host times are included (a page made by the run shows them; a trace never records them).
 traces::report::RunFacts run_facts(const RunReport& report, const card::CardConfig& config,

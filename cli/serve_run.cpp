@@ -1,5 +1,8 @@
 #include "cli/serve_run.hpp"
 
+#include "cli/host_clock.hpp"
+#include "cli/shim_verdict.hpp"
+
 #include "cli/decode_batch.hpp"
 #include "cli/pipeline.hpp"
 #include "engine/error.hpp"
@@ -56,6 +59,7 @@ const models::DecoderSpec& decoder_of(const models::Model& model, const std::fil
 /// Loads the checkpoint, checks the card runs it, and lowers the set of buckets (1, 2, 4, … token
 /// rows up to the token budget) on as many slots as may be admitted at once.
 Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
+    Stopwatch watch;
     Prepared p;
     const auto& dir = *req.model_dir;
     p.model = models::load_model(dir, req.shapes_only);
@@ -66,14 +70,9 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
                                 dir.string()));
     rep.model = models::describe(model.spec);
     p.built = models::build_graph(model);
+    rep.host_load = watch.lap();
     const auto& g = p.built->graph;
-    auto verdict = shim::check_model(g, shim::capabilities(req.config));
-    if (!verdict.runs()) {
-        std::string why = fmt::format("{}: the card refuses this model:", dir.string());
-        for (auto& r : verdict.refusals)
-            why += fmt::format("\n  {}", r.text());
-        throw Error(why);
-    }
+    require_card_runs(g, req.config, dir);
     std::size_t need = 1;
     for (auto& r : req.requests)
         need = std::max(need, r.prompt_tokens + r.output_tokens - 1);
@@ -202,7 +201,13 @@ ServeReport serve_model(const ServeRequest& req) {
         throw Error("serve: give a checkpoint directory or a program set (cardsim serve MODEL_DIR, or PROG)");
     rep.ddr_capacity_bytes = std::uint64_t(req.config.ddr.channels) * req.config.ddr.channel_bytes();
     auto policy = req.policy;
+    Stopwatch watch;
     auto prepared = req.program ? prepare_from_set(req, rep) : prepare_from_model(req, rep);
+    const double prepared_seconds = watch.lap();
+    if (req.program)
+        rep.host_load = prepared_seconds; // the set is read, not compiled
+    else
+        rep.host_compile = prepared_seconds - rep.host_load;
     if (req.program && req.default_budget) policy.token_budget = rep.buckets.back();
     serve::Scheduler scheduler(req.requests, policy, prepared.capacity);
     auto& programs = prepared.programs;
@@ -269,6 +274,7 @@ ServeReport serve_model(const ServeRequest& req) {
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
     rep.host_seconds = rep.run.host_seconds;
+    watch.lap();
     if (req.check && !rep.run.fault) {
         // Every step's outputs against the golden executor's on the same inputs, bit for bit.
         std::vector<verify::Readback> readback;
@@ -278,10 +284,12 @@ ServeReport serve_model(const ServeRequest& req) {
                                 step_buckets, inputs, readback);
         rep.bit_exact = v.bit_exact();
         if (v.first) rep.mismatch = v.first->text();
+        rep.host_golden = watch.lap();
     }
     rep.fit = fit::check_fit(req.config);
     rep.watts =
         fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run)).total();
+    rep.host_total = process_seconds();
     return rep;
 }
 
@@ -308,8 +316,12 @@ std::string ServeReport::text() const {
     if (bit_exact)
         o += fmt::format("bit-exact: {}{}\n", *bit_exact ? "yes" : "no",
                          mismatch.empty() ? "" : ": " + mismatch);
-    o += fmt::format("host: {:.2f} s for {:.6f} s simulated ({:.1f} host seconds a simulated second)\n",
-                     host_seconds, run.seconds, run.seconds > 0 ? host_seconds / run.seconds : 0.0);
+    o += fmt::format(
+        "host: {:.2f} s in all: load {:.2f} s, compile {:.2f} s, simulation {:.2f} s for {:.6f} s "
+        "simulated ({:.1f} host seconds a simulated second){}\n",
+        host_total, host_load, host_compile, host_seconds, run.seconds,
+        run.seconds > 0 ? host_seconds / run.seconds : 0.0,
+        bit_exact ? fmt::format(", golden {:.2f} s", host_golden) : "");
     return o;
 }
 
@@ -343,6 +355,11 @@ std::string ServeReport::machine() const {
     kv("mismatch", mismatch);
     if (run.fault) kv("fault", *run.fault);
     kv("host_seconds", host_seconds);
+    kv("host_total_seconds", host_total);
+    kv("host_load_seconds", host_load);
+    kv("host_compile_seconds", host_compile);
+    kv("host_simulation_seconds", host_seconds);
+    kv("host_golden_seconds", host_golden);
     o += serve::machine(summary);
     return o;
 }

@@ -54,12 +54,17 @@ struct ServeReport {
     std::optional<bool> bit_exact; ///< --check: every step equal to the golden executor's
     std::string mismatch;          ///< the first difference
     double host_seconds = 0;       ///< wall-clock seconds of the simulation
-    fit::FitReport fit;            ///< whether the card config fits the device
-    double watts = 0;              ///< average power over the run (engine/fit)
+    /// The host's time, phase by phase: load (the checkpoint or the set), compile (the buckets),
+    /// simulation, golden (--check), total (the process so far).
+    double host_load = 0, host_compile = 0, host_golden = 0, host_total = 0;
+    fit::FitReport fit; ///< whether the card config fits the device
+    double watts = 0;   ///< average power over the run (engine/fit)
 
     std::string text() const;
     std::string machine() const;
-    bool ok() const { return !run.fault && bit_exact.value_or(true); }
+    /// Whether the serve is a success: no bus error, bit-exact where checked, and every request
+    /// served (a refused request is a negative verdict: exit 1).
+    bool ok() const { return !run.fault && bit_exact.value_or(true) && summary.refused == 0; }
 };
 
 /// Serves a program set (`program`) as compiled, or: loads the checkpoint, checks the card runs it, lowers a

@@ -14,4 +14,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A negative verdict, not a fault of the input: the input is well formed and the answer is no
+/// (the card refuses the model, the model does not fit the DDR or the arena the SRAM). Its message
+/// says why, as a sentence. Callers at the command line turn it into exit code 1, as `cardsim
+/// check` does for the same model.
+class Refusal : public Error {
+public:
+    using Error::Error;
+};
+
 } // namespace cardsim

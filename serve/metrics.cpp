@@ -1,12 +1,12 @@
 #include "serve/metrics.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 
 namespace cardsim::serve {
@@ -114,33 +114,26 @@ std::string machine(const ServeSummary& s) {
 }
 
 void write_request_table(const std::filesystem::path& path, const std::vector<RequestTimes>& times) {
-    auto tmp = std::filesystem::path(path.string() + ".tmp");
-    {
-        std::ofstream out(tmp);
-        if (!out) throw Error(fmt::format("cannot write the request table {}", path.string()));
-        out << "request,arrival_s,prompt_tokens,output_tokens,slot,admitted_s,first_token_s,finished_s,"
-               "ttft_ms,tpot_ms,e2e_ms,generated,refused\n";
-        for (std::size_t r = 0; r < times.size(); ++r) {
-            auto& t = times[r];
-            if (!t.refused.empty()) {
-                out << fmt::format("{},{:.9f},{},{},,,,,,,,,\"{}\"\n", r, t.arrival, t.prompt_tokens,
-                                   t.output_tokens, t.refused);
-                continue;
-            }
-            auto tpot = t.tpot();
-            std::string generated;
-            for (auto id : t.generated)
-                generated += fmt::format("{}{}", generated.empty() ? "" : " ", id);
-            out << fmt::format("{},{:.9f},{},{},{},{:.9f},{:.9f},{:.9f},{:.6f},{},{:.6f},{},\n", r, t.arrival,
-                               t.prompt_tokens, t.output_tokens, t.slot, t.admitted, t.first_token,
-                               t.finished, t.ttft() * 1e3, tpot ? fmt::format("{:.6f}", *tpot * 1e3) : "",
-                               t.e2e() * 1e3, generated);
+    std::string out =
+        "request,arrival_s,prompt_tokens,output_tokens,slot,admitted_s,first_token_s,finished_s,"
+        "ttft_ms,tpot_ms,e2e_ms,generated,refused\n";
+    for (std::size_t r = 0; r < times.size(); ++r) {
+        auto& t = times[r];
+        if (!t.refused.empty()) {
+            out += fmt::format("{},{:.9f},{},{},,,,,,,,,\"{}\"\n", r, t.arrival, t.prompt_tokens,
+                               t.output_tokens, t.refused);
+            continue;
         }
-        if (!out.flush()) throw Error(fmt::format("cannot write the request table {}", path.string()));
+        auto tpot = t.tpot();
+        std::string generated;
+        for (auto id : t.generated)
+            generated += fmt::format("{}{}", generated.empty() ? "" : " ", id);
+        out += fmt::format("{},{:.9f},{},{},{},{:.9f},{:.9f},{:.9f},{:.6f},{},{:.6f},{},\n", r, t.arrival,
+                           t.prompt_tokens, t.output_tokens, t.slot, t.admitted, t.first_token, t.finished,
+                           t.ttft() * 1e3, tpot ? fmt::format("{:.6f}", *tpot * 1e3) : "", t.e2e() * 1e3,
+                           generated);
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw Error(fmt::format("cannot write the request table {}: {}", path.string(), ec.message()));
+    io::write_file_atomically(path, out);
 }
 
 } // namespace cardsim::serve

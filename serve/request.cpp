@@ -1,6 +1,7 @@
 #include "serve/request.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 
 #include <fmt/core.h>
 
@@ -147,26 +148,18 @@ std::vector<Request> read_requests(const std::filesystem::path& path) {
 void write_requests(const std::filesystem::path& path, const std::vector<Request>& requests) {
     const bool ids =
         std::any_of(requests.begin(), requests.end(), [](auto& r) { return !r.prompt_ids.empty(); });
-    auto tmp = std::filesystem::path(path.string() + ".tmp");
-    {
-        std::ofstream out(tmp);
-        if (!out) throw Error(fmt::format("cannot write the request trace {}", path.string()));
-        out << (ids ? "arrival_s,prompt_tokens,output_tokens,prompt_ids\n"
-                    : "arrival_s,prompt_tokens,output_tokens\n");
-        for (auto& r : requests) {
-            out << fmt::format("{:.9f},{},{}", r.arrival_seconds, r.prompt_tokens, r.output_tokens);
-            if (ids) {
-                out << ',';
-                for (std::size_t i = 0; i < r.prompt_ids.size(); ++i)
-                    out << (i ? " " : "") << r.prompt_ids[i];
-            }
-            out << '\n';
+    std::string out = ids ? "arrival_s,prompt_tokens,output_tokens,prompt_ids\n"
+                          : "arrival_s,prompt_tokens,output_tokens\n";
+    for (auto& r : requests) {
+        out += fmt::format("{:.9f},{},{}", r.arrival_seconds, r.prompt_tokens, r.output_tokens);
+        if (ids) {
+            out += ',';
+            for (std::size_t i = 0; i < r.prompt_ids.size(); ++i)
+                out += fmt::format("{}{}", i ? " " : "", r.prompt_ids[i]);
         }
-        if (!out.flush()) throw Error(fmt::format("cannot write the request trace {}", path.string()));
+        out += '\n';
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw Error(fmt::format("cannot write the request trace {}: {}", path.string(), ec.message()));
+    io::write_file_atomically(path, out);
 }
 
 } // namespace cardsim::serve

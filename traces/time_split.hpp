@@ -33,8 +33,9 @@ struct UnitTime {
 /// Sums commands' splits per unit, units in order of first appearance.
 class TimeByUnit {
 public:
-    /// Adds one command of `unit`.
-    void add(std::string_view unit, const TimeSplit& split);
+    /// Adds `commands` commands of `unit` whose splits sum to `split` (one command by default; a
+    /// run that folds each kind's records into one adds its count).
+    void add(std::string_view unit, const TimeSplit& split, std::uint64_t commands = 1);
     const std::vector<UnitTime>& units() const { return units_; }
 
 private:
@@ -43,7 +44,9 @@ private:
 
 /// The summary lines of the sums, one per unit, as (label, text): `time in matvec`, `224
 /// commands, 51234 cycles from ready to end: deps 10.2 %, ...` (every nonzero part, in file order,
-/// the largest marked). The lines `cardsim run` prints (`label: text`) and its report page shows.
+/// the largest marked). Units come in order of their cycles from ready to end, the most first
+/// (ties by name), so the lines are the same whatever order the commands were added in. The lines
+/// `cardsim run` prints (`label: text`), `cardsim trace show` prints and the report page shows.
 std::vector<std::pair<std::string, std::string>> time_lines(std::span<const UnitTime> units);
 
 } // namespace cardsim::traces

@@ -19,6 +19,8 @@ std::string_view name(Status s) {
         return "mismatch";
     case Status::Fault:
         return "fault";
+    case Status::Refused:
+        return "refused";
     case Status::Error:
         return "error";
     case Status::Crashed:
@@ -97,6 +99,7 @@ std::string one_line(std::string_view err, const std::string& model_dir, const s
         while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
             line.remove_suffix(1);
         if (line.rfind("error: ", 0) == 0) line.remove_prefix(7);
+        if (line.rfind("refused: ", 0) == 0) line.remove_prefix(9);
         if (!line.empty()) out += (out.empty() ? "" : " | ") + std::string(line);
         if (nl == std::string_view::npos) break;
         err.remove_prefix(nl + 1);
@@ -172,9 +175,18 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
         status = Status::Error;
         error = err.empty() ? "cardsim run: bad input (exit code 2)" : err;
     } else if (run.ended.code == 1) {
-        if (!get("fault").empty()) {
+        const bool refused_run = run.err.find("refused: ") != std::string::npos && kv.empty();
+        const auto refused_requests = get("refused");
+        if (refused_run) { // the card refuses the point's model, or it does not fit the DDR or SRAM
+            status = Status::Refused;
+            error = err;
+        } else if (!get("fault").empty()) {
             status = Status::Fault;
             error = one_line(get("fault"), model_dir.string(), model_name);
+        } else if (get("bit_exact") != "no" && !refused_requests.empty() && refused_requests != "0") {
+            status = Status::Refused; // a served trace with requests the card could not hold
+            error = fmt::format("{} requests refused{}", refused_requests,
+                                get("first_refusal").empty() ? "" : ": " + get("first_refusal"));
         } else {
             status = Status::Mismatch;
             error = "not bit-exact against the golden executor (`cardsim run` prints the first difference)";
@@ -182,7 +194,9 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
     }
     row[column(columns, "status")] = name(status);
     row[column(columns, "error")] = error;
-    if (status == Status::Error || status == Status::Crashed || status == Status::Timeout) return row;
+    if (status == Status::Error || status == Status::Crashed || status == Status::Timeout ||
+        (status == Status::Refused && kv.empty()))
+        return row;
     for (auto f : timing_figures)
         row[column(columns, f)] = get(f);
     if (spec.prompt_len)

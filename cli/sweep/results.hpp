@@ -23,7 +23,7 @@ namespace cardsim::cli::sweep {
 /// (a bus error stopped the run); `error` (bad input, e.g. the card refuses the model or the
 /// config combination is invalid); `crashed` (killed by a signal or an internal error);
 /// `timeout` (killed after --timeout).
-enum class Status { Ok, Mismatch, Fault, Error, Crashed, Timeout };
+enum class Status { Ok, Mismatch, Fault, Refused, Error, Crashed, Timeout };
 
 /// The spelling of a status in the CSV.
 std::string_view name(Status s);

@@ -62,7 +62,7 @@ public:
         refuse_what_the_card_cannot_run();
         out_.options = o_;
         out_.layout = layout(g_, o_.bucket);
-        if (auto why = arena_refusal(g_, o_.bucket, t_.sram_bytes)) throw Error(*why);
+        if (auto why = arena_refusal(g_, o_.bucket, t_.sram_bytes)) throw Refusal(*why);
         for (auto& p : o_.probes)
             if (auto problem = check(g_, p)) throw Error("cannot observe a value: " + *problem);
         place_states();
@@ -634,7 +634,7 @@ private:
         cap.weight_format = t_.weight_format;
         cap.positions = o_.max_positions;
         cap.seqs = store_sequences();
-        if (refuse_over_capacity_ && !cap.fits()) throw Error(cap.refusal());
+        if (refuse_over_capacity_ && !cap.fits()) throw Refusal(cap.refusal());
     }
 };
 

@@ -7,8 +7,9 @@
 namespace cardsim::shim {
 
 std::string Refusal::text() const {
-    if (site.layer) return fmt::format("layer {}, {}: {}", *site.layer, graph::name(site.part), reason);
-    return fmt::format("{}: {}", graph::name(site.part), reason);
+    if (!site) return fmt::format("model: {}", reason);
+    if (site->layer) return fmt::format("layer {}, {}: {}", *site->layer, graph::name(site->part), reason);
+    return fmt::format("{}: {}", graph::name(site->part), reason);
 }
 
 Report check_model(const graph::Graph& g, const Capabilities& caps) {
@@ -53,9 +54,12 @@ std::string site_title(const graph::Site& s) {
 } // namespace
 
 std::string Report::text(const graph::Graph& g) const {
+    return listing(g) + verdict();
+}
+
+std::string Report::listing(const graph::Graph& g) const {
     std::string out;
     std::optional<graph::Site> current;
-    std::size_t native = 0, decomposed = 0, commands = 0;
     for (auto& gr : groups) {
         auto& site = g.sites[gr.group.ops.front()];
         if (!current || !(*current == site)) {
@@ -68,13 +72,12 @@ std::string Report::text(const graph::Graph& g) const {
         else if (!gr.group.cls)
             answer = "command";
         else if (std::holds_alternative<Native>(gr.support))
-            answer = "native", ++native;
+            answer = "native";
         else
-            answer = "decompose", ++decomposed;
+            answer = "decompose";
         std::string cmds;
         for (auto c : gr.commands)
             cmds += (cmds.empty() ? "" : ", ") + std::string(program::name(c));
-        commands += gr.commands.size();
         out += fmt::format("  {:<10} {:<24} {} -> {}\n", answer, cls, op_kinds(g, gr.group),
                            cmds.empty() ? "-" : cmds);
         for (auto& d : declined)
@@ -86,15 +89,22 @@ std::string Report::text(const graph::Graph& g) const {
         for (auto& f : refusals)
             out += "  " + f.text() + "\n";
     }
-    if (runs())
-        out += fmt::format(
-            "verdict: the card runs this model ({} commands a step: {} native merges, {} decomposed "
-            "classes)\n",
-            commands, native, decomposed);
-    else
-        out += fmt::format("verdict: the card refuses this model ({} refusal{})\n", refusals.size(),
-                           refusals.size() == 1 ? "" : "s");
     return out;
+}
+
+std::string Report::verdict() const {
+    std::size_t native = 0, decomposed = 0, commands = 0;
+    for (auto& gr : groups) {
+        commands += gr.commands.size();
+        if (!gr.group.cls || std::holds_alternative<Refuse>(gr.support)) continue;
+        ++(std::holds_alternative<Native>(gr.support) ? native : decomposed);
+    }
+    if (runs())
+        return fmt::format("verdict: the card runs this model ({} commands a step: {} native merges, {} "
+                           "decomposed classes)\n",
+                           commands, native, decomposed);
+    return fmt::format("verdict: the card refuses this model ({} refusal{})\n", refusals.size(),
+                       refusals.size() == 1 ? "" : "s");
 }
 
 } // namespace cardsim::shim

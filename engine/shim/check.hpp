@@ -6,6 +6,7 @@
 #include "engine/shim/fusion.hpp"
 #include "engine/shim/support.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,12 @@ namespace cardsim::shim {
 
 /// One reason the card cannot run a model, at a place in it.
 struct Refusal {
-    graph::Site site;
+    /// Where in the model; none for a refusal of the model as a whole (it does not fit the DDR,
+    /// its arena does not fit the SRAM).
+    std::optional<graph::Site> site;
     std::string reason;
-    /// `layer 3, ffn: the engine has no unit for experts` (or `head: ...` outside layers).
+    /// `layer 3, ffn: the engine has no unit for experts` (`head: ...` outside layers, `model:
+    /// ...` for the whole model).
     std::string text() const;
     friend bool operator==(const Refusal&, const Refusal&) = default;
 };
@@ -37,6 +41,12 @@ struct Report {
     /// The listing `cardsim check` prints: per layer and part, each group's answer and commands,
     /// the merges not made and why, every refusal, then the verdict.
     std::string text(const graph::Graph& g) const;
+    /// The listing alone: per layer and part, each group's answer and commands, the merges not
+    /// made and why, every refusal.
+    std::string listing(const graph::Graph& g) const;
+    /// The verdict line: `verdict: the card runs this model (N commands a step: ...)` or `verdict:
+    /// the card refuses this model (N refusals)`.
+    std::string verdict() const;
 };
 
 /// `3 Gemm` / `Conv, Silu`: the op kinds of a group of `g`, a run of one kind counted.

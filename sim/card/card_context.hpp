@@ -3,6 +3,7 @@
 
 #include "engine/card/card_config.hpp"
 #include "engine/program/program.hpp"
+#include "sim/card/bit_flip.hpp"
 #include "sim/card/command_record.hpp"
 #include "sim/card/kernel_clock.hpp"
 #include "sim/memory/channel_interleave.hpp"
@@ -34,10 +35,11 @@ struct CardContext {
     KernelClock clock;
     memory::ChannelInterleave interleave;
     bool timing_only = false;
-    bool keep_data = false;   ///< records carry their written bytes
-    bool keep_records = true; ///< completed commands' records are kept in `records`, else folded
-                              ///< into `kind_totals`
-    units::UnitSet units;     ///< each unit kind's work, traffic and compute
+    bool keep_data = false;      ///< records carry their written bytes
+    std::optional<BitFlip> flip; ///< a deliberate error in one command's output
+    bool keep_records = true;    ///< completed commands' records are kept in `records`, else folded
+                                 ///< into `kind_totals`
+    units::UnitSet units;        ///< each unit kind's work, traffic and compute
     std::array<RegionAt, program::region_count> regions{};
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row

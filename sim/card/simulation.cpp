@@ -113,6 +113,7 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     session.keep_records = plan.keep_records;
     session.vcd = plan.vcd;
     session.ddr_observer = plan.ddr_observer;
+    session.flip = plan.flip;
     return simulate(config, std::span<const program::Loaded>(&loaded, 1), session);
 }
 
@@ -140,6 +141,7 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     Card card("card", config, programs, buckets.front().image, plan.mode,
               plan.units ? *plan.units : units::UnitSet::standard(config));
     card.context().keep_data = plan.keep_data;
+    card.context().flip = plan.flip;
     card.context().keep_records = plan.keep_records;
     Host host("host", card, buckets, plan, result);
     // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
@@ -175,9 +177,19 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     auto& ctx = card.context();
     result.fault = ctx.fault;
     result.records = std::move(ctx.records);
+    for (const auto& r : result.records) {
+        auto& k = result.kind_time[static_cast<std::size_t>(r.unit)];
+        ++k.commands;
+        k.time += r.time;
+    }
     if (!plan.keep_records)
         for (auto& t : ctx.kind_totals)
-            if (t.index) result.records.push_back(t);
+            if (t.index) {
+                result.records.push_back(t);
+                auto& k = result.kind_time[static_cast<std::size_t>(t.unit)];
+                k.commands += t.index;
+                k.time += t.time;
+            }
     std::sort(result.records.begin(), result.records.end(),
               [](auto& a, auto& b) { return a.step != b.step ? a.step < b.step : a.index < b.index; });
     result.cycles = result.step_end.empty() ? 0 : result.step_end.back();

@@ -4,6 +4,7 @@
 #include "engine/card/card_config.hpp"
 #include "engine/graph/batch.hpp"
 #include "engine/program/loaded.hpp"
+#include "sim/card/bit_flip.hpp"
 #include "sim/card/card.hpp"
 #include "sim/card/command_record.hpp"
 
@@ -40,6 +41,7 @@ struct RunPlan {
     /// When set, sees every request the card's units send to the DDR, at the memory-clock edge it
     /// arrives (e.g. a memory::TraceExporter writing it as a trace).
     memory::RequestObserver* ddr_observer = nullptr;
+    std::optional<BitFlip> flip; ///< a deliberate error in one command's output (full runs)
 };
 
 /// One step of an open-ended session: which bucket of the set runs, its inputs, and the simulated
@@ -65,6 +67,7 @@ struct SessionPlan {
     bool keep_outputs = true;
     std::string vcd;
     memory::RequestObserver* ddr_observer = nullptr;
+    std::optional<BitFlip> flip;
 };
 
 /// Totals of one DDR channel over the run.
@@ -74,6 +77,12 @@ struct ChannelTotals {
 };
 
 /// What a run produced.
+/// One unit kind's commands in a run: how many completed, and their time splits summed.
+struct KindTotals {
+    std::uint64_t commands = 0;
+    TimeSplit time{};
+};
+
 struct RunResult {
     std::vector<CommandRecord> records;    ///< sorted by step, then command index (RunPlan::keep_records)
     std::vector<StepOutputs> outputs;      ///< per step
@@ -88,7 +97,9 @@ struct RunResult {
     std::vector<memory::ChannelStats> ddr_drained;
     std::vector<std::pair<std::string, std::uint64_t>> unit_busy; ///< per unit instance: busy cycles
     std::array<std::uint64_t, card::unit_kind_count>
-        kind_busy{};                  ///< per unit kind: its instances' busy cycles
+        kind_busy{}; ///< per unit kind: its instances' busy cycles
+    /// Per unit kind: its commands and their time, the same whether or not the run kept records.
+    std::array<KindTotals, card::unit_kind_count> kind_time{};
     std::optional<std::string> fault; ///< the bus error that stopped the run
     double host_seconds = 0;  ///< wall-clock time of the whole simulation (elaboration and load included)
     double setup_seconds = 0; ///< of which elaboration and loading the DDR image

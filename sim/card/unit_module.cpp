@@ -256,6 +256,15 @@ void UnitModule::run() {
                 if (views_[i].data() == buffers_[i].data() && !buffers_[i].empty())
                     std::copy(buffers_[i].begin(), buffers_[i].end(), in_place(o, index).begin());
             }
+            if (ctx_.flip && ctx_.flip->step == ctx_.step && ctx_.flip->command == index)
+                for (std::size_t i = 0; i < c.operands.size(); ++i) { // the first operand it writes
+                    auto& o = c.operands[i];
+                    if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
+                    auto bytes = in_place(o, index);
+                    auto& b = bytes[std::min<std::uint64_t>(ctx_.flip->byte, bytes.size() - 1)];
+                    b ^= std::byte(1u << (ctx_.flip->bit & 7));
+                    break;
+                }
         }
         rec.work = behaviour_.work(c, step);
         rec.compute_cycles = units::compute_cycles(rec.work, ctx_.config.lanes(kind_));

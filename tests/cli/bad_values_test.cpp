@@ -1,6 +1,7 @@
 // Every value the CLI, the card config or the card cannot use is refused where it enters, naming
 // the option, file or `--set` key and what was expected; `check` and `run` agree (issue 16).
 
+#include "tests/support/cli_fixtures.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -9,17 +10,11 @@
 #include <filesystem>
 
 using cardsim::test::contains;
+using cardsim::test::make_model;
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
 
 namespace {
-
-/// A tiny dense checkpoint in `d`.
-std::string model(const ScratchDir& d) {
-    auto m = (d / "m").string();
-    REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + m).code == 0);
-    return m;
-}
 
 /// Requires `cardsim ARGS` to exit 2 with every one of `parts` in what it prints.
 void refused(const std::string& args, std::initializer_list<std::string> parts) {
@@ -35,7 +30,7 @@ void refused(const std::string& args, std::initializer_list<std::string> parts) 
 
 TEST_CASE("a card config that is a directory or a device is refused naming it, not read") {
     const ScratchDir d("bad-config-file");
-    auto m = model(d);
+    auto m = make_model(d, "dense", 1);
     std::filesystem::create_directories(d / "cfg");
     refused("check " + m + " --config " + (d / "cfg").string(), {"cfg", "it is a directory"});
     refused("check " + m + " --config /dev/zero", {"/dev/zero", "not a regular file"});
@@ -44,8 +39,8 @@ TEST_CASE("a card config that is a directory or a device is refused naming it, n
 
 TEST_CASE("a negative number for a count, size or clock option is refused naming the option") {
     const ScratchDir d("bad-negative");
-    auto m = model(d);
-    refused("run " + m + " --tokens -1", {"--tokens -1", "negative"});
+    auto m = make_model(d, "dense", 1);
+    refused("run " + m + " --tokens -1", {"--tokens -1", "negative", "expected at least 1"});
     auto trace = (d / "t.trc").string();
     REQUIRE(run_cardsim("ddr gen sequential --count 10 -o " + trace).code == 0);
     for (auto opt : {"--request-bytes", "--outstanding", "--player-mhz"})
@@ -55,8 +50,9 @@ TEST_CASE("a negative number for a count, size or clock option is refused naming
 
 TEST_CASE("zero tokens and an empty or gappy prompt are refused, not replaced by a default") {
     const ScratchDir d("bad-prompt");
-    auto m = model(d);
-    refused("run " + m + " --tokens 0", {"--tokens 0", "expected 1 .."});
+    auto m = make_model(d, "dense", 1);
+    refused("run " + m + " --tokens 0", {"--tokens 0", "expected at least 1"});
+    refused("demo --tokens 0", {"--tokens 0", "expected at least 1"});
     refused("run " + m + " --prompt ''", {"--prompt", "no token ids"});
     refused("run " + m + " --prompt 1,,2", {"--prompt `1,,2`", "empty id"});
     refused("run " + m + " --prompt 1,2,", {"--prompt `1,2,`", "empty id"});
@@ -69,7 +65,7 @@ TEST_CASE("zero tokens and an empty or gappy prompt are refused, not replaced by
 
 TEST_CASE("check and run agree on keys the card cannot use, and both name the key") {
     const ScratchDir d("bad-keys");
-    auto m = model(d);
+    auto m = make_model(d, "dense", 1);
     // Inside the old documented range yet no weight format: the config refuses it for both.
     for (auto cmd : {"check", "run", "compile"}) {
         std::string out = std::string(cmd) == "compile" ? " -o " + (d / "p").string() : "";
@@ -78,12 +74,19 @@ TEST_CASE("check and run agree on keys the card cannot use, and both name the ke
         refused(std::string(cmd) + " " + m + out + " --set units.dma.count=0",
                 {"--set units.dma.count=0", "`units.dma.count`", "DMA"});
     }
-    // An SRAM too small for the arena: check refuses the model, run refuses to lower it, both
+    // An SRAM too small for the arena: check refuses the model, run refuses to lower it, all
     // naming the key.
     auto check = run_cardsim("check " + m + " --set sram.bytes=1");
     INFO(check.out);
     CHECK(check.code == 1);
     CHECK(contains(check.out, "`sram.bytes` = 1"));
     CHECK(contains(check.out, "the card refuses this model"));
-    refused("run " + m + " --set sram.bytes=1", {"`sram.bytes` = 1", "raise it to at least"});
+    // run and compile give the same verdict as check: refused, exit 1 (docs/exit-codes.md).
+    for (auto cmd : {"run " + m, "compile " + m + " -o " + (d / "p").string()}) {
+        auto r = run_cardsim(cmd + " --set sram.bytes=1");
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "`sram.bytes` = 1"));
+        CHECK(contains(r.out, "raise it to at least"));
+    }
 }

@@ -3,6 +3,7 @@
 // `cardsim ddr replay --pace timed` to the DDR time and row outcomes the card run printed; formats
 // convert both ways through replay; bad options are refused naming the option.
 
+#include "tests/support/cli_fixtures.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -19,6 +20,7 @@
 
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
+using cardsim::test::slurp;
 
 namespace {
 
@@ -50,13 +52,6 @@ DdrFigures replay_figures(const std::string& out) {
     REQUIRE(std::regex_search(out, t, time));
     REQUIRE(std::regex_search(out, r, rows));
     return {number(t, 1), number(r, 1), number(r, 2), number(r, 3)};
-}
-
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 /// A small hybrid checkpoint compiled for one prompt token and one generated token.

@@ -1,6 +1,7 @@
 // `cardsim fit` as a user runs it, and the fit verdict `check` and `run` print; the knob point's
 // cost in cycles: a point that does more work takes more cycles, all else equal.
 
+#include "tests/support/cli_fixtures.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -12,18 +13,10 @@
 #include <sstream>
 
 using cardsim::test::contains;
+using cardsim::test::machine_values;
 using cardsim::test::run_cardsim;
 
 namespace {
-
-/// The `key=value` lines of `cardsim run --machine`.
-std::map<std::string, std::string> machine(const std::string& out) {
-    std::map<std::string, std::string> kv;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-        if (auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-    return kv;
-}
 
 /// Each matvec command's cycles (end - start) in a trace, in order.
 std::vector<long> matvec_cycles(const std::filesystem::path& trace) {
@@ -70,7 +63,7 @@ TEST_CASE("check and run print the one-line fit verdict, and run --machine carri
     INFO(run.out);
     CHECK(contains(run.out, "\nfit: yes ("));
     CHECK(contains(run.out, "tokens per joule"));
-    auto kv = machine(run_cardsim("run " + m + " --tokens 2 --timing-only --machine").out);
+    auto kv = machine_values(run_cardsim("run " + m + " --tokens 2 --timing-only --machine").out);
     for (auto k : {"dsp", "alm", "m20k", "fmax_mhz", "watts", "tokens_per_joule"})
         CHECK(std::stod(kv.at(k)) > 0);
     CHECK(kv.at("fits") == "yes");

@@ -3,6 +3,7 @@
 // checkpoint it is checked bit for bit; a damaged image, another checkpoint, another card config or
 // an old program file is refused naming the file; `--check-layers` reads every layer back.
 
+#include "tests/support/cli_fixtures.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -13,25 +14,12 @@
 #include <sstream>
 
 using cardsim::test::contains;
+using cardsim::test::make_model;
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
+using cardsim::test::slurp;
 
 namespace {
-
-std::string model(const ScratchDir& dir, const std::string& arch, int seed = 2) {
-    auto m = (dir / (arch + std::to_string(seed))).string();
-    REQUIRE(
-        run_cardsim("make-model --arch " + arch + " --size tiny --seed " + std::to_string(seed) + " -o " + m)
-            .code == 0);
-    return m;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 void spit(const std::filesystem::path& p, const std::string& bytes) {
     std::ofstream out(p, std::ios::binary);
@@ -50,7 +38,7 @@ std::string line_of(const std::string& out, const std::string& key) {
 
 TEST_CASE("a compiled program runs without its checkpoint to the tokens and the trace of the direct run") {
     const ScratchDir d("program-run-same");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto prog = (d / "p.cardsim").string();
     // The direct run of a 4-token prompt and 3 tokens sizes its caches for its 6 steps.
     REQUIRE(run_cardsim("compile " + m + " --max-positions 6 -o " + prog).code == 0);
@@ -105,7 +93,7 @@ TEST_CASE("a compiled program runs without its checkpoint to the tokens and the 
 
 TEST_CASE("an encoder program runs with a prompt its bucket holds and refuses one it does not") {
     const ScratchDir d("program-run-encoder");
-    auto m = model(d, "encoder");
+    auto m = make_model(d, "encoder");
     auto config = std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
     auto prog = (d / "e.cardsim").string();
     REQUIRE(
@@ -126,7 +114,7 @@ TEST_CASE("an encoder program runs with a prompt its bucket holds and refuses on
 
 TEST_CASE("a damaged image, another checkpoint, another config or a short cache is refused naming the file") {
     const ScratchDir d("program-run-refused");
-    auto m = model(d, "dense");
+    auto m = make_model(d, "dense");
     auto prog = (d / "p.cardsim").string();
     REQUIRE(run_cardsim("compile " + m + " --max-positions 8 -o " + prog).code == 0);
     auto image = slurp(prog + ".ddr");
@@ -154,7 +142,7 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
     REQUIRE(missing.code == 2);
     REQUIRE(contains(missing.out, "n.cardsim.ddr is missing"));
     // Another checkpoint of the same architecture and shape: the digest tells them apart.
-    auto other = model(d, "dense", 3);
+    auto other = make_model(d, "dense", 3);
     auto o = run_cardsim("run " + prog + " --model " + other + " --tokens 2");
     REQUIRE(o.code == 2);
     REQUIRE(contains(o.out, prog + ": the program was compiled from the checkpoint with digest"));
@@ -175,7 +163,7 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
 
 TEST_CASE("a version 1 program file is refused with what to do, and a file that is no program by its magic") {
     const ScratchDir d("program-run-old");
-    auto m = model(d, "dense");
+    auto m = make_model(d, "dense");
     auto prog = (d / "p.cardsim").string();
     REQUIRE(run_cardsim("compile " + m + " -o " + prog).code == 0);
     auto bytes = slurp(prog);
@@ -197,7 +185,7 @@ TEST_CASE("a version 1 program file is refused with what to do, and a file that 
 TEST_CASE("run --check-layers reads every layer's output back and checks it bit for bit") {
     const ScratchDir d("program-run-layers");
     for (auto [arch, all] : {std::pair{"dense", "0 1"}, std::pair{"hybrid", "0 1 2 3"}}) {
-        auto m = model(d, arch);
+        auto m = make_model(d, arch);
         auto r = run_cardsim("run " + m + " --tokens 3 --no-reference --check-layers all");
         INFO(r.out);
         REQUIRE(r.code == 0);
@@ -209,7 +197,7 @@ TEST_CASE("run --check-layers reads every layer's output back and checks it bit 
         REQUIRE(contains(some.out, "bit_exact=yes\n"));
         REQUIRE(contains(some.out, "mismatch=\n"));
     }
-    auto m = model(d, "hybrid", 4);
+    auto m = make_model(d, "hybrid", 4);
     auto bad = run_cardsim("run " + m + " --check-layers 9");
     REQUIRE(bad.code == 2);
     REQUIRE(contains(bad.out, "--check-layers: the model has no layer 9 (its layers are 0 .. 3)"));

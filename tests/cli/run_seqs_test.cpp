@@ -2,6 +2,7 @@
 // sequence's tokens equal that sequence run alone, whichever sequences share its steps; the whole
 // bucket is bit-exact; timing-only gives the full run's cycles; mismatched counts are refused.
 
+#include "tests/support/cli_fixtures.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -12,16 +13,11 @@
 #include <sstream>
 
 using cardsim::test::contains;
+using cardsim::test::make_model;
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
 
 namespace {
-
-std::string model(const ScratchDir& dir, const std::string& arch) {
-    auto m = (dir / arch).string();
-    REQUIRE(run_cardsim("make-model --arch " + arch + " --size tiny --seed 2 -o " + m).code == 0);
-    return m;
-}
 
 /// The lines `sequence Q: prompt IDS; generated IDS (N tokens)` of a run: prompt → generated.
 std::vector<std::pair<std::string, std::string>> sequences_of(const std::string& out) {
@@ -65,7 +61,7 @@ std::string machine_value(const std::string& out, const std::string& key) {
 TEST_CASE("each sequence of a multi-sequence run generates what it generates alone, bit-exact") {
     const ScratchDir d("run-seqs-alone");
     for (auto arch : {"dense", "hybrid"}) {
-        auto m = model(d, arch);
+        auto m = make_model(d, arch);
         // Prompts of different lengths: the shorter ones generate more tokens in the run's steps.
         auto r = run_cardsim("run " + m + " --tokens 3 --seqs 3 --prompt 5,6 --prompt 9,8,7,6,5");
         INFO(r.out);
@@ -85,7 +81,7 @@ TEST_CASE("each sequence of a multi-sequence run generates what it generates alo
 
 TEST_CASE("a sequence's tokens do not depend on which sequences share its steps") {
     const ScratchDir d("run-seqs-neighbours");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto first = sequences_of(run_cardsim("run " + m +
                                           " --no-reference --tokens 4 --prompt 3,4,5 --prompt "
                                           "10,20,30 --prompt 7,7,7")
@@ -104,7 +100,7 @@ TEST_CASE("a sequence's tokens do not depend on which sequences share its steps"
 
 TEST_CASE("a multi-sequence timing-only run takes the cycles of the full run") {
     const ScratchDir d("run-seqs-timing");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto full = run_cardsim("run " + m + " --seqs 4 --tokens 3 --no-reference --machine");
     auto timing = run_cardsim("run " + m + " --seqs 4 --tokens 3 --timing-only --machine");
     REQUIRE(full.code == 0);
@@ -122,7 +118,7 @@ TEST_CASE("a multi-sequence timing-only run takes the cycles of the full run") {
 
 TEST_CASE("a program compiled for several sequences runs them, and other counts are refused") {
     const ScratchDir d("run-seqs-program");
-    auto m = model(d, "dense");
+    auto m = make_model(d, "dense");
     auto prog = (d / "p3.prog").string();
     REQUIRE(run_cardsim("compile " + m + " --bucket seqs=3 --max-positions 6 -o " + prog).code == 0);
     auto r = run_cardsim("run " + prog + " --model " + m + " --no-reference --tokens 3 --prompt 5,6");
@@ -144,15 +140,15 @@ TEST_CASE("a program compiled for several sequences runs them, and other counts 
 
 TEST_CASE("run --seqs refuses an encoder, no sequences and an empty prompt, and checks layers of all rows") {
     const ScratchDir d("run-seqs-refusals");
-    auto enc = model(d, "encoder");
+    auto enc = make_model(d, "encoder");
     auto config = std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
     auto e = run_cardsim("run " + enc + " --config " + config + " --prompt 1,2,3,4 --seqs 2");
     REQUIRE(e.code == 2);
     REQUIRE(contains(e.out, "an encoder run takes one sequence"));
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto zero = run_cardsim("run " + m + " --seqs 0");
     REQUIRE(zero.code == 2);
-    REQUIRE(contains(zero.out, "--seqs: give a positive count"));
+    REQUIRE(contains(zero.out, "--seqs 0: expected at least 1"));
     auto empty = run_cardsim("run " + m + " --prompt 1,2 --prompt \"\"");
     REQUIRE(empty.code == 2);
     REQUIRE(contains(empty.out, "the prompt of sequence 1 has no ids"));

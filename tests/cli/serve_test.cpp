@@ -4,6 +4,7 @@
 // admission stops at the slots the DDR holds, and bad input is refused; a program set compiled
 // before (compile --rows) serves as its checkpoint does.
 
+#include "tests/support/cli_fixtures.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -18,29 +19,17 @@
 #include <sstream>
 
 using cardsim::test::contains;
+using cardsim::test::machine_values;
+using cardsim::test::make_model;
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
 
 namespace {
 
-std::string model(const ScratchDir& dir, const std::string& arch) {
-    auto m = (dir / arch).string();
-    REQUIRE(run_cardsim("make-model --arch " + arch + " --size tiny --seed 2 -o " + m).code == 0);
-    return m;
-}
-
 std::string trace(const ScratchDir& dir, const std::string& rows) {
     auto p = (dir / "trace.csv").string();
     std::ofstream(p) << "arrival_s,prompt_tokens,output_tokens,prompt_ids\n" << rows;
     return p;
-}
-
-std::map<std::string, std::string> machine(const std::string& out) {
-    std::map<std::string, std::string> kv;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-        if (auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-    return kv;
 }
 
 double num(const std::map<std::string, std::string>& kv, const std::string& k) {
@@ -74,7 +63,7 @@ std::vector<std::map<std::string, std::string>> table(const std::string& path) {
 
 TEST_CASE("two requests arriving together follow the decode-first schedule worked out by hand") {
     const ScratchDir d("serve-together");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     // A budget of 2 rows, prompts of 2, 3 tokens each. By hand:
     //   step 1: request 0's prompt (2 rows; its first token at the end)
     //   step 2: request 0 decodes, request 1's first prompt token
@@ -86,7 +75,7 @@ TEST_CASE("two requests arriving together follow the decode-first schedule worke
                          table_file);
     INFO(s.out);
     REQUIRE(s.code == 0);
-    auto served = machine(s.out);
+    auto served = machine_values(s.out);
     CHECK(served["bit_exact"] == "yes");
     CHECK(served["serve_steps"] == "5");
     CHECK(served["largest_batch"] == "2");
@@ -108,7 +97,7 @@ TEST_CASE("two requests arriving together follow the decode-first schedule worke
 TEST_CASE(
     "a request's tokens are its prompt's run alone, whoever shares its steps and whichever slot it reuses") {
     const ScratchDir d("serve-alone");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     // Four requests on two slots: the third and fourth reuse the slots of the first two (Gated-DeltaNet
     // states and conv windows included), prefilled in chunks beside the others' decode rows.
     const std::vector<std::string> prompts{"1 2 3", "4 5", "6 7 8 9", "10 11"};
@@ -123,7 +112,7 @@ TEST_CASE(
                          " --token-budget 4 --max-seqs 2 --check --machine --table " + table_file);
     INFO(s.out);
     REQUIRE(s.code == 0);
-    CHECK(machine(s.out)["bit_exact"] == "yes");
+    CHECK(machine_values(s.out)["bit_exact"] == "yes");
     auto rows = table(table_file);
     REQUIRE(rows.size() == prompts.size());
     std::set<std::string> slots;
@@ -142,14 +131,14 @@ TEST_CASE(
 
 TEST_CASE("the card idles until a request arrives, and idle time is not busy time") {
     const ScratchDir d("serve-idle");
-    auto m = model(d, "dense");
+    auto m = make_model(d, "dense");
     auto t = trace(d, "0,2,2,\n0.5,2,2,\n");
     auto table_file = (d / "table.csv").string();
     auto s =
         run_cardsim("serve " + m + " --requests " + t + " --token-budget 2 --machine --table " + table_file);
     INFO(s.out);
     REQUIRE(s.code == 0);
-    auto kv = machine(s.out);
+    auto kv = machine_values(s.out);
     auto rows = table(table_file);
     REQUIRE(rows.size() == 2);
     CHECK(std::stod(rows[1]["admitted_s"]) == 0.5);
@@ -163,7 +152,7 @@ TEST_CASE("the card idles until a request arrives, and idle time is not busy tim
 
 TEST_CASE("admission stops at the slots the card's DDR holds beside the weights") {
     const ScratchDir d("serve-capacity");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     std::string rows;
     for (int i = 0; i < 6; ++i)
         rows += "0,2,3,\n";
@@ -175,7 +164,7 @@ TEST_CASE("admission stops at the slots the card's DDR holds beside the weights"
                     "--machine");
     INFO(s.out);
     REQUIRE(s.code == 0);
-    auto kv = machine(s.out);
+    auto kv = machine_values(s.out);
     const double slots = num(kv, "slots"), slot = num(kv, "slot_bytes"), fixed = num(kv, "ddr_fixed_bytes"),
                  ddr = num(kv, "ddr_capacity_bytes");
     CHECK(ddr == 1 << 20);
@@ -189,7 +178,7 @@ TEST_CASE("admission stops at the slots the card's DDR holds beside the weights"
     CHECK(num(kv, "served") == 6);
     // Twice the positions: the caches take twice as much, so the slot grows by what the first 4096 took
     // of caches; the states stay (checked against the capacity `cardsim check` prints).
-    auto twice = machine(
+    auto twice = machine_values(
         run_cardsim("serve " + m + " --requests " + t + " --token-budget 8 --max-positions 8192 --machine")
             .out);
     auto check = run_cardsim("check " + m + " --max-positions 4096");
@@ -201,18 +190,18 @@ TEST_CASE("admission stops at the slots the card's DDR holds beside the weights"
 
 TEST_CASE("serve refuses what it cannot serve, naming why") {
     const ScratchDir d("serve-bad");
-    auto m = model(d, "dense");
+    auto m = make_model(d, "dense");
     auto missing = run_cardsim("serve " + m + " --requests " + (d / "none.csv").string());
     CHECK(missing.code == 2);
     CHECK(contains(missing.out, "none.csv"));
     auto t = trace(d, "0,2,2,\n0,50,10,\n");
     auto s = run_cardsim("serve " + m + " --requests " + t + " --max-positions 16 --machine");
     INFO(s.out);
-    REQUIRE(s.code == 0);
-    auto kv = machine(s.out);
+    REQUIRE(s.code == 1); // a refused request is a negative verdict (docs/exit-codes.md)
+    auto kv = machine_values(s.out);
     CHECK(kv["refused"] == "1");
     CHECK(kv["served"] == "1");
-    auto e = model(d, "encoder");
+    auto e = make_model(d, "encoder");
     auto enc = run_cardsim("serve " + e + " --requests " + t);
     CHECK(enc.code == 2);
     CHECK(contains(enc.out, "decoders"));
@@ -223,7 +212,7 @@ TEST_CASE("serve refuses what it cannot serve, naming why") {
 
 TEST_CASE("a generated Poisson trace is written whole and served") {
     const ScratchDir d("serve-gen");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto g = (d / "g.csv").string();
     auto w =
         run_cardsim("serve --gen poisson --rate 500 --count 8 --prompt-len 2:4 --output-len 2:3 -o " + g);
@@ -238,7 +227,7 @@ TEST_CASE("a generated Poisson trace is written whole and served") {
 
 TEST_CASE("a compiled program set serves a trace as its checkpoint does to the cycle and the bit") {
     const ScratchDir d("serve-set");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto t = trace(d, "0,3,4,1 2 3\n0,2,5,4 5\n0.00001,5,3,6 7 8 9 10\n");
     auto set = (d / "s.prog").string();
     auto c = run_cardsim("compile " + m + " -o " + set + " --rows 1,2,4 --max-positions 16");
@@ -254,7 +243,7 @@ TEST_CASE("a compiled program set serves a trace as its checkpoint does to the c
     INFO(a.out << b.out);
     REQUIRE(a.code == 0);
     REQUIRE(b.code == 0);
-    auto sa = machine(a.out), sb = machine(b.out);
+    auto sa = machine_values(a.out), sb = machine_values(b.out);
     CHECK(sa["bit_exact"] == "yes");
     CHECK(sa["served_from"] == "set");
     CHECK(sb["served_from"] == "checkpoint");
@@ -271,12 +260,12 @@ TEST_CASE("a compiled program set serves a trace as its checkpoint does to the c
     // Timing-only needs no checkpoint.
     auto timing = run_cardsim("serve " + set + " --requests " + t + " --machine");
     REQUIRE(timing.code == 0);
-    CHECK(machine(timing.out)["cycles"] == sa["cycles"]);
+    CHECK(machine_values(timing.out)["cycles"] == sa["cycles"]);
 }
 
 TEST_CASE("a program set is refused where it cannot be used and the error points to what can") {
     const ScratchDir d("serve-set-bad");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto t = trace(d, "0,3,4,\n");
     auto set = (d / "s.prog").string();
     REQUIRE(run_cardsim("compile " + m + " -o " + set + " --rows 1,2 --slots 2 --max-positions 8").code == 0);
@@ -316,7 +305,7 @@ TEST_CASE("a program set is refused where it cannot be used and the error points
 
 TEST_CASE("disasm prints every bucket of a set or the one asked for") {
     const ScratchDir d("serve-set-disasm");
-    auto m = model(d, "hybrid");
+    auto m = make_model(d, "hybrid");
     auto set = (d / "s.prog").string();
     REQUIRE(run_cardsim("compile " + m + " -o " + set + " --rows 1,2,4 --max-positions 8").code == 0);
     auto all = run_cardsim("disasm " + set + " --header-only");

@@ -142,7 +142,7 @@ TEST_CASE("run facts recorded in a trace's meta read back equal, without the hos
     cardsim::test::ScratchDir dir("report_facts");
     auto t = testing::sample_trace();
     auto facts = sample_facts();
-    facts.host = HostFacts{1.5, 0.25, 1.25};
+    facts.host = HostFacts{1.5, 0.25, 1.25, 0.5, 0.75, std::nullopt, std::nullopt};
     record(facts, t.header.meta);
     write_trace(dir / "run.trace", t);
     auto back = read_trace(dir / "run.trace");

@@ -30,9 +30,17 @@ struct AccuracyFacts {
 /// What the host spent on the run (wall clock). Never recorded in a trace: it changes from run
 /// to run, and two runs of one program must give byte-identical traces.
 struct HostFacts {
-    double seconds = 0, setup_seconds = 0, steps_seconds = 0;
+    double seconds = 0, setup_seconds = 0, steps_seconds = 0; ///< the simulation: in all, setup, steps
+    double load = 0, compile = 0;                               ///< before it
+    std::optional<double> golden, reference;                    ///< after it, when they ran
     friend bool operator==(const HostFacts&, const HostFacts&) = default;
 };
+
+/// The host's phases up to the outputs, as `cardsim run` prints them after `host: `: `load 0.01 s,
+/// compile 0.20 s, simulation 0.53 s (setup 0.02 s, steps 0.51 s: 42.5 ms a step, 6.61x the
+/// simulated time), golden 0.30 s, reference 1.20 s` for a run of `steps` steps simulating
+/// `simulated_seconds`.
+std::string host_phases(const HostFacts& host, std::size_t steps, double simulated_seconds);
 
 /// One row of the shim's verdict table: groups of the fusion with the same answer, class, ops and
 /// commands in one part of the model, over the layers listed.

@@ -111,13 +111,7 @@ std::vector<std::pair<std::string, std::string>> fact_lines(const RunFacts& f) {
                        fmt::format("max |logit error| {:.3g}, top-1 agreement {:.1f} %, KL {:.3g} nats",
                                    f.accuracy->max_abs_error, 100 * f.accuracy->top1_agreement,
                                    f.accuracy->kl));
-    if (f.host)
-        o.emplace_back("host",
-                       fmt::format("{:.2f} s (setup {:.2f} s, steps {:.2f} s: {:.3g} ms a step, {:.2f}x the "
-                                   "simulated time)",
-                                   f.host->seconds, f.host->setup_seconds, f.host->steps_seconds,
-                                   f.steps ? 1e3 * f.host->steps_seconds / double(f.steps) : 0.0,
-                                   secs > 0 ? f.host->steps_seconds / secs : 0.0));
+    if (f.host) o.emplace_back("host", host_phases(*f.host, f.steps, secs));
     return o;
 }
 

@@ -2,6 +2,7 @@
 // point's config, failed points as rows with their error, full runs with accuracy, traces.
 
 #include "tests/cli/sweep/support.hpp"
+#include "tests/support/cli_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,18 +10,6 @@
 
 using namespace cardsim::test;
 using namespace cardsim::test::sweep;
-
-namespace {
-
-/// `key=value` lines into a map.
-std::map<std::string, std::string> machine(const std::string& out) {
-    std::map<std::string, std::string> kv;
-    for (auto& l : lines(out))
-        if (auto eq = l.find('='); eq != std::string::npos) kv[l.substr(0, eq)] = l.substr(eq + 1);
-    return kv;
-}
-
-} // namespace
 
 TEST_CASE("a timing-only sweep writes one row a point, in point order, with the figures cardsim run gives "
           "that point") {
@@ -62,7 +51,7 @@ TEST_CASE("a timing-only sweep writes one row a point, in point order, with the 
         run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
                     " --timing-only --machine --tokens 3 --set ddr.channels=2 --set clock.kernel_mhz=350");
     REQUIRE(direct.code == 0);
-    auto kv = machine(direct.out);
+    auto kv = machine_values(direct.out);
     for (auto c :
          {"cycles", "tokens_per_second", "roofline_fraction", "bandwidth_gbs", "ddr_bytes", "arena_bytes"})
         REQUIRE(rows[4][column(h, c)] == kv.at(c));
@@ -112,7 +101,7 @@ TEST_CASE("a refused point and an invalid combination are rows with their error,
             REQUIRE(contains(row[error], "ddr.timing.trefi"));
             REQUIRE(contains(row[error], "not more than trfc"));
         } else if (no_conv) {
-            REQUIRE(row[status] == "error");
+            REQUIRE(row[status] == "refused"); // the card refuses the model: exit 1, as check gives
             // The refusal names the model, not the directory the sweep ran in.
             REQUIRE(row[error].rfind("hybrid-tiny-seed1: the card refuses this model: | layer 0, mixer:",
                                      0) == 0);
@@ -184,7 +173,7 @@ TEST_CASE("an array of sequence counts is an axis: each point decodes that many 
     auto direct = run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
                               " --timing-only --machine --tokens 3 --seqs 4");
     REQUIRE(direct.code == 0);
-    REQUIRE(rows[2][cycles] == machine(direct.out).at("cycles"));
+    REQUIRE(rows[2][cycles] == machine_values(direct.out).at("cycles"));
     REQUIRE(std::stod(rows[2][rate]) > std::stod(rows[1][rate])); // a step of 4 rows beats a step of 1
     write(s / "bad.toml", tiny_model() + "[axes]\nseqs = [1, 2]\n");
     auto b = run_cardsim("sweep " + (s / "bad.toml").string() + " --list");
@@ -209,7 +198,7 @@ TEST_CASE("an array of token counts is an axis: each point runs with its own tok
     auto direct = run_cardsim("run " + (s / "out/models/hybrid-tiny-seed1").string() +
                               " --timing-only --machine --tokens 6 --set ddr.channels=2");
     REQUIRE(direct.code == 0);
-    REQUIRE(rows[2][cycles] == machine(direct.out).at("cycles"));
+    REQUIRE(rows[2][cycles] == machine_values(direct.out).at("cycles"));
     REQUIRE(std::stod(rows[2][cycles]) > std::stod(rows[1][cycles]));
     // `tokens` is not a config key: it cannot be written under [axes].
     write(s / "bad.toml", tiny_model() + "[axes]\ntokens = [1, 2]\n");
@@ -235,11 +224,11 @@ TEST_CASE("a sweep with a prompt length reports each point's prefill and decode 
     for (std::size_t p = 0; p < 2; ++p) {
         auto& row = rows[1 + p];
         REQUIRE(row[column(h, "status")] == "ok");
-        auto direct = machine(run_cardsim("run " + model +
-                                          " --timing-only --machine --tokens 2 --prompt-len 8 "
-                                          "--chunk 4 --set ddr.channels=" +
-                                          std::to_string(p + 1))
-                                  .out);
+        auto direct = machine_values(run_cardsim("run " + model +
+                                                 " --timing-only --machine --tokens 2 --prompt-len 8 "
+                                                 "--chunk 4 --set ddr.channels=" +
+                                                 std::to_string(p + 1))
+                                         .out);
         for (auto c : {"prefill_tokens_per_second", "ttft_seconds", "prefill_bound",
                        "decode_tokens_per_second", "decode_bound", "decode_roofline_fraction"})
             CHECK(row[column(h, c)] == direct.at(c));

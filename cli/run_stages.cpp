@@ -1,0 +1,446 @@
+#include "cli/run_stages.hpp"
+
+#include "cli/check_layers.hpp"
+#include "cli/child_process.hpp"
+#include "cli/report_facts.hpp"
+#include "cli/shim_verdict.hpp"
+#include "engine/error.hpp"
+#include "engine/lower/lower.hpp"
+#include "engine/program/program.hpp"
+#include "engine/program/validate.hpp"
+#include "models/checkpoint_digest.hpp"
+#include "models/reference.hpp"
+#include "sim/rtl/rtl_matvec.hpp"
+#include "sim/units/unit_set.hpp"
+#include "traces/csv.hpp"
+#include "traces/from_run.hpp"
+#include "traces/perfetto.hpp"
+#include "traces/report/run_page.hpp"
+#include "traces/writer.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace cardsim::cli::stages {
+namespace {
+
+std::vector<float> floats(const std::vector<std::byte>& b) {
+    std::vector<float> f(b.size() / 4);
+    std::memcpy(f.data(), b.data(), 4 * f.size());
+    return f;
+}
+
+/// The index of a graph output in the io map, or none.
+std::optional<std::size_t> output_index(const program::Loaded& c, std::optional<graph::Val> v) {
+    if (!v) return std::nullopt;
+    for (std::size_t i = 0; i < c.io.graph_outputs(); ++i)
+        if (c.io.outputs[i].first == *v) return i;
+    return std::nullopt;
+}
+
+/// The index of the io output with `role` in the host map, or none.
+std::optional<std::size_t> output_index(const program::Loaded& c, program::IoRole role) {
+    auto* e = c.program.host.entry(role);
+    return e ? output_index(c, graph::Val{e->value}) : std::nullopt;
+}
+
+/// Reads the program at `path` and its image beside it, checking it was compiled for `config`.
+program::Loaded read_program(const std::filesystem::path& path, const card::CardConfig& config) {
+    auto p = program::read(path);
+    auto image_path = std::filesystem::path(path.string() + ".ddr");
+    if (!std::filesystem::exists(image_path))
+        throw Error(fmt::format("{}: the program's DDR image {} is missing (cardsim compile writes it beside "
+                                "the program)",
+                                path.string(), image_path.string()));
+    auto image = program::read_image(image_path);
+    if (p.config_digest != card::digest(config))
+        throw Error(
+            fmt::format("{}: the program was compiled for the card config with digest {:016x}, this run's "
+                        "config has digest {:016x} (run it with the --config, --set and --knob it was "
+                        "compiled with)",
+                        path.string(), p.config_digest, card::digest(config)));
+    program::validate(p, &config, path.string());
+    return program::load(std::move(p), std::move(image), path.string(), image_path.string());
+}
+
+/// Checks that `c` (read from `path`) was compiled from `model` and its graph `g`.
+void check_compiled_from(const program::Loaded& c, const std::filesystem::path& path,
+                         const std::filesystem::path& model_dir, const models::Model& model,
+                         const graph::Graph& g) {
+    auto want = c.program.host.checkpoint_digest, have = models::checkpoint_digest(model.checkpoint);
+    if (want != have)
+        throw Error(
+            fmt::format("{}: the program was compiled from the checkpoint with digest {:016x}, and {} has "
+                        "digest {:016x}: it is another checkpoint",
+                        path.string(), want, model_dir.string(), have));
+    auto outputs = g.outputs();
+    bool same = outputs.size() == c.io.graph_outputs();
+    for (std::size_t i = 0; same && i < outputs.size(); ++i)
+        same = outputs[i] == c.io.outputs[i].first;
+    for (auto& p : c.io.probes)
+        same = same && !graph::check(g, p);
+    if (!same)
+        throw Error(fmt::format("{}: its io map does not match the graph cardsim builds from {} (compiled by "
+                                "another version of cardsim? compile it again)",
+                                path.string(), model_dir.string()));
+}
+
+/// The accuracy of a decode batch's logits: each sequence's rows against the f64 reference of that
+/// sequence alone, combined (the largest error; top-1 agreement and KL averaged over every
+/// sequence's measured steps).
+models::Accuracy batch_accuracy(const models::Model& model, const sim::RunResult& run, std::size_t logits_out,
+                                const DecodeBatch& batch) {
+    models::Accuracy all;
+    double top1 = 0, kl = 0;
+    for (std::size_t q = 0; q < batch.seqs(); ++q) {
+        std::vector<std::vector<float>> logits;
+        for (auto& o : run.outputs) {
+            auto f = floats(o.values[logits_out]);
+            const std::size_t w = f.size() / batch.seqs();
+            logits.emplace_back(f.begin() + std::ptrdiff_t(q * w), f.begin() + std::ptrdiff_t((q + 1) * w));
+        }
+        auto a = models::accuracy(model, logits, batch.tokens(q), batch.prompt(q).size(), {});
+        all.max_abs_error = std::max(all.max_abs_error, a.max_abs_error);
+        top1 += a.top1_agreement * double(a.steps);
+        kl += a.kl * double(a.steps);
+        all.steps += a.steps;
+    }
+    if (all.steps) {
+        all.top1_agreement = top1 / double(all.steps);
+        all.kl = kl / double(all.steps);
+    }
+    return all;
+}
+
+/// The markers of an encoder run over `n` tokens: every fourth token.
+std::vector<std::size_t> encoder_markers(std::size_t n) {
+    std::vector<std::size_t> m;
+    for (std::size_t t = 0; t < n; t += 4)
+        m.push_back(t);
+    return m;
+}
+
+/// The prefill of a prompt of `request.prompt_len` tokens in `chunks` steps of `request.chunk`
+/// tokens of one sequence (positions from 0; the last chunk's rows past the prompt are timed too,
+/// as a fixed bucket runs them), simulated in a child process on a program compiled for that
+/// bucket with `decode_options`' caches.
+Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::WeightSource& weights,
+                    const lower::Options& decode_options, std::size_t chunks) {
+    return parse_phase(in_child([&] {
+        lower::Options o = decode_options;
+        o.bucket = graph::Bucket{req.chunk, 1, 0};
+        lower::Compiled compiled;
+        try {
+            compiled = lower::lower(g, weights, lower::target_of(req.config), o);
+        } catch (const Error& e) {
+            throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
+        }
+        sim::RunPlan plan;
+        plan.steps = chunks;
+        plan.mode = sim::Mode::TimingOnly;
+        plan.inputs = [&](std::size_t s, const sim::StepOutputs*) {
+            graph::BatchInputs in;
+            in.ids.assign(req.chunk, 0);
+            for (std::size_t i = 0; i < req.chunk; ++i)
+                in.positions.push_back(std::uint32_t(s * req.chunk + i));
+            in.seq_starts = {0, std::uint32_t(req.chunk)};
+            if (req.progress) fmt::print(stderr, "\rprefill chunk {}/{}", s + 1, chunks);
+            return in;
+        };
+        auto run = sim::simulate(req.config, compiled, plan);
+        if (run.fault) throw Error("the prefill stopped on a bus error: " + *run.fault);
+        return phase_of(run, req.config, *req.prompt_len).encode();
+    }));
+}
+
+} // namespace
+
+void check_request(const RunRequest& req) {
+    if (!req.model_dir && !req.program) throw Error("run: give a checkpoint directory or a program file");
+    if (req.prompt_len) {
+        if (!req.model_dir || req.program)
+            throw Error(
+                "--prompt-len: the run compiles the checkpoint twice (a prefill chunk and decode): give "
+                "a checkpoint directory, not a program");
+        if (req.mode != sim::Mode::TimingOnly)
+            throw Error("--prompt-len N times a prompt of N tokens without their ids: pass --timing-only");
+        if (*req.prompt_len == 0 || req.chunk == 0) throw Error("--prompt-len and --chunk must be positive");
+        if (!req.prompt.empty()) throw Error("--prompt-len: give a prompt length or a prompt, not both");
+        if (req.check_layers) throw Error("--prompt-len: layer checks need a full run");
+    }
+    if (req.program && req.check_layers)
+        throw Error(fmt::format("{}: a program reads back the layers it was compiled to check: pass "
+                                "--check-layers to cardsim compile",
+                                req.program->string()));
+    if (req.program && req.max_positions)
+        throw Error(fmt::format("{}: a program's caches hold the positions it was compiled for: pass "
+                                "--max-positions to cardsim compile",
+                                req.program->string()));
+    if (req.flip && req.mode != sim::Mode::Full)
+        throw Error("--flip-bit: a timing-only run computes nothing, so there is no bit to flip (drop "
+                    "--timing-only)");
+    if (req.rtl_matvec && req.mode != sim::Mode::Full)
+        throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
+                    "--timing-only)");
+}
+
+Source load(const RunRequest& req) {
+    Source s;
+    if (req.model_dir) {
+        s.model = models::load_model(*req.model_dir, req.shapes_only);
+        s.built = models::build_graph(*s.model);
+        s.name = models::describe(s.model->spec);
+        if (s.model->checkpoint.shapes_only() && req.mode == sim::Mode::Full)
+            throw Error(fmt::format("{}: the checkpoint has shapes only ({}), no weights to compute with: a "
+                                    "full run needs its safetensors; run it with --timing-only",
+                                    req.model_dir->string(),
+                                    req.shapes_only ? "--shapes-only" : "config.json without safetensors"));
+        if (req.prompt_len && !std::holds_alternative<models::DecoderSpec>(s.model->spec))
+            throw Error("--prompt-len: an encoder runs its prompt in one step (give --prompt)");
+    }
+    if (req.program) {
+        s.program = read_program(*req.program, req.config);
+        auto* weights = s.program->program.region(program::Region::Weights);
+        if (req.mode == sim::Mode::Full && weights && weights->size > 0 && s.program->image.chunks.empty())
+            throw Error(
+                fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): a full "
+                            "run computes on them; run it with --timing-only",
+                            req.program->string()));
+        if (s.model) check_compiled_from(*s.program, *req.program, *req.model_dir, *s.model, s.built->graph);
+        if (!s.program->program.host.model.empty()) s.name = s.program->program.host.model;
+    }
+    // A program says what it is through its host map; a checkpoint through its architecture.
+    if (s.program) {
+        const auto& host = s.program->program.host;
+        s.decoder = host.entry(program::IoRole::Next) != nullptr;
+        s.vocab = host.vocab;
+    } else if (auto* d = std::get_if<models::DecoderSpec>(&s.model->spec)) {
+        s.decoder = true;
+        s.vocab = d->vocab;
+    } else {
+        s.decoder = false;
+        s.vocab = std::get<models::EncoderSpec>(s.model->spec).vocab;
+    }
+    return s;
+}
+
+Feed feed(const RunRequest& req, const Source& s) {
+    const program::Host* host = s.program ? &s.program->program.host : nullptr;
+    const std::size_t vocab = s.vocab ? s.vocab : 1;
+    if (host && !s.decoder && req.prompt.empty())
+        throw Error(fmt::format("{}: the program runs {} tokens at once: pass --prompt with {} ids",
+                                req.program->string(), host->tokens, host->tokens));
+    auto prompt = req.prompt.empty() && !req.prompt_len ? default_prompt(0, vocab) : req.prompt;
+    // A decoder's sequences: a program's bucket fixes how many (its rows, one token each).
+    const std::size_t seqs = host && s.decoder && host->tokens == host->seqs
+                                 ? host->seqs
+                                 : req.seqs.value_or(1 + req.other_prompts.size());
+    if (req.seqs && *req.seqs != seqs)
+        throw Error(fmt::format("--seqs {}: the program {} decodes {} sequences a step", *req.seqs,
+                                req.program->string(), seqs));
+    if (!s.decoder && (seqs != 1 || !req.other_prompts.empty()))
+        throw Error("--seqs, --prompt: an encoder run takes one sequence (one prompt)");
+    if (req.prompt_len && seqs != 1)
+        throw Error(fmt::format("--prompt-len with {} sequences: the prefill is timed for one sequence "
+                                "(drop --seqs and the extra --prompt)",
+                                seqs));
+    std::vector<std::vector<std::uint32_t>> given;
+    if (!req.prompt.empty()) given.push_back(req.prompt);
+    given.insert(given.end(), req.other_prompts.begin(), req.other_prompts.end());
+    // With a prompt length the decode steps start after the prefilled prompt, fed any id (the
+    // token after the prompt: timing does not depend on it).
+    if (req.prompt_len) given = {{0}};
+    Feed f{
+        s.decoder,
+        prompt,
+        seqs,
+        DecodeBatch(batch_prompts(given, seqs, vocab), req.tokens, std::uint32_t(req.prompt_len.value_or(0))),
+        {},
+        0,
+        0};
+    for (std::size_t q = 0; q < f.batch.seqs(); ++q)
+        for (auto t : f.batch.prompt(q))
+            if (s.vocab && t >= s.vocab)
+                throw Error(fmt::format("prompt token {} is past the vocabulary of {}", t, s.vocab));
+    if (s.decoder) {
+        f.steps = f.batch.steps(); // with a prompt length: the decode steps after the prefilled prompt
+        if (!req.prompt_len) {
+            f.prefill_steps = f.batch.prefill_steps();
+            f.prompt = f.batch.prompt(0);
+        }
+    } else {
+        f.markers = encoder_markers(f.prompt.size());
+        f.steps = 1;
+    }
+    if (host && s.decoder && host->tokens != host->seqs)
+        throw Error(
+            fmt::format("{}: cardsim run decodes one token of each sequence a step, and the program's "
+                        "bucket has {} tokens and {} sequences (compile it with --bucket seqs=S)",
+                        req.program->string(), host->tokens, host->seqs));
+    if (host && s.decoder && f.steps > host->max_positions)
+        throw Error(fmt::format(
+            "{}: the run needs {} positions (a prompt of {} and {} tokens), the program's "
+            "caches hold {} (compile it with --max-positions {})",
+            req.program->string(), f.steps, f.prompt.size(), req.tokens, host->max_positions, f.steps));
+    if (host && !s.decoder &&
+        (host->tokens != f.prompt.size() || host->seqs != 1 || host->markers != f.markers.size()))
+        throw Error(fmt::format("{}: the program's bucket holds {} tokens, {} sequences and {} markers; a "
+                                "prompt of {} ids needs 1 sequence of {} tokens and {} markers",
+                                req.program->string(), host->tokens, host->seqs, host->markers,
+                                f.prompt.size(), f.prompt.size(), f.markers.size()));
+    if (!s.decoder && req.max_positions)
+        throw Error("--max-positions: an encoder keeps no caches between steps");
+    return f;
+}
+
+void check(const RunRequest& req, const Source& s) {
+    if (s.program) return; // a program was checked when it was compiled
+    require_card_runs(s.built->graph, req.config, *req.model_dir);
+}
+
+Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
+    if (s.program) return {std::move(*s.program), std::nullopt};
+    const auto& g = s.built->graph;
+    const std::size_t prompt_len = req.prompt_len.value_or(0);
+    lower::Options o;
+    o.bucket =
+        s.decoder ? graph::Bucket{f.seqs, f.seqs, 0} : graph::Bucket{f.prompt.size(), 1, f.markers.size()};
+    const std::size_t chunks = (prompt_len + req.chunk - 1) / req.chunk;
+    const std::size_t needed = std::max(prompt_len + f.steps, chunks * req.chunk);
+    o.max_positions = s.decoder ? req.max_positions.value_or(req.prompt_len ? needed : f.steps) : 1;
+    if (req.prompt_len && o.max_positions < needed)
+        throw Error(fmt::format("--max-positions {}: a prompt of {} in chunks of {} and {} tokens need {}",
+                                o.max_positions, prompt_len, req.chunk, f.steps, needed));
+    if (s.decoder && o.max_positions < f.steps)
+        throw Error(
+            fmt::format("--max-positions {}: the run needs {} positions (a prompt of {} and {} tokens)",
+                        o.max_positions, f.steps, f.prompt.size(), req.tokens));
+    if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
+    o.model = s.name;
+    o.checkpoint_digest = models::checkpoint_digest(s.model->checkpoint);
+    o.shapes_only = s.model->checkpoint.shapes_only();
+    Compiled c;
+    if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
+    c.program = lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
+    return c;
+}
+
+Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
+    if (req.flip && (req.flip->step >= f.steps || req.flip->command >= c.program.program.commands.size()))
+        throw Error(fmt::format("--flip-bit {}:{}: the run has {} steps (0..{}) of {} commands",
+                                req.flip->step, req.flip->command, f.steps, f.steps - 1,
+                                c.program.program.commands.size()));
+    Simulated out;
+    const auto next_out = output_index(c.program, program::IoRole::Next);
+    // The encoder's one step: its prompt, a marker every fourth token.
+    graph::BatchInputs encoder;
+    if (!f.decoder) {
+        encoder.ids = f.prompt;
+        for (std::uint32_t t = 0; t < f.prompt.size(); ++t)
+            encoder.positions.push_back(t);
+        encoder.seq_starts = {0, std::uint32_t(f.prompt.size())};
+        encoder.qtype = {0};
+        for (auto m : f.markers)
+            encoder.marker_rows.push_back(std::uint32_t(m));
+        encoder.marker_starts = {0, std::uint32_t(f.markers.size())};
+        out.inputs.push_back(encoder);
+    }
+    sim::RunPlan plan;
+    plan.steps = f.steps;
+    plan.mode = req.mode;
+    plan.keep_data = req.trace_data;
+    // Every command's record, when something reads them: the trace and its exports, or the RTL's
+    // cycles beside the model's; else only each unit kind's totals (the summary is the same).
+    plan.keep_records = req.trace || req.perfetto || req.csv || req.report || req.rtl_matvec;
+    if (req.vcd) plan.vcd = req.vcd->string();
+    plan.flip = req.flip;
+    plan.inputs = [&](std::size_t step, const sim::StepOutputs* prev) {
+        if (!f.decoder) return encoder;
+        auto in = f.batch.inputs(step, prev && next_out ? std::span(prev->values[*next_out])
+                                                        : std::span<const std::byte>());
+        if (req.mode == sim::Mode::Full) out.inputs.push_back(in); // the bit-exact check replays them
+        if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, f.steps);
+        return in;
+    };
+    std::optional<sim::memory::TraceExporter> exporter;
+    if (req.ddr_trace) {
+        exporter.emplace(req.ddr_trace->path, req.ddr_trace->spec, req.config.ddr, trace_context(req.config));
+        plan.ddr_observer = &*exporter;
+    }
+    if (req.rtl_matvec) {
+        auto units = sim::units::UnitSet::standard(req.config);
+        units.set(sim::rtl::rtl_matvec_unit(req.config));
+        plan.units = units;
+    }
+    out.run = sim::simulate(req.config, c.program, plan);
+    if (exporter) {
+        exporter->close();
+        out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);
+    }
+    if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
+    if (f.decoder && req.mode == sim::Mode::Full && next_out && !out.run.outputs.empty())
+        f.batch.finish(out.run.outputs.back().values[*next_out]);
+    return out;
+}
+
+Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const Simulated& sim,
+               std::size_t seqs) {
+    Verdict v;
+    if (req.mode != sim::Mode::Full)
+        v.unchecked = "timing-only run";
+    else if (sim.run.fault)
+        v.unchecked = "the run stopped on a bus error";
+    else if (!s.model)
+        v.unchecked = "a program alone has no checkpoint: pass --model DIR, the checkpoint it was compiled "
+                      "from, for the bit-exact check and the accuracy";
+    if (!v.unchecked.empty()) return v;
+    std::vector<verify::Readback> readback;
+    for (auto& o : sim.run.outputs)
+        readback.push_back(o.values);
+    const auto& g = s.built->graph;
+    auto checked = verify::verify(g, s.model->checkpoint, req.config, c.program, sim.inputs, readback);
+    v.bit_exact = checked.bit_exact();
+    if (checked.first) {
+        v.first = checked.first;
+        v.mismatch = checked.first->text();
+        if (seqs > 1)
+            for (auto& [val, place] : c.program.io.outputs)
+                if (g.names[val.id] == checked.first->value && !checked.first->sizes) {
+                    v.mismatch += fmt::format(" (sequence {})", checked.first->element / g.shape(val).width);
+                    break;
+                }
+    }
+    return v;
+}
+
+std::optional<models::Accuracy> measure(const RunRequest& req, const Source& s, const Compiled& c,
+                                        const Simulated& sim, const Feed& f) {
+    const auto logits_out = output_index(c.program, program::IoRole::Logits);
+    if (!req.reference || !logits_out || !s.model || req.mode != sim::Mode::Full || sim.run.fault)
+        return std::nullopt;
+    if (f.decoder) return batch_accuracy(*s.model, sim.run, *logits_out, f.batch);
+    std::vector<std::vector<float>> logits;
+    for (auto& o : sim.run.outputs)
+        logits.push_back(floats(o.values[*logits_out]));
+    return models::accuracy(*s.model, logits, f.prompt, f.prefill_steps, f.markers);
+}
+
+void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s, const Compiled& c) {
+    if (!req.trace && !req.perfetto && !req.csv && !req.report) return;
+    // An encoder's one step runs the whole prompt: it is all prefill.
+    auto t = traces::trace_of(rep.run, c.program.program, req.config, req.mode,
+                              rep.prefill_steps ? rep.prefill_steps : rep.steps);
+    auto facts = run_facts(rep, req.config, s.built ? &s.built->graph : nullptr);
+    traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
+    if (req.report)
+        traces::report::write_run_page(
+            *req.report,
+            {t, facts, req.trace ? req.trace->filename().string() : "", program_text(c.program.program)});
+    if (req.trace) traces::write_trace(*req.trace, t);
+    if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
+    if (req.csv) traces::write_csv(*req.csv, t);
+}
+
+} // namespace cardsim::cli::stages

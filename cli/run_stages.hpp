@@ -1,0 +1,99 @@
+#pragma once
+// The stages of `cardsim run`, in the order the run takes them, each a short function from typed
+// inputs to a typed output: load → feed → check → compile → simulate → verify → measure → report.
+// cli/pipeline.cpp's run_model calls them in that order and times each (HostPhases).
+
+#include "cli/decode_batch.hpp"
+#include "cli/pipeline.hpp"
+#include "engine/graph/batch.hpp"
+#include "engine/program/loaded.hpp"
+#include "models/model.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cardsim::cli::stages {
+
+/// What the run starts from: the checkpoint and its graph, a compiled program, or both (the
+/// program checked against the checkpoint it was compiled from).
+struct Source {
+    std::optional<models::Model> model;
+    std::optional<models::BuiltGraph> built;
+    std::optional<program::Loaded> program; ///< a program file and its image, read and validated
+    std::string name;                       ///< the recognised architecture (or the program's model)
+    bool decoder = true;                    ///< a decoder (token by token) or an encoder (one step)
+    std::size_t vocab = 0;
+};
+
+/// What the run feeds the card, step by step: a decoder's sequences (prompts, then each step's
+/// own arg-max) or the encoder's one prompt with its markers.
+struct Feed {
+    bool decoder = true;
+    std::vector<std::uint32_t> prompt; ///< sequence 0's prompt (the encoder's only one)
+    std::size_t seqs = 1;              ///< sequences a step
+    DecodeBatch batch;                 ///< a decoder's sequences
+    std::vector<std::size_t> markers;  ///< an encoder's marker rows
+    std::size_t steps = 0, prefill_steps = 0;
+};
+
+/// The program the card runs, and (with a prompt length) the prefill phase timed on its own
+/// program in a child process.
+struct Compiled {
+    program::Loaded program;
+    std::optional<Phase> prefill;
+};
+
+/// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).
+struct Simulated {
+    sim::RunResult run;
+    std::vector<graph::BatchInputs> inputs;
+    std::string ddr_trace; ///< what the exported DDR trace holds, when one was written
+};
+
+/// The bit-exact check of a run: its verdict, or why it did not run.
+struct Verdict {
+    std::optional<bool> bit_exact;
+    std::string mismatch;
+    std::optional<verify::Mismatch> first;
+    std::string unchecked;
+};
+
+/// Refuses a request whose options contradict each other, before any work (cardsim::Error).
+void check_request(const RunRequest& request);
+
+/// Loads the checkpoint and builds its graph, and reads the program file with its image (checked
+/// against the card config and, given both, against the checkpoint).
+Source load(const RunRequest& request);
+
+/// Works out what the run feeds: prompts, sequences, steps, markers; refuses prompts past the
+/// vocabulary and counts that do not match a program's bucket.
+Feed feed(const RunRequest& request, const Source& source);
+
+/// The shim's verdict on the checkpoint's graph: a cardsim::Refusal listing every refusal when the
+/// card does not run it (exit code 1, as `cardsim check` gives for the same model).
+void check(const RunRequest& request, const Source& source);
+
+/// The program the card runs: the program file as read, or the checkpoint lowered for the feed's
+/// bucket (with a prompt length, the prefill timed first in a child process).
+Compiled compile(const RunRequest& request, Source& source, const Feed& feed);
+
+/// Runs the program on the SystemC card, step by step, with the feed's inputs.
+Simulated simulate(const RunRequest& request, const Compiled& compiled, Feed& feed);
+
+/// Compares every output the card wrote with the golden executor's, bit for bit (full runs with
+/// a checkpoint).
+Verdict verify(const RunRequest& request, const Source& source, const Compiled& compiled,
+               const Simulated& simulated, std::size_t seqs);
+
+/// The logits' accuracy against the f64 reference (full, bit-exact-checked runs that produce logits).
+std::optional<models::Accuracy> measure(const RunRequest& request, const Source& source,
+                                        const Compiled& compiled, const Simulated& simulated,
+                                        const Feed& feed);
+
+/// Writes the trace, the Perfetto, CSV and report files the request asks for.
+void write_outputs(const RunRequest& request, const RunReport& report, const Source& source,
+                   const Compiled& compiled);
+
+} // namespace cardsim::cli::stages

@@ -1,0 +1,64 @@
+// `cardsim check` gives one verdict, its last line: a model over the DDR capacity or with an arena
+// over the SRAM is refused there, never "runs" first and refused after.
+
+#include "tests/support/cli_fixtures.hpp"
+#include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using cardsim::test::contains;
+using cardsim::test::make_model;
+using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
+
+namespace {
+
+/// How many times `part` occurs in `text`.
+std::size_t count(const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+        ++n;
+    return n;
+}
+
+/// The last non-empty line of `text`.
+std::string last_line(const std::string& text) {
+    auto end = text.find_last_not_of('\n');
+    auto start = text.rfind('\n', end);
+    return text.substr(start == std::string::npos ? 0 : start + 1,
+                       end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+} // namespace
+
+TEST_CASE("check of a model over the DDR capacity gives one verdict, the refusal, last") {
+    ScratchDir d("check-one-verdict");
+    const auto m = make_model(d, "dense");
+    auto r = run_cardsim("check " + m + " --set ddr.capacity_mib=1 --max-positions 200000");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(count(r.out, "verdict: ") == 1);
+    CHECK_FALSE(contains(r.out, "the card runs this model"));
+    CHECK(contains(r.out, "does not fit"));
+    CHECK(contains(r.out, "refusals:\n  model: the weights need"));
+    CHECK(last_line(r.out) == "verdict: the card refuses this model (1 refusal)");
+    // The same model within the capacity: one verdict, that it runs.
+    auto ok = run_cardsim("check " + m);
+    CHECK(ok.code == 0);
+    CHECK(count(ok.out, "verdict: ") == 1);
+    CHECK(last_line(ok.out).rfind("verdict: the card runs this model", 0) == 0);
+}
+
+TEST_CASE("check of a model whose arena is over the SRAM refuses the model as a whole") {
+    ScratchDir d("check-sram");
+    const auto m = make_model(d, "dense");
+    auto r = run_cardsim("check " + m + " --set sram.bytes=1");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(count(r.out, "verdict: ") == 1);
+    CHECK(contains(r.out, "  model: the arena needs"));
+    CHECK(last_line(r.out) == "verdict: the card refuses this model (1 refusal)");
+}

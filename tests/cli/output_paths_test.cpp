@@ -1,0 +1,132 @@
+// Output paths are checked before any work: a path that is a folder, lies in a missing folder or
+// cannot be written is bad input (exit 2) naming the option and the path, nothing runs, and no new
+// file is left behind, for every command that writes.
+
+#include "tests/support/cli_fixtures.hpp"
+#include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+using cardsim::test::contains;
+using cardsim::test::make_model;
+using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
+
+namespace {
+
+/// Every path under `dir`, recursively.
+std::set<std::string> tree(const std::filesystem::path& dir) {
+    std::set<std::string> names;
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir))
+        names.insert(e.path().string());
+    return names;
+}
+
+/// The three bad places for an output in `dir`: a folder, a file in a missing folder, a file where
+/// nothing can be made (/proc refuses new files, even to root).
+std::vector<std::string> bad_outputs(const ScratchDir& dir) {
+    std::filesystem::create_directories(dir / "a-folder");
+    return {(dir / "a-folder").string(), (dir / "missing" / "out").string(), "/proc/cardsim-test-out"};
+}
+
+/// Runs `args` with `OUT` replaced by each bad output and requires exit 2 naming it, no simulation
+/// or compile output, and nothing new under `dir`.
+void refused_before_work(const ScratchDir& dir, const std::string& args, const std::string& option) {
+    for (const auto& out : bad_outputs(dir)) {
+        auto command = args;
+        command.replace(command.find("OUT"), 3, out);
+        const auto before = tree(dir.path());
+        auto r = run_cardsim(command);
+        INFO("cardsim " << command << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, option + " " + out));
+        CHECK_FALSE(contains(r.out, "card: "));     // no run summary: nothing was simulated
+        CHECK_FALSE(contains(r.out, "commands, ")); // nor compiled
+        CHECK(tree(dir.path()) == before);
+    }
+}
+
+} // namespace
+
+TEST_CASE("run refuses every unwritable output before it loads or simulates anything") {
+    ScratchDir d("out-run");
+    const auto m = make_model(d, "dense");
+    for (auto option : {"--trace", "--perfetto", "--vcd", "--csv", "--report", "--ddr-trace"})
+        refused_before_work(d, "run " + m + " --tokens 2 " + option + " OUT", option);
+}
+
+TEST_CASE("run with several outputs writes none when one of them cannot be written") {
+    ScratchDir d("out-run-several");
+    const auto m = make_model(d, "dense");
+    const auto before = tree(d.path());
+    auto r = run_cardsim("run " + m + " --tokens 2 --trace " + (d / "t.trace").string() + " --csv " +
+                         (d / "missing" / "t.csv").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(tree(d.path()) == before);
+}
+
+TEST_CASE("a run that fails after its checks removes the outputs it had begun") {
+    ScratchDir d("out-run-late");
+    const auto m = make_model(d, "dense");
+    const auto before = tree(d.path());
+    // --flip-bit past the program is found after compiling, before simulating: nothing is kept.
+    auto r = run_cardsim("run " + m + " --tokens 2 --flip-bit 0:100000 --trace " + (d / "t.trace").string() +
+                         " --ddr-trace " + (d / "t.ddr").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(tree(d.path()) == before);
+}
+
+TEST_CASE("compile refuses an unwritable program path and leaves no image behind") {
+    ScratchDir d("out-compile");
+    const auto m = make_model(d, "dense");
+    refused_before_work(d, "compile " + m + " -o OUT", "-o");
+    // A refused model leaves neither the program nor its image.
+    const auto moe = make_model(d, "hybrid-moe");
+    const auto before = tree(d.path());
+    auto r = run_cardsim("compile " + moe + " -o " + (d / "p.cardsim").string());
+    CHECK(r.code == 1);
+    CHECK(tree(d.path()) == before);
+}
+
+TEST_CASE("serve refuses unwritable tables and traces and leaves no temporary") {
+    ScratchDir d("out-serve");
+    const auto m = make_model(d, "dense");
+    const auto requests = (d / "r.csv").string();
+    std::ofstream(requests) << "arrival_s,prompt_tokens,output_tokens\n0,2,2\n";
+    refused_before_work(d, "serve " + m + " --requests " + requests + " --table OUT", "--table");
+    refused_before_work(d, "serve --gen poisson --count 3 -o OUT", "-o");
+}
+
+TEST_CASE("report, calibrate, ddr and sweep refuse unwritable outputs before any work") {
+    ScratchDir d("out-others");
+    const auto m = make_model(d, "dense");
+    const auto trace = (d / "t.trace").string();
+    REQUIRE(run_cardsim("run " + m + " --tokens 2 --trace " + trace).code == 0);
+    refused_before_work(d, "report " + trace + " -o OUT", "-o");
+    refused_before_work(d, "calibrate " + trace + " -o OUT", "-o");
+    refused_before_work(d, "ddr gen sequential --count 16 -o OUT", "-o");
+    const auto ddr = (d / "seq.trace").string();
+    REQUIRE(run_cardsim("ddr gen sequential --count 16 -o " + ddr).code == 0);
+    refused_before_work(d, "ddr replay " + ddr + " --ddr-trace OUT", "--ddr-trace");
+    const auto spec = (d / "spec.toml").string();
+    std::ofstream(spec)
+        << "name = \"s\"\ntokens = 2\nmodel = { generate = { arch = \"dense\", size = \"tiny\", "
+           "seed = 1 } }\n[axes]\nddr.channels = [1]\n";
+    const auto before = tree(d.path());
+    for (auto out : {(d / "missing" / "sweep").string(), std::string("/proc/cardsim-test-sweep")}) {
+        auto r = run_cardsim("sweep " + spec + " -o " + out);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "-o " + out));
+    }
+    CHECK(tree(d.path()) == before);
+}

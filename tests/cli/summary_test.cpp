@@ -1,0 +1,85 @@
+// One summary whatever outputs a run writes: the per-unit command counts, the order of the lines
+// and every figure are the same with and without --trace, --report and the other exports; only
+// the host's own time differs.
+
+#include "tests/support/cli_fixtures.hpp"
+#include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+using cardsim::test::contains;
+using cardsim::test::machine_values;
+using cardsim::test::make_model;
+using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
+
+namespace {
+
+/// The summary without its `host:` line (wall-clock time, different every run).
+std::string without_host(const std::string& out) {
+    std::istringstream in(out);
+    std::string kept;
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("host: ", 0) != 0) kept += line + "\n";
+    return kept;
+}
+
+} // namespace
+
+TEST_CASE("the summary is the same with and without the trace and the other outputs") {
+    ScratchDir d("summary-same");
+    for (auto arch : {"hybrid", "dense"}) {
+        const auto m = make_model(d, arch);
+        const auto plain = run_cardsim("run " + m + " --tokens 3");
+        REQUIRE(plain.code == 0);
+        const auto o = (d / arch).string();
+        const auto traced = run_cardsim("run " + m + " --tokens 3 --trace " + o + ".trace");
+        const auto all = run_cardsim("run " + m + " --tokens 3 --trace " + o + "2.trace --report " + o +
+                                     ".html --csv " + o + ".csv --perfetto " + o + ".json");
+        REQUIRE(traced.code == 0);
+        REQUIRE(all.code == 0);
+        INFO(plain.out);
+        CHECK(without_host(plain.out) == without_host(traced.out));
+        CHECK(without_host(plain.out) == without_host(all.out));
+        // The command counts are the real ones, not one folded record a unit kind.
+        CHECK_FALSE(contains(plain.out, ": 1 command, "));
+        CHECK(contains(plain.out, "time in matvec: "));
+    }
+}
+
+TEST_CASE("the machine lines are the same with and without a trace, host seconds aside") {
+    ScratchDir d("summary-machine");
+    const auto m = make_model(d, "hybrid");
+    auto a = machine_values(run_cardsim("run " + m + " --tokens 3 --machine").out);
+    auto b =
+        machine_values(run_cardsim("run " + m + " --tokens 3 --machine --trace " + (d / "t").string()).out);
+    REQUIRE(a.count("cycles"));
+    for (auto* kv : {&a, &b})
+        std::erase_if(*kv, [](auto& p) { return p.first.rfind("host_", 0) == 0; });
+    CHECK(a == b);
+}
+
+TEST_CASE("the host line reports every phase of the process, and they fit in its total") {
+    ScratchDir d("summary-host");
+    const auto m = make_model(d, "hybrid");
+    auto r = run_cardsim("run " + m + " --tokens 3");
+    REQUIRE(r.code == 0);
+    for (auto part : {"host: load ", ", compile ", ", simulation ", ", golden ", ", reference ", ", outputs ",
+                      " s in all\n"})
+        CHECK(contains(r.out, part));
+    auto kv = machine_values(run_cardsim("run " + m + " --tokens 3 --machine").out);
+    double phases = 0;
+    for (auto k : {"host_load_seconds", "host_compile_seconds", "host_simulation_seconds",
+                   "host_golden_seconds", "host_reference_seconds", "host_outputs_seconds"}) {
+        INFO(k);
+        REQUIRE(kv.count(k));
+        CHECK(std::stod(kv[k]) >= 0);
+        phases += std::stod(kv[k]);
+    }
+    CHECK(std::stod(kv["host_total_seconds"]) >= phases);
+    CHECK(std::stod(kv["host_total_seconds"]) > 0);
+}
