@@ -19,6 +19,7 @@
 #include "traces/perfetto.hpp"
 #include "traces/report/run_page.hpp"
 #include "traces/time_split.hpp"
+#include "traces/vcd.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>
@@ -359,8 +360,7 @@ RunReport run_model(const RunRequest& req) {
     plan.keep_data = req.trace_data;
     // Every command's record, when something reads them: the trace and its exports, or the RTL's
     // cycles beside the model's; else only the totals.
-    plan.keep_records = req.trace || req.perfetto || req.csv || req.report || req.rtl_matvec;
-    if (req.vcd) plan.vcd = req.vcd->string();
+    plan.keep_records = req.trace || req.perfetto || req.vcd || req.csv || req.report || req.rtl_matvec;
     plan.inputs = [&](std::size_t s, const sim::StepOutputs* prev) {
         if (!decoder) return inputs[0];
         auto in = batch.inputs(s, prev && next_out ? std::span(prev->values[*next_out])
@@ -446,7 +446,7 @@ RunReport run_model(const RunRequest& req) {
             rep.accuracy = models::accuracy(*model, logits, rep.prompt, rep.prefill_steps, markers);
         }
     }
-    if (req.trace || req.perfetto || req.csv || req.report) {
+    if (req.trace || req.perfetto || req.vcd || req.csv || req.report) {
         // An encoder's one step runs the whole prompt: it is all prefill.
         auto t = traces::trace_of(rep.run, compiled.program, req.config, req.mode,
                                   rep.prefill_steps ? rep.prefill_steps : rep.steps);
@@ -458,6 +458,7 @@ RunReport run_model(const RunRequest& req) {
                 {t, facts, req.trace ? req.trace->filename().string() : "", program_text(compiled.program)});
         if (req.trace) traces::write_trace(*req.trace, t);
         if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
+        if (req.vcd) traces::write_vcd(*req.vcd, t); // from the records: unit busy, DDR channel activity
         if (req.csv) traces::write_csv(*req.csv, t);
     }
     return rep;
