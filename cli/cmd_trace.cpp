@@ -40,8 +40,10 @@ int show(std::span<const std::string> args) {
     opts.add_options()("file", po::value<std::string>()->required(), "the trace file")(
         "csv", po::value<std::string>(), "write the per-command table as CSV to this file")(
         "perfetto", po::value<std::string>(), "write Perfetto / Chrome trace JSON to this file")(
-        "vcd", po::value<std::string>(), "write a VCD of unit busy signals and DDR channel activity to this file")(
-        "meta", "show every meta value whole (a card's TOML line by line, a run's JSON laid out), not summarised");
+        "vcd", po::value<std::string>(),
+        "write a VCD of unit busy signals and DDR channel activity to this file")(
+        "meta",
+        "show every meta value whole (a card's TOML line by line, a run's JSON laid out), not summarised");
     constexpr std::array<const char*, 1> pos{"file"};
     auto vm = parse("trace show", "FILE [--meta] [--csv OUT] [--perfetto OUT] [--vcd OUT]", args, opts, pos);
     auto file = vm["file"].as<std::string>();
