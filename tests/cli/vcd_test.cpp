@@ -131,7 +131,7 @@ TEST_CASE("run --vcd on a hybrid decoder with several sequences (the case of two
     const auto dir = (d / "seqs").string();
     run_and_check(d, "seqs", m, "--tokens 3 --seqs 2 --perfetto " + dir + "/p.json --csv " + dir + "/c.csv",
                   {"p.json", "c.csv"});
-    run_and_check(d, "prefill", m, "--timing-only --prompt-len 16 --chunk 8 --seqs 2");
+    run_and_check(d, "prefill", m, "--timing-only --prompt-len 16 --chunk 8");
     // A VCD alone is the VCD written beside a trace: the other outputs change nothing in it.
     auto alone = run_cardsim("run " + m + " --tokens 3 --seqs 2 --vcd " + (d / "alone.vcd").string());
     INFO(alone.out);
