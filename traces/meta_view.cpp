@@ -61,14 +61,14 @@ std::string readable(std::string_view line) {
 }
 
 /// Appends `v` laid out from column `indent` (its first line already indented): on one line when
-/// it fits meta_inline_limit columns, else one member or item a line.
+/// it fits meta_layout_width columns, else one member or item a line.
 void lay_out(const json::value& v, const std::string& indent, std::string& out) {
     auto compact = json::serialize(v);
     const bool scalars_only =
         v.is_array() && std::none_of(v.as_array().begin(), v.as_array().end(),
                                      [](auto& x) { return x.is_object() || x.is_array(); });
     if ((!v.is_object() && !v.is_array()) || scalars_only ||
-        indent.size() + compact.size() <= meta_inline_limit) {
+        indent.size() + compact.size() <= meta_layout_width) {
         out += escape(compact);
         return;
     }

@@ -11,6 +11,10 @@ namespace cardsim::traces {
 /// The longest meta value shown on its line as it is.
 inline constexpr std::size_t meta_inline_limit = 100;
 
+/// The columns a JSON value shown whole is laid out in: a member or item that fits them (with its
+/// indent) stays on one line.
+inline constexpr std::size_t meta_layout_width = 140;
+
 /// Whether `value` reads on one line as it is: at most meta_inline_limit bytes, none of them a
 /// line break or another control byte.
 bool meta_is_short(std::string_view value);
@@ -22,7 +26,8 @@ bool meta_is_short(std::string_view value);
 std::string meta_brief(std::string_view value);
 
 /// The whole value for a person, every line starting with `indent` and ending in LF: a JSON value
-/// laid out one member or item a line (2 spaces a level; an array of scalars on one line), other
+/// laid out one member or item a line (2 spaces a level; one that fits meta_layout_width columns,
+/// or an array of scalars, on one line), other
 /// text line by line; bytes other than printable ASCII, tab and LF written as `\xHH`.
 std::string meta_whole(std::string_view value, std::string_view indent);
 

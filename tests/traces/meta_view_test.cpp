@@ -75,7 +75,7 @@ TEST_CASE("a long meta value shown whole is laid out line by line, never escaped
         auto nl = laid.find('\n', at);
         REQUIRE(nl != std::string::npos);
         CHECK(laid.substr(at, 2) == "  ");
-        CHECK(nl - at <= meta_inline_limit + 2);
+        CHECK(nl - at <= meta_layout_width);
         at = nl + 1;
     }
     CHECK(boost::json::parse(laid) == boost::json::parse(j));
