@@ -12,6 +12,7 @@
 #include "traces/reader.hpp"
 #include "traces/sites.hpp"
 #include "traces/summary.hpp"
+#include "traces/vcd.hpp"
 
 #include <fmt/core.h>
 
@@ -26,20 +27,25 @@ using namespace cardsim::traces;
 constexpr std::string_view verbs_help =
     "usage: cardsim trace <verb> ...   (cardsim trace <verb> --help)\n\n"
     "verbs:\n"
-    "  show FILE [--csv OUT] [--perfetto OUT]   summary of a trace, or exports\n"
+    "  show FILE [--meta] [--csv OUT] [--perfetto OUT] [--vcd OUT]\n"
+    "                                           summary of a trace (--meta: meta values whole), or exports\n"
     "  diff A B [--cycles-tol PCT] [--start-tol PCT] [--top N|--all] [--format text|csv|json]\n"
     "           [--program PROG]                compare B with the reference A, summary first\n"
     "  bless NEW GOLDEN                         replace GOLDEN by NEW, showing "
     "the diff\n";
 
-/// `trace show FILE [--csv OUT] [--perfetto OUT]`.
+/// `trace show FILE [--meta] [--csv OUT] [--perfetto OUT] [--vcd OUT]`.
 int show(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add_options()("file", po::value<std::string>()->required(), "the trace file")(
         "csv", po::value<std::string>(), "write the per-command table as CSV to this file")(
-        "perfetto", po::value<std::string>(), "write Perfetto / Chrome trace JSON to this file");
+        "perfetto", po::value<std::string>(), "write Perfetto / Chrome trace JSON to this file")(
+        "vcd", po::value<std::string>(),
+        "write a VCD of unit busy signals and DDR channel activity to this file")(
+        "meta",
+        "show every meta value whole (a card's TOML line by line, a run's JSON laid out), not summarised");
     constexpr std::array<const char*, 1> pos{"file"};
-    auto vm = parse("trace show", "FILE [--csv OUT] [--perfetto OUT]", args, opts, pos);
+    auto vm = parse("trace show", "FILE [--meta] [--csv OUT] [--perfetto OUT] [--vcd OUT]", args, opts, pos);
     auto file = vm["file"].as<std::string>();
     auto trace = read_trace(file);
     bool exported = false;
@@ -53,7 +59,12 @@ int show(std::span<const std::string> args) {
         fmt::print("wrote {} ({} slices)\n", vm["perfetto"].as<std::string>(), trace.records.size());
         exported = true;
     }
-    if (!exported) fmt::print("{}", to_text(summarise(trace), trace.header, file));
+    if (vm.count("vcd")) {
+        write_vcd(vm["vcd"].as<std::string>(), trace);
+        fmt::print("wrote {} ({} units)\n", vm["vcd"].as<std::string>(), summarise(trace).units.size());
+        exported = true;
+    }
+    if (!exported) fmt::print("{}", to_text(summarise(trace), trace.header, file, vm.count("meta") > 0));
     return Ok;
 }
 

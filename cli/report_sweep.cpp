@@ -1,6 +1,7 @@
 #include "cli/report_sweep.hpp"
 
 #include "cli/sweep/csv.hpp"
+#include "cli/sweep/runner.hpp"
 #include "cli/sweep/table.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -215,10 +216,12 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
         refused += state == "refused";
         failed += state == "failed";
     }
+    // The page is titled by the spec's name, as the sweep recorded it; else by the directory.
+    const auto title = sweep::recorded_sweep_name(dir).value_or(
+        dir.filename().string().empty() ? file.string() : dir.filename().string());
     std::string b;
     b += fmt::format("<header><h1>Sweep: {}</h1><p class=\"sub\">cardsim sweep report · {}</p></header>\n",
-                     escape(dir.filename().string().empty() ? file.string() : dir.filename().string()),
-                     escape(file.string()));
+                     escape(title), escape(file.string()));
     b += "<nav><a href=\"#figures\">figures</a> <a href=\"#results\">results</a> <a "
          "href=\"#charts\">charts</a> "
          "<a href=\"#fronts\">Pareto fronts</a></nav>\n<main>\n";
@@ -237,13 +240,27 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
         card("do not fit", std::to_string(misfit), "ran, but the card exceeds the chip (cardsim fit)",
              misfit ? "bad" : "muted");
     }
-    if (!r.ok.empty()) {
+    if (!r.ok.empty()) { // the headline: the fastest point the chip can hold
         const auto tps = r.column("tokens_per_second");
-        auto best = *std::max_element(r.ok.begin(), r.ok.end(), [&](auto a, auto b2) {
-            return number(r.at(a, tps)).value_or(0) < number(r.at(b2, tps)).value_or(0);
-        });
-        card("best tokens/s", fmt::format("{:.1f}", number(r.at(best, tps)).value_or(0)),
-             fmt::format("point {}: {}", r.at(best, 0), axis_values(r, best)));
+        std::vector<std::size_t> fitting;
+        for (auto i : r.ok)
+            if (r.fits(i)) fitting.push_back(i);
+        const auto misfit = r.ok.size() - fitting.size();
+        const auto misfit_text = fmt::format("{} ok point{} {} not fit", misfit, misfit == 1 ? "" : "s",
+                                             misfit == 1 ? "does" : "do");
+        if (fitting.empty()) {
+            card("best tokens/s", "none", fmt::format("no ok point fits the chip ({})", misfit_text), "bad");
+        } else {
+            auto best = *std::max_element(fitting.begin(), fitting.end(), [&](auto a, auto b2) {
+                return number(r.at(a, tps)).value_or(0) < number(r.at(b2, tps)).value_or(0);
+            });
+            auto note = fmt::format("point {}: {}", r.at(best, 0), axis_values(r, best));
+            if (r.has("fits"))
+                note +=
+                    misfit ? fmt::format("; among the {} that fit the chip ({})", fitting.size(), misfit_text)
+                           : std::string("; every ok point fits the chip");
+            card("best tokens/s", fmt::format("{:.1f}", number(r.at(best, tps)).value_or(0)), note);
+        }
     }
     b += "</section>\n";
 
@@ -305,9 +322,8 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
         b += "</tbody></table>\n";
     }
     b += "</section>\n</main>\n<div id=\"tooltip\" class=\"tooltip\" hidden></div>\n";
-    io::write_file_atomically(
-        output,
-        traces::report::document(fmt::format("Sweep {} — cardsim report", dir.filename().string()), b));
+    io::write_file_atomically(output,
+                              traces::report::document(fmt::format("Sweep {} — cardsim report", title), b));
     return out;
 }
 

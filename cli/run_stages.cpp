@@ -16,6 +16,7 @@
 #include "traces/from_run.hpp"
 #include "traces/perfetto.hpp"
 #include "traces/report/run_page.hpp"
+#include "traces/vcd.hpp"
 #include "traces/writer.hpp"
 
 #include <fmt/core.h>
@@ -352,9 +353,8 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
     // Every command's record, when something reads them: the trace and its exports, or the RTL's
-    // cycles beside the model's; else only each unit kind's totals (the summary is the same).
-    plan.keep_records = req.trace || req.perfetto || req.csv || req.report || req.rtl_matvec;
-    if (req.vcd) plan.vcd = req.vcd->string();
+    // cycles beside the model's, or the VCD; else only each unit kind's totals (the summary is the same).
+    plan.keep_records = req.trace || req.perfetto || req.vcd || req.csv || req.report || req.rtl_matvec;
     plan.flip = req.flip;
     plan.inputs = [&](std::size_t step, const sim::StepOutputs* prev) {
         if (!f.decoder) return encoder;
@@ -428,7 +428,7 @@ std::optional<models::Accuracy> measure(const RunRequest& req, const Source& s, 
 }
 
 void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s, const Compiled& c) {
-    if (!req.trace && !req.perfetto && !req.csv && !req.report) return;
+    if (!req.trace && !req.perfetto && !req.vcd && !req.csv && !req.report) return;
     // An encoder's one step runs the whole prompt: it is all prefill.
     auto t = traces::trace_of(rep.run, c.program.program, req.config, req.mode,
                               rep.prefill_steps ? rep.prefill_steps : rep.steps);
@@ -440,6 +440,7 @@ void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s,
             {t, facts, req.trace ? req.trace->filename().string() : "", program_text(c.program.program)});
     if (req.trace) traces::write_trace(*req.trace, t);
     if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
+    if (req.vcd) traces::write_vcd(*req.vcd, t); // from the records: unit busy, DDR channel activity
     if (req.csv) traces::write_csv(*req.csv, t);
 }
 

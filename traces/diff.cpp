@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "traces/lexical.hpp"
+#include "traces/meta_view.hpp"
 #include "traces/summary.hpp"
 
 #include <fmt/core.h>
@@ -221,7 +222,7 @@ std::string measured_summary(const Trace& t) {
 }
 
 /// Adds the header mismatches and notes of `a` against `b` to `r`; `meta measured` is summarised
-/// (measured_summary), every other meta key shown whole.
+/// (measured_summary), every other meta key by meta_difference (a long value is never quoted whole).
 void compare_header(const Trace& ta, const Trace& tb, DiffReport& r) {
     const Header &a = ta.header, &b = tb.header;
     auto field = [&](std::string name, std::string va, std::string vb) {
@@ -241,9 +242,6 @@ void compare_header(const Trace& ta, const Trace& tb, DiffReport& r) {
     for (auto& k : keys) {
         if (is_config_meta(k)) continue;
         auto ia = a.meta.find(k), ib = b.meta.find(k);
-        auto show = [](auto it, auto& m) {
-            return it == m.end() ? std::string("absent") : fmt::format("`{}`", escape(it->second));
-        };
         if (k == measured_meta) {
             auto summary = [](auto it, auto& m, const Trace& t) {
                 return it == m.end() ? std::string("absent") : measured_summary(t);
@@ -253,8 +251,12 @@ void compare_header(const Trace& ta, const Trace& tb, DiffReport& r) {
                     fmt::format("meta {}: A {}; B {}", k, summary(ia, a.meta, ta), summary(ib, b.meta, tb)));
             continue;
         }
+        auto value = [](auto it, auto& m) {
+            return it == m.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+        };
         if (ia == a.meta.end() || ib == b.meta.end() || ia->second != ib->second)
-            r.notes.push_back(fmt::format("meta {}: A {}, B {}", k, show(ia, a.meta), show(ib, b.meta)));
+            r.notes.push_back(
+                fmt::format("meta {}: {}", k, meta_difference(value(ia, a.meta), value(ib, b.meta))));
     }
     compare_config(a, b, r);
 }

@@ -256,9 +256,14 @@ json::object build(const Trace& t, const json::storage_ptr& sp) {
             in_flight(t, fmt::format("DDR channel {} queue depth", c), "commands", uses, events);
         }
 
+    // Meta values as they are (a card's TOML keeps its lines); escaped as the trace spells them
+    // only when a byte would not be text.
     json::object meta(sp);
-    for (auto& [k, v] : t.header.meta)
-        meta[k] = escape(v);
+    for (auto& [k, v] : t.header.meta) {
+        const bool text = std::all_of(
+            v.begin(), v.end(), [](char c) { return c == '\t' || c == '\n' || (c >= 0x20 && c <= 0x7e); });
+        meta[k] = text ? v : escape(v);
+    }
     json::object other(sp);
     other["format"] = fmt::format("cardsim-trace {}", format_version);
     other["program"] = hex16(t.header.program);

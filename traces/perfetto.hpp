@@ -20,8 +20,10 @@ namespace cardsim::traces {
 /// [start, end) (a zero-length command over one cycle), taken from its ddr fields when every
 /// command has them, otherwise from read + written; with ddr fields, one counter per channel
 /// gives read and write GB/s, and a counter `DDR channel N queue depth` the commands with traffic
-/// on the channel in flight (between their start and end). Rates are rounded to 1e-6 GB/s (1 kB/s). The same
-/// trace always gives the same document.
+/// on the channel in flight (between their start and end). Rates are rounded to 1e-6 GB/s (1 kB/s).
+/// `otherData` holds the header's facts and, under `meta`, every meta value as it is (escaped as
+/// the trace file spells it only when it holds a byte other than printable ASCII, tab and LF).
+/// The same trace always gives the same document.
 boost::json::object perfetto_json(const Trace& trace);
 
 /// `perfetto_json(trace)` serialised.

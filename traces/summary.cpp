@@ -1,6 +1,7 @@
 #include "traces/summary.hpp"
 
 #include "traces/lexical.hpp"
+#include "traces/meta_view.hpp"
 
 #include <fmt/core.h>
 
@@ -64,15 +65,21 @@ Summary summarise(const Trace& t) {
     return s;
 }
 
-std::string to_text(const Summary& s, const Header& h, std::string_view file) {
+std::string to_text(const Summary& s, const Header& h, std::string_view file, bool whole_meta) {
     std::string out;
     double us = static_cast<double>(s.cycles) / h.clock_mhz;
     out += fmt::format("trace {}: cardsim-trace {}, mode {}, clock {} MHz\n", file, format_version,
                        name(h.mode), format_clock(h.clock_mhz).value_or("?"));
     out += fmt::format("program {}  config {}\n", hex16(h.program), hex16(h.config));
     out += fmt::format("knob {}\n", numerics::to_string(h.knob));
-    for (auto& [k, v] : h.meta)
-        out += fmt::format("meta {} = {}\n", k, escape(v));
+    for (auto& [k, v] : h.meta) {
+        if (meta_is_short(v))
+            out += fmt::format("meta {} = {}\n", k, v);
+        else if (whole_meta)
+            out += fmt::format("meta {}:\n{}", k, meta_whole(v, "    "));
+        else
+            out += fmt::format("meta {}: {} (--meta shows it whole)\n", k, meta_brief(v));
+    }
     if (s.commands == 0)
         out += "commands: 0\n";
     else

@@ -34,6 +34,9 @@ struct Summary {
 Summary summarise(const Trace& trace);
 
 /// The summary as `cardsim trace show` prints it, with the header's facts; `name` names the file.
-std::string to_text(const Summary& summary, const Header& header, std::string_view name);
+/// A meta value that reads on one line is shown as it is; a longer one (a card's TOML, a run's
+/// JSON) by meta_brief, or, when `whole_meta`, whole and laid out by meta_whole under its key.
+std::string to_text(const Summary& summary, const Header& header, std::string_view name,
+                    bool whole_meta = false);
 
 } // namespace cardsim::traces

@@ -112,11 +112,20 @@ void materialise_models(const SweepSpec& spec, const std::vector<const Point*>& 
     }
 }
 
+/// The line of DIR/sweep-settings.txt naming the spec: what a report of the directory is titled.
+/// The rows do not depend on it, so a resume does not compare it.
+constexpr std::string_view name_key = "name=";
+
 /// The settings a results directory's rows depend on beyond their axis values: the base config,
-/// the models, the tokens, the prompt and the mode. Kept in DIR/sweep-settings.txt.
+/// the models, the tokens, the prompt and the mode; and the spec's name. Kept in
+/// DIR/sweep-settings.txt.
 std::string settings_text(const SweepSpec& spec) {
     std::string t =
         "# The settings of the sweep whose results are in this directory; a rerun (resume) must match.\n";
+    std::string name = spec.name; // one line, whatever the spec spells
+    std::replace_if(
+        name.begin(), name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, ' ');
+    t += fmt::format("{}{}\n", name_key, name);
     t += fmt::format("base_config_digest={}\n", card::digest_hex(spec.base));
     for (auto& m : spec.models) {
         if (auto g = std::get_if<GeneratedModel>(&m.source))
@@ -166,24 +175,29 @@ void check_settings(const SweepSpec& spec, const std::filesystem::path& dir) {
     if (!std::filesystem::exists(file)) return;
     const std::string have = io::read_file(file);
     if (have == want) return;
+    // Each line with its number, the name left out (an older directory has none).
     auto lines = [](const std::string& s) {
-        std::vector<std::string> v;
-        std::size_t at = 0;
+        std::vector<std::pair<std::size_t, std::string>> v;
+        std::size_t at = 0, number = 0;
         while (at < s.size()) {
             auto nl = s.find('\n', at);
-            v.push_back(s.substr(at, nl - at));
+            auto line = s.substr(at, nl - at);
+            ++number;
+            if (!line.starts_with(name_key)) v.emplace_back(number, std::move(line));
             at = nl == std::string::npos ? s.size() : nl + 1;
         }
         return v;
     };
     auto a = lines(have), b = lines(want);
     std::size_t i = 0;
-    while (i < a.size() && i < b.size() && a[i] == b[i])
+    while (i < a.size() && i < b.size() && a[i].second == b[i].second)
         ++i;
-    throw Error(fmt::format(
-        "{}:{}: the results here were made with `{}` but {} asks for `{}`; use another -o DIR "
-        "(or remove the directory to start over)",
-        file.string(), i + 1, i < a.size() ? a[i] : "", spec.file.string(), i < b.size() ? b[i] : ""));
+    if (i == a.size() && i == b.size()) return;
+    throw Error(
+        fmt::format("{}:{}: the results here were made with `{}` but {} asks for `{}`; use another -o DIR "
+                    "(or remove the directory to start over)",
+                    file.string(), i < a.size() ? a[i].first : (a.empty() ? 1 : a.back().first + 1),
+                    i < a.size() ? a[i].second : "", spec.file.string(), i < b.size() ? b[i].second : ""));
 }
 
 /// An exclusive lock on DIR/.lock for its lifetime: two sweeps never write one directory.
@@ -257,6 +271,20 @@ std::vector<std::string> serve_argv(const SweepSpec& spec, const Point& p, const
 }
 
 } // namespace
+
+std::optional<std::string> recorded_sweep_name(const std::filesystem::path& dir) {
+    const auto file = dir / "sweep-settings.txt";
+    if (!std::filesystem::is_regular_file(file)) return std::nullopt;
+    const std::string text = io::read_file(file);
+    for (std::size_t at = 0; at < text.size();) {
+        auto nl = std::min(text.find('\n', at), text.size());
+        std::string_view line(text.data() + at, nl - at);
+        if (line.starts_with(name_key) && line.size() > name_key.size())
+            return std::string(line.substr(name_key.size()));
+        at = nl + 1;
+    }
+    return std::nullopt;
+}
 
 std::filesystem::path model_directory(const ModelSource& model, const std::filesystem::path& dir) {
     if (auto p = std::get_if<std::filesystem::path>(&model.source)) return *p;

@@ -6,6 +6,8 @@
 #include "cli/sweep/grid.hpp"
 
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace cardsim::cli::sweep {
 
@@ -33,6 +35,11 @@ struct SweepOutcome {
 /// SIGINT or SIGTERM stops the sweep: running points are killed and not recorded.
 SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vector<Point>& points,
                        const std::filesystem::path& dir, const RunnerOptions& options);
+
+/// The name of the spec whose sweep wrote `dir` (its `name`, default the spec file's stem), as
+/// DIR/sweep-settings.txt records it; nothing for a directory without one (written before the
+/// name was recorded, or by `--merge`).
+std::optional<std::string> recorded_sweep_name(const std::filesystem::path& dir);
 
 /// The checkpoint directory of a model of the spec when the sweep writes into `dir`.
 std::filesystem::path model_directory(const ModelSource& model, const std::filesystem::path& dir);

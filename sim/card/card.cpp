@@ -40,7 +40,6 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
       context_(config, first_of(programs), mode == Mode::TimingOnly, std::move(units)),
       ddr_("ddr", config.ddr, ddr_span(programs)), sram_("sram", config.sram, config.clock.kernel_mhz),
       sram_port_("sram_port") {
-    context_.channel_active.assign(config.ddr.channels, 0);
     for (auto* p : programs_)
         for (auto& r : p->regions) {
             if (r.space == program::Space::Ddr && (r.base > ddr_.size() || r.size > ddr_.size() - r.base))

@@ -51,10 +51,6 @@ struct CardContext {
     std::vector<bool> done;           ///< per command of the current step
     sc_core::sc_event command_done;   ///< notified whenever a command completes
     std::optional<std::string> fault; ///< the bus error that stopped the run, if any
-    /// DDR channel activity for the VCD: commands moving data through each channel right now, and
-    /// its signal (traced when the run writes a VCD).
-    std::vector<std::uint32_t> channel_active;
-    std::vector<std::unique_ptr<sc_core::sc_signal<std::uint32_t, sc_core::SC_MANY_WRITERS>>> channel_signals;
 
     CardContext(const card::CardConfig& c, const program::Program& p, bool timing, units::UnitSet u)
         : config(c), program(&p), clock(c.clock.kernel_mhz),

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 
 #include <cstring>
 #include <fmt/core.h>
@@ -111,7 +110,6 @@ RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded
     session.units = plan.units;
     session.keep_data = plan.keep_data;
     session.keep_records = plan.keep_records;
-    session.vcd = plan.vcd;
     session.ddr_observer = plan.ddr_observer;
     session.flip = plan.flip;
     return simulate(config, std::span<const program::Loaded>(&loaded, 1), session);
@@ -144,35 +142,10 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     card.context().flip = plan.flip;
     card.context().keep_records = plan.keep_records;
     Host host("host", card, buckets, plan, result);
-    // The VCD: SystemC tracing of every unit's busy signal and every channel's activity, written
-    // beside the destination and renamed into place when complete.
-    sc_core::sc_trace_file* vcd = nullptr;
-    std::filesystem::path vcd_tmp;
-    if (!plan.vcd.empty()) {
-        vcd_tmp = plan.vcd + ".tmp";
-        vcd = sc_core::sc_create_vcd_trace_file(vcd_tmp.c_str()); // SystemC appends ".vcd"
-        if (!vcd) throw Error("cannot write the VCD " + plan.vcd);
-        vcd->set_time_unit(1, sc_core::SC_PS);
-        for (auto& u : card.units())
-            sc_core::sc_trace(vcd, u->busy_signal(), std::string(u->name()) + ".busy");
-        auto& ctx = card.context();
-        for (std::uint32_t c = 0; c < config.ddr.channels; ++c) {
-            ctx.channel_signals.push_back(
-                std::make_unique<sc_core::sc_signal<std::uint32_t, sc_core::SC_MANY_WRITERS>>(
-                    fmt::format("ddr_channel_{}_active", c).c_str()));
-            sc_core::sc_trace(vcd, *ctx.channel_signals.back(), fmt::format("ddr.channel{}.active", c));
-        }
-    }
     if (plan.ddr_observer) card.ddr().set_observer(plan.ddr_observer);
     result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
     card.ddr().set_observer(nullptr);
-    if (vcd) {
-        sc_core::sc_close_vcd_trace_file(vcd);
-        std::error_code ec;
-        std::filesystem::rename(vcd_tmp.string() + ".vcd", plan.vcd, ec);
-        if (ec) throw Error(fmt::format("cannot write the VCD {}: {}", plan.vcd, ec.message()));
-    }
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto& ctx = card.context();
     result.fault = ctx.fault;

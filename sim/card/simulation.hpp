@@ -37,7 +37,6 @@ struct RunPlan {
     bool keep_data = false;   ///< records carry the bytes each command wrote
     bool keep_records = true; ///< keep every command's record (a trace needs them); false: one record
                               ///< per unit kind with its commands' totals, host memory flat per step
-    std::string vcd;          ///< when set, a VCD of unit busy and DDR channel activity is written here
     /// When set, sees every request the card's units send to the DDR, at the memory-clock edge it
     /// arrives (e.g. a memory::TraceExporter writing it as a trace).
     memory::RequestObserver* ddr_observer = nullptr;
@@ -65,7 +64,6 @@ struct SessionPlan {
     bool keep_data = false;
     bool keep_records = false;
     bool keep_outputs = true;
-    std::string vcd;
     memory::RequestObserver* ddr_observer = nullptr;
     std::optional<BitFlip> flip;
 };

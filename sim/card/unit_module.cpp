@@ -24,7 +24,7 @@ void CardContext::bus_error(std::uint32_t index, const std::string& what) {
 UnitModule::UnitModule(const sc_core::sc_module_name& name, program::Unit kind, std::uint32_t instance,
                        const card::UnitSpec& spec, CardContext& context)
     : sc_core::sc_module(name), ddr("ddr"), sram("sram"), kind_(kind), instance_(instance), spec_(spec),
-      behaviour_(context.units[kind]), ctx_(context), busy_signal_("busy") {
+      behaviour_(context.units[kind]), ctx_(context) {
     payload_.set_extension(&stalls_);
     SC_THREAD(run);
 }
@@ -191,23 +191,6 @@ void UnitModule::run() {
                     per[ch] += ranges_[ch].size();
             }
         };
-        busy_signal_.write(true);
-        std::vector<bool> touched(channels, false);
-        for (auto& o : c.operands)
-            if (is_ddr(o)) {
-                ctx_.interleave.split(ctx_.region(o.region).base + o.offset, o.bytes, ranges_);
-                for (std::uint32_t ch = 0; ch < channels; ++ch)
-                    touched[ch] = touched[ch] || !ranges_[ch].empty();
-            }
-        auto activity = [&](int delta) {
-            for (std::uint32_t ch = 0; ch < channels; ++ch) {
-                if (!touched[ch]) continue;
-                ctx_.channel_active[ch] = std::uint32_t(int(ctx_.channel_active[ch]) + delta);
-                if (ch < ctx_.channel_signals.size())
-                    ctx_.channel_signals[ch]->write(ctx_.channel_active[ch]);
-            }
-        };
-        activity(+1);
         rec.time = waits_;
         // Reads, all issued now; their data moves without time (below).
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
@@ -316,8 +299,6 @@ void UnitModule::run() {
         rec.time[TimePart::Latency] += spec_.latency;
         sc_core::wait(ctx_.clock.time_of(rec.end) - t0);
         busy_cycles_ += rec.end - rec.start;
-        activity(-1);
-        busy_signal_.write(false);
         if (ctx_.keep_records) {
             ctx_.records.push_back(std::move(rec));
         } else { // host memory stays flat over a long run: only each kind's totals grow

@@ -40,8 +40,6 @@ public:
     /// Hands the unit command `index` of the program, with the waits before its start (deps,
     /// unit, issue); it must not be busy.
     void start(std::uint32_t index, const TimeSplit& waits);
-    /// The unit's busy signal (traced into a VCD when the run writes one).
-    sc_core::sc_signal<bool>& busy_signal() { return busy_signal_; }
     /// Kernel cycles the unit has been busy in all.
     std::uint64_t busy_cycles() const { return busy_cycles_; }
 
@@ -83,7 +81,6 @@ private:
     std::uint32_t index_ = 0;
     std::uint64_t busy_cycles_ = 0;
     sc_core::sc_event start_;
-    sc_core::sc_signal<bool> busy_signal_;
     std::vector<std::vector<std::byte>> buffers_; ///< copies of overlapping operands
     std::vector<std::span<std::byte>> views_;     ///< each operand's bytes for the kernel
     /// Each channel's part of an operand (ChannelInterleave::split). A member, not a local of

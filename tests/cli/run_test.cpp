@@ -87,7 +87,7 @@ TEST_CASE("run writes a trace, a Perfetto file, a VCD and a CSV that carry every
     auto vcd = slurp(d / "t.vcd");
     REQUIRE(contains(vcd, "$timescale"));
     REQUIRE(contains(vcd, "$enddefinitions"));
-    REQUIRE(contains(vcd, "$scope module matvec_0 $end"));
+    REQUIRE(contains(vcd, "$scope module matvec $end"));
     REQUIRE(contains(vcd, " busy "));
     REQUIRE(contains(vcd, "$scope module channel3 $end"));
     REQUIRE(contains(vcd, " active "));

@@ -3,6 +3,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "fixtures.hpp"
 #include "traces/reader.hpp"
+#include "traces/vcd.hpp"
 #include "traces/writer.hpp"
 
 #include <boost/json.hpp>
@@ -132,4 +133,80 @@ TEST_CASE("cardsim trace bless prints the diff and installs the new trace", "[tr
     CHECK_THAT(r.out, Catch::Contains("shape: command 0: read A 4096 vs B 4097"));
     CHECK_THAT(r.out, Catch::Contains("blessed"));
     CHECK(read_trace(dir / "golden.trace") == fresh);
+}
+
+namespace {
+
+/// A golden trace of the repository (a real run, with the card, summary and shim in its meta).
+std::string golden(const std::string& name) {
+    return q(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces" / "golden" / (name + ".trace"));
+}
+
+/// The bytes of the lines of `text` that start with `prefix`.
+std::size_t bytes_of_lines(const std::string& text, std::string_view prefix) {
+    std::size_t n = 0, at = 0;
+    while (at < text.size()) {
+        auto nl = std::min(text.find('\n', at), text.size());
+        if (std::string_view(text).substr(at, nl - at).starts_with(prefix)) n += nl - at + 1;
+        at = nl + 1;
+    }
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("trace show of a real run prints its meta readably: summarised, or whole with --meta",
+          "[traces][cli][meta]") {
+    ScratchDir dir("show-meta");
+    auto r = cardsim_run(dir, "trace show " + golden("hybrid-sub32"));
+    REQUIRE(r.code == 0);
+    CHECK_FALSE(Catch::contains(r.out, "\\x0a"));
+    CHECK_THAT(r.out, Catch::Contains("meta run.card: "));
+    CHECK_THAT(r.out, Catch::Contains("meta run.summary: a JSON object of "));
+    CHECK_THAT(r.out, Catch::Contains("meta run.model = hybrid decoder (qwen3_5)\n"));
+    // The meta is a small part of the output; the figures are the rest.
+    CHECK(bytes_of_lines(r.out, "meta ") * 5 < r.out.size());
+    CHECK_THAT(r.out, Catch::Contains("\nmatvec "));
+
+    auto whole = cardsim_run(dir, "trace show --meta " + golden("hybrid-sub32"));
+    REQUIRE(whole.code == 0);
+    CHECK_FALSE(Catch::contains(whole.out, "\\x0a"));
+    CHECK_THAT(whole.out, Catch::Contains("meta run.card:\n    clock.kernel_mhz = 300.0\n"));
+    CHECK_THAT(whole.out, Catch::Contains("meta run.summary:\n    {\n      \"program\": null,\n"));
+    // Every line reads on a terminal.
+    std::istringstream lines(whole.out);
+    for (std::string line; std::getline(lines, line);)
+        CHECK(line.size() <= 400);
+}
+
+TEST_CASE("trace diff of two real runs leads with its findings and names the meta keys that differ in a "
+          "line each",
+          "[traces][cli][meta]") {
+    ScratchDir dir("diff-meta");
+    auto r = cardsim_run(dir, "trace diff " + golden("hybrid-sub32") + " " + golden("hybrid-perblock"));
+    REQUIRE(r.code == 1);
+    CHECK_FALSE(Catch::contains(r.out, "\\x0a"));
+    const auto notes = r.out.find("\nnote: ");
+    REQUIRE(notes != std::string::npos);
+    for (auto finding : {"total: ", "config: numerics.scaling", "durations over", "shape: "})
+        CHECK(r.out.find(finding) < notes);
+    CHECK_THAT(r.out, Catch::Matches(
+                          "[^]*\nnote: meta run.card: [0-9]+ of [0-9]+ lines differ; the first, line [0-9]+: "
+                          "A `numerics.scaling = \"sub32\"`, B `numerics.scaling = \"per_block\"`\n[^]*"));
+    CHECK_THAT(r.out, Catch::Contains("note: meta run.summary: members "));
+    // The notes are a few short lines after the findings.
+    CHECK(bytes_of_lines(r.out, "note: ") * 10 < r.out.size());
+    std::istringstream lines(r.out.substr(notes + 1));
+    for (std::string line; std::getline(lines, line);)
+        CHECK(line.size() <= 200);
+}
+
+TEST_CASE("trace show --vcd writes the VCD of a trace", "[traces][cli]") {
+    ScratchDir dir("show-vcd");
+    auto r = cardsim_run(dir, "trace show " + golden("dense-sub32") + " --vcd " + q(dir / "t.vcd"));
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("wrote "));
+    auto t =
+        read_trace(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces" / "golden" / "dense-sub32.trace");
+    CHECK(io::read_file(dir / "t.vcd") == to_vcd(t));
 }

@@ -158,6 +158,18 @@ TEST_CASE("the same trace gives the same Perfetto bytes", "[traces][export]") {
     CHECK(to_perfetto(sample_trace()) == to_perfetto(sample_trace()));
 }
 
+TEST_CASE("the Perfetto file keeps a multi-line meta value's lines and escapes only bytes that are not text",
+          "[traces][export]") {
+    auto t = sample_trace();
+    t.header.meta["run.card"] = "clock.kernel_mhz = 300.0\nddr.channels = 4\n";
+    auto doc = perfetto_json(t);
+    auto& meta = doc.at("otherData").as_object().at("meta").as_object();
+    CHECK(meta.at("run.card").as_string() == "clock.kernel_mhz = 300.0\nddr.channels = 4\n");
+    CHECK(meta.at("producer").as_string() == "cardsim tests");
+    // The note holds a backslash and UTF-8: spelled as the trace file spells it.
+    CHECK(meta.at("note").as_string() == escape(t.header.meta.at("note")));
+}
+
 TEST_CASE("the CSV has a header row and one row per command in index order", "[traces][export]") {
     ScratchDir dir("traces");
     auto t = sample_trace();
