@@ -1,7 +1,8 @@
 // The decoder reference, written from transformers' modeling_qwen3.py, modeling_qwen2.py,
-// modeling_llama.py, modeling_mistral.py, modeling_qwen3_next.py and modeling_qwen3_5.py: decode one token at
-// a time, KV caches, conv histories and Gated-DeltaNet states in double. The structure (which layers are
-// linear attention, biases, QK norms, experts) comes from the tensors present; sizes from config.json.
+// modeling_llama.py, modeling_mistral.py, modeling_qwen3_moe.py, modeling_qwen3_next.py and
+// modeling_qwen3_5.py: decode one token at a time, KV caches, conv histories and Gated-DeltaNet states in
+// double. The structure (which layers are linear attention, biases, QK norms, experts) comes from the tensors
+// present; sizes from config.json.
 
 #include "engine/error.hpp"
 #include "models/reference.hpp"
@@ -30,12 +31,13 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     const std::string type = top.text("model_type", "");
     const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text";
     const bool gemma = type == "gemma2", deepseek = type == "deepseek_v2" || type == "deepseek_v3";
-    if (!hybrid && !gemma && !deepseek && type != "qwen3" && type != "qwen2" && type != "llama" &&
-        type != "mistral")
+    const bool qwen3_moe = type == "qwen3_moe";
+    if (!hybrid && !gemma && !deepseek && !qwen3_moe && type != "qwen3" && type != "qwen2" &&
+        type != "llama" && type != "mistral")
         throw Error(
             fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
-                        "qwen3, qwen2, llama, mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_next, "
-                        "qwen3_5 and qwen3_5_text)",
+                        "qwen3, qwen2, llama, mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_moe, "
+                        "qwen3_next, qwen3_5 and qwen3_5_text)",
                         c.config_path(), type));
     const Fields f = top.object("text_config").value_or(top);
     W.vocab = f.count("vocab_size");
@@ -90,6 +92,10 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         W.top_k = f.count("num_experts_per_tok", 10);
         W.norm_topk = f.flag("norm_topk_prob", true);
     }
+    if (qwen3_moe) { // Qwen3MoeConfig: top 8, not renormalised
+        W.top_k = f.count("num_experts_per_tok", 8);
+        W.norm_topk = f.flag("norm_topk_prob", false);
+    }
     const bool tied = f.flag("tie_word_embeddings", top.flag("tie_word_embeddings", gemma));
 
     std::string prefix;
@@ -102,7 +108,7 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
 
     // Sliding windows (qwen2/qwen3 with use_sliding_window).
     std::optional<std::size_t> window;
-    if ((type == "qwen2" || type == "qwen3") && f.flag("use_sliding_window", false))
+    if ((type == "qwen2" || type == "qwen3" || qwen3_moe) && f.flag("use_sliding_window", false))
         window = f.count("sliding_window");
     // Mistral: every layer, 4096 when absent, none when null.
     const bool mistral = type == "mistral";

@@ -1,4 +1,4 @@
-// The decoder reference's sparse mixture of experts, from modeling_qwen3_next.py
+// The decoder reference's sparse mixture of experts, from modeling_qwen3_moe.py and modeling_qwen3_next.py
 // (reference_decoder_parts.hpp).
 
 #include "models/reference_decoder_parts.hpp"

@@ -98,7 +98,7 @@ Vec mlp(const Weights& W, const Layer& l, const Vec& x);
 
 /// Loads a sparse MoE block: router, experts, and the shared expert with its gate when present.
 void load_experts(const Checkpoint& c, const std::string& p, Layer& l);
-/// Qwen3NextSparseMoeBlock for one token.
+/// Qwen3MoeSparseMoeBlock / Qwen3NextSparseMoeBlock for one token (the shared expert when loaded).
 Vec experts(const Weights& W, const Layer& l, const Vec& x);
 
 // ---- embedding and logits (reference_decoder_head.cpp) ----

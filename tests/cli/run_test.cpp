@@ -72,6 +72,13 @@ TEST_CASE("a model with experts is refused with the sentence, layer by layer") {
     auto r = run_cardsim("check " + model(d, "hybrid-moe"));
     REQUIRE(r.code == 1);
     REQUIRE(contains(r.out, "layer 0, ffn: the engine has no unit for experts"));
+    const auto moe = model(d, "moe");
+    auto q = run_cardsim("check " + moe);
+    INFO(q.out);
+    REQUIRE(q.code == 1);
+    REQUIRE(contains(q.out, "layer 0, ffn: the engine has no unit for experts"));
+    REQUIRE(contains(q.out, "layer 1, ffn: the engine has no unit for experts"));
+    REQUIRE(run_cardsim("run " + moe + " --tokens 1").code == 2); // refused, not run
 }
 
 TEST_CASE("run writes a trace, a Perfetto file, a VCD and a CSV that carry every command") {
