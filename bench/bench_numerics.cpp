@@ -1,11 +1,13 @@
 // Benchmarks of the numerics library (figures in engine/numerics/README.md): activation
 // quantisation, the exact matvec against a plain float dot and an unchecked int8 dot on the same
-// data, the Hadamard rotation, and every nonlinear function.
+// data, the Hadamard rotation, every nonlinear function, and the router and expert combine.
 
 #include "engine/numerics/activation.hpp"
+#include "engine/numerics/combine.hpp"
 #include "engine/numerics/functions.hpp"
 #include "engine/numerics/hadamard.hpp"
 #include "engine/numerics/matvec.hpp"
+#include "engine/numerics/router.hpp"
 #include "engine/numerics/weights.hpp"
 
 #include <benchmark/benchmark.h>
@@ -236,5 +238,32 @@ BENCHMARK(BM_Rsqrt);
 BENCHMARK(BM_Sin);
 BENCHMARK(BM_Cos);
 BENCHMARK(BM_Gelu);
+
+/// One row routed: E = range(0) logits, k = range(1) chosen, softmax over the chosen.
+void BM_Route(benchmark::State& state) {
+    const auto E = static_cast<std::size_t>(state.range(0)), k = static_cast<std::size_t>(state.range(1));
+    const std::vector<float> logits = gaussian(E, 5, 2.0f);
+    std::vector<std::uint32_t> experts(k);
+    std::vector<float> weights(k);
+    for (auto _ : state) {
+        route(logits, RouterNorm::TopK, experts, weights);
+        benchmark::DoNotOptimize(weights.data());
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Route)->Args({128, 8})->Args({512, 10});
+
+/// One row of H = 2048 combined from k = range(0) experts and a shared expert.
+void BM_Combine(benchmark::State& state) {
+    const std::size_t H = 2048, k = static_cast<std::size_t>(state.range(0));
+    const std::vector<float> outputs = gaussian(k * H, 6), shared = gaussian(H, 7), w = gaussian(k, 8, 0.2f);
+    std::vector<float> y(H);
+    for (auto _ : state) {
+        combine(w, outputs, SharedExpert{0.5f, shared}, y);
+        benchmark::DoNotOptimize(y.data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * H));
+}
+BENCHMARK(BM_Combine)->Arg(8)->Arg(10);
 
 } // namespace

@@ -57,6 +57,9 @@ int run(std::span<const std::string> args) {
         bound_params += ck.info(w).numel();
     fmt::print("parameters:   {} ({}); the graph reads {} of them in {} tensors\n", ck.parameter_count(),
                fmt::join(dt, ", "), bound_params, bound.size());
+    if (auto experts = models::describe_experts(model.spec))
+        fmt::print("experts:      {}; a token reads {} of the {} parameters\n", *experts,
+                   models::active_parameters(model.spec, ck.parameter_count()), ck.parameter_count());
     fmt::print("graph:        {} ops, {} values, {} per-sequence states; outputs:", g.ops.size(),
                g.vals.size(), g.states.size());
     for (auto v : g.outputs())

@@ -20,7 +20,7 @@ namespace po = boost::program_options;
 int run(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("arch", po::value<std::string>()->required(),
-                    "dense | hybrid | hybrid-moe | encoder | windowed | softcap | mla")(
+                    "dense | hybrid | hybrid-moe | moe | encoder | windowed | softcap | mla")(
         "size", po::value<std::string>()->default_value("tiny"),
         "tiny | small | 0.1b | 0.8b; with --shapes-only also the published 1.7b | 4b | 8b | 14b | 32b")(
         "shapes-only", po::bool_switch(),
@@ -41,8 +41,8 @@ int run(std::span<const std::string> args) {
                dtype = vm["dtype"].as<std::string>();
     auto a = models::parse_synth_arch(arch);
     if (!a)
-        throw Error(fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe, encoder, "
-                                "windowed, softcap or mla",
+        throw Error(fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe, moe, "
+                                "encoder, windowed, softcap or mla",
                                 arch));
     const std::string out = vm["output"].as<std::string>();
     Outputs

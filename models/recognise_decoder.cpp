@@ -1,5 +1,6 @@
-// The decoder recognisers: qwen3, qwen2, llama (dense) and qwen3_next, qwen3_5 (hybrid), following
-// the config classes of transformers (`configuration_<type>.py`) for field names and defaults.
+// The decoder recognisers: qwen3, qwen2, llama (dense), qwen3_moe (experts) and qwen3_next, qwen3_5
+// (hybrid), following the config classes of transformers (`configuration_<type>.py`) for field names
+// and defaults.
 
 #include "models/config_reader.hpp"
 #include "models/recognise.hpp"
@@ -207,7 +208,7 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
     a.qkv_bias = family == DecoderFamily::Qwen2 || attention_bias;
     a.o_bias = family != DecoderFamily::Qwen2 && attention_bias;
     d.mlp_bias = family == DecoderFamily::Llama && c.opt_bool("mlp_bias").value_or(false);
-    a.qk_norm = family == DecoderFamily::Qwen3 || is_hybrid(family);
+    a.qk_norm = family == DecoderFamily::Qwen3 || family == DecoderFamily::Qwen3Moe || is_hybrid(family);
     d.zero_centred = is_hybrid(family) || gemma;
     a.output_gate = is_hybrid(family) && c.opt_bool("attn_output_gate").value_or(true);
 
@@ -281,17 +282,25 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
         }
     }
 
-    if (family == DecoderFamily::Qwen3Next) {
-        const std::size_t experts = c.opt_count("num_experts").value_or(512);
+    if (family == DecoderFamily::Qwen3Next || family == DecoderFamily::Qwen3Moe) {
+        // Qwen3NextConfig: 512 experts, top 10 of 512 wide, a shared expert of 512, renormalised;
+        // Qwen3MoeConfig: 128 experts, top 8 of 768 wide, no shared expert, not renormalised.
+        const bool next = family == DecoderFamily::Qwen3Next;
+        const std::size_t experts = c.opt_count("num_experts").value_or(next ? 512 : 128);
         if (experts > MAX_EXPERTS)
             c.fail("num_experts", fmt::format("is {}, more than the {} cardsim reads", experts, MAX_EXPERTS));
         if (experts > 0) {
             MoeShape m;
             m.experts = experts;
-            m.top_k = c.opt_positive("num_experts_per_tok").value_or(10);
-            m.intermediate = c.opt_positive("moe_intermediate_size").value_or(512);
-            m.shared_intermediate = c.opt_count("shared_expert_intermediate_size").value_or(512);
-            m.norm_topk_prob = c.opt_bool("norm_topk_prob").value_or(true);
+            m.top_k = c.opt_positive("num_experts_per_tok").value_or(next ? 10 : 8);
+            m.intermediate = c.opt_positive("moe_intermediate_size").value_or(next ? 512 : 768);
+            if (next) {
+                m.shared_intermediate = c.opt_count("shared_expert_intermediate_size").value_or(512);
+            } else if (c.opt_count("shared_expert_intermediate_size").value_or(0) > 0) {
+                c.fail("shared_expert_intermediate_size",
+                       "is not 0; Qwen3MoeSparseMoeBlock has no shared expert (qwen3_next has one)");
+            }
+            m.norm_topk_prob = c.opt_bool("norm_topk_prob").value_or(next);
             if (m.top_k > m.experts)
                 c.fail("num_experts_per_tok",
                        fmt::format("is {}, more than num_experts = {}", m.top_k, m.experts));

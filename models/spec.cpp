@@ -27,6 +27,8 @@ std::string_view name(DecoderFamily f) {
         return "deepseek_v2";
     case DecoderFamily::DeepseekV3:
         return "deepseek_v3";
+    case DecoderFamily::Qwen3Moe:
+        return "qwen3_moe";
     }
     return "?";
 }
@@ -63,6 +65,30 @@ std::vector<std::string> layer_kinds(const ModelSpec& spec) {
             out.push_back(e.is_global(i) ? "global" : fmt::format("local(window {})", e.local_window));
     }
     return out;
+}
+
+std::optional<std::string> describe_experts(const ModelSpec& spec) {
+    auto* d = std::get_if<DecoderSpec>(&spec);
+    if (!d || !d->moe) return std::nullopt;
+    const auto& m = *d->moe;
+    const auto sparse = std::count_if(d->layers.begin(), d->layers.end(), [](auto& l) { return l.moe; });
+    return fmt::format("{} in each of {} layer{}, {} chosen per token ({}), {} wide; {}", m.experts, sparse,
+                       sparse == 1 ? "" : "s", m.top_k,
+                       m.norm_topk_prob ? "softmax over the chosen" : "softmax over all, not renormalised",
+                       m.intermediate,
+                       m.shared_intermediate > 0 ? fmt::format("a shared expert {} wide under a sigmoid gate",
+                                                               m.shared_intermediate)
+                                                 : std::string("no shared expert"));
+}
+
+std::size_t active_parameters(const ModelSpec& spec, std::size_t total) {
+    auto* d = std::get_if<DecoderSpec>(&spec);
+    if (!d || !d->moe) return total;
+    const auto& m = *d->moe;
+    const auto sparse = static_cast<std::size_t>(
+        std::count_if(d->layers.begin(), d->layers.end(), [](auto& l) { return l.moe; }));
+    const std::size_t idle = sparse * (m.experts - m.top_k) * 3 * d->hidden * m.intermediate;
+    return total > idle ? total - idle : 0;
 }
 
 } // namespace cardsim::models

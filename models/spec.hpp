@@ -20,6 +20,7 @@ enum class DecoderFamily {
     Gemma2,     ///< `gemma2`: soft caps, alternating windows, scaled embedding, GeGLU, four norms a layer
     DeepseekV2, ///< `deepseek_v2`: multi-head latent attention (interleaved rotary)
     DeepseekV3, ///< `deepseek_v3`: multi-head latent attention (`rope_interleave`)
+    Qwen3Moe,   ///< `qwen3_moe`: Qwen3's attention, a mixture of experts in every sparse layer
 };
 
 /// The `model_type` spelling of a family (`qwen3_5` for Qwen3_5).
@@ -78,7 +79,7 @@ struct DeltaShape {
     std::size_t conv_dim() const { return 2 * key_heads * key_dim + value_heads * value_dim; }
 };
 
-/// A mixture-of-experts MLP (Qwen3-Next `Qwen3NextSparseMoeBlock`).
+/// A mixture-of-experts MLP (`Qwen3MoeSparseMoeBlock`, Qwen3-Next `Qwen3NextSparseMoeBlock`).
 struct MoeShape {
     std::size_t experts = 0;
     std::size_t top_k = 0;
@@ -150,5 +151,13 @@ std::string describe(const ModelSpec& spec);
 /// Each layer's kind in one word per layer: `attention`, `attention(window 4096)`, `deltanet`,
 /// with `+moe` when its MLP has experts; encoder layers are `global` or `local(window 64)`.
 std::vector<std::string> layer_kinds(const ModelSpec& spec);
+
+/// A decoder's experts for people, or nothing without them: `8 in each of 2 layers, 2 chosen per
+/// token (softmax over the chosen), 16 wide; no shared expert`.
+std::optional<std::string> describe_experts(const ModelSpec& spec);
+
+/// The parameters a token reads of a decoder with `total` parameters: all but the experts it does
+/// not choose (`total` without experts, and for encoders).
+std::size_t active_parameters(const ModelSpec& spec, std::size_t total);
 
 } // namespace cardsim::models

@@ -18,8 +18,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<std::string_view, 7> arch_names{"dense",    "hybrid",  "hybrid-moe", "encoder",
-                                                     "windowed", "softcap", "mla"};
+constexpr std::array<std::string_view, 8> arch_names{"dense",    "hybrid",  "hybrid-moe", "encoder",
+                                                     "windowed", "softcap", "mla",        "moe"};
 constexpr std::array<std::string_view, 4> size_names{"tiny", "small", "0.1b", "0.8b"};
 
 /// The shape parameters of one synthetic decoder.
@@ -51,6 +51,16 @@ DecoderSize decoder_size(SynthArch a, SynthSize s) {
             {512, 128, 8, 4, 2, 32, 384, 4, 8, 16, 16},
             {32768, 768, 12, 6, 2, 128, 2048, 6, 12, 64, 64},
             {248320, 1024, 24, 8, 2, 256, 3584, 16, 16, 128, 128}, // Qwen3.5-0.8B
+        }};
+        return t[i];
+    }
+    if (a == SynthArch::Moe) {
+        // Qwen3-30B-A3B's layout (every layer sparse, no shared expert) at test sizes.
+        if (s != SynthSize::Tiny && s != SynthSize::Small)
+            throw Error(fmt::format("make-model writes --arch moe in tiny or small, not {}", size_names[i]));
+        constexpr std::array<DecoderSize, 2> t{{
+            {96, 32, 2, 4, 2, 8, 64, 0, 0, 0, 0, 8, 2, 16, 0},
+            {512, 128, 4, 4, 2, 32, 384, 0, 0, 0, 0, 16, 4, 64, 0},
         }};
         return t[i];
     }
@@ -256,8 +266,19 @@ private:
     double scale_ = 1.0;
 };
 
-/// The config.json of a Qwen3 (dense), Qwen3.5 (hybrid) or Qwen3-Next (hybrid-moe) decoder of shape
-/// `d`, its embedding tied to the LM head when `tied`.
+/// The expert fields of `d` (with the shared expert's when it has one): every layer sparse, renormalised.
+void add_experts(json::object& c, const DecoderSize& d) {
+    c["num_experts"] = d.experts;
+    c["num_experts_per_tok"] = d.top_k;
+    c["moe_intermediate_size"] = d.moe_inter;
+    if (d.shared_inter > 0) c["shared_expert_intermediate_size"] = d.shared_inter;
+    c["norm_topk_prob"] = true;
+    c["decoder_sparse_step"] = 1;
+    c["mlp_only_layers"] = json::array{};
+}
+
+/// The config.json of a Qwen3 (dense), Qwen3-MoE (moe), Qwen3.5 (hybrid) or Qwen3-Next (hybrid-moe)
+/// decoder of shape `d`, its embedding tied to the LM head when `tied` (never for the experts).
 json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
     if (arch == SynthArch::Dense)
         return json::object{
@@ -279,6 +300,14 @@ json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
             {"tie_word_embeddings", tied},
             {"torch_dtype", "bfloat16"},
         };
+    if (arch == SynthArch::Moe) {
+        // Qwen3's fields and Qwen3MoeConfig's expert fields, untied like Qwen3-30B-A3B.
+        json::object c = decoder_config(SynthArch::Dense, d, false);
+        c["architectures"] = json::array{"Qwen3MoeForCausalLM"};
+        c["model_type"] = "qwen3_moe";
+        add_experts(c, d);
+        return c;
+    }
     json::object text{
         {"vocab_size", d.vocab},
         {"hidden_size", d.hidden},
@@ -322,13 +351,7 @@ json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
     c["model_type"] = "qwen3_next";
     c["rope_theta"] = 10000000.0;
     c["partial_rotary_factor"] = 0.25;
-    c["num_experts"] = d.experts;
-    c["num_experts_per_tok"] = d.top_k;
-    c["moe_intermediate_size"] = d.moe_inter;
-    c["shared_expert_intermediate_size"] = d.shared_inter;
-    c["norm_topk_prob"] = true;
-    c["decoder_sparse_step"] = 1;
-    c["mlp_only_layers"] = json::array{};
+    add_experts(c, d);
     c["tie_word_embeddings"] = false;
     c["torch_dtype"] = "bfloat16";
     return c;

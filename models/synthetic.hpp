@@ -19,8 +19,9 @@ namespace cardsim::models {
 /// The architectures `make-model` writes: Qwen3 (dense), Qwen3.5 (hybrid), Qwen3-Next with experts
 /// (hybrid-moe), ModernBERT with the seed's heads (encoder), Mistral (windowed: every layer a sliding
 /// window), Gemma-2 (softcap: soft-capped scores and logits, alternating windows, scaled embedding,
-/// GeGLU) and DeepSeek-V3 with dense layers only (mla: multi-head latent attention).
-enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder, Windowed, Softcap, Mla };
+/// GeGLU), DeepSeek-V3 with dense layers only (mla: multi-head latent attention) and Qwen3-MoE (moe:
+/// Qwen3-30B-A3B's layout, experts in every layer, no shared expert; tiny and small only).
+enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder, Windowed, Softcap, Mla, Moe };
 
 /// The sizes `make-model` writes: `tiny` (kilobytes, for tests), `small`, `0.1b`, `0.8b` (for the
 /// hybrid, the Qwen3.5-0.8B text model's shape).

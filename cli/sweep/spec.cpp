@@ -53,7 +53,7 @@ constexpr std::size_t max_axis_values = 10000;
 constexpr std::size_t max_points = 1000000;
 
 /// The names `cardsim make-model` knows.
-constexpr std::string_view arch_names = "dense, hybrid, hybrid-moe, encoder, windowed, softcap or mla";
+constexpr std::string_view arch_names = "dense, hybrid, hybrid-moe, moe, encoder, windowed, softcap or mla";
 constexpr std::string_view size_names =
     "tiny, small, 0.1b or 0.8b (shapes only also 1.7b, 4b, 8b, 14b or 32b)";
 

@@ -29,7 +29,7 @@ Value expression_value(const AxisValue& v);
 
 /// A checkpoint `cardsim make-model` writes once per sweep output directory.
 struct GeneratedModel {
-    std::string arch; ///< dense | hybrid | hybrid-moe | encoder
+    std::string arch; ///< dense | hybrid | hybrid-moe | moe | encoder
     std::string size; ///< tiny | small | 0.1b | 0.8b; shapes only also 1.7b | 4b | 8b | 14b | 32b
     std::uint64_t seed = 0;
     bool shapes_only = false; ///< config.json alone (`make-model --shapes-only`): timing-only points

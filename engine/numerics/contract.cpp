@@ -37,6 +37,24 @@ Contract contract(const EngineNumerics& n) {
     return c;
 }
 
+namespace {
+
+/// The router's and the expert combine's rules (router.hpp, combine.hpp): the same at every point.
+std::string router_text() {
+    return "  router:           the top k of the f32 logits z, larger first, ties to the lower expert index "
+           "(-0 = +0)\n"
+           "                    p_e = exp(z_e - z_top): one f32 subtraction, exp correctly rounded\n"
+           "                    topk: w_i = p_i / S, S = window sum of the k chosen p, rounded once\n"
+           "                    all:  w_i = p_i / Z, Z = window sum of all E p, rounded once (norm_topk_prob "
+           "false)\n"
+           "                    a NaN or infinite logit: experts 0 .. k-1, every weight NaN\n"
+           "                    each weight within (ln N + 5) x 2^-24 of the exact softmax (N = k or E)\n"
+           "  expert combine:   y_c = window sum of the exact products w_i x e_ic and sigmoid(gate) x s_c, "
+           "rounded once\n";
+}
+
+} // namespace
+
 std::string to_string(const Taken& t) {
     if (auto* q = std::get_if<Quantized>(&t)) return "Quantized(" + to_string(q->scheme) + ")";
     return "Kept(" + std::string(name(std::get<Kept>(t).keep)) + ")";
@@ -58,6 +76,7 @@ std::string to_string(const Contract& c) {
     s += c.fused == EXACT ? std::string("  fused:            exact\n")
                           : fmt::format("  fused:            within {} ulps\n", c.fused.ulps);
     s += fmt::format("  accumulator bits: {} (a {}-bit register)\n", c.accumulator_bits, ACCUMULATOR_BITS);
+    s += router_text();
     return s;
 }
 

@@ -64,7 +64,8 @@ Contract contract(const EngineNumerics& point);
 /// `Quantized(Scheme { ... })` or `Kept(F16)`.
 std::string to_string(const Taken& t);
 
-/// The contract as text, one field a line.
+/// The contract as text, one field a line, then the router's and the expert combine's rules
+/// (router.hpp, combine.hpp), the same at every point.
 std::string to_string(const Contract& c);
 
 } // namespace cardsim::numerics

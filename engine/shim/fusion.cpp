@@ -245,7 +245,13 @@ Fusion fuse(const Graph& g, const Capabilities& caps) {
 
 std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
     auto none = [](std::string what) { return std::string(no_unit) + what; };
-    if (std::holds_alternative<Moe>(op) && !caps.experts) return none("experts");
+    if (std::holds_alternative<Moe>(op)) {
+        if (!caps.experts) return none("experts");
+        // The seed's table answers Native for a card with experts, but no command runs a Moe op
+        // yet: `check` must not grant what `run` cannot honour.
+        return "the card config enables experts (`capabilities.experts`), but the engine has no command "
+               "for a Moe op yet";
+    }
     if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) &&
         !caps.mla)
         return none("multi-head latent attention");

@@ -56,7 +56,7 @@ void well_formed(const Graph& g) {
 TEST_CASE("every architecture's generated checkpoint loads and builds a checked graph", "[models][build]") {
     ScratchDir d("build-all");
     for (auto arch : {SynthArch::Dense, SynthArch::Hybrid, SynthArch::HybridMoe, SynthArch::Encoder,
-                      SynthArch::Windowed, SynthArch::Softcap, SynthArch::Mla}) {
+                      SynthArch::Windowed, SynthArch::Softcap, SynthArch::Mla, SynthArch::Moe}) {
         INFO(name(arch));
         const auto dir = d / std::string(name(arch));
         const auto written = tiny(arch, dir);

@@ -4,6 +4,8 @@
 #include "support.hpp"
 #include "tests/support/run_cardsim.hpp"
 
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 using namespace cardsim::models;
@@ -45,6 +47,38 @@ TEST_CASE("make-model writes a checkpoint the loader reads and inspect describes
                Contains("model.layers.3.self_attn.q_proj.weight [64, 32] heads of 32: rows 16..32 of eachᵀ"));
     CHECK_THAT(inspect, Contains("mlp.shared_expert_gate.weight"));
     CHECK_THAT(inspect, !Contains("tensors the graph does not read"));
+}
+
+TEST_CASE("make-model --arch moe writes a qwen3_moe checkpoint whose experts inspect shows",
+          "[models][cli]") {
+    ScratchDir d("cli-make-moe");
+    const auto dir = (d / "m").string();
+    auto [code, out] = run_cli("make-model --arch moe --size small --seed 4 -o " + dir);
+    INFO(out);
+    REQUIRE(code == 0);
+    CHECK_THAT(out, Contains("dense decoder with experts (qwen3_moe)"));
+    const auto m = load_model(dir);
+    REQUIRE(m.checkpoint.find("model.layers.3.mlp.gate.weight"));
+    REQUIRE(m.checkpoint.find("model.layers.0.mlp.experts.15.down_proj.weight"));
+    CHECK_FALSE(m.checkpoint.find("model.layers.0.mlp.experts.16.down_proj.weight"));
+    CHECK_FALSE(m.checkpoint.find("model.layers.0.mlp.shared_expert_gate.weight"));
+    CHECK_FALSE(m.checkpoint.find("model.layers.0.mlp.gate_proj.weight"));
+
+    auto [icode, inspect] = run_cli("inspect " + dir);
+    INFO(inspect);
+    REQUIRE(icode == 0);
+    CHECK_THAT(inspect, Contains("architecture: dense decoder with experts (qwen3_moe)"));
+    CHECK_THAT(inspect, Contains("4 × attention+moe"));
+    CHECK_THAT(inspect, Contains("experts:      16 in each of 4 layers, 4 chosen per token"));
+    // Of 16 experts of 3 × 128 × 64 in 4 layers a token reads 4: 12 × 4 × 24576 idle.
+    const auto total = m.checkpoint.parameter_count();
+    CHECK_THAT(inspect,
+               Contains(fmt::format("a token reads {} of the {} parameters", total - 12 * 4 * 24576, total)));
+    CHECK_THAT(inspect, Contains("model.layers.2.mlp.experts.7.up_proj.weight [64, 128]"));
+    CHECK_THAT(inspect, !Contains("tensors the graph does not read"));
+    auto [tcode, tiny] = run_cli("make-model --arch moe --size 0.1b -o " + (d / "big").string());
+    CHECK(tcode == 2);
+    CHECK_THAT(tiny, Contains("--arch moe in tiny or small"));
 }
 
 TEST_CASE("make-model and inspect refuse bad input with exit code 2 and a reason", "[models][cli]") {

@@ -94,6 +94,33 @@ TEST_CASE("the hybrid decoder with experts' graph decodes like the f64 reference
     decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
 }
 
+TEST_CASE("the qwen3_moe decoder's graph decodes like the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-qwen3-moe");
+    tiny(SynthArch::Moe, d / "m");
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+}
+
+TEST_CASE("qwen3_moe with its config's defaults (top 8 of 128, not renormalised) and a dense layer decodes "
+          "like the reference",
+          "[models][reference]") {
+    ScratchDir d("gvr-qwen3-moe-defaults");
+    auto cfg = synth_config(SynthArch::Moe, SynthSize::Tiny);
+    for (auto key : {"num_experts", "num_experts_per_tok", "norm_topk_prob"})
+        cfg.erase(key);
+    cfg["moe_intermediate_size"] = 8;
+    cfg["mlp_only_layers"] = boost::json::array{1};
+    variant(cfg, d / "m");
+    const auto spec = std::get<DecoderSpec>(load_model(d / "m").spec);
+    REQUIRE(spec.moe);
+    CHECK(spec.moe->experts == 128);
+    CHECK(spec.moe->top_k == 8);
+    CHECK_FALSE(spec.moe->norm_topk_prob);
+    CHECK(spec.moe->shared_intermediate == 0);
+    CHECK(spec.layers[0].moe);
+    CHECK_FALSE(spec.layers[1].moe);
+    decoder_agrees(d / "m", {9, 8, 7}, 4);
+}
+
 TEST_CASE("a bf16 sharded hybrid checkpoint decodes like the f64 reference", "[models][reference]") {
     ScratchDir d("gvr-bf16");
     tiny(SynthArch::Hybrid, d / "m", 9, Dtype::BF16, 3);

@@ -77,6 +77,13 @@ TEST_CASE("every one of the 48 knob points has a contract of its own text") {
     REQUIRE(texts.size() == 48);
 }
 
+TEST_CASE("the contract's text states the router's order, ties and normalisations and the combine") {
+    const std::string t = to_string(contract(EngineNumerics{}));
+    for (const char* rule : {"ties to the lower expert index", "topk: w_i = p_i / S", "all:  w_i = p_i / Z",
+                             "(ln N + 5) x 2^-24", "expert combine:"})
+        REQUIRE(t.find(rule) != std::string::npos);
+}
+
 TEST_CASE("knob assignments parse in order and a malformed one is refused with a sentence") {
     std::vector<std::string> a{"cache=int8", "attention=array", "cache=f16"};
     EngineNumerics p = parse_point(a, "--knob");

@@ -1,0 +1,99 @@
+// The lowering pass: refusals, fusion groups to commands, probes and output copies (lowering.hpp).
+
+#include "engine/lower/lowering.hpp"
+
+#include "engine/lower/dependencies.hpp"
+#include "engine/shim/check.hpp"
+
+#include <algorithm>
+
+namespace cardsim::lower::detail {
+
+Compiled Lowering::run() {
+    refuse_what_the_card_cannot_run();
+    out_.options = o_;
+    out_.layout = layout(g_, o_.bucket);
+    if (auto why = arena_refusal(g_, o_.bucket, t_.sram_bytes)) throw Refusal(*why);
+    for (auto& p : o_.probes)
+        if (auto problem = check(g_, p)) throw Error("cannot observe a value: " + *problem);
+    place_states();
+    place_io();
+    auto fusion = shim::fuse(g_, t_.caps);
+    for (auto& grp : fusion.groups)
+        emit(grp);
+    copy_outputs();
+    add_dependencies(out_.program);
+    map_regions(); // refuses a program over the card's DDR before any weight is read
+    run_jobs();
+    out_.program.image_digest = digest(out_.image);
+    describe_host();
+    return std::move(out_);
+}
+
+void Lowering::refuse_what_the_card_cannot_run() {
+    if (auto problem = check(g_)) throw Error("the graph is malformed: " + *problem);
+    auto report = shim::check_model(g_, t_.caps);
+    if (report.runs()) return;
+    std::string why = "the card refuses this model:";
+    for (auto& r : report.refusals)
+        why += "\n  " + r.text();
+    throw Error(why);
+}
+
+void Lowering::need_decode_rows(std::size_t i) const {
+    if (o_.slots) return; // each row names its store sequence
+    if (o_.bucket.seqs == 0 || o_.bucket.tokens % o_.bucket.seqs != 0)
+        throw Error(
+            fmt::format("op {} ({}) reads a cache or state: a step takes the same number of tokens of "
+                        "every sequence, and the bucket has {} tokens for {} sequences",
+                        i, kind(g_.ops[i]), o_.bucket.tokens, o_.bucket.seqs));
+}
+
+void Lowering::emit(const shim::Group& grp) {
+    bool native = grp.cls && std::holds_alternative<shim::Native>(shim::supports(*grp.cls, t_.caps));
+    bool merged = native && (*grp.cls == shim::ClassId::MergedQkv || *grp.cls == shim::ClassId::ConvBiasSilu);
+    if (merged) {
+        if (*grp.cls == shim::ClassId::MergedQkv)
+            merged_matvec(grp);
+        else
+            conv(grp.ops[0], &std::get<Silu>(g_.ops[grp.ops[1]]));
+        for (std::size_t k = 0; k < grp.ops.size(); ++k)
+            copy_probes(grp.ops[k], std::span(grp.ops).subspan(k + 1));
+        return;
+    }
+    for (auto i : grp.ops) {
+        single(i);
+        copy_probes(i, {});
+    }
+}
+
+void Lowering::single(std::size_t i) {
+    std::visit([&](const auto& o) { emit_op(i, o); }, g_.ops[i]);
+}
+
+void Lowering::copy_probes(std::size_t op, std::span<const std::size_t> same_command) {
+    auto& m = out_.io;
+    for (std::size_t k = 0; k < m.probes.size(); ++k) {
+        auto& p = m.probes[k];
+        if (p.after != op) continue;
+        for (auto later : same_command) {
+            auto w = uses(g_.ops[later]).writes;
+            if (std::find(w.begin(), w.end(), p.value) != w.end())
+                throw Error(fmt::format("cannot observe {} after op {}: op {} ({}) runs in the same command "
+                                        "and writes it again",
+                                        g_.names[p.value.id], p.after, later, kind(g_.ops[later])));
+        }
+        put<slots::Copy>(g_.ops.size(),
+                         {.src = on(arena(p.value)), .dst = on(m.outputs[m.graph_outputs() + k].second)}, {});
+    }
+}
+
+void Lowering::copy_outputs() {
+    auto& m = out_.io;
+    for (std::size_t k = 0; k < m.graph_outputs(); ++k) {
+        auto& [v, place] = m.outputs[k];
+        put<slots::Copy>(g_.ops.size(), {.src = on(arena(v)), .dst = on(place)}, {});
+    }
+}
+
+} // namespace cardsim::lower::detail

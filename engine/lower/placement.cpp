@@ -1,0 +1,206 @@
+// The lowering's DDR regions: states, io, weights (packed by jobs), the regions and the host map
+// (lowering.hpp).
+
+#include "engine/lower/lowering.hpp"
+
+#include "engine/kernels/parallel.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+namespace cardsim::lower::detail {
+namespace {
+
+/// The host map entry of an io place.
+program::IoEntry entry(program::IoRole role, const Place& p) {
+    program::IoEntry e;
+    e.role = role;
+    e.offset = p.offset;
+    e.bytes = p.bytes;
+    return e;
+}
+
+} // namespace
+
+void Lowering::place_states() {
+    const std::size_t seqs = store_sequences();
+    for (auto& s : g_.states) {
+        const bool cache = std::holds_alternative<KeyCache>(s) || std::holds_alternative<ValueCache>(s);
+        const Region region = cache ? Region::Caches : Region::State;
+        const std::uint64_t per_seq =
+            state_bytes(s, o_.max_positions, t_.storage.cache_row_bytes, t_.storage.state_element_bytes);
+        auto& end = region == Region::Caches ? caches_end_ : state_end_;
+        Place p{region, end, align_up(per_seq, line) * seqs};
+        end = align_up(end + p.bytes, line);
+        out_.states.push_back(p);
+    }
+}
+
+Place Lowering::io(std::uint64_t bytes) {
+    Place p{Region::Io, io_end_, bytes};
+    io_end_ = align_up(io_end_ + bytes, line);
+    return p;
+}
+
+void Lowering::place_io() {
+    auto& b = o_.bucket;
+    auto& m = out_.io;
+    m.ids = io(4 * b.tokens);
+    m.positions = io(4 * b.tokens);
+    m.seq_starts = io(4 * (b.seqs + 1));
+    m.qtype = io(4 * b.seqs);
+    m.marker_rows = io(4 * b.markers);
+    m.marker_starts = io(4 * (b.seqs + 1));
+    if (o_.slots) {
+        if (*o_.slots == 0 || *o_.slots >= 0xffffffffu)
+            throw Error(fmt::format("slots = {}: expected 1 .. 2^32 - 2", *o_.slots));
+        m.slots = io(4 * b.tokens);
+        m.slot_count = *o_.slots;
+    }
+    for (auto v : g_.outputs())
+        m.outputs.emplace_back(v, io(4 * rows(v) * width(v)));
+    for (auto& p : o_.probes) {
+        m.outputs.emplace_back(p.value, io(4 * rows(p.value) * width(p.value)));
+        m.probes.push_back(p);
+    }
+}
+
+Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::function<std::vector<std::byte>()> make) {
+    std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
+    Place p{Region::Weights, at, bytes};
+    weights_end_ = at + bytes;
+    if (o_.shapes_only) return p;               // placed by its shape and format: never read nor packed
+    out_.image.chunks.push_back(program::Chunk{at, {}}); // the region's base is 0
+    jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(make)});
+    return p;
+}
+
+void Lowering::run_jobs() {
+    std::vector<std::exception_ptr> errors(jobs_.size());
+    kernels::parallel_for(jobs_.size(), 1, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t j = begin; j < end; ++j) {
+            try {
+                auto bytes = jobs_[j].make();
+                if (bytes.size() != jobs_[j].bytes)
+                    throw Error(fmt::format("a packed weight has {} bytes, {} were reserved", bytes.size(),
+                                            jobs_[j].bytes));
+                out_.image.chunks[jobs_[j].chunk].bytes = std::move(bytes);
+            } catch (...) {
+                errors[j] = std::current_exception();
+            }
+        }
+    });
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) const {
+    auto shape = ws_.view_of(w.tensor, w.view);
+    auto values = ws_.values_f32(w.tensor, w.view);
+    ws_.release(w.tensor); // packed once: its mapped pages need not stay resident
+    if (!transpose_copy) return values;
+    return transpose(values, shape.rows, shape.row_len);
+}
+
+Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std::size_t want_cols) {
+    auto key = std::make_tuple(w.tensor, rows_key(w.view), how);
+    if (auto it = weights_.find(key); it != weights_.end()) return it->second;
+    auto shape = ws_.view_of(w.tensor, w.view);
+    std::size_t r = shape.rows, c = shape.row_len;
+    if (how == Storing::PackedTransposed) std::swap(r, c);
+    if (r * c != want_rows * want_cols || (how != Storing::RawF32 && (r != want_rows || c != want_cols)))
+        throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}", ws_.name(w.tensor),
+                                r, c, want_rows, want_cols));
+    bool t = how == Storing::PackedTransposed;
+    Place p = how == Storing::RawF32
+                  ? reserve(4 * r * c, false, [this, w] { return raw(values_of(w, false)); })
+                  : reserve(t_.storage.packed_bytes(r, c), true,
+                            [this, w, t, r, c] { return t_.storage.pack(values_of(w, t), r, c); });
+    weights_.emplace(key, p);
+    return p;
+}
+
+std::vector<std::byte> Lowering::raw(std::span<const float> v) {
+    std::vector<std::byte> b(4 * v.size());
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+void Lowering::describe_host() {
+    using program::IoRole;
+    auto& h = out_.program.host;
+    h.checkpoint_digest = o_.checkpoint_digest;
+    h.model = o_.model;
+    h.tokens = o_.bucket.tokens;
+    h.seqs = o_.bucket.seqs;
+    h.markers = o_.bucket.markers;
+    h.max_positions = o_.max_positions;
+    for (auto& op : g_.ops)
+        if (auto* e = std::get_if<Embed>(&op)) h.vocab = ws_.view_of(e->table.tensor, e->table.view).rows;
+    auto& m = out_.io;
+    for (auto [role, place] :
+         {std::pair{IoRole::Ids, &m.ids}, std::pair{IoRole::Positions, &m.positions},
+          std::pair{IoRole::SeqStarts, &m.seq_starts}, std::pair{IoRole::Qtype, &m.qtype},
+          std::pair{IoRole::MarkerRows, &m.marker_rows}, std::pair{IoRole::MarkerStarts, &m.marker_starts}})
+        h.io.push_back(entry(role, *place));
+    if (o_.slots) {
+        auto e = entry(IoRole::Slots, m.slots);
+        e.width = *o_.slots;
+        h.io.push_back(e);
+    }
+    for (std::size_t k = 0; k < m.outputs.size(); ++k) {
+        auto [v, place] = m.outputs[k];
+        bool probe = k >= m.graph_outputs();
+        auto e = entry(probe            ? IoRole::Probe
+                       : v == g_.logits ? IoRole::Logits
+                       : v == g_.act    ? IoRole::Act
+                                        : IoRole::Next,
+                       place);
+        auto rows = g_.shape(v).rows;
+        e.rows = rows == Rows::Tokens ? program::IoRows::Tokens
+                 : rows == Rows::Seqs ? program::IoRows::Seqs
+                                      : program::IoRows::Markers;
+        e.value = v.id;
+        e.width = width(v);
+        if (probe) {
+            auto& p = m.probes[k - m.graph_outputs()];
+            e.after = std::uint32_t(p.after);
+            if (p.layer) e.layer = std::uint32_t(*p.layer);
+        }
+        h.io.push_back(e);
+    }
+}
+
+void Lowering::map_regions() {
+    auto& p = out_.program;
+    auto& cap = out_.capacity;
+    std::uint64_t at = 0;
+    auto region = [&](Region r, std::uint64_t size, std::uint64_t& budget) {
+        p.regions.push_back({r, program::Space::Ddr, at, size});
+        const std::uint64_t from = at;
+        at = align_up(at + size, t_.stripe());
+        budget = at - from;
+    };
+    region(Region::Weights, weights_end_, cap.weights);
+    region(Region::Caches, caches_end_, cap.caches);
+    region(Region::State, state_end_, cap.state);
+    region(Region::Io, share_ ? std::max(io_end_, share_->io_bytes) : io_end_, cap.io);
+    p.arena_bytes =
+        share_ ? std::max<std::uint64_t>(4 * out_.layout.len, share_->arena_bytes) : 4 * out_.layout.len;
+    p.config_digest = t_.config_digest;
+    p.regions.push_back({Region::Arena, program::Space::Sram, 0, p.arena_bytes});
+    p.regions.push_back(
+        {Region::Program, program::Space::Ddr, at + (share_ ? share_->program_offset : 0), 0});
+    p.regions.back().size = program::card_bytes(p); // fixed-width fields: the size does not change the size
+    cap.program = share_ ? share_->programs_bytes : p.regions.back().size;
+    cap.ddr_bytes = t_.ddr_bytes;
+    cap.channels = t_.channels;
+    cap.channel_bytes = t_.channel_bytes;
+    cap.weight_format = t_.weight_format;
+    cap.positions = o_.max_positions;
+    cap.seqs = store_sequences();
+    if (refuse_over_capacity_ && !cap.fits()) throw Refusal(cap.refusal());
+}
+
+} // namespace cardsim::lower::detail
