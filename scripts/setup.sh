@@ -70,12 +70,25 @@ fi
 jobs=$(nproc)
 what="everything"; [ $demo = 1 ] && what="the cardsim binary"
 echo "setup: building $what with $jobs jobs (the whole output: $build/build.log)"
-# The build's progress: make prints `[ 43%]`, ninja `[12/200]`; one line each time it moves.
+# The build's progress: make prints `[ 43%]`, ninja `[12/200]`; one line each time it moves. (A
+# bash loop, not awk: mawk reads a pipe in blocks, so its lines would come late.)
+progress() {
+  local line last="" p
+  while IFS= read -r line; do
+    p=""
+    if [[ $line =~ ^\[\ *([0-9]+)%\] ]]; then
+      p=${BASH_REMATCH[1]}
+    elif [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
+      p=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2]))
+    fi
+    if [ -n "$p" ] && [ "$p" != "$last" ]; then
+      echo "setup: build: $p %"
+      last=$p
+    fi
+  done
+}
 # pipefail: the pipeline fails when the build does.
-if ! cmake --build "$build" -j "$jobs" "${target[@]}" 2>&1 | tee "$build/build.log" | awk '
-  match($0, /^\[ *[0-9]+%\]/) { p = substr($0, RSTART + 1, RLENGTH - 3) + 0 }
-  match($0, /^\[[0-9]+\/[0-9]+\]/) { split(substr($0, RSTART + 1, RLENGTH - 2), f, "/"); p = int(100 * f[1] / f[2]) }
-  p != "" && p != last { printf "setup: build: %d %%\n", p; fflush(); last = p }'; then
+if ! cmake --build "$build" -j "$jobs" "${target[@]}" 2>&1 | tee "$build/build.log" | progress; then
   grep -E -B2 -A12 'error|FAILED:|\*\*\*' "$build/build.log" | tail -n 40 || tail -n 40 "$build/build.log"
   echo "setup: the build failed (the whole output: $build/build.log)"
   exit 1

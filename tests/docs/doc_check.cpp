@@ -207,8 +207,8 @@ int examples(const fs::path& page, const fs::path& cardsim, const fs::path& sour
     fs::remove_all(scratch);
     fs::create_directories(scratch / "bin");
     fs::create_symlink(fs::absolute(cardsim), scratch / "bin" / "cardsim");
-    fs::create_symlink(source / "configs", scratch / "configs");
-    fs::create_symlink(source / "traces", scratch / "traces");
+    fs::create_symlink(fs::absolute(source) / "configs", scratch / "configs");
+    fs::create_symlink(fs::absolute(source) / "traces", scratch / "traces");
     const Ran version = run("cardsim --version", scratch, scratch / "bin");
     const bool has_rtl = version.out.find("Verilator: none") == std::string::npos;
     bool changed = false;
@@ -272,16 +272,34 @@ int examples(const fs::path& page, const fs::path& cardsim, const fs::path& sour
     return errors.empty() ? 0 : 1;
 }
 
-/// GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`.
+/// Whether a code point past ASCII is a letter GitHub keeps in an anchor: Latin, Greek, Cyrillic
+/// and CJK letters are kept; symbols and punctuation (`×`, `–`, `→`, `·`) are dropped.
+bool kept_in_anchor(char32_t c) {
+    if (c == 0xD7 || c == 0xF7) return false; // × ÷
+    return (c >= 0xC0 && c <= 0x24F) || (c >= 0x370 && c <= 0x4FF) || (c >= 0x3040 && c <= 0x9FFF);
+}
+
+/// GitHub's anchor of a heading: lower case, spaces to `-`, letters, digits, `-` and `_` kept,
+/// everything else dropped.
 std::string slug(const std::string& heading) {
     std::string s;
-    for (unsigned char c : heading) {
-        if (std::isalnum(c) || c == '-' || c == '_')
-            s += static_cast<char>(std::tolower(c));
-        else if (c == ' ')
-            s += '-';
-        else if (c >= 0x80)
-            s += static_cast<char>(c); // non-ASCII letters are kept
+    for (std::size_t i = 0; i < heading.size();) {
+        const auto c = static_cast<unsigned char>(heading[i]);
+        if (c < 0x80) {
+            if (std::isalnum(c) || c == '-' || c == '_')
+                s += static_cast<char>(std::tolower(c));
+            else if (c == ' ')
+                s += '-';
+            ++i;
+            continue;
+        }
+        // One UTF-8 sequence: decode it to decide, copy its bytes when kept.
+        const std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        char32_t cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+        for (std::size_t k = 1; k < n && i + k < heading.size(); ++k)
+            cp = (cp << 6) | (static_cast<unsigned char>(heading[i + k]) & 0x3F);
+        if (kept_in_anchor(cp)) s += heading.substr(i, n);
+        i += n;
     }
     return s;
 }
