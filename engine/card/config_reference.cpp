@@ -24,6 +24,7 @@ struct TextDocs {
     std::map<std::string, std::vector<std::string>, std::less<>> prose;
 };
 
+/// `s` without leading and trailing blanks.
 std::string trim(std::string_view s) {
     const auto b = s.find_first_not_of(" \t\r");
     if (b == std::string_view::npos) return {};
@@ -64,6 +65,7 @@ std::string cell(std::string_view s) {
     return out;
 }
 
+/// Reads the comment blocks of a config's text: whose key each documents, and the sections' prose.
 TextDocs read_docs(std::string_view text) {
     static const std::regex assignment(R"(^([A-Za-z_][A-Za-z0-9_]*)\s*=.*)");
     static const std::regex header(R"(^\[([A-Za-z0-9_.]+)\]\s*(#.*)?$)");
@@ -118,6 +120,7 @@ TextDocs read_docs(std::string_view text) {
     return docs;
 }
 
+/// A real as the canonical TOML writes it (always with a `.`).
 std::string real_text(double v) {
     std::string s = fmt::format("{}", v);
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";

@@ -42,6 +42,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The lines of a file; exits 2 naming it when it cannot be read.
 std::vector<std::string> read_lines(const fs::path& file) {
     std::ifstream in(file);
     if (!in) {
@@ -55,6 +56,7 @@ std::vector<std::string> read_lines(const fs::path& file) {
     return lines;
 }
 
+/// `s` without leading and trailing blanks.
 std::string trim(std::string_view s) {
     const auto b = s.find_first_not_of(" \t\r");
     if (b == std::string_view::npos) return {};
@@ -171,11 +173,13 @@ std::string lead(const std::string& s) {
     return t.substr(0, t.find(' '));
 }
 
+/// What a command printed (stdout and stderr) and its exit code.
 struct Ran {
     std::string out;
     int code = -1;
 };
 
+/// Runs `command` with bash in `dir`, with `bin` first on PATH.
 Ran run(const std::string& command, const fs::path& dir, const fs::path& bin) {
     const std::string shell = "cd '" + dir.string() + "' && PATH='" + bin.string() + "':\"$PATH\" bash -c '" +
                               [&] {
@@ -196,6 +200,7 @@ Ran run(const std::string& command, const fs::path& dir, const fs::path& bin) {
     return r;
 }
 
+/// Runs the page's examples and checks their quoted lines (rewriting them with `update`); 0 when all hold.
 int examples(const fs::path& page, const fs::path& cardsim, const fs::path& source, bool update) {
     std::vector<std::string> lines = read_lines(page);
     std::vector<std::string> errors;
@@ -324,6 +329,7 @@ std::set<std::string> anchors(const fs::path& file) {
     return out;
 }
 
+/// Checks every relative link of the pages; 0 when all resolve.
 int links(const std::vector<fs::path>& pages) {
     std::vector<std::string> errors;
     std::size_t checked = 0;
