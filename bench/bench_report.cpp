@@ -1,6 +1,6 @@
 // Report page generation: the run page of a trace the size of one 0.8B decode step (about 500
 // commands) and of a long run (100 000 commands, more than the timeline has pixels). How fast
-// the page then opens in a browser is measured with headless Chromium (README, Reports).
+// the page then opens in a browser is measured with headless Chromium (docs/reports.md).
 
 #include "traces/report/run_page.hpp"
 

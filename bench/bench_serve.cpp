@@ -1,7 +1,7 @@
 // Host time of serving a request trace on the simulated card: 32 requests arriving at 1 000 a
 // second (every point saturated), prompts of 16 and 32 output tokens, on the 0.1B and 0.8B hybrid
 // shapes (config.json alone, timing-only), decode-first with chunked prefill at token budgets of 1,
-// 4 and 16 rows a step (the README's serve figures). SystemC elaborates once per process, so each
+// 4 and 16 rows a step (the serve figures of docs/figures.md). SystemC elaborates once per process, so each
 // iteration serves in a forked child and reports the host seconds of its steps (manual time).
 // Counters: host seconds per simulated second, output tokens per simulated second, steps.
 

@@ -1,6 +1,7 @@
 // cardsim: the command line. `cardsim <command> [options]`; `cardsim --help` lists the commands.
 
 #include "cli/command.hpp"
+#include "cli/version.hpp"
 #include "engine/error.hpp"
 
 #include <fmt/core.h>
@@ -106,7 +107,8 @@ po::variables_map parse(std::string_view command, std::string_view usage, std::s
 /// `cardsim --help`: the commands and their summaries.
 void print_help() {
     fmt::print("cardsim: a cycle-approximate simulator of an LLM inference card, and its engine.\n\n"
-               "usage: cardsim <command> [options]     (cardsim <command> --help for its options)\n\n"
+               "usage: cardsim <command> [options]     (cardsim <command> --help for its options)\n"
+               "       cardsim --version                what this build is and what it was built with\n\n"
                "commands:\n");
     auto all = commands();
     std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.name < b.name; });
@@ -124,6 +126,10 @@ int main(int argc, char** argv) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         print_help();
         return args.empty() ? BadInput : Ok;
+    }
+    if (args[0] == "--version") {
+        fmt::print("{}", version_text());
+        return Ok;
     }
     for (auto& c : commands()) {
         if (c.name != args[0]) continue;

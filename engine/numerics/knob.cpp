@@ -1,4 +1,5 @@
 #include "engine/numerics/knob.hpp"
+#include "engine/numerics/knob_spellings.hpp"
 
 #include "engine/error.hpp"
 
@@ -71,6 +72,20 @@ std::optional<std::string> set_knob(EngineNumerics& point, std::string_view key,
     if (key == "attention") return parse(attention_names, key, value, point.attention);
     return "unknown numerics knob `" + std::string(key) +
            "`, expected one of scaling | activations | state | cache | attention";
+}
+
+std::vector<std::string_view> knob_spellings(std::string_view key) {
+    std::vector<std::string_view> out;
+    auto add = [&](auto& names) {
+        for (auto& [e, s] : names)
+            out.push_back(s);
+    };
+    if (key == "scaling") add(scaling_names);
+    if (key == "activations") add(words_names);
+    if (key == "state") add(state_names);
+    if (key == "cache") add(cache_names);
+    if (key == "attention") add(attention_names);
+    return out;
 }
 
 std::string to_string(const EngineNumerics& p) {

@@ -15,6 +15,7 @@
 #include "sim/rtl/matvec_driver.hpp"
 #include <Vmatvec.h>
 #include <Vmatvec_broken.h>
+#include <verilated_config.h>
 #pragma GCC diagnostic pop
 #include "sim/units/kinds.hpp"
 #include "sim/units/packed.hpp"
@@ -148,6 +149,10 @@ private:
 
 bool rtl_available() {
     return true;
+}
+
+std::string_view rtl_verilator_version() {
+    return VERILATOR_VERSION;
 }
 
 std::uint32_t rtl_matvec_width() {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 namespace cardsim::sim::rtl {
 
@@ -21,6 +22,10 @@ enum class RtlVariant { Datapath, Broken };
 
 /// Whether this cardsim was built with Verilator (the RTL models exist).
 bool rtl_available();
+
+/// The Verilator version the RTL models were built with (`5.006 2023-01-22`), or `none` in a build
+/// without Verilator.
+std::string_view rtl_verilator_version();
 
 /// The RTL's width: weight codes a beat (each word's MACs a cycle), the WIDTH it was built with.
 std::uint32_t rtl_matvec_width();

@@ -10,6 +10,10 @@ bool rtl_available() {
     return false;
 }
 
+std::string_view rtl_verilator_version() {
+    return "none";
+}
+
 std::uint32_t rtl_matvec_width() {
     return 0;
 }

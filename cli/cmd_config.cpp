@@ -1,0 +1,36 @@
+// `cardsim config [--config C] [--set k=v] [--knob k=v]`: the card config those options give, as
+// canonical TOML (every key, `dotted.key = value`). `cardsim config --reference`: the reference of
+// every key (type, default, range, documentation) as Markdown, which docs/config.md is.
+
+#include "cli/card_options.hpp"
+#include "cli/command.hpp"
+#include "engine/card/config_reference.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+
+namespace cardsim::cli {
+namespace {
+
+int run(std::span<const std::string> args) {
+    boost::program_options::options_description opts("options");
+    opts.add_options()("reference", "print the reference of every key as Markdown (docs/config.md)");
+    opts.add(card_options());
+    opts.add(knob_options());
+    auto vm = parse("config", "[--config C] [--set k=v] [--knob k=v] | --reference", args, opts);
+    if (vm.count("reference")) {
+        const auto reference = card::config_reference(card::default_card_config_text());
+        fmt::print("{}", reference.markdown);
+        for (auto& key : reference.undocumented)
+            fmt::print(stderr, "config --reference: `{}` has no documentation in configs/d5005.toml\n", key);
+        return reference.undocumented.empty() ? Ok : Negative;
+    }
+    fmt::print("{}", card::canonical_text(load_card(vm, knob_overrides(vm))));
+    return Ok;
+}
+
+const Register reg{{"config", "print the card config the options give, or the reference of every key", run}};
+
+} // namespace
+} // namespace cardsim::cli
