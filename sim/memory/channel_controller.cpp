@@ -179,7 +179,7 @@ bool ChannelController::serve_at_once(std::uint64_t line, std::uint64_t length, 
     st.read_bytes += length;
     st.read_latency.add(end - arrival);
     st.read_stalls += track.split;
-    event_valid_ = false;
+    invalidate();
     push_finished({tag, arrival, end, track.split});
     return true;
 }
@@ -221,8 +221,12 @@ void ChannelController::admit() {
         admit_floor_ = accept;
         const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
                                          << (t.rank * banks_per_rank_);
-        if (((buffer_.banks_with(Direction::Read) | buffer_.banks_with(Direction::Write)) & rank_banks) == 0)
+        if (((buffer_.banks_with(Direction::Read) | buffer_.banks_with(Direction::Write)) & rank_banks) ==
+                0 &&
+            accept >= core_.next_refresh(t.rank)) {
             core_.catch_up_rank(t.rank, accept); // the rank is idle: its refreshes due by now are done
+            invalidate();                        // their commands took the command bus
+        }
         QueuedBurst q;
         q.line = r.next;
         q.seq = seq_++;
@@ -258,7 +262,7 @@ void ChannelController::admit() {
         } else {
             ++r.in_buffer;
         }
-        dirty(std::uint64_t{1} << t.bank);
+        touch(std::uint64_t{1} << t.bank);
     }
 }
 
@@ -287,9 +291,12 @@ ChannelCompletion ChannelController::take_finished() {
 }
 
 ChannelController::Event ChannelController::find_event() {
+    if (buffer_.empty()) return Event{};
+    return find_event_after_serving(scheduler_->serving());
+}
+
+ChannelController::Event ChannelController::find_event_after_serving(Direction dir) {
     Event ev;
-    if (buffer_.empty()) return ev;
-    const Direction dir = scheduler_->serving();
     const bool write = dir == Direction::Write;
     // Fast answer: the oldest burst of the direction is a row hit whose column command can go at
     // the earliest cycle any burst could; every other burst is younger, so it goes first.
@@ -322,34 +329,30 @@ ChannelController::Event ChannelController::find_event() {
         dirty_ = ~std::uint64_t{0};
     }
     const std::uint64_t banks = buffer_.banks_with(dir);
-    for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1) {
-        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-        Candidate& c = cand_[b];
-        c.entry = RequestBuffer::none;
-        // The bank decides when it is free and its oldest burst that may go has entered.
-        std::int32_t first = buffer_.oldest_in_bank(b);
-        while (first != RequestBuffer::none &&
-               (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
-            first = buffer_[first].next;
-        if (first == RequestBuffer::none) continue;
-        BankMachine bm;
-        bm.bank = b;
-        bm.open = core_.bank_open(b);
-        bm.row = core_.open_row(b);
-        bm.decision = std::max(bank_free_[b], buffer_[first].accept);
-        bm.direction = dir;
-        c.entry = scheduler_->next_request(bm);
-        if (c.entry == RequestBuffer::none) continue;
-        c.target = target_of(buffer_[c.entry]);
-        c.ready = bm.decision;
-        c.seq = buffer_[c.entry].seq;
-    }
+    for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1)
+        pick(static_cast<std::uint32_t>(std::countr_zero(mask)), dir);
     dirty_ &= ~banks;
     // Rank the picks by a lower bound of their column command (no command bus), plan the best
-    // exactly; if the command bus moved it, rank again with its true time.
-    for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
-        Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
-        if (c.entry != RequestBuffer::none) c.bound = core_.earliest_cas(c.target, write, c.ready);
+    // exactly; if the command bus moved it, rank again with its true time. The bound is the pick's
+    // own bank part, kept until its bank changes, with its group's part, computed once per rank,
+    // group and outcome (`set_exhaustive_ranking`: the whole bound per pick, for tests).
+    if (exhaustive_) {
+        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+            Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
+            if (c.entry != RequestBuffer::none) c.bound = core_.earliest_cas(c.target, write, c.ready);
+        }
+    } else {
+        ++group_stamp_;
+        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+            Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
+            if (c.entry == RequestBuffer::none) continue;
+            const std::size_t k = (std::size_t{c.target.rank} * 8 + c.target.group) * 2 + (c.hit ? 1 : 0);
+            if (group_seen_[k] != group_stamp_) {
+                group_seen_[k] = group_stamp_;
+                group_floor_[k] = core_.group_floor(c.target.rank, c.target.group, write, c.hit);
+            }
+            c.bound = std::max(c.own, group_floor_[k]);
+        }
     }
     for (;;) {
         std::uint32_t best = ~0u;
@@ -374,8 +377,15 @@ ChannelController::Event ChannelController::find_event() {
         ev.plan = p;
         ev.target = c.target;
         ev.ready = c.ready;
+        ev.seq = c.seq;
+        ev.ranked = true;
+        ev.direction = dir;
         break;
     }
+    return refresh_first(ev);
+}
+
+ChannelController::Event ChannelController::refresh_first(Event ev) const {
     if (ev.kind == Event::Commit && ev.plan.cas >= core_.next_refresh(ev.target.rank) &&
         !refreshed_[ev.target.rank]) {
         ev.kind = Event::Refresh;
@@ -384,11 +394,83 @@ ChannelController::Event ChannelController::find_event() {
     return ev;
 }
 
+void ChannelController::pick(std::uint32_t b, Direction dir) {
+    Candidate& c = cand_[b];
+    c.entry = RequestBuffer::none;
+    // The bank decides when it is free and its oldest burst that may go has entered.
+    std::int32_t first = buffer_.oldest_in_bank(b);
+    while (first != RequestBuffer::none &&
+           (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
+        first = buffer_[first].next;
+    if (first == RequestBuffer::none) return;
+    BankMachine bm;
+    bm.bank = b;
+    bm.open = core_.bank_open(b);
+    bm.row = core_.open_row(b);
+    bm.decision = std::max(bank_free_[b], buffer_[first].accept);
+    bm.direction = dir;
+    c.entry = scheduler_->next_request(bm);
+    if (c.entry == RequestBuffer::none) return;
+    c.target = target_of(buffer_[c.entry]);
+    c.ready = bm.decision;
+    c.seq = buffer_[c.entry].seq;
+    c.own = core_.bank_floor(c.target, c.ready, c.hit);
+}
+
+bool ChannelController::update_event() {
+    // Only bursts entered since the last decision (nothing was served nor refreshed): every other
+    // bank's pick and the planned winner's column command are what they were, so the winner is
+    // the better of it and the touched banks' new picks.
+    const Direction dir = scheduler_->serving();
+    if (!event_.ranked || dir != event_.direction) {
+        event_ = find_event_after_serving(dir);
+        return true;
+    }
+    const bool write = dir == Direction::Write;
+    const std::uint64_t touched = touched_ & buffer_.banks_with(dir);
+    const std::uint32_t winner_bank = event_.target.bank;
+    if (touched >> winner_bank & 1) { // the winner's own bank may pick another burst
+        pick(winner_bank, dir);
+        dirty_ &= ~(std::uint64_t{1} << winner_bank);
+        if (cand_[winner_bank].entry != event_.entry) {
+            dirty_ |= touched;
+            event_ = find_event_after_serving(dir);
+            return true;
+        }
+    }
+    Event best = event_;
+    best.kind = Event::Commit;
+    best.at = best.plan.cas;
+    for (std::uint64_t mask = touched & ~(std::uint64_t{1} << winner_bank); mask != 0; mask &= mask - 1) {
+        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+        pick(b, dir);
+        dirty_ &= ~(std::uint64_t{1} << b);
+        Candidate& c = cand_[b];
+        if (c.entry == RequestBuffer::none) continue;
+        const Cycle bound = std::max(c.own, core_.group_floor(c.target.rank, c.target.group, write, c.hit));
+        if (bound > best.at || (bound == best.at && c.seq > best.seq)) continue;
+        const ChannelTiming::Plan p = core_.plan(c.target, write, c.ready);
+        if (p.cas > best.at || (p.cas == best.at && c.seq > best.seq)) continue;
+        best.at = p.cas;
+        best.entry = c.entry;
+        best.plan = p;
+        best.target = c.target;
+        best.ready = c.ready;
+        best.seq = c.seq;
+    }
+    event_ = refresh_first(best);
+    return true;
+}
+
 Cycle ChannelController::next_event() {
     if (in_order_ || buffer_.empty()) return never;
     if (!event_valid_) {
-        event_ = find_event();
+        if (touched_ != 0 && !exhaustive_)
+            update_event();
+        else
+            event_ = find_event();
         event_valid_ = true;
+        touched_ = 0;
     }
     return event_.at;
 }

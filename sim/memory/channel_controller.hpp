@@ -7,6 +7,7 @@
 #include "sim/memory/request_buffer.hpp"
 #include "sim/memory/scheduler.hpp"
 
+#include <array>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -93,6 +94,13 @@ public:
     /// Appends every burst served through the buffer to `log` from now on (null to stop).
     void set_served_log(std::vector<ServedBurst>* log) { log_ = log; }
     const RequestBuffer& buffer() const { return buffer_; }
+    /// Ranks every bank's pick by its whole plan at each decision instead of by its bank's part
+    /// kept across decisions and its group's part (the same choices, slower; for the tests that
+    /// check so).
+    void set_exhaustive_ranking(bool on) {
+        exhaustive_ = on;
+        dirty(~std::uint64_t{0});
+    }
 
 private:
     /// A request in the controller: its bursts [next, stop) not yet in the buffer, its bursts in
@@ -118,6 +126,9 @@ private:
         BurstTarget target;
         Cycle ready = 0;
         bool exempt = false; ///< no later arrival can change it: may go before the limit
+        bool ranked = false; ///< the best of the banks' picks (not the oldest burst at once)
+        std::uint64_t seq = 0;
+        Direction direction = Direction::Read;
     };
 
     /// A fresh request slot.
@@ -128,6 +139,14 @@ private:
     void admit();
     /// Computes the next action.
     Event find_event();
+    /// The same, the scheduler having chosen to serve `dir`.
+    Event find_event_after_serving(Direction dir);
+    /// Brings the kept next action up to date when bursts only entered since (see `touch`).
+    bool update_event();
+    /// A Commit at or past its rank's due refresh becomes that refresh.
+    Event refresh_first(Event ev) const;
+    /// Recomputes bank `b`'s pick in direction `dir`.
+    void pick(std::uint32_t b, Direction dir);
     /// A request is complete: its split is closed and (when queued) it joins the finished heap.
     void finish(std::uint32_t slot);
     /// Adds a completion to the finished ones.
@@ -147,11 +166,29 @@ private:
         BurstTarget target;
         Cycle ready = 0;
         std::uint64_t seq = 0;
+        Cycle own = 0;    ///< the bank's part of the bound (ChannelTiming::bank_floor)
+        bool hit = false; ///< a row hit in its bank
     };
     /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
     void dirty(std::uint64_t banks) {
         dirty_ |= banks;
+        invalidate();
+    }
+    /// The next action must be found afresh.
+    void invalidate() {
         event_valid_ = false;
+        touched_ = 0;
+    }
+    /// Bursts entered banks `banks` and nothing else changed: the next action kept is updated
+    /// with those banks' new picks (unless it was invalid already).
+    void touch(std::uint64_t banks) {
+        dirty_ |= banks;
+        if (event_valid_) {
+            event_valid_ = false;
+            touched_ = banks;
+        } else if (touched_ != 0) {
+            touched_ |= banks;
+        }
     }
 
     ChannelTiming core_;
@@ -182,6 +219,13 @@ private:
     std::uint64_t seq_ = 0;
     Event event_;
     bool event_valid_ = false;
+    bool exhaustive_ = false;
+    std::uint64_t touched_ = 0; ///< banks bursts entered since the kept next action (see `touch`)
+    /// Per rank, bank group and outcome (hit or not): its part of the bound in this decision,
+    /// computed when `group_seen_` holds the decision's stamp.
+    std::array<Cycle, 4 * 8 * 2> group_floor_{};
+    std::array<std::uint64_t, 4 * 8 * 2> group_seen_{};
+    std::uint64_t group_stamp_ = 0;
     std::vector<ServedBurst>* log_ = nullptr;
 };
 
