@@ -38,8 +38,7 @@ std::uint32_t ChannelController::alloc_slot() {
     }
     const std::uint32_t slot = free_requests_.back();
     free_requests_.pop_back();
-    requests_[slot] = Request{};
-    return slot;
+    return slot; // new_request sets every field
 }
 
 std::uint32_t ChannelController::new_request(Direction direction, std::uint64_t address, std::uint64_t length,
@@ -54,8 +53,12 @@ std::uint32_t ChannelController::new_request(Direction direction, std::uint64_t 
     r.arrival = arrival;
     r.done = arrival;
     r.track.frontier = arrival;
+    r.track.split = StallSplit{};
+    r.track.first = true;
+    r.in_buffer = 0;
     r.direction = direction;
     r.blocking = blocking;
+    r.finished = false;
     ChannelStats& st = core_.mutable_stats();
     if (direction == Direction::Read) {
         ++st.read_requests;
@@ -290,13 +293,25 @@ ChannelCompletion ChannelController::take_finished() {
     return finished_.pop_earliest();
 }
 
-ChannelController::Event ChannelController::find_event() {
-    if (buffer_.empty()) return Event{};
-    return find_event_after_serving(scheduler_->serving());
+void ChannelController::find_event() {
+    if (buffer_.empty()) {
+        clear_event();
+        return;
+    }
+    find_event_after_serving(scheduler_->serving());
 }
 
-ChannelController::Event ChannelController::find_event_after_serving(Direction dir) {
-    Event ev;
+void ChannelController::clear_event() {
+    event_.kind = Event::None;
+    event_.at = never;
+    event_.exempt = false;
+    event_.ranked = false;
+}
+
+void ChannelController::find_event_after_serving(Direction dir) {
+    // Written in place: the event is large, and a fresh one would be zeroed on every decision.
+    Event& ev = event_;
+    clear_event();
     const bool write = dir == Direction::Write;
     // Fast answer: the oldest burst of the direction is a row hit whose column command can go at
     // the earliest cycle any burst could; every other burst is younger, so it goes first.
@@ -321,7 +336,7 @@ ChannelController::Event ChannelController::find_event_after_serving(Direction d
             // filled from empty before this read's column command starts after it).
             ev.exempt = write ? scheduler_->draining_writes()
                               : buffer_.queued(Direction::Write) == 0 && front_writes_ == 0;
-            return ev;
+            return;
         }
     }
     if (dir != cand_dir_) {
@@ -336,33 +351,42 @@ ChannelController::Event ChannelController::find_event_after_serving(Direction d
     // exactly; if the command bus moved it, rank again with its true time. The bound is the pick's
     // own bank part, kept until its bank changes, with its group's part, computed once per rank,
     // group and outcome (`set_exhaustive_ranking`: the whole bound per pick, for tests).
-    if (exhaustive_) {
-        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
-            Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
-            if (c.entry != RequestBuffer::none) c.bound = core_.earliest_cas(c.target, write, c.ready);
-        }
-    } else {
-        ++group_stamp_;
-        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
-            Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
-            if (c.entry == RequestBuffer::none) continue;
-            const std::size_t k = (std::size_t{c.target.rank} * 8 + c.target.group) * 2 + (c.hit ? 1 : 0);
+    // The first ranking pass computes the bounds and the best of them at once.
+    std::uint32_t best = ~0u;
+    Cycle best_bound = 0;
+    std::uint64_t best_seq = 0;
+    ++group_stamp_;
+    for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+        Candidate& c = cand_[b];
+        if (c.entry == RequestBuffer::none) continue;
+        if (exhaustive_) {
+            c.bound = core_.earliest_cas(c.target, write, c.ready);
+        } else {
+            const std::size_t k = c.group_key;
             if (group_seen_[k] != group_stamp_) {
                 group_seen_[k] = group_stamp_;
                 group_floor_[k] = core_.group_floor(c.target.rank, c.target.group, write, c.hit);
             }
             c.bound = std::max(c.own, group_floor_[k]);
         }
+        if (best == ~0u || c.bound < best_bound || (c.bound == best_bound && c.seq < best_seq)) {
+            best = b;
+            best_bound = c.bound;
+            best_seq = c.seq;
+        }
     }
-    for (;;) {
-        std::uint32_t best = ~0u;
-        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
-            const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-            const Candidate& c = cand_[b];
-            if (c.entry == RequestBuffer::none) continue;
-            if (best == ~0u || c.bound < cand_[best].bound ||
-                (c.bound == cand_[best].bound && c.seq < cand_[best].seq))
-                best = b;
+    for (bool first = true;; first = false) {
+        if (!first) {
+            best = ~0u;
+            for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+                const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+                const Candidate& c = cand_[b];
+                if (c.entry == RequestBuffer::none) continue;
+                if (best == ~0u || c.bound < cand_[best].bound ||
+                    (c.bound == cand_[best].bound && c.seq < cand_[best].seq))
+                    best = b;
+            }
         }
         if (best == ~0u) break;
         Candidate& c = cand_[best];
@@ -382,16 +406,16 @@ ChannelController::Event ChannelController::find_event_after_serving(Direction d
         ev.direction = dir;
         break;
     }
-    return refresh_first(ev);
+    refresh_first();
 }
 
-ChannelController::Event ChannelController::refresh_first(Event ev) const {
+void ChannelController::refresh_first() {
+    Event& ev = event_;
     if (ev.kind == Event::Commit && ev.plan.cas >= core_.next_refresh(ev.target.rank) &&
         !refreshed_[ev.target.rank]) {
         ev.kind = Event::Refresh;
         ev.at = core_.next_refresh(ev.target.rank);
     }
-    return ev;
 }
 
 void ChannelController::pick(std::uint32_t b, Direction dir) {
@@ -415,6 +439,7 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
     c.ready = bm.decision;
     c.seq = buffer_[c.entry].seq;
     c.own = core_.bank_floor(c.target, c.ready, c.hit);
+    c.group_key = static_cast<std::uint16_t>((c.target.rank * 8 + c.target.group) * 2 + (c.hit ? 1 : 0));
 }
 
 bool ChannelController::update_event() {
@@ -423,7 +448,7 @@ bool ChannelController::update_event() {
     // the better of it and the touched banks' new picks.
     const Direction dir = scheduler_->serving();
     if (!event_.ranked || dir != event_.direction) {
-        event_ = find_event_after_serving(dir);
+        find_event_after_serving(dir);
         return true;
     }
     const bool write = dir == Direction::Write;
@@ -434,11 +459,11 @@ bool ChannelController::update_event() {
         dirty_ &= ~(std::uint64_t{1} << winner_bank);
         if (cand_[winner_bank].entry != event_.entry) {
             dirty_ |= touched;
-            event_ = find_event_after_serving(dir);
+            find_event_after_serving(dir);
             return true;
         }
     }
-    Event best = event_;
+    Event& best = event_; // updated in place
     best.kind = Event::Commit;
     best.at = best.plan.cas;
     for (std::uint64_t mask = touched & ~(std::uint64_t{1} << winner_bank); mask != 0; mask &= mask - 1) {
@@ -458,7 +483,7 @@ bool ChannelController::update_event() {
         best.ready = c.ready;
         best.seq = c.seq;
     }
-    event_ = refresh_first(best);
+    refresh_first();
     return true;
 }
 
@@ -468,7 +493,7 @@ Cycle ChannelController::next_event() {
         if (touched_ != 0 && !exhaustive_)
             update_event();
         else
-            event_ = find_event();
+            find_event();
         event_valid_ = true;
         touched_ = 0;
     }

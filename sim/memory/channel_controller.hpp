@@ -3,12 +3,12 @@
 
 #include "engine/card/card_config.hpp"
 #include "sim/memory/channel_timing.hpp"
+#include "sim/memory/fifo_ring.hpp"
 #include "sim/memory/in_flight.hpp"
 #include "sim/memory/request_buffer.hpp"
 #include "sim/memory/scheduler.hpp"
 
 #include <array>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -137,14 +137,16 @@ private:
                               std::uint64_t tag, bool blocking);
     /// Moves bursts from the front end into the buffer while they fit.
     void admit();
-    /// Computes the next action.
-    Event find_event();
+    /// Computes the next action into `event_`.
+    void find_event();
     /// The same, the scheduler having chosen to serve `dir`.
-    Event find_event_after_serving(Direction dir);
+    void find_event_after_serving(Direction dir);
+    /// `event_` becomes no action.
+    void clear_event();
     /// Brings the kept next action up to date when bursts only entered since (see `touch`).
     bool update_event();
-    /// A Commit at or past its rank's due refresh becomes that refresh.
-    Event refresh_first(Event ev) const;
+    /// `event_`, a Commit at or past its rank's due refresh, becomes that refresh.
+    void refresh_first();
     /// Recomputes bank `b`'s pick in direction `dir`.
     void pick(std::uint32_t b, Direction dir);
     /// A request is complete: its split is closed and (when queued) it joins the finished heap.
@@ -166,8 +168,9 @@ private:
         BurstTarget target;
         Cycle ready = 0;
         std::uint64_t seq = 0;
-        Cycle own = 0;    ///< the bank's part of the bound (ChannelTiming::bank_floor)
-        bool hit = false; ///< a row hit in its bank
+        Cycle own = 0;               ///< the bank's part of the bound (ChannelTiming::bank_floor)
+        bool hit = false;            ///< a row hit in its bank
+        std::uint16_t group_key = 0; ///< its rank, bank group and outcome, as an index
     };
     /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
     void dirty(std::uint64_t banks) {
@@ -203,7 +206,7 @@ private:
     std::uint32_t banks_per_rank_;
     std::vector<Request> requests_;
     std::vector<std::uint32_t> free_requests_;
-    std::deque<std::uint32_t> admission_;
+    FifoRing<std::uint32_t> admission_; ///< requests not yet wholly in the buffer, in arrival order
     /// A completion's key: when it completed.
     struct DoneKey {
         Cycle operator()(const ChannelCompletion& c) const { return c.done; }
