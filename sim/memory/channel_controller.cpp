@@ -487,16 +487,13 @@ bool ChannelController::update_event() {
     return true;
 }
 
-Cycle ChannelController::next_event() {
-    if (in_order_ || buffer_.empty()) return never;
-    if (!event_valid_) {
-        if (touched_ != 0 && !exhaustive_)
-            update_event();
-        else
-            find_event();
-        event_valid_ = true;
-        touched_ = 0;
-    }
+Cycle ChannelController::decide() {
+    if (touched_ != 0 && !exhaustive_)
+        update_event();
+    else
+        find_event();
+    event_valid_ = true;
+    touched_ = 0;
     return event_.at;
 }
 

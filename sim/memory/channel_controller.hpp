@@ -66,7 +66,10 @@ public:
     void submit(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
                 std::uint64_t tag);
     /// The cycle of the controller's next action (a column command or a refresh), or `never`.
-    Cycle next_event();
+    Cycle next_event() {
+        if (in_order_ || buffer_.empty()) return never;
+        return event_valid_ ? event_.at : decide();
+    }
     /// Performs the next action if it comes before `limit`; false when nothing does.
     bool step(Cycle limit);
     /// Performs every action before `limit`.
@@ -137,6 +140,8 @@ private:
                               std::uint64_t tag, bool blocking);
     /// Moves bursts from the front end into the buffer while they fit.
     void admit();
+    /// Finds the next action (`event_` is not valid): updated or afresh; returns its cycle.
+    Cycle decide();
     /// Computes the next action into `event_`.
     void find_event();
     /// The same, the scheduler having chosen to serve `dir`.
