@@ -14,6 +14,8 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
       banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0),
       refreshed_(core_.ranks(), false) {
     cand_.resize(ddr.geometry.channel_banks());
+    groups_ = ddr.geometry.bank_groups;
+    eager_groups_ = core_.ranks() * groups_ <= 4;
 }
 
 void ChannelController::reset(Cycle origin) {
@@ -351,30 +353,42 @@ void ChannelController::find_event_after_serving(Direction dir) {
     // exactly; if the command bus moved it, rank again with its true time. The bound is the pick's
     // own bank part, kept until its bank changes, with its group's part, computed once per rank,
     // group and outcome (`set_exhaustive_ranking`: the whole bound per pick, for tests).
-    // The first ranking pass computes the bounds and the best of them at once.
+    // The first ranking pass computes the bounds and the best of them at once (without branches
+    // on the comparisons: the picks' order is unpredictable).
     std::uint32_t best = ~0u;
-    Cycle best_bound = 0;
-    std::uint64_t best_seq = 0;
-    ++group_stamp_;
-    for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+    Cycle best_bound = never;
+    std::uint64_t best_seq = ~std::uint64_t{0};
+    const std::uint64_t valid = banks & cand_valid_;
+    if (!exhaustive_) {
+        if (eager_groups_) { // every group's parts at once (one rank of at most 4 groups: 8 of them)
+            for (std::uint32_t r = 0; r < core_.ranks(); ++r)
+                for (std::uint32_t g = 0; g < groups_; ++g) {
+                    const std::size_t k = (r * 8 + g) * 2;
+                    group_floor_[k] = core_.group_floor(r, g, write, false);
+                    group_floor_[k + 1] = core_.group_floor(r, g, write, true);
+                }
+        } else {
+            ++group_stamp_;
+            for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
+                const Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
+                const std::size_t k = c.group_key;
+                if (group_seen_[k] != group_stamp_) {
+                    group_seen_[k] = group_stamp_;
+                    group_floor_[k] = core_.group_floor(c.target.rank, c.target.group, write, c.hit);
+                }
+            }
+        }
+    }
+    for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
         const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
         Candidate& c = cand_[b];
-        if (c.entry == RequestBuffer::none) continue;
-        if (exhaustive_) {
-            c.bound = core_.earliest_cas(c.target, write, c.ready);
-        } else {
-            const std::size_t k = c.group_key;
-            if (group_seen_[k] != group_stamp_) {
-                group_seen_[k] = group_stamp_;
-                group_floor_[k] = core_.group_floor(c.target.rank, c.target.group, write, c.hit);
-            }
-            c.bound = std::max(c.own, group_floor_[k]);
-        }
-        if (best == ~0u || c.bound < best_bound || (c.bound == best_bound && c.seq < best_seq)) {
-            best = b;
-            best_bound = c.bound;
-            best_seq = c.seq;
-        }
+        const Cycle bound = exhaustive_ ? core_.earliest_cas(c.target, write, c.ready)
+                                        : std::max(c.own, group_floor_[c.group_key]);
+        c.bound = bound;
+        const bool better = (bound < best_bound) | ((bound == best_bound) & (c.seq < best_seq));
+        best = better ? b : best;
+        best_bound = better ? bound : best_bound;
+        best_seq = better ? c.seq : best_seq;
     }
     for (bool first = true;; first = false) {
         if (!first) {
@@ -421,6 +435,7 @@ void ChannelController::refresh_first() {
 void ChannelController::pick(std::uint32_t b, Direction dir) {
     Candidate& c = cand_[b];
     c.entry = RequestBuffer::none;
+    cand_valid_ &= ~(std::uint64_t{1} << b);
     // The bank decides when it is free and its oldest burst that may go has entered.
     std::int32_t first = buffer_.oldest_in_bank(b);
     while (first != RequestBuffer::none &&
@@ -435,6 +450,7 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
     bm.direction = dir;
     c.entry = scheduler_->next_request(bm);
     if (c.entry == RequestBuffer::none) return;
+    cand_valid_ |= std::uint64_t{1} << b;
     c.target = target_of(buffer_[c.entry]);
     c.ready = bm.decision;
     c.seq = buffer_[c.entry].seq;

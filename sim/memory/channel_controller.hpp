@@ -234,6 +234,9 @@ private:
     std::array<Cycle, 4 * 8 * 2> group_floor_{};
     std::array<std::uint64_t, 4 * 8 * 2> group_seen_{};
     std::uint64_t group_stamp_ = 0;
+    std::uint64_t cand_valid_ = 0; ///< banks whose pick (`cand_`) names a burst
+    std::uint32_t groups_ = 0;     ///< bank groups per rank
+    bool eager_groups_ = false;    ///< few groups: compute every group's parts at each decision
     std::vector<ServedBurst>* log_ = nullptr;
 };
 
