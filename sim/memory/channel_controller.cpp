@@ -20,6 +20,7 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
 
 void ChannelController::reset(Cycle origin) {
     core_.reset(origin);
+    scheduler_->reset(); // a second run on the same controller counts its own write batches
     buffer_.clear();
     requests_.clear();
     free_requests_.clear();
