@@ -14,10 +14,13 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
       banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0),
       refreshed_(core_.ranks(), false) {
     cand_.resize(ddr.geometry.channel_banks());
+    groups_ = ddr.geometry.bank_groups;
+    eager_groups_ = core_.ranks() * groups_ <= 4;
 }
 
 void ChannelController::reset(Cycle origin) {
     core_.reset(origin);
+    scheduler_->reset(); // a second run on the same controller counts its own write batches
     buffer_.clear();
     requests_.clear();
     free_requests_.clear();
@@ -38,8 +41,7 @@ std::uint32_t ChannelController::alloc_slot() {
     }
     const std::uint32_t slot = free_requests_.back();
     free_requests_.pop_back();
-    requests_[slot] = Request{};
-    return slot;
+    return slot; // new_request sets every field
 }
 
 std::uint32_t ChannelController::new_request(Direction direction, std::uint64_t address, std::uint64_t length,
@@ -54,8 +56,12 @@ std::uint32_t ChannelController::new_request(Direction direction, std::uint64_t 
     r.arrival = arrival;
     r.done = arrival;
     r.track.frontier = arrival;
+    r.track.split = StallSplit{};
+    r.track.first = true;
+    r.in_buffer = 0;
     r.direction = direction;
     r.blocking = blocking;
+    r.finished = false;
     ChannelStats& st = core_.mutable_stats();
     if (direction == Direction::Read) {
         ++st.read_requests;
@@ -179,7 +185,7 @@ bool ChannelController::serve_at_once(std::uint64_t line, std::uint64_t length, 
     st.read_bytes += length;
     st.read_latency.add(end - arrival);
     st.read_stalls += track.split;
-    event_valid_ = false;
+    invalidate();
     push_finished({tag, arrival, end, track.split});
     return true;
 }
@@ -221,8 +227,12 @@ void ChannelController::admit() {
         admit_floor_ = accept;
         const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
                                          << (t.rank * banks_per_rank_);
-        if (((buffer_.banks_with(Direction::Read) | buffer_.banks_with(Direction::Write)) & rank_banks) == 0)
+        if (((buffer_.banks_with(Direction::Read) | buffer_.banks_with(Direction::Write)) & rank_banks) ==
+                0 &&
+            accept >= core_.next_refresh(t.rank)) {
             core_.catch_up_rank(t.rank, accept); // the rank is idle: its refreshes due by now are done
+            invalidate();                        // their commands took the command bus
+        }
         QueuedBurst q;
         q.line = r.next;
         q.seq = seq_++;
@@ -258,7 +268,7 @@ void ChannelController::admit() {
         } else {
             ++r.in_buffer;
         }
-        dirty(std::uint64_t{1} << t.bank);
+        touch(std::uint64_t{1} << t.bank);
     }
 }
 
@@ -286,10 +296,25 @@ ChannelCompletion ChannelController::take_finished() {
     return finished_.pop_earliest();
 }
 
-ChannelController::Event ChannelController::find_event() {
-    Event ev;
-    if (buffer_.empty()) return ev;
-    const Direction dir = scheduler_->serving();
+void ChannelController::find_event() {
+    if (buffer_.empty()) {
+        clear_event();
+        return;
+    }
+    find_event_after_serving(scheduler_->serving());
+}
+
+void ChannelController::clear_event() {
+    event_.kind = Event::None;
+    event_.at = never;
+    event_.exempt = false;
+    event_.ranked = false;
+}
+
+void ChannelController::find_event_after_serving(Direction dir) {
+    // Written in place: the event is large, and a fresh one would be zeroed on every decision.
+    Event& ev = event_;
+    clear_event();
     const bool write = dir == Direction::Write;
     // Fast answer: the oldest burst of the direction is a row hit whose column command can go at
     // the earliest cycle any burst could; every other burst is younger, so it goes first.
@@ -314,7 +339,7 @@ ChannelController::Event ChannelController::find_event() {
             // filled from empty before this read's column command starts after it).
             ev.exempt = write ? scheduler_->draining_writes()
                               : buffer_.queued(Direction::Write) == 0 && front_writes_ == 0;
-            return ev;
+            return;
         }
     }
     if (dir != cand_dir_) {
@@ -322,44 +347,61 @@ ChannelController::Event ChannelController::find_event() {
         dirty_ = ~std::uint64_t{0};
     }
     const std::uint64_t banks = buffer_.banks_with(dir);
-    for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1) {
-        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-        Candidate& c = cand_[b];
-        c.entry = RequestBuffer::none;
-        // The bank decides when it is free and its oldest burst that may go has entered.
-        std::int32_t first = buffer_.oldest_in_bank(b);
-        while (first != RequestBuffer::none &&
-               (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
-            first = buffer_[first].next;
-        if (first == RequestBuffer::none) continue;
-        BankMachine bm;
-        bm.bank = b;
-        bm.open = core_.bank_open(b);
-        bm.row = core_.open_row(b);
-        bm.decision = std::max(bank_free_[b], buffer_[first].accept);
-        bm.direction = dir;
-        c.entry = scheduler_->next_request(bm);
-        if (c.entry == RequestBuffer::none) continue;
-        c.target = target_of(buffer_[c.entry]);
-        c.ready = bm.decision;
-        c.seq = buffer_[c.entry].seq;
-    }
+    for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1)
+        pick(static_cast<std::uint32_t>(std::countr_zero(mask)), dir);
     dirty_ &= ~banks;
     // Rank the picks by a lower bound of their column command (no command bus), plan the best
-    // exactly; if the command bus moved it, rank again with its true time.
-    for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
-        Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
-        if (c.entry != RequestBuffer::none) c.bound = core_.earliest_cas(c.target, write, c.ready);
+    // exactly; if the command bus moved it, rank again with its true time. The bound is the pick's
+    // own bank part, kept until its bank changes, with its group's part, computed once per rank,
+    // group and outcome (`set_exhaustive_ranking`: the whole bound per pick, for tests).
+    // The first ranking pass computes the bounds and the best of them at once (without branches
+    // on the comparisons: the picks' order is unpredictable).
+    std::uint32_t best = ~0u;
+    Cycle best_bound = never;
+    std::uint64_t best_seq = ~std::uint64_t{0};
+    const std::uint64_t valid = banks & cand_valid_;
+    if (!exhaustive_) {
+        if (eager_groups_) { // every group's parts at once (one rank of at most 4 groups: 8 of them)
+            for (std::uint32_t r = 0; r < core_.ranks(); ++r)
+                for (std::uint32_t g = 0; g < groups_; ++g) {
+                    const std::size_t k = (r * 8 + g) * 2;
+                    group_floor_[k] = core_.group_floor(r, g, write, false);
+                    group_floor_[k + 1] = core_.group_floor(r, g, write, true);
+                }
+        } else {
+            ++group_stamp_;
+            for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
+                const Candidate& c = cand_[static_cast<std::size_t>(std::countr_zero(mask))];
+                const std::size_t k = c.group_key;
+                if (group_seen_[k] != group_stamp_) {
+                    group_seen_[k] = group_stamp_;
+                    group_floor_[k] = core_.group_floor(c.target.rank, c.target.group, write, c.hit);
+                }
+            }
+        }
     }
-    for (;;) {
-        std::uint32_t best = ~0u;
-        for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
-            const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-            const Candidate& c = cand_[b];
-            if (c.entry == RequestBuffer::none) continue;
-            if (best == ~0u || c.bound < cand_[best].bound ||
-                (c.bound == cand_[best].bound && c.seq < cand_[best].seq))
-                best = b;
+    for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
+        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+        Candidate& c = cand_[b];
+        const Cycle bound = exhaustive_ ? core_.earliest_cas(c.target, write, c.ready)
+                                        : std::max(c.own, group_floor_[c.group_key]);
+        c.bound = bound;
+        const bool better = (bound < best_bound) | ((bound == best_bound) & (c.seq < best_seq));
+        best = better ? b : best;
+        best_bound = better ? bound : best_bound;
+        best_seq = better ? c.seq : best_seq;
+    }
+    for (bool first = true;; first = false) {
+        if (!first) {
+            best = ~0u;
+            for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+                const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+                const Candidate& c = cand_[b];
+                if (c.entry == RequestBuffer::none) continue;
+                if (best == ~0u || c.bound < cand_[best].bound ||
+                    (c.bound == cand_[best].bound && c.seq < cand_[best].seq))
+                    best = b;
+            }
         }
         if (best == ~0u) break;
         Candidate& c = cand_[best];
@@ -374,22 +416,101 @@ ChannelController::Event ChannelController::find_event() {
         ev.plan = p;
         ev.target = c.target;
         ev.ready = c.ready;
+        ev.seq = c.seq;
+        ev.ranked = true;
+        ev.direction = dir;
         break;
     }
+    refresh_first();
+}
+
+void ChannelController::refresh_first() {
+    Event& ev = event_;
     if (ev.kind == Event::Commit && ev.plan.cas >= core_.next_refresh(ev.target.rank) &&
         !refreshed_[ev.target.rank]) {
         ev.kind = Event::Refresh;
         ev.at = core_.next_refresh(ev.target.rank);
     }
-    return ev;
 }
 
-Cycle ChannelController::next_event() {
-    if (in_order_ || buffer_.empty()) return never;
-    if (!event_valid_) {
-        event_ = find_event();
-        event_valid_ = true;
+void ChannelController::pick(std::uint32_t b, Direction dir) {
+    Candidate& c = cand_[b];
+    c.entry = RequestBuffer::none;
+    cand_valid_ &= ~(std::uint64_t{1} << b);
+    // The bank decides when it is free and its oldest burst that may go has entered.
+    std::int32_t first = buffer_.oldest_in_bank(b);
+    while (first != RequestBuffer::none &&
+           (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
+        first = buffer_[first].next;
+    if (first == RequestBuffer::none) return;
+    BankMachine bm;
+    bm.bank = b;
+    bm.open = core_.bank_open(b);
+    bm.row = core_.open_row(b);
+    bm.decision = std::max(bank_free_[b], buffer_[first].accept);
+    bm.direction = dir;
+    c.entry = scheduler_->next_request(bm);
+    if (c.entry == RequestBuffer::none) return;
+    cand_valid_ |= std::uint64_t{1} << b;
+    c.target = target_of(buffer_[c.entry]);
+    c.ready = bm.decision;
+    c.seq = buffer_[c.entry].seq;
+    c.own = core_.bank_floor(c.target, c.ready, c.hit);
+    c.group_key = static_cast<std::uint16_t>((c.target.rank * 8 + c.target.group) * 2 + (c.hit ? 1 : 0));
+}
+
+bool ChannelController::update_event() {
+    // Only bursts entered since the last decision (nothing was served nor refreshed): every other
+    // bank's pick and the planned winner's column command are what they were, so the winner is
+    // the better of it and the touched banks' new picks.
+    const Direction dir = scheduler_->serving();
+    if (!event_.ranked || dir != event_.direction) {
+        find_event_after_serving(dir);
+        return true;
     }
+    const bool write = dir == Direction::Write;
+    const std::uint64_t touched = touched_ & buffer_.banks_with(dir);
+    const std::uint32_t winner_bank = event_.target.bank;
+    if (touched >> winner_bank & 1) { // the winner's own bank may pick another burst
+        pick(winner_bank, dir);
+        dirty_ &= ~(std::uint64_t{1} << winner_bank);
+        if (cand_[winner_bank].entry != event_.entry) {
+            dirty_ |= touched;
+            find_event_after_serving(dir);
+            return true;
+        }
+    }
+    Event& best = event_; // updated in place
+    best.kind = Event::Commit;
+    best.at = best.plan.cas;
+    for (std::uint64_t mask = touched & ~(std::uint64_t{1} << winner_bank); mask != 0; mask &= mask - 1) {
+        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+        pick(b, dir);
+        dirty_ &= ~(std::uint64_t{1} << b);
+        Candidate& c = cand_[b];
+        if (c.entry == RequestBuffer::none) continue;
+        const Cycle bound = std::max(c.own, core_.group_floor(c.target.rank, c.target.group, write, c.hit));
+        if (bound > best.at || (bound == best.at && c.seq > best.seq)) continue;
+        const ChannelTiming::Plan p = core_.plan(c.target, write, c.ready);
+        if (p.cas > best.at || (p.cas == best.at && c.seq > best.seq)) continue;
+        best.at = p.cas;
+        best.entry = c.entry;
+        best.plan = p;
+        best.target = c.target;
+        best.ready = c.ready;
+        best.seq = c.seq;
+    }
+    refresh_first();
+    return true;
+}
+
+Cycle ChannelController::decide() {
+    if (touched_ != 0 && !exhaustive_)
+        update_event();
+    else
+        find_event();
+    event_valid_ = true;
+    touched_ = 0;
     return event_.at;
 }
 

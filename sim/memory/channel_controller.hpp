@@ -3,11 +3,12 @@
 
 #include "engine/card/card_config.hpp"
 #include "sim/memory/channel_timing.hpp"
+#include "sim/memory/fifo_ring.hpp"
 #include "sim/memory/in_flight.hpp"
 #include "sim/memory/request_buffer.hpp"
 #include "sim/memory/scheduler.hpp"
 
-#include <deque>
+#include <array>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -65,7 +66,10 @@ public:
     void submit(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
                 std::uint64_t tag);
     /// The cycle of the controller's next action (a column command or a refresh), or `never`.
-    Cycle next_event();
+    Cycle next_event() {
+        if (in_order_ || buffer_.empty()) return never;
+        return event_valid_ ? event_.at : decide();
+    }
     /// Performs the next action if it comes before `limit`; false when nothing does.
     bool step(Cycle limit);
     /// Performs every action before `limit`.
@@ -93,6 +97,13 @@ public:
     /// Appends every burst served through the buffer to `log` from now on (null to stop).
     void set_served_log(std::vector<ServedBurst>* log) { log_ = log; }
     const RequestBuffer& buffer() const { return buffer_; }
+    /// Ranks every bank's pick by its whole plan at each decision instead of by its bank's part
+    /// kept across decisions and its group's part (the same choices, slower; for the tests that
+    /// check so).
+    void set_exhaustive_ranking(bool on) {
+        exhaustive_ = on;
+        dirty(~std::uint64_t{0});
+    }
 
 private:
     /// A request in the controller: its bursts [next, stop) not yet in the buffer, its bursts in
@@ -118,6 +129,9 @@ private:
         BurstTarget target;
         Cycle ready = 0;
         bool exempt = false; ///< no later arrival can change it: may go before the limit
+        bool ranked = false; ///< the best of the banks' picks (not the oldest burst at once)
+        std::uint64_t seq = 0;
+        Direction direction = Direction::Read;
     };
 
     /// A fresh request slot.
@@ -126,8 +140,20 @@ private:
                               std::uint64_t tag, bool blocking);
     /// Moves bursts from the front end into the buffer while they fit.
     void admit();
-    /// Computes the next action.
-    Event find_event();
+    /// Finds the next action (`event_` is not valid): updated or afresh; returns its cycle.
+    Cycle decide();
+    /// Computes the next action into `event_`.
+    void find_event();
+    /// The same, the scheduler having chosen to serve `dir`.
+    void find_event_after_serving(Direction dir);
+    /// `event_` becomes no action.
+    void clear_event();
+    /// Brings the kept next action up to date when bursts only entered since (see `touch`).
+    bool update_event();
+    /// `event_`, a Commit at or past its rank's due refresh, becomes that refresh.
+    void refresh_first();
+    /// Recomputes bank `b`'s pick in direction `dir`.
+    void pick(std::uint32_t b, Direction dir);
     /// A request is complete: its split is closed and (when queued) it joins the finished heap.
     void finish(std::uint32_t slot);
     /// Adds a completion to the finished ones.
@@ -147,11 +173,30 @@ private:
         BurstTarget target;
         Cycle ready = 0;
         std::uint64_t seq = 0;
+        Cycle own = 0;               ///< the bank's part of the bound (ChannelTiming::bank_floor)
+        bool hit = false;            ///< a row hit in its bank
+        std::uint16_t group_key = 0; ///< its rank, bank group and outcome, as an index
     };
     /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
     void dirty(std::uint64_t banks) {
         dirty_ |= banks;
+        invalidate();
+    }
+    /// The next action must be found afresh.
+    void invalidate() {
         event_valid_ = false;
+        touched_ = 0;
+    }
+    /// Bursts entered banks `banks` and nothing else changed: the next action kept is updated
+    /// with those banks' new picks (unless it was invalid already).
+    void touch(std::uint64_t banks) {
+        dirty_ |= banks;
+        if (event_valid_) {
+            event_valid_ = false;
+            touched_ = banks;
+        } else if (touched_ != 0) {
+            touched_ |= banks;
+        }
     }
 
     ChannelTiming core_;
@@ -166,7 +211,7 @@ private:
     std::uint32_t banks_per_rank_;
     std::vector<Request> requests_;
     std::vector<std::uint32_t> free_requests_;
-    std::deque<std::uint32_t> admission_;
+    FifoRing<std::uint32_t> admission_; ///< requests not yet wholly in the buffer, in arrival order
     /// A completion's key: when it completed.
     struct DoneKey {
         Cycle operator()(const ChannelCompletion& c) const { return c.done; }
@@ -182,6 +227,16 @@ private:
     std::uint64_t seq_ = 0;
     Event event_;
     bool event_valid_ = false;
+    bool exhaustive_ = false;
+    std::uint64_t touched_ = 0; ///< banks bursts entered since the kept next action (see `touch`)
+    /// Per rank, bank group and outcome (hit or not): its part of the bound in this decision,
+    /// computed when `group_seen_` holds the decision's stamp.
+    std::array<Cycle, 4 * 8 * 2> group_floor_{};
+    std::array<std::uint64_t, 4 * 8 * 2> group_seen_{};
+    std::uint64_t group_stamp_ = 0;
+    std::uint64_t cand_valid_ = 0; ///< banks whose pick (`cand_`) names a burst
+    std::uint32_t groups_ = 0;     ///< bank groups per rank
+    bool eager_groups_ = false;    ///< few groups: compute every group's parts at each decision
     std::vector<ServedBurst>* log_ = nullptr;
 };
 

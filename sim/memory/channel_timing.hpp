@@ -91,6 +91,15 @@ public:
     /// A lower bound of plan(t, write, ready).cas: the plan without the command bus (which can only
     /// move commands later). Cheaper, for ranking a scheduler's candidates.
     Cycle earliest_cas(const BurstTarget& t, bool write, Cycle ready) const;
+    /// earliest_cas split in two, `max(bank_floor(...), group_floor(...))` equal to it: the part
+    /// that depends on the burst's bank alone (and on when it may start), and whether it is a
+    /// row hit there ...
+    Cycle bank_floor(const BurstTarget& t, Cycle ready, bool& hit) const;
+    /// ... and the part shared by every burst of `group` in `rank` in that direction and outcome
+    /// (column spacing, turnaround, rank switch, and for a miss the rank's ACTIVATE spacing). A
+    /// scheduler ranking many banks' picks keeps the first per pick and computes the second per
+    /// group.
+    Cycle group_floor(std::uint32_t rank, std::uint32_t group, bool write, bool hit) const;
     /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
     /// after it when `close_after` (or the page policy is closed). Returns its last data beat.
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
@@ -261,6 +270,32 @@ inline ChannelTiming::Plan ChannelTiming::plan(const BurstTarget& t, bool write,
 
 inline Cycle ChannelTiming::earliest_cas(const BurstTarget& t, bool write, Cycle ready) const {
     return plan_on<false>(t, write, ready).cas;
+}
+
+inline Cycle ChannelTiming::bank_floor(const BurstTarget& t, Cycle ready, bool& hit) const {
+    const Bank& b = banks_[t.bank];
+    hit = b.open && b.row == t.row;
+    if (hit) return std::max(ready, b.cas_ok);
+    Cycle act = std::max(ready, b.act_ok);
+    if (b.open) act = std::max(act, std::max(ready, b.pre_ok) + trp_);
+    return act + trcd_;
+}
+
+inline Cycle ChannelTiming::group_floor(std::uint32_t rank, std::uint32_t group, bool write, bool hit) const {
+    const Rank& rk = rank_[rank];
+    Cycle floor = std::max(cas_ready_, rk.cas_ready_bg[group]);
+    floor = std::max(floor, write ? write_ready_ : std::max(rk.read_ready, rk.read_ready_bg[group]));
+    if (rank != last_rank_) {
+        floor = std::max(floor, switch_ready_);
+        if (!write && any_write_ && rank != last_write_rank_ && write_data_end_ + trtrs_ > cl_)
+            floor = std::max(floor, write_data_end_ + trtrs_ - cl_);
+        if (write && any_read_ && rank != last_read_rank_ && read_data_end_ + trtrs_ > cwl_)
+            floor = std::max(floor, read_data_end_ + trtrs_ - cwl_);
+    }
+    if (!hit)
+        floor =
+            std::max(floor, std::max({rk.act_ready, rk.act_ready_bg[group], rk.faw[rk.faw_next]}) + trcd_);
+    return floor;
 }
 
 [[gnu::always_inline]] inline Cycle ChannelTiming::commit(const Plan& p, const BurstTarget& t, bool write,

@@ -13,7 +13,8 @@ DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig&
                      std::uint64_t data_bytes)
     : sc_core::sc_module(name), socket("socket"), to_channel_("to_channel"),
       interleave_(ddr.channels, ddr.interleave_bytes, ddr.channel_bytes()),
-      data_size_(std::min(data_bytes, interleave_.total_bytes())), store_(data_size_), ranges_(ddr.channels) {
+      data_size_(std::min(data_bytes, interleave_.total_bytes())), store_(data_size_), ranges_(ddr.channels),
+      finished_at_(ddr.channels), acts_at_(ddr.channels) {
     for (std::uint32_t i = 0; i < ddr.channels; ++i) {
         channels_.push_back(std::make_unique<DdrChannel>(fmt::format("channel_{}", i).c_str(), ddr));
         to_channel_.bind(channels_.back()->socket);
@@ -90,28 +91,44 @@ bool DdrMemory::merge(const ChannelCompletion& part, MemCompletion& out) {
 
 bool DdrMemory::next_completion(MemCompletion& out) {
     constexpr Cycle never = ChannelController::never;
+    // Each channel's earliest completion and next action, read once here and then again only for
+    // the channel that acted (the others' do not change).
+    const std::uint32_t n = channels();
+    for (std::uint32_t c = 0; c < n; ++c) {
+        ChannelController& ctl = channels_[c]->controller();
+        finished_at_[c] = ctl.earliest_finished();
+        acts_at_[c] = ctl.next_event();
+    }
     for (;;) {
         // The earliest completion is final once no channel can act before it: every later action
         // (a column command or a refresh) completes a request no earlier than it happens.
         Cycle done = never, event = never;
         std::uint32_t done_at = 0, event_at = 0;
-        for (std::uint32_t c = 0; c < channels(); ++c) {
-            ChannelController& ctl = channels_[c]->controller();
-            if (const Cycle d = ctl.earliest_finished(); d < done) {
-                done = d;
+        for (std::uint32_t c = 0; c < n; ++c) {
+            if (finished_at_[c] < done) {
+                done = finished_at_[c];
                 done_at = c;
             }
-            if (const Cycle e = ctl.next_event(); e < event) {
-                event = e;
+            if (acts_at_[c] < event) {
+                event = acts_at_[c];
                 event_at = c;
             }
         }
+        std::uint32_t acted;
         if (done != never && done <= event) {
-            if (merge(channels_[done_at]->controller().take_finished(), out)) return true;
+            acted = done_at;
+            ChannelController& ctl = channels_[acted]->controller();
+            const bool whole = merge(ctl.take_finished(), out);
+            finished_at_[acted] = ctl.earliest_finished();
+            if (whole) return true;
             continue;
         }
         if (event == never) return false;
-        channels_[event_at]->controller().step(done);
+        acted = event_at;
+        ChannelController& ctl = channels_[acted]->controller();
+        ctl.step(done);
+        finished_at_[acted] = ctl.earliest_finished();
+        acts_at_[acted] = ctl.next_event();
     }
 }
 

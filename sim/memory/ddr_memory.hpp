@@ -126,6 +126,7 @@ private:
     std::vector<std::uint32_t> free_tickets_;
     tlm::tlm_generic_payload part_;                ///< reused for per-channel parts
     std::vector<ChannelInterleave::Range> ranges_; ///< reused per split request
+    std::vector<Cycle> finished_at_, acts_at_;     ///< next_completion's view of each channel (scratch)
     RequestObserver* observer_ = nullptr;
 };
 

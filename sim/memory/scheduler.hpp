@@ -44,6 +44,8 @@ public:
     virtual std::uint64_t write_batches() const { return 0; }
     /// Whether a write batch is under way (writes go before reads until it ends).
     virtual bool draining_writes() const { return false; }
+    /// Forgets its state and counters (the controller was reset).
+    virtual void reset() {}
 };
 
 /// The scheduler `ddr.controller.scheduler` names, over `buffer`.

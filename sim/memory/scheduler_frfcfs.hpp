@@ -23,6 +23,10 @@ public:
                              std::int32_t except) const override;
     void served(std::int32_t i) override;
     std::uint64_t write_batches() const override { return batches_; }
+    void reset() override {
+        draining_ = false;
+        batches_ = 0;
+    }
     bool draining_writes() const override {
         return draining_ && buffer_.queued(Direction::Write) > low_ &&
                buffer_.queued(Direction::Write) > buffer_.blocked(Direction::Write);
