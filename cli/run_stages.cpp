@@ -190,7 +190,12 @@ void check_request(const RunRequest& req) {
 Source load(const RunRequest& req) {
     Source s;
     if (req.model_dir) {
-        s.model = models::load_model(*req.model_dir, req.shapes_only);
+        // A timing-only run compiled here never reads a weight: it takes the shapes-only path
+        // whatever the directory holds (its cycles and DDR bytes are the full run's:
+        // tests/cli/shapes_only_test.cpp). With a program, the checkpoint is read to check the
+        // program was compiled from it (its digest), and nothing is packed.
+        const bool timing_here = req.mode == sim::Mode::TimingOnly && !req.program;
+        s.model = models::load_model(*req.model_dir, req.shapes_only || timing_here);
         s.built = models::build_graph(*s.model);
         s.name = models::describe(s.model->spec);
         if (s.model->checkpoint.shapes_only() && req.mode == sim::Mode::Full)

@@ -62,7 +62,8 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     Stopwatch watch;
     Prepared p;
     const auto& dir = *req.model_dir;
-    p.model = models::load_model(dir, req.shapes_only);
+    // Without --check the serve is timing-only: it never reads a weight, whatever the directory holds.
+    p.model = models::load_model(dir, req.shapes_only || !req.check);
     auto& model = *p.model;
     const auto& decoder = decoder_of(model, dir);
     if (req.check && model.checkpoint.shapes_only())

@@ -205,3 +205,36 @@ TEST_CASE("a prompt prefilled a token a chunk takes the cycles of the same promp
     CHECK(full.code == 2);
     CHECK(contains(full.out, "--timing-only"));
 }
+
+TEST_CASE(
+    "a timing-only run of a full checkpoint reads no weight byte: garbage weights give the same cycles") {
+    ScratchDir dir("timing-no-weights");
+    auto m = (dir / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 3 -o " + m).code == 0);
+    auto before = run_cardsim("run " + m + " --tokens 3 --timing-only --machine");
+    REQUIRE(before.code == 0);
+    const auto requests = (dir / "r.csv").string();
+    std::ofstream(requests) << "arrival_s,prompt_tokens,output_tokens\n0,3,2\n0.00001,2,3\n";
+    auto served = run_cardsim("serve " + m + " --requests " + requests + " --machine");
+    REQUIRE(served.code == 0);
+    // Every byte of every safetensors file replaced (header included): any read of a weight, or of
+    // the files at all, fails the run.
+    std::size_t trapped = 0;
+    for (auto& e : std::filesystem::directory_iterator(m))
+        if (e.path().extension() == ".safetensors") {
+            const auto size = std::filesystem::file_size(e.path());
+            std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << std::string(size, '\xff');
+            ++trapped;
+        }
+    REQUIRE(trapped > 0);
+    REQUIRE(run_cardsim("run " + m + " --tokens 3").code == 2); // a full run reads them, and fails
+    auto after = run_cardsim("run " + m + " --tokens 3 --timing-only --machine");
+    INFO(after.out);
+    REQUIRE(after.code == 0);
+    CHECK(field(after.out, "cycles") == field(before.out, "cycles"));
+    CHECK(field(after.out, "ddr_bytes") == field(before.out, "ddr_bytes"));
+    auto served_after = run_cardsim("serve " + m + " --requests " + requests + " --machine");
+    INFO(served_after.out);
+    REQUIRE(served_after.code == 0);
+    CHECK(field(served_after.out, "cycles") == field(served.out, "cycles"));
+}
