@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <sstream>
 
 namespace cardsim::cli {
@@ -141,6 +142,11 @@ int main(int argc, char** argv) {
             fmt::print(stderr, "refused: {}\n", e.what());
             return Negative;
         } catch (const cardsim::Error& e) {
+            fmt::print(stderr, "error: {}\n", e.what());
+            return BadInput;
+        } catch (const std::filesystem::filesystem_error& e) {
+            // A path the input named that the file system refuses (a symlink loop, a name too long,
+            // a permission): bad input, named by the path, never an internal error.
             fmt::print(stderr, "error: {}\n", e.what());
             return BadInput;
         } catch (const std::exception& e) {

@@ -90,3 +90,18 @@ TEST_CASE("check and run agree on keys the card cannot use, and both name the ke
         CHECK(contains(r.out, "raise it to at least"));
     }
 }
+
+TEST_CASE("a path the file system refuses (a symlink loop) is bad input naming it, not an internal error") {
+    const ScratchDir d("bad-symlink-loop");
+    std::filesystem::create_symlink(d / "b", d / "a");
+    std::filesystem::create_symlink(d / "a", d / "b");
+    for (auto cmd :
+         {"sweep " + (d / "a").string() + " -o " + (d / "out").string(), "check " + (d / "a").string(),
+          "run " + (d / "a").string(), "trace show " + (d / "a").string()}) {
+        auto r = run_cardsim(cmd);
+        INFO(cmd << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK_FALSE(contains(r.out, "internal error"));
+        CHECK(contains(r.out, (d / "a").string()));
+    }
+}
