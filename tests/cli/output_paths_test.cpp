@@ -73,11 +73,11 @@ TEST_CASE("run with several outputs writes none when one of them cannot be writt
     CHECK(tree(d.path()) == before);
 }
 
-TEST_CASE("a run that fails after its checks removes the outputs it had begun") {
+TEST_CASE("a run refused after it compiled leaves none of the outputs it was asked for") {
     ScratchDir d("out-run-late");
     const auto m = make_model(d, "dense");
     const auto before = tree(d.path());
-    // --flip-bit past the program is found after compiling, before simulating: nothing is kept.
+    // --flip-bit past the program is found after compiling, before simulating: nothing is left.
     auto r = run_cardsim("run " + m + " --tokens 2 --flip-bit 0:100000 --trace " + (d / "t.trace").string() +
                          " --ddr-trace " + (d / "t.ddr").string());
     INFO(r.out);
