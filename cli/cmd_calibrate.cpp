@@ -52,7 +52,7 @@ std::string overlay(const boost::program_options::variables_map& vm, const card:
     return out.str();
 }
 
-int run(std::span<const std::string> args) {
+int run_calibrate(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
@@ -89,9 +89,10 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{
+const Register registered_calibrate{
     {"calibrate",
-     "fit each unit kind's latency and width to a measured trace's cycles; write a config overlay", run}};
+     "fit each unit kind's latency and width to a measured trace's cycles; write a config overlay",
+     run_calibrate}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -12,7 +12,7 @@
 namespace cardsim::cli {
 namespace {
 
-int run(std::span<const std::string> args) {
+int run_check(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
@@ -53,7 +53,8 @@ int run(std::span<const std::string> args) {
     return report.runs() ? Ok : Negative;
 }
 
-const Register reg{{"check", "say what the card runs of a checkpoint, per layer, and every refusal", run}};
+const Register registered_check{
+    {"check", "say what the card runs of a checkpoint, per layer, and every refusal", run_check}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -139,7 +139,7 @@ void compile_set(const graph::Graph& g, const models::Model& model, const card::
                out, image.bytes(), o.shapes_only ? ": shapes only, for timing-only runs" : "");
 }
 
-int run(std::span<const std::string> args) {
+int run_compile(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
@@ -210,7 +210,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{{"compile", "compile a checkpoint into a program file and its DDR image", run}};
+const Register registered_compile{
+    {"compile", "compile a checkpoint into a program file and its DDR image", run_compile}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -13,7 +13,7 @@
 namespace cardsim::cli {
 namespace {
 
-int run(std::span<const std::string> args) {
+int run_config(std::span<const std::string> args) {
     boost::program_options::options_description opts("options");
     opts.add_options()("reference", "print the reference of every key as Markdown (docs/config.md)");
     opts.add(card_options());
@@ -30,7 +30,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{{"config", "print the card config the options give, or the reference of every key", run}};
+const Register registered_config{
+    {"config", "print the card config the options give, or the reference of every key", run_config}};
 
 } // namespace
 } // namespace cardsim::cli

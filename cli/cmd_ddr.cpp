@@ -243,7 +243,7 @@ int gen(std::span<const std::string> args) {
     return Ok;
 }
 
-int run(std::span<const std::string> args) {
+int run_ddr(std::span<const std::string> args) {
     if (!args.empty() && args[0] == "replay") return replay(args.subspan(1));
     if (!args.empty() && args[0] == "gen") return gen(args.subspan(1));
     const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h");
@@ -259,7 +259,8 @@ int run(std::span<const std::string> args) {
     throw Error(fmt::format("cardsim ddr: unknown action `{}`; expected replay or gen", args[0]));
 }
 
-const Register reg{{"ddr", "the DDR4 model on its own: replay memory traces, generate patterns", run}};
+const Register registered_ddr{
+    {"ddr", "the DDR4 model on its own: replay memory traces, generate patterns", run_ddr}};
 
 } // namespace
 } // namespace cardsim::cli

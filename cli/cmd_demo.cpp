@@ -24,7 +24,7 @@ std::filesystem::path cache_folder() {
     return std::filesystem::temp_directory_path() / "cardsim";
 }
 
-int run(std::span<const std::string> args) {
+int run_demo(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
@@ -57,7 +57,8 @@ int run(std::span<const std::string> args) {
     return rep.ok() ? Ok : Negative;
 }
 
-const Register reg{{"demo", "the embedded default job: a small hybrid model, a timed bit-exact run", run}};
+const Register registered_demo{
+    {"demo", "the embedded default job: a small hybrid model, a timed bit-exact run", run_demo}};
 
 } // namespace
 } // namespace cardsim::cli

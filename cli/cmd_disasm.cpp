@@ -20,7 +20,7 @@ void print_program(const program::Program& p, bool header_only) {
         fmt::print("{}\n", program::disassemble(p, i));
 }
 
-int run(std::span<const std::string> args) {
+int run_disasm(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add_options()("file", po::value<std::string>()->required(), "the program (or program set) file")(
@@ -56,8 +56,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{
-    {"disasm", "print a program file (or each bucket of a set) as text, one command per line", run}};
+const Register registered_disasm{
+    {"disasm", "print a program file (or each bucket of a set) as text, one command per line", run_disasm}};
 
 } // namespace
 } // namespace cardsim::cli

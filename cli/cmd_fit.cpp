@@ -11,7 +11,7 @@
 namespace cardsim::cli {
 namespace {
 
-int run(std::span<const std::string> args) {
+int run_fit(std::span<const std::string> args) {
     boost::program_options::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
@@ -24,8 +24,8 @@ int run(std::span<const std::string> args) {
     return report.fits() ? Ok : Negative;
 }
 
-const Register reg{
-    {"fit", "say whether a card config fits the FPGA: resources, Fmax and power per unit kind", run}};
+const Register registered_fit{
+    {"fit", "say whether a card config fits the FPGA: resources, Fmax and power per unit kind", run_fit}};
 
 } // namespace
 } // namespace cardsim::cli

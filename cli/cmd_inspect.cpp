@@ -16,7 +16,7 @@ namespace {
 
 namespace po = boost::program_options;
 
-int run(std::span<const std::string> args) {
+int run_inspect(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("model", po::value<std::string>()->required(),
                     "the checkpoint directory")("ops", "also list every op of the graph");
@@ -91,7 +91,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{{"inspect", "print a checkpoint's architecture, layers, parameters and bindings", run}};
+const Register registered_inspect{
+    {"inspect", "print a checkpoint's architecture, layers, parameters and bindings", run_inspect}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -33,7 +33,7 @@ std::string layout_listing(const graph::Graph& g, const graph::Bucket& b) {
     return out;
 }
 
-int run(std::span<const std::string> args) {
+int run_layout(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add_options()("graph", po::value<std::string>()->default_value("decoder"), "decoder | encoder")(
@@ -63,7 +63,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{{"layout", "print the arena layout of a built-in decoder or encoder graph", run}};
+const Register registered_layout{
+    {"layout", "print the arena layout of a built-in decoder or encoder graph", run_layout}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -17,7 +17,7 @@ namespace {
 
 namespace po = boost::program_options;
 
-int run(std::span<const std::string> args) {
+int run_make_model(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("arch", po::value<std::string>()->required(),
                     "dense | hybrid | hybrid-moe | moe | encoder | windowed | softcap | mla")(
@@ -92,7 +92,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{{"make-model", "write a synthetic checkpoint (config.json + safetensors)", run}};
+const Register registered_make_model{
+    {"make-model", "write a synthetic checkpoint (config.json + safetensors)", run_make_model}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -56,7 +56,7 @@ std::uint64_t sweep(Function f, std::uint64_t stride, unsigned threads) {
     return wrong.load();
 }
 
-int run(std::span<const std::string> args) {
+int run_numerics(std::span<const std::string> args) {
     po::options_description options("options");
     options.add_options()("knob", po::value<std::vector<std::string>>()->composing(),
                           "set a numerics knob: scaling=sub32|per_block, activations=one|two, state=f32|f16, "
@@ -98,7 +98,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-Register reg{{"numerics", "print the numerics contract of a knob point; check the nonlinear functions", run}};
+Register registered_numerics{
+    {"numerics", "print the numerics contract of a knob point; check the nonlinear functions", run_numerics}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -11,7 +11,7 @@ namespace {
 
 namespace po = boost::program_options;
 
-int run(std::span<const std::string> args) {
+int run_plot(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("dir", po::value<std::string>()->required(),
                     "a sweep's output directory (or its results.csv)")(
@@ -33,8 +33,8 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{
-    {"plot", "chart a sweep's results (gnuplot): tokens/s per axis, accuracy vs throughput", run}};
+const Register registered_plot{
+    {"plot", "chart a sweep's results (gnuplot): tokens/s per axis, accuracy vs throughput", run_plot}};
 
 } // namespace
 } // namespace cardsim::cli

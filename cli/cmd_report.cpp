@@ -36,7 +36,7 @@ int diff_report(const po::variables_map& vm, const std::vector<std::string>& inp
     return Ok;
 }
 
-int run(std::span<const std::string> args) {
+int run_report(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("input", po::value<std::vector<std::string>>()->required(),
                     "a run's trace, a sweep's directory (or its results.csv), or two traces to diff")(
@@ -90,9 +90,9 @@ int run(std::span<const std::string> args) {
     return Ok;
 }
 
-const Register reg{
+const Register registered_report{
     {"report", "write one self-contained HTML page of a run (its trace), of a sweep, or of two traces' diff",
-     run}};
+     run_report}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -78,7 +78,7 @@ sim::BitFlip parse_flip(const std::string& text) {
 /// The most tokens a run generates: positions are u32 on the card.
 constexpr std::size_t max_tokens = std::size_t{1} << 31;
 
-int run(std::span<const std::string> args) {
+int run_model_command(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
@@ -207,9 +207,9 @@ int run(std::span<const std::string> args) {
     return rep.ok() ? Ok : Negative;
 }
 
-const Register reg{
+const Register registered_run{
     {"run", "compile a checkpoint (or take a program), run it on the simulated card, check it bit for bit",
-     run}};
+     run_model_command}};
 
 } // namespace
 } // namespace cardsim::cli

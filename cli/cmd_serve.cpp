@@ -19,7 +19,7 @@
 namespace cardsim::cli {
 namespace {
 
-int run(std::span<const std::string> args) {
+int run_serve(std::span<const std::string> args) {
     namespace po = boost::program_options;
     po::options_description opts("options");
     opts.add(card_options());
@@ -142,8 +142,9 @@ int run(std::span<const std::string> args) {
     return rep.ok() ? Ok : Negative;
 }
 
-const Register reg{
-    {"serve", "serve a request trace with continuous batching on the simulated card (or make one)", run}};
+const Register registered_serve{
+    {"serve", "serve a request trace with continuous batching on the simulated card (or make one)",
+     run_serve}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -26,7 +26,7 @@ namespace po = boost::program_options;
 /// Exit code of an interrupted sweep (128 + SIGINT, as shells report it).
 constexpr int Interrupted = 130;
 
-int run(std::span<const std::string> args) {
+int run_sweep(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()("spec", po::value<std::string>(), "the sweep spec (TOML; see docs/sweeps.md)")(
         "output,o", po::value<std::string>(), "output directory (results.csv, models/, traces/)")(
@@ -149,7 +149,8 @@ int run(std::span<const std::string> args) {
     return outcome.failed ? Negative : Ok;
 }
 
-const Register reg{{"sweep", "run a grid of card configurations (a sweep spec) into a results CSV", run}};
+const Register registered_sweep{
+    {"sweep", "run a grid of card configurations (a sweep spec) into a results CSV", run_sweep}};
 
 } // namespace
 } // namespace cardsim::cli

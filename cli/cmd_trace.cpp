@@ -112,7 +112,7 @@ int bless_verb(std::span<const std::string> args) {
     return Ok;
 }
 
-int run(std::span<const std::string> args) {
+int run_trace(std::span<const std::string> args) {
     if (args.empty()) {
         fmt::print(stderr, "{}", verbs_help);
         return BadInput;
@@ -129,7 +129,8 @@ int run(std::span<const std::string> args) {
     throw Error(fmt::format("cardsim trace: unknown verb `{}`, expected show | diff | bless", verb));
 }
 
-static Register reg{{"trace", "show, diff (exit 1 when they differ) and bless trace files", run}};
+static Register registered_trace{
+    {"trace", "show, diff (exit 1 when they differ) and bless trace files", run_trace}};
 
 } // namespace
 } // namespace cardsim::cli

@@ -1,5 +1,13 @@
 # Helpers shared by every folder's CMakeLists.txt.
 
+# cardsim_unity(TARGET): TARGET compiles as unity translation units when CARDSIM_UNITY is on. Every
+# source then shares its batch's scope: a name in an anonymous namespace must be unique in its folder.
+function(cardsim_unity target)
+  if(CARDSIM_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+  endif()
+endfunction()
+
 # Project warnings: zero with -Wall -Wextra, enforced by -Werror on project code only.
 function(cardsim_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
@@ -17,6 +25,7 @@ function(cardsim_library name)
     target_include_directories(cardsim_${name} PUBLIC ${PROJECT_SOURCE_DIR})
     target_link_libraries(cardsim_${name} PUBLIC ${ARGN})
     cardsim_warnings(cardsim_${name})
+    cardsim_unity(cardsim_${name})
   else() # a folder whose first sources have not landed yet
     add_library(cardsim_${name} INTERFACE)
     target_include_directories(cardsim_${name} INTERFACE ${PROJECT_SOURCE_DIR})

@@ -13,6 +13,7 @@ if [ "${1:-}" = "--demo" ]; then demo=1; shift; fi
 # What the cardsim binary needs to build and run `cardsim demo`.
 binary_packages=(
   build-essential cmake pkg-config
+  ninja-build                           # the build tool (faster than make; [n/N] progress)
   libsystemc-dev                        # SystemC 2.3.4 + TLM-2.0
   libboost1.81-dev                      # headers: Multiprecision, Process, ...
   libboost-json1.81-dev                 # Boost.JSON (safetensors headers, Perfetto export)
@@ -61,8 +62,11 @@ if [ $demo = 1 ]; then
 else
   set -- -DCARDSIM_DEMO_ONLY=OFF "$@"
 fi
+# A fresh build dir uses Ninja; one configured before keeps its generator (CMake cannot switch).
+generator=()
+[ -f "$build/CMakeCache.txt" ] || generator=(-G Ninja)
 echo "setup: configuring (cmake, in $build/)"
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >"$build/configure.log" 2>&1; then
+if ! cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCARDSIM_UNITY=ON "$@" >"$build/configure.log" 2>&1; then
   tail -n 30 "$build/configure.log"
   echo "setup: the configure failed (the whole output: $build/configure.log)"
   exit 1

@@ -46,7 +46,7 @@ std::string describe_byte(unsigned char c) {
 }
 
 /// `text` for an error message: escaped and cut to a readable length.
-std::string quote(std::string_view text) {
+std::string quote_for_error(std::string_view text) {
     constexpr std::size_t limit = 60;
     auto s = escape(text.substr(0, limit));
     if (text.size() > limit) s += "...";
@@ -127,7 +127,9 @@ void Reader::tokenize(const Line& line) {
 
 std::uint64_t Reader::number(const Line& line, std::size_t field, std::string_view what) {
     auto v = parse_u64(tokens_[field]);
-    if (!v) fail(line.number, fmt::format("{} is {}, expected {}", what, quote(tokens_[field]), u64_shape));
+    if (!v)
+        fail(line.number,
+             fmt::format("{} is {}, expected {}", what, quote_for_error(tokens_[field]), u64_shape));
     return *v;
 }
 
@@ -139,12 +141,12 @@ void Reader::read_header() {
         fail(line.number,
              fmt::format("found {}, expected the first line `cardsim-trace {}` (is this a cardsim "
                          "trace?)",
-                         quote(line.text), format_version));
+                         quote_for_error(line.text), format_version));
     auto version = std::string_view(line.text).substr(magic.size());
     auto v = parse_u64(version);
     if (!v)
-        fail(line.number,
-             fmt::format("the version is {}, expected the number {}", quote(version), format_version));
+        fail(line.number, fmt::format("the version is {}, expected the number {}", quote_for_error(version),
+                                      format_version));
     if (*v < std::uint64_t(oldest_format_version) || *v > std::uint64_t(format_version))
         fail(line.number, fmt::format("trace format version {} is not supported, expected version {} to {} "
                                       "(the versions this cardsim reads)",
@@ -175,7 +177,7 @@ void Reader::read_header() {
             auto digest = parse_hex(value, 16);
             if (!digest)
                 fail(line.number, fmt::format("the {} digest is {}, expected 16 lowercase hex digits",
-                                              expected, quote(value)));
+                                              expected, quote_for_error(value)));
             (expected == "program" ? header_.program : header_.config) = *digest;
         } else if (expected == "mode") {
             if (value == "full")
@@ -185,8 +187,8 @@ void Reader::read_header() {
             else if (value == "hardware")
                 header_.mode = Mode::Hardware;
             else
-                fail(line.number,
-                     fmt::format("the mode is {}, expected full | timing-only | hardware", quote(value)));
+                fail(line.number, fmt::format("the mode is {}, expected full | timing-only | hardware",
+                                              quote_for_error(value)));
         } else { // clock_mhz
             auto mhz = parse_clock(value);
             // From 1 kHz: a tinier clock made exported time stamps infinite (`"ts":Infinity` in
@@ -195,7 +197,7 @@ void Reader::read_header() {
                 fail(line.number,
                      fmt::format("the clock is {}, expected a decimal number of MHz in 0.001..1000000000000 "
                                  "(`300`, `331.25`)",
-                                 quote(value)));
+                                 quote_for_error(value)));
             header_.clock_mhz = *mhz;
         }
     }
@@ -242,7 +244,7 @@ void Reader::read_knob(const Line& line) {
         auto pair = tokens_[i];
         auto eq = pair.find('=');
         if (eq == std::string_view::npos)
-            fail(line.number, fmt::format("knob {} has no `=`, expected key=value", quote(pair)));
+            fail(line.number, fmt::format("knob {} has no `=`, expected key=value", quote_for_error(pair)));
         auto key = pair.substr(0, eq), value = pair.substr(eq + 1);
         for (std::size_t j = 0; j < n; ++j)
             if (seen[j] == key)
@@ -259,11 +261,12 @@ void Reader::read_meta(const Line& line) {
     rest.remove_prefix(1);
     auto eq = rest.find('=');
     if (eq == std::string_view::npos)
-        fail(line.number, fmt::format("meta {} has no `=`, expected `meta key=value`", quote(rest)));
+        fail(line.number,
+             fmt::format("meta {} has no `=`, expected `meta key=value`", quote_for_error(rest)));
     auto key = rest.substr(0, eq);
     if (!is_name(key))
-        fail(line.number,
-             fmt::format("meta key {} is not a name, expected letters, digits, `_`, `.` or `-`", quote(key)));
+        fail(line.number, fmt::format("meta key {} is not a name, expected letters, digits, `_`, `.` or `-`",
+                                      quote_for_error(key)));
     auto value = unescape(rest.substr(eq + 1));
     if (!value)
         fail(line.number,
@@ -296,7 +299,8 @@ std::optional<Record> Reader::next() {
                          "line",
                          found));
     if (found != "cmd")
-        fail(line.number, fmt::format("unknown line kind {}, expected `cmd`, `data` or `end`", quote(found)));
+        fail(line.number,
+             fmt::format("unknown line kind {}, expected `cmd`, `data` or `end`", quote_for_error(found)));
 
     auto cmd_line = line.number;
     Record record = read_cmd(line);
@@ -330,7 +334,7 @@ Record Reader::read_cmd(const Line& line) {
     for (std::size_t f : {2, 3})
         if (!is_name(tokens_[f]))
             fail(line.number, fmt::format("the {} is {}, expected a name of letters, digits, `_`, `.` or `-`",
-                                          f == 2 ? "unit" : "opcode", quote(tokens_[f])));
+                                          f == 2 ? "unit" : "opcode", quote_for_error(tokens_[f])));
     r.unit = tokens_[2];
     r.opcode = tokens_[3];
     r.start = number(line, 4, "the start cycle");
@@ -344,8 +348,8 @@ Record Reader::read_cmd(const Line& line) {
     if (tokens_[8] != "-") {
         auto digest = parse_hex(tokens_[8], 16);
         if (!digest)
-            fail(line.number,
-                 fmt::format("the digest is {}, expected 16 lowercase hex digits or `-`", quote(tokens_[8])));
+            fail(line.number, fmt::format("the digest is {}, expected 16 lowercase hex digits or `-`",
+                                          quote_for_error(tokens_[8])));
         r.digest = *digest;
     }
     bool seen_pc = false, seen_ddr = false;
@@ -362,14 +366,14 @@ void Reader::read_option(const Line& line, std::string_view token, Record& r, bo
     const bool split = key == "split" && version_ >= 2;
     if (eq == std::string_view::npos || (key != "pc" && key != "ddr" && !split))
         fail(line.number,
-             fmt::format("unknown option {}, expected `pc=N`, `ddr=R/W,...`{}", quote(token),
+             fmt::format("unknown option {}, expected `pc=N`, `ddr=R/W,...`{}", quote_for_error(token),
                          version_ >= 2 ? " or `split=PART:N,...`" : " (version 1 has no `split=`)"));
     bool& seen = key == "pc" ? seen_pc : key == "ddr" ? seen_ddr : seen_split_;
     if (seen) fail(line.number, fmt::format("option `{}` appears twice, expected it once at most", key));
     seen = true;
     if (key == "pc") {
         auto pc = parse_u64(value);
-        if (!pc) fail(line.number, fmt::format("pc is {}, expected {}", quote(value), u64_shape));
+        if (!pc) fail(line.number, fmt::format("pc is {}, expected {}", quote_for_error(value), u64_shape));
         r.pc = *pc;
         return;
     }
@@ -391,7 +395,7 @@ void Reader::read_option(const Line& line, std::string_view token, Record& r, bo
             fail(line.number,
                  fmt::format("ddr entry {} of channel {} is malformed, expected READ/WRITE as two "
                              "decimal byte counts",
-                             quote(entry), r.ddr.size()));
+                             quote_for_error(entry), r.ddr.size()));
         r.ddr.push_back({*rd, *wr});
         if (comma == std::string_view::npos) break;
         at = comma + 1;
@@ -420,7 +424,7 @@ void Reader::read_split(const Line& line, std::string_view value, Record& r) {
                      "split entry {} is malformed, expected PART:CYCLES with PART one of deps | unit | "
                      "issue | ddr.queueing | ddr.bank | ddr.refresh | ddr.turnaround | ddr.data | "
                      "sram | compute | latency",
-                     quote(entry)));
+                     quote_for_error(entry)));
         auto k = static_cast<std::size_t>(*part);
         if (seen[k])
             fail(line.number,
@@ -461,7 +465,7 @@ void Reader::read_data(const Line& line, Record& r) {
     else if (e == "f32")
         enc = Encoding::F32;
     else
-        fail(line.number, fmt::format("the encoding is {}, expected hex | f16 | f32", quote(e)));
+        fail(line.number, fmt::format("the encoding is {}, expected hex | f16 | f32", quote_for_error(e)));
     auto first = number(line, 4, "the first element offset");
 
     if (r.data.empty() || r.data.back().operand != operand) {
@@ -489,10 +493,11 @@ void Reader::read_data(const Line& line, Record& r) {
         auto token = tokens_[t];
         bool shape_ok = enc == Encoding::Hex ? token.size() % 2 == 0 : token.size() == 2 * esize;
         auto bad = [&] {
-            fail(line.number, fmt::format("value {} ({}) is {}, expected {}", t - 4, name(enc), quote(token),
-                                          enc == Encoding::Hex   ? "an even number of lowercase hex digits"
-                                          : enc == Encoding::F16 ? "4 lowercase hex digits"
-                                                                 : "8 lowercase hex digits"));
+            fail(line.number,
+                 fmt::format("value {} ({}) is {}, expected {}", t - 4, name(enc), quote_for_error(token),
+                             enc == Encoding::Hex   ? "an even number of lowercase hex digits"
+                             : enc == Encoding::F16 ? "4 lowercase hex digits"
+                                                    : "8 lowercase hex digits"));
         };
         if (!shape_ok) bad();
         if (enc == Encoding::Hex) {

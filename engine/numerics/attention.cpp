@@ -11,6 +11,7 @@
 #include "engine/numerics/exact_sum.hpp"
 #include "engine/numerics/functions.hpp"
 #include "engine/numerics/hadamard.hpp"
+#include "engine/numerics/nan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,8 +21,6 @@
 
 namespace cardsim::numerics {
 namespace {
-
-constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
 
 bool all_finite(std::span<const float> x) {
     return std::all_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); });

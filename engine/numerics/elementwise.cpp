@@ -8,6 +8,7 @@
 
 #include "engine/error.hpp"
 #include "engine/numerics/functions.hpp"
+#include "engine/numerics/nan.hpp"
 
 #include <cmath>
 #include <limits>
@@ -15,11 +16,6 @@
 
 namespace cardsim::numerics {
 namespace {
-
-/// A NaN result is the quiet NaN 0x7FC00000.
-float canonical(float v) {
-    return std::isnan(v) ? std::numeric_limits<float>::quiet_NaN() : v;
-}
 
 void check(std::size_t a, std::size_t b, std::size_t y, const char* what) {
     if (a != b || a != y)

@@ -8,6 +8,8 @@
 
 #include "engine/numerics/functions.hpp"
 
+#include "engine/numerics/nan.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -15,8 +17,6 @@
 
 namespace cardsim::numerics {
 namespace {
-
-constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
 
 /// The float r rounds to, if every value within r x (1 +- margin) rounds to it.
 /// An infinite or zero r decides at once: the exact value is beyond the format's range (the

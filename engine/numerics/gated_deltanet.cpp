@@ -9,6 +9,7 @@
 #include "engine/error.hpp"
 #include "engine/numerics/exact_sum.hpp"
 #include "engine/numerics/functions.hpp"
+#include "engine/numerics/nan.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -19,20 +20,6 @@
 #include <vector>
 
 namespace cardsim::numerics {
-namespace {
-
-constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
-
-/// Whether every value is finite: a branch-free test of the exponent bits (it vectorises; the state
-/// step asks it of the whole state three times).
-bool finite(std::span<const float> x) {
-    std::uint32_t bad = 0;
-    for (float v : x)
-        bad |= static_cast<std::uint32_t>((std::bit_cast<std::uint32_t>(v) & 0x7F800000u) == 0x7F800000u);
-    return bad == 0;
-}
-
-} // namespace
 
 void gdn_gates(std::span<const float> a, std::span<const float> b, std::span<const float> a_log,
                std::span<const float> dt_bias, std::span<float> beta, std::span<float> g) {

@@ -9,6 +9,7 @@
 #include "engine/error.hpp"
 #include "engine/numerics/exact_sum.hpp"
 #include "engine/numerics/functions.hpp"
+#include "engine/numerics/nan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,17 +19,6 @@
 
 namespace cardsim::numerics {
 namespace {
-
-constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
-
-/// A NaN result is the quiet NaN 0x7FC00000 (the card writes no other).
-float canonical(float v) {
-    return std::isnan(v) ? qnan : v;
-}
-
-bool finite(std::span<const float> x) {
-    return std::all_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); });
-}
 
 /// window_sum of x_j * x_j.
 float sum_of_squares(std::span<const float> x, std::vector<Term>& terms) {

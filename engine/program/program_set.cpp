@@ -12,7 +12,7 @@ namespace cardsim::program {
 namespace {
 
 constexpr std::size_t set_header_bytes = 8 + 4 + 4;
-constexpr std::size_t checksum_bytes = 8;
+constexpr std::size_t set_checksum_bytes = 8; ///< the xxh64 trailer of a program set
 
 /// A region as text for refusals: `0x1000 + 4096 bytes`, or `none`.
 std::string place(const RegionMap* r) {
@@ -137,9 +137,9 @@ std::vector<std::byte> encode(const ProgramSet& s) {
 
 ProgramSet decode_set(std::span<const std::byte> bytes, const std::string& file) {
     auto fail = [&](const std::string& where, const std::string& what) { refuse(file, where, what); };
-    if (bytes.size() < set_header_bytes + checksum_bytes)
+    if (bytes.size() < set_header_bytes + set_checksum_bytes)
         fail("header", fmt::format("truncated: a set file has at least {} bytes, this one {}",
-                                   set_header_bytes + checksum_bytes, bytes.size()));
+                                   set_header_bytes + set_checksum_bytes, bytes.size()));
     if (!is_set(bytes)) fail("header", "wrong magic: this is not a cardsim program set");
     std::uint32_t version = 0, count = 0;
     for (std::size_t i = 0; i < 4; ++i) {
@@ -149,7 +149,7 @@ ProgramSet decode_set(std::span<const std::byte> bytes, const std::string& file)
     if (version != set_version)
         fail("header",
              fmt::format("set format version {}, this build reads version {}", version, set_version));
-    const auto body = bytes.first(bytes.size() - checksum_bytes);
+    const auto body = bytes.first(bytes.size() - set_checksum_bytes);
     const auto stored = u64_at(bytes, body.size());
     if (auto actual = XXH64(body.data(), body.size(), 0); stored != actual)
         fail("checksum", fmt::format("the file ends in checksum {:016x}, its bytes hash to {:016x}: the file "

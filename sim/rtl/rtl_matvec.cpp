@@ -30,8 +30,6 @@
 namespace cardsim::sim::rtl {
 namespace {
 
-using S = program::slots::Matvec;
-
 /// The RTL's epilogue code of `e`.
 RtlEpilogue rtl_epilogue(graph::Epilogue e) {
     switch (e) {
@@ -50,7 +48,9 @@ RtlEpilogue rtl_epilogue(graph::Epilogue e) {
 /// The matvec kind run through the RTL: the C++ model's work and traffic, the RTL's results (held to
 /// the C++ kernel) and cycles. Unlike the C++ units it holds state, the Verilated model and the last
 /// command's cycles, behind a mutex: one command at a time.
-class RtlMatvec final : public units::UnitOf<S> {
+class RtlMatvec final : public units::UnitOf<program::slots::Matvec> {
+    using S = program::slots::Matvec; ///< the command slots this unit reads
+
 public:
     RtlMatvec(const card::CardConfig& config, RtlVariant variant)
         : UnitOf(card::UnitKind::Matvec), config_(config), model_(units::matvec_unit(config)),

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::ActFeatures;
-
 class ActFeatures final : public UnitOf<program::slots::ActFeatures> {
+    using S = program::slots::ActFeatures; ///< the command slots this unit reads
+
 public:
     ActFeatures() : UnitOf(card::UnitKind::ActFeatures) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Add;
-
 class Add final : public UnitOf<program::slots::Add> {
+    using S = program::slots::Add; ///< the command slots this unit reads
+
 public:
     Add() : UnitOf(card::UnitKind::Add) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::AddType;
-
 class AddType final : public UnitOf<program::slots::AddType> {
+    using S = program::slots::AddType; ///< the command slots this unit reads
+
 public:
     AddType() : UnitOf(card::UnitKind::AddType) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::ArgMax;
-
 class Argmax final : public UnitOf<program::slots::ArgMax> {
+    using S = program::slots::ArgMax; ///< the command slots this unit reads
+
 public:
     Argmax() : UnitOf(card::UnitKind::Argmax) {}
 

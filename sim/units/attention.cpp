@@ -13,9 +13,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Attend;
+class Attention final : public UnitOf<program::slots::Attend> {
+    using S = program::slots::Attend; ///< the command slots this unit reads
 
-class Attention final : public UnitOf<S> {
 public:
     explicit Attention(const card::CardConfig& config)
         : UnitOf(card::UnitKind::Attention), numerics_(config.numerics),

@@ -10,9 +10,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::SelfAttention;
-
 class AttentionWindow final : public UnitOf<program::slots::SelfAttention> {
+    using S = program::slots::SelfAttention; ///< the command slots this unit reads
+
 public:
     AttentionWindow() : UnitOf(card::UnitKind::AttentionWindow) {}
 

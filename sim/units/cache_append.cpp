@@ -10,9 +10,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::CacheAppend;
+class CacheAppend final : public UnitOf<program::slots::CacheAppend> {
+    using S = program::slots::CacheAppend; ///< the command slots this unit reads
 
-class CacheAppend final : public UnitOf<S> {
 public:
     explicit CacheAppend(const card::CardConfig& config)
         : UnitOf(card::UnitKind::CacheAppend), cache_(config.numerics.cache) {}

@@ -9,9 +9,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Conv;
-
 class Conv final : public UnitOf<program::slots::Conv> {
+    using S = program::slots::Conv; ///< the command slots this unit reads
+
 public:
     Conv() : UnitOf(card::UnitKind::Conv) {}
 

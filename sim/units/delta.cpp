@@ -11,9 +11,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::DeltaStep;
-
 class Delta final : public UnitOf<program::slots::DeltaStep> {
+    using S = program::slots::DeltaStep; ///< the command slots this unit reads
+
 public:
     explicit Delta(const card::CardConfig& config)
         : UnitOf(card::UnitKind::Delta), state_(config.numerics.state) {}

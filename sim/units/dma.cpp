@@ -9,9 +9,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Copy;
-
 class Dma final : public UnitOf<program::slots::Copy> {
+    using S = program::slots::Copy; ///< the command slots this unit reads
+
 public:
     Dma() : UnitOf(card::UnitKind::Dma) {}
 

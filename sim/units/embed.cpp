@@ -11,9 +11,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Embed;
+class Embed final : public UnitOf<program::slots::Embed> {
+    using S = program::slots::Embed; ///< the command slots this unit reads
 
-class Embed final : public UnitOf<S> {
 public:
     explicit Embed(const card::CardConfig& config) : UnitOf(card::UnitKind::Embed), config_(config) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::GatedNorm;
-
 class GatedNorm final : public UnitOf<program::slots::GatedNorm> {
+    using S = program::slots::GatedNorm; ///< the command slots this unit reads
+
 public:
     GatedNorm() : UnitOf(card::UnitKind::GatedNorm) {}
 

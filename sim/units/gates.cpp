@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Gates;
-
 class Gates final : public UnitOf<program::slots::Gates> {
+    using S = program::slots::Gates; ///< the command slots this unit reads
+
 public:
     Gates() : UnitOf(card::UnitKind::Gates) {}
 

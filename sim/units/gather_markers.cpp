@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::GatherMarkers;
-
 class GatherMarkers final : public UnitOf<program::slots::GatherMarkers> {
+    using S = program::slots::GatherMarkers; ///< the command slots this unit reads
+
 public:
     GatherMarkers() : UnitOf(card::UnitKind::GatherMarkers) {}
 

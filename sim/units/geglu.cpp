@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::GeGlu;
-
 class Geglu final : public UnitOf<program::slots::GeGlu> {
+    using S = program::slots::GeGlu; ///< the command slots this unit reads
+
 public:
     Geglu() : UnitOf(card::UnitKind::Geglu) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Gelu;
-
 class Gelu final : public UnitOf<program::slots::Gelu> {
+    using S = program::slots::Gelu; ///< the command slots this unit reads
+
 public:
     Gelu() : UnitOf(card::UnitKind::Gelu) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::L2Norm;
-
 class L2Norm final : public UnitOf<program::slots::L2Norm> {
+    using S = program::slots::L2Norm; ///< the command slots this unit reads
+
 public:
     L2Norm() : UnitOf(card::UnitKind::L2Norm) {}
 

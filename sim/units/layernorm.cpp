@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::LayerNorm;
-
 class LayerNorm final : public UnitOf<program::slots::LayerNorm> {
+    using S = program::slots::LayerNorm; ///< the command slots this unit reads
+
 public:
     LayerNorm() : UnitOf(card::UnitKind::LayerNorm) {}
 

@@ -14,9 +14,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Matvec;
+class Matvec final : public UnitOf<program::slots::Matvec> {
+    using S = program::slots::Matvec; ///< the command slots this unit reads
 
-class Matvec final : public UnitOf<S> {
 public:
     explicit Matvec(const card::CardConfig& config)
         : UnitOf(card::UnitKind::Matvec), config_(config),

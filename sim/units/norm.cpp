@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::RmsNorm;
-
 class Norm final : public UnitOf<program::slots::RmsNorm> {
+    using S = program::slots::RmsNorm; ///< the command slots this unit reads
+
 public:
     Norm() : UnitOf(card::UnitKind::Norm) {}
 

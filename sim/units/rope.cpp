@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Rope;
-
 class Rope final : public UnitOf<program::slots::Rope> {
+    using S = program::slots::Rope; ///< the command slots this unit reads
+
 public:
     Rope() : UnitOf(card::UnitKind::Rope) {}
 

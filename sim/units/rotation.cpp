@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::Rotate;
-
 class Rotation final : public UnitOf<program::slots::Rotate> {
+    using S = program::slots::Rotate; ///< the command slots this unit reads
+
 public:
     Rotation() : UnitOf(card::UnitKind::Rotation) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::SigmoidGate;
-
 class SigmoidGate final : public UnitOf<program::slots::SigmoidGate, program::slots::Silu> {
+    using S = program::slots::SigmoidGate; ///< the command slots this unit reads
+
 public:
     SigmoidGate() : UnitOf(card::UnitKind::SigmoidGate) {}
 

@@ -7,9 +7,9 @@
 namespace cardsim::sim::units {
 namespace {
 
-using S = program::slots::SiluMul;
-
 class SiluMul final : public UnitOf<program::slots::SiluMul> {
+    using S = program::slots::SiluMul; ///< the command slots this unit reads
+
 public:
     SiluMul() : UnitOf(card::UnitKind::SiluMul) {}
 

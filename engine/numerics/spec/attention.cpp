@@ -1,5 +1,6 @@
 #include "engine/numerics/spec/attention.hpp"
 
+#include "engine/numerics/nan.hpp"
 #include "engine/numerics/spec/activation.hpp"
 #include "engine/numerics/spec/exact.hpp"
 #include "engine/numerics/spec/functions.hpp"
@@ -13,8 +14,6 @@
 
 namespace cardsim::numerics::spec {
 namespace {
-
-const float qnan = std::numeric_limits<float>::quiet_NaN();
 
 /// One kept row, decoded here: the f32 bits of each value (F32), the f16 bits (F16), or the scale
 /// bits and codes.
@@ -72,12 +71,6 @@ std::optional<std::vector<Rational>> values(const Row& r) {
     for (int c : r.codes)
         v.push_back(Rational(c) * value(F16{r.scale}));
     return v;
-}
-
-bool finite(std::span<const float> x) {
-    for (float v : x)
-        if (!std::isfinite(v)) return false;
-    return true;
 }
 
 /// softmax: p_t = exp(s_t - m) and Z; false when a score is NaN or infinite.

@@ -1,5 +1,7 @@
 #include "engine/numerics/spec/exact.hpp"
 
+#include "engine/numerics/nan.hpp"
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -105,7 +107,6 @@ float signed_zero(bool negative) {
 } // namespace
 
 // IEEE 754's rules for infinities and NaNs, then the exact operation rounded once.
-const float qnan = std::numeric_limits<float>::quiet_NaN();
 const float inf = std::numeric_limits<float>::infinity();
 
 float add(float a, float b) {

@@ -6,6 +6,7 @@
 
 #include "engine/numerics/spec/functions.hpp"
 
+#include "engine/numerics/nan.hpp"
 #include "engine/numerics/spec/exact.hpp"
 
 #include <boost/math/special_functions/erf.hpp>
@@ -22,7 +23,6 @@ namespace {
 using Big = boost::multiprecision::cpp_bin_float_100;
 std::atomic<unsigned long long> hard_cases{0};
 
-constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
 constexpr float inf = std::numeric_limits<float>::infinity();
 
 /// The special values, written from the table in functions.hpp.

@@ -1,5 +1,6 @@
 #include "engine/numerics/spec/kernels.hpp"
 
+#include "engine/numerics/nan.hpp"
 #include "engine/numerics/spec/exact.hpp"
 #include "engine/numerics/spec/functions.hpp"
 #include "engine/numerics/spec/window.hpp"
@@ -9,14 +10,6 @@
 
 namespace cardsim::numerics::spec {
 namespace {
-
-const float qnan = std::numeric_limits<float>::quiet_NaN();
-
-bool finite(std::span<const float> x) {
-    for (float v : x)
-        if (!std::isfinite(v)) return false;
-    return true;
-}
 
 float f(Function fn, float x) {
     return reference(fn, x);

@@ -1,6 +1,7 @@
 #include "engine/numerics/spec/router.hpp"
 
 #include "engine/error.hpp"
+#include "engine/numerics/nan.hpp"
 #include "engine/numerics/spec/exact.hpp"
 #include "engine/numerics/spec/functions.hpp"
 #include "engine/numerics/spec/window.hpp"
@@ -9,11 +10,6 @@
 #include <limits>
 
 namespace cardsim::numerics::spec {
-namespace {
-
-const float qnan = std::numeric_limits<float>::quiet_NaN();
-
-} // namespace
 
 Routing route(std::span<const float> logits, std::size_t k, RouterNorm norm) {
     const std::size_t E = logits.size();
