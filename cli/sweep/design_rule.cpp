@@ -28,9 +28,11 @@ std::vector<std::size_t> config_axes(const ResultsTable& r) {
 }
 
 /// The number in a cell; a cardsim::Error naming the file, line and column when it is not one.
-double cell_number(const ResultsTable& r, const std::filesystem::path& file, std::size_t row, std::string_view col) {
+double cell_number(const ResultsTable& r, const std::filesystem::path& file, std::size_t row,
+                   std::string_view col) {
     if (!r.has(col))
-        throw Error(fmt::format("{}:1: no column `{}` (expected a design sweep's results: {})", file.string(), col,
+        throw Error(fmt::format("{}:1: no column `{}` (expected a design sweep's results: {})", file.string(),
+                                col,
                                 col == "tokens_per_second" || col.rfind("tpot", 0) == 0
                                     ? "a [serve] sweep, configs/sweeps/design_serve.toml"
                                     : "a prompt_len sweep with the fit columns, configs/sweeps/design.toml"));
@@ -43,11 +45,14 @@ double cell_number(const ResultsTable& r, const std::filesystem::path& file, std
 }
 
 /// `a` relative to `b` as a signed percentage, `-3.1 %`.
-std::string percent(double a, double b) { return fmt::format("{:+.1f} %", 100.0 * (a - b) / b); }
+std::string percent(double a, double b) {
+    return fmt::format("{:+.1f} %", 100.0 * (a - b) / b);
+}
 
 } // namespace
 
-std::vector<DesignPoint> join_design_sweeps(const std::filesystem::path& run, const std::filesystem::path& serve) {
+std::vector<DesignPoint> join_design_sweeps(const std::filesystem::path& run,
+                                            const std::filesystem::path& serve) {
     const auto run_file = results_file(run), serve_file = results_file(serve);
     const auto r = load_results(run_file), s = load_results(serve_file);
     const auto r_axes = config_axes(r), s_axes = config_axes(s);
@@ -63,13 +68,15 @@ std::vector<DesignPoint> join_design_sweeps(const std::filesystem::path& run, co
                                 fmt::join(names(r, r_axes), ", ")));
     for (auto col : {"ttft_seconds", "decode_tokens_per_second", "dsp", "alm", "fits"})
         if (!r.has(col))
-            throw Error(fmt::format("{}:1: no column `{}`; expected a design sweep's run results (a prompt_len "
-                                    "sweep, configs/sweeps/design.toml)",
-                                    run_file.string(), col));
+            throw Error(
+                fmt::format("{}:1: no column `{}`; expected a design sweep's run results (a prompt_len "
+                            "sweep, configs/sweeps/design.toml)",
+                            run_file.string(), col));
     if (!s.has("tpot_p99_ms"))
-        throw Error(fmt::format("{}:1: no column `tpot_p99_ms`; expected a design sweep's serve results (a [serve] "
-                                "sweep, configs/sweeps/design_serve.toml)",
-                                serve_file.string()));
+        throw Error(
+            fmt::format("{}:1: no column `tpot_p99_ms`; expected a design sweep's serve results (a [serve] "
+                        "sweep, configs/sweeps/design_serve.toml)",
+                        serve_file.string()));
     auto key = [](const ResultsTable& t, const std::vector<std::size_t>& axes, std::size_t row) {
         std::vector<std::string> k;
         for (auto c : axes) {
@@ -88,8 +95,11 @@ std::vector<DesignPoint> join_design_sweeps(const std::filesystem::path& run, co
         const auto j = found->second;
         DesignPoint p;
         p.point = static_cast<std::size_t>(cell_number(r, run_file, i, "point"));
-        for (auto c : r_axes)
+        for (auto c : r_axes) {
             p.axes.emplace_back(r.table.header[c], r.at(i, c));
+            if (r.table.header[c] == "clock.kernel_mhz")
+                p.kernel_mhz = cell_number(r, run_file, i, "clock.kernel_mhz");
+        }
         p.fits = r.fits(i) && s.fits(j);
         p.decode_tps = cell_number(r, run_file, i, "decode_tokens_per_second");
         p.ttft_s = cell_number(r, run_file, i, "ttft_seconds");
@@ -108,12 +118,19 @@ std::vector<DesignPoint> join_design_sweeps(const std::filesystem::path& run, co
 DesignVerdict choose_design(const std::vector<DesignPoint>& points, const DesignRule& rule) {
     DesignVerdict v;
     v.why.assign(points.size(), "does not fit");
+    auto eligible = [&](const DesignPoint& p) {
+        return p.fits && !(p.kernel_mhz > 0 && p.kernel_mhz < rule.port_mhz);
+    };
     double best_decode = 0;
     for (auto& p : points)
-        if (p.fits) best_decode = std::max(best_decode, p.decode_tps);
+        if (eligible(p)) best_decode = std::max(best_decode, p.decode_tps);
     std::vector<std::size_t> kept;
     for (std::size_t i = 0; i < points.size(); ++i) {
         if (!points[i].fits) continue;
+        if (!eligible(points[i])) {
+            v.why[i] = fmt::format("clock under {:g} MHz", rule.port_mhz);
+            continue;
+        }
         if (points[i].decode_tps < (1 - rule.decode_tolerance) * best_decode)
             v.why[i] = "decode " + percent(points[i].decode_tps, best_decode);
         else
@@ -147,7 +164,8 @@ DesignVerdict choose_design(const std::vector<DesignPoint>& points, const Design
         return pa.point < pb.point;
     });
     for (auto i : last)
-        v.why[i] = i == cheapest ? "chosen" : (points[i].dsp != points[cheapest].dsp ? "more DSP blocks" : "more ALMs");
+        v.why[i] = i == cheapest ? "chosen"
+                                 : (points[i].dsp != points[cheapest].dsp ? "more DSP blocks" : "more ALMs");
     v.chosen = cheapest;
     return v;
 }
@@ -170,22 +188,30 @@ std::string design_table(const std::vector<DesignPoint>& points, const DesignVer
         out += fmt::format("| {} |", p.point);
         for (auto& [name, value] : p.axes)
             out += fmt::format(" {} |", value);
-        out += fmt::format(" {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {} |\n",
-                           p.fits ? "yes" : "no", p.dsp, p.alm, p.fmax_mhz, p.watts, p.decode_tps, p.ttft_s,
-                           p.prefill_tps, p.serve_tps, p.tpot_p99_ms, verdict.why[i]);
+        out += fmt::format(
+            " {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {} |\n",
+            p.fits ? "yes" : "no", p.dsp, p.alm, p.fmax_mhz, p.watts, p.decode_tps, p.ttft_s, p.prefill_tps,
+            p.serve_tps, p.tpot_p99_ms, verdict.why[i]);
     }
-    out += fmt::format("\nrule: among the points that fit, decode within {:g} % of the best; then the best serving "
-                       "tokens/s, then the shortest TTFT (each within {:g} % counts as tied); then the fewest DSP "
-                       "blocks, then ALMs\n",
-                       100 * rule.decode_tolerance, 100 * rule.tie_tolerance);
+    out += fmt::format(
+        "\nrule: among the points that fit{}, decode within {:g} % of the best; then the best serving "
+        "tokens/s, then the shortest TTFT (each within {:g} % counts as tied); then the fewest DSP "
+        "blocks, then ALMs\n",
+        rule.port_mhz > 0
+            ? fmt::format(" at a kernel clock of at least {:g} MHz (a 64 B burst a cycle carries a "
+                          "DDR channel's peak)",
+                          rule.port_mhz)
+            : std::string(),
+        100 * rule.decode_tolerance, 100 * rule.tie_tolerance);
     if (!verdict.chosen) {
         out += "chosen: none (no point fits)\n";
         return out;
     }
     const auto& c = points[*verdict.chosen];
-    out += fmt::format("chosen: point {}: decode {:.2f} tokens/s, TTFT {:.2f} s, serving {:.1f} tokens/s (p99 TPOT "
-                       "{:.2f} ms), {} DSP blocks\n",
-                       c.point, c.decode_tps, c.ttft_s, c.serve_tps, c.tpot_p99_ms, c.dsp);
+    out += fmt::format(
+        "chosen: point {}: decode {:.2f} tokens/s, TTFT {:.2f} s, serving {:.1f} tokens/s (p99 TPOT "
+        "{:.2f} ms), {} DSP blocks\n",
+        c.point, c.decode_tps, c.ttft_s, c.serve_tps, c.tpot_p99_ms, c.dsp);
     out += "as options:";
     for (auto& [name, value] : c.axes)
         out += fmt::format(" --set {}={}", name, value);

@@ -33,8 +33,9 @@ bool mentions(const fit::FitReport& r, const std::string& what) {
 
 } // namespace
 
-TEST_CASE("the default card fits the Stratix 10 SX 2800: DSP, ALM and M20K within the chip, Fmax at least its "
-          "kernel clock, peak power within the board's") {
+TEST_CASE(
+    "the default card fits the Stratix 10 SX 2800: DSP, ALM and M20K within the chip, Fmax at least its "
+    "kernel clock, peak power within the board's") {
     auto config = card::default_card_config();
     auto r = fit::check_fit(config);
     INFO(fit::describe(r, config.fit.device.name));

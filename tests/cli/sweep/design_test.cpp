@@ -22,21 +22,26 @@ struct Fake {
     bool fits;
     double decode, ttft, serve;
     int dsp, alm = 400000;
+    double mhz = 300;
 };
 
 /// Writes the run and serve results.csv of `points` under `dir` (run/ and serve/).
 void fake_design(const std::filesystem::path& dir, const std::vector<Fake>& points) {
-    std::string run = "point,model,units.matvec.width,status,tokens_per_second,dsp,alm,fmax_mhz,watts,fits,"
+    std::string run = "point,model,units.matvec.width,clock.kernel_mhz,status,tokens_per_second,dsp,alm,fmax_"
+                      "mhz,watts,fits,"
                       "prefill_tokens_per_second,ttft_seconds,decode_tokens_per_second,error\n";
-    std::string serve = "point,model,units.matvec.width,serve.token_budget,status,tokens_per_second,dsp,fits,"
+    std::string serve = "point,model,units.matvec.width,clock.kernel_mhz,serve.token_budget,status,tokens_"
+                        "per_second,dsp,fits,"
                         "tpot_p99_ms,error\n";
     for (std::size_t i = 0; i < points.size(); ++i) {
         const auto& p = points[i];
         const auto fits = p.fits ? "yes" : "no";
-        run += std::to_string(i) + ",m," + std::to_string(p.width) + ",ok," + std::to_string(p.decode) + "," +
+        const auto axes = std::to_string(p.width) + "," + std::to_string(p.mhz);
+        run += std::to_string(i) + ",m," + axes + ",ok," + std::to_string(p.decode) + "," +
                std::to_string(p.dsp) + "," + std::to_string(p.alm) + ",319,80," + fits + "," +
-               std::to_string(1024 / p.ttft) + "," + std::to_string(p.ttft) + "," + std::to_string(p.decode) + ",\n";
-        serve += std::to_string(i) + ",m," + std::to_string(p.width) + ",16,ok," + std::to_string(p.serve) + "," +
+               std::to_string(1024 / p.ttft) + "," + std::to_string(p.ttft) + "," + std::to_string(p.decode) +
+               ",\n";
+        serve += std::to_string(i) + ",m," + axes + ",16,ok," + std::to_string(p.serve) + "," +
                  std::to_string(p.dsp) + "," + fits + "," + std::to_string(16000 / p.serve) + ",\n";
     }
     write(dir / "run/results.csv", run);
@@ -97,7 +102,25 @@ TEST_CASE("the design rule keeps decode within 2 %, then takes the best serving,
     CHECK(contains(row_of(r.out, 4), "| chosen |"));
     CHECK(contains(row_of(r.out, 5), "| does not fit |"));
     CHECK(contains(r.out, "chosen: point 4: "));
-    CHECK(contains(r.out, "as options: --set units.matvec.width=3072\n"));
+    CHECK(contains(r.out, "as options: --set units.matvec.width=3072 --set clock.kernel_mhz=300.000000\n"));
+}
+
+TEST_CASE(
+    "the design rule takes no kernel clock under the DDR's burst rate: a 64 B port a cycle must carry a "
+    "channel's 19.2 GB/s") {
+    ScratchDir s("design-clock");
+    // 1 is better on every figure, at 250 MHz: its 64 B a cycle carry 16 GB/s of a channel's 19.2.
+    auto r =
+        design(s, {{2560, true, 9.0, 13.0, 170.0, 4500}, {3072, true, 9.1, 12.0, 171.0, 5200, 500000, 250}});
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(row_of(r.out, 1), "| clock under 300 MHz |"));
+    CHECK(contains(row_of(r.out, 0), "| chosen |"));
+    // The DDR is the config's: at DDR4-2000 the burst rate is 250 MHz, and 1 wins.
+    auto slow = run_cardsim("design " + (s / "d/run").string() + " " + (s / "d/serve").string() +
+                            " --set ddr.speed_mts=2000");
+    INFO(slow.out);
+    CHECK(contains(slow.out, "chosen: point 1: "));
 }
 
 TEST_CASE("the design rule's tolerances are options: with none, the fastest serving point wins outright") {
@@ -120,13 +143,15 @@ TEST_CASE("design: no fitting point is a negative verdict; mismatched or foreign
     CHECK(none.code == 1);
     CHECK(contains(none.out, "chosen: none (no point fits)"));
     // The serve results of another grid.
-    write(s / "other/results.csv", "point,model,ddr.channels,status,tokens_per_second,tpot_p99_ms,fits,error\n"
-                                   "0,m,4,ok,10,1,yes,\n");
+    write(s / "other/results.csv",
+          "point,model,ddr.channels,status,tokens_per_second,tpot_p99_ms,fits,error\n"
+          "0,m,4,ok,10,1,yes,\n");
     auto axes = run_cardsim("design " + (s / "d/run").string() + " " + (s / "other").string());
     CHECK(axes.code == 2);
     CHECK(contains(axes.out, "other/results.csv:1: axes (ddr.channels) differ from those of"));
     // A plain sweep's results as the run side: no prefill columns.
-    write(s / "plain/results.csv", "point,model,units.matvec.width,status,tokens_per_second,error\n0,m,512,ok,10,\n");
+    write(s / "plain/results.csv",
+          "point,model,units.matvec.width,status,tokens_per_second,error\n0,m,512,ok,10,\n");
     auto plain = run_cardsim("design " + (s / "plain").string() + " " + (s / "d/serve").string());
     CHECK(plain.code == 2);
     CHECK(contains(plain.out, "no column `ttft_seconds`"));
@@ -134,18 +159,20 @@ TEST_CASE("design: no fitting point is a negative verdict; mismatched or foreign
     CHECK(missing.code == 2);
 }
 
-TEST_CASE("the default card is the design rule's choice: no fitting point of the design sweep's grid around it "
-          "beats it") {
+TEST_CASE(
+    "the default card is the design rule's choice: no fitting point of the design sweep's grid around it "
+    "beats it") {
     // The shipped sweeps (configs/sweeps/design.toml, design_serve.toml) on a reduced grid: the
     // default card's value of each axis and its neighbours in the shipped list, one axis moved at a
     // time, measured afresh and ranked by `cardsim design`.
     const auto defaults = cardsim::card::default_card_config();
     using cardsim::card::UnitKind;
     const auto& matvec = defaults.units[UnitKind::Matvec];
-    const std::map<std::string, double> value_of{{"units.matvec.count", matvec.count},
-                                                 {"units.matvec.width", matvec.width},
-                                                 {"units.attention.width", defaults.units[UnitKind::Attention].width},
-                                                 {"clock.kernel_mhz", defaults.clock.kernel_mhz}};
+    const std::map<std::string, double> value_of{
+        {"units.matvec.count", matvec.count},
+        {"units.matvec.width", matvec.width},
+        {"units.attention.width", defaults.units[UnitKind::Attention].width},
+        {"clock.kernel_mhz", defaults.clock.kernel_mhz}};
     ScratchDir s("design-default");
     const std::string sweeps = std::string(CARDSIM_SOURCE_DIR) + "/configs/sweeps/";
     std::vector<std::string> ran;
@@ -168,15 +195,17 @@ TEST_CASE("the default card is the design rule's choice: no fitting point of the
             reduced += path + " = [" + list + "]\n";
             moved.push_back(path + " != " + *at);
         }
-        std::string skip = "skip_if = [";
+        std::string skip = "\nskip_if = [\n";
         for (std::size_t a = 0; a < moved.size(); ++a)
             for (std::size_t b = a + 1; b < moved.size(); ++b)
-                skip += "\"" + moved[a] + " and " + moved[b] + "\", ";
+                skip += "  \"" + moved[a] + " and " + moved[b] + "\",\n";
         const auto head = text.substr(0, text.find("\n[axes]\n"));
-        // The shipped skip_if joins the star's; the base config is found from the shipped folder.
-        auto body = std::regex_replace(head, std::regex(R"(\nskip_if = "([^"]*)")"), "\n" + skip + "\"$1\"]");
-        body = std::regex_replace(body, std::regex(R"(\nconfig = "([^"]*)")"), "\nconfig = \"" + sweeps + "$1\"");
-        REQUIRE(contains(body, "skip_if = ["));
+        // The star's constraints join the shipped skip_if (an array); the base config is found from
+        // the shipped folder.
+        REQUIRE(contains(head, "\nskip_if = [\n"));
+        auto body = std::regex_replace(head, std::regex(R"(\nskip_if = \[\n)"), skip);
+        body = std::regex_replace(body, std::regex(R"re(\nconfig = "([^"]*)")re"),
+                                  "\nconfig = \"" + sweeps + "$1\"");
         write(s / (name + ".toml"), body + reduced);
         auto r = run_cardsim("sweep " + (s / (name + ".toml")).string() + " -j 2 -o " + (s / name).string());
         INFO(r.out);
@@ -190,7 +219,8 @@ TEST_CASE("the default card is the design rule's choice: no fitting point of the
     std::map<std::string, double> chosen;
     const std::regex set(R"( --set ([a-z_.]+)=([0-9.]+))");
     const std::string options = m[1].str();
-    for (auto it = std::sregex_iterator(options.begin(), options.end(), set); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(options.begin(), options.end(), set); it != std::sregex_iterator();
+         ++it)
         chosen[(*it)[1].str()] = std::stod((*it)[2].str());
     CHECK(chosen == value_of);
 }
