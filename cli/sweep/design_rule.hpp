@@ -28,6 +28,7 @@ struct DesignPoint {
     double tpot_p99_ms = 0;         ///< p99 time per output token while serving
     std::uint64_t dsp = 0, alm = 0; ///< the chip's cost
     double fmax_mhz = 0, watts = 0; ///< Fmax estimate, peak watts
+    double kernel_mhz = 0;          ///< the `clock.kernel_mhz` axis value (0: not an axis)
 };
 
 /// The rule's two tolerances, as fractions (0.02 = 2 %).

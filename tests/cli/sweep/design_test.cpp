@@ -123,7 +123,8 @@ TEST_CASE(
     CHECK(contains(slow.out, "chosen: point 1: "));
 }
 
-TEST_CASE("the design rule's tolerances are options: with none, the fastest serving point wins outright") {
+TEST_CASE("the design rule's tolerances are options: with 3 % of decode the fastest serving point wins, a tolerance "
+          "past 1 is bad input") {
     ScratchDir s("design-tolerance");
     fake_design(s / "d", {{512, true, 10.0, 60.0, 60.0, 2000}, {1024, true, 9.75, 20.0, 300.0, 2500}});
     auto strict = run_cardsim("design " + (s / "d/run").string() + " " + (s / "d/serve").string() +
@@ -137,7 +138,7 @@ TEST_CASE("the design rule's tolerances are options: with none, the fastest serv
     CHECK(contains(bad.out, "--tie-tolerance 1.5: expected a fraction in [0, 1)"));
 }
 
-TEST_CASE("design: no fitting point is a negative verdict; mismatched or foreign results are bad input") {
+TEST_CASE("design: no fitting point is a negative verdict, mismatched or foreign results are bad input") {
     ScratchDir s("design-errors");
     auto none = design(s, {{512, false, 10.0, 60.0, 60.0, 2000}});
     CHECK(none.code == 1);
