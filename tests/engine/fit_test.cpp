@@ -149,7 +149,8 @@ TEST_CASE("the Fmax holds to the knee, falls past it with utilisation, and a sha
         last = e.fmax_mhz;
     }
     // 512 lanes are 9 adder levels: with 3 stages of one level each the matvec runs at a third.
-    auto shallow = with({{"units.matvec.latency", "3"}, {"sram.bytes", "2560000"}});
+    auto shallow =
+        with({{"units.matvec.width", "512"}, {"units.matvec.latency", "3"}, {"sram.bytes", "2560000"}});
     auto e = fit::estimate_clock(shallow, fit::resources(shallow));
     CHECK(e.fmax_mhz == Approx(m.base_mhz * 3 / 9));
     CHECK(e.limit.find("matvec") != std::string::npos);
