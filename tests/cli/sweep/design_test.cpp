@@ -123,7 +123,8 @@ TEST_CASE(
     CHECK(contains(slow.out, "chosen: point 1: "));
 }
 
-TEST_CASE("the design rule's tolerances are options: with 3 % of decode the fastest serving point wins, a tolerance "
+TEST_CASE("the design rule's tolerances are options: with 3 % of decode the fastest serving point wins, a "
+          "tolerance "
           "past 1 is bad input") {
     ScratchDir s("design-tolerance");
     fake_design(s / "d", {{512, true, 10.0, 60.0, 60.0, 2000}, {1024, true, 9.75, 20.0, 300.0, 2500}});
@@ -152,7 +153,8 @@ TEST_CASE("design: no fitting point is a negative verdict, mismatched or foreign
     CHECK(contains(axes.out, "other/results.csv:1: axes (ddr.channels) differ from those of"));
     // A plain sweep's results as the run side: no prefill columns.
     write(s / "plain/results.csv",
-          "point,model,units.matvec.width,status,tokens_per_second,error\n0,m,512,ok,10,\n");
+          "point,model,units.matvec.width,clock.kernel_mhz,status,tokens_per_second,error\n"
+          "0,m,512,300,ok,10,\n");
     auto plain = run_cardsim("design " + (s / "plain").string() + " " + (s / "d/serve").string());
     CHECK(plain.code == 2);
     CHECK(contains(plain.out, "no column `ttft_seconds`"));
