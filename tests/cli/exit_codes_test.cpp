@@ -70,6 +70,16 @@ TEST_CASE("every row of the published exit-code table gives its code") {
                            "\"tiny\", seed = 1 } }\n[axes]\nddr.channels = [1, 2]\n";
     const auto swept = (d / "swept").string();
     REQUIRE(run_cardsim("sweep " + spec + " -o " + swept).code == 0);
+    // A design sweep's two result sets (prefill and decode; serving) on one grid, for `design`.
+    const auto design_run = (d / "drun.toml").string(), design_serve = (d / "dserve.toml").string();
+    const std::string tiny_dense = "model = { generate = { arch = \"dense\", size = \"tiny\", seed = 1 } }\n";
+    std::ofstream(design_run) << "tokens = 2\nprompt_len = 4\nchunk = 4\n"
+                              << tiny_dense << "[axes]\nunits.matvec.width = [256, 512]\n";
+    std::ofstream(design_serve) << tiny_dense << "[serve]\nrate = 1000.0\ncount = 2\nprompt_len = \"4\"\n"
+                                << "output_len = \"2\"\n[axes]\nunits.matvec.width = [256, 512]\n";
+    const auto drun = (d / "drun").string(), dserve = (d / "dserve").string();
+    REQUIRE(run_cardsim("sweep " + design_run + " -o " + drun).code == 0);
+    REQUIRE(run_cardsim("sweep " + design_serve + " -o " + dserve).code == 0);
     // A measured trace (the RTL's cycles beside the model's), where the build has the RTL.
     const auto measured = (d / "measured.trace").string();
     const bool rtl = run_cardsim("run " + dense + " --tokens 2 --rtl matvec --trace " + measured).code == 0;
@@ -88,6 +98,8 @@ TEST_CASE("every row of the published exit-code table gives its code") {
             {"$SPEC", spec},
             {"$MOE", moe},
             {"$SWEPT", swept},
+            {"$DRUN", drun},
+            {"$DSERVE", dserve},
             {"$MEASURED", measured},
             {"$NEW", (d / ("new" + std::to_string(fresh))).string()},
             {"$DIR", folder.string()}};

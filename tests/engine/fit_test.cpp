@@ -33,14 +33,25 @@ bool mentions(const fit::FitReport& r, const std::string& what) {
 
 } // namespace
 
-TEST_CASE("the default card fits the Stratix 10 SX 2800 at its 300 MHz and the board's power") {
+TEST_CASE(
+    "the default card fits the Stratix 10 SX 2800: DSP, ALM and M20K within the chip, Fmax at least its "
+    "kernel clock, peak power within the board's") {
     auto config = card::default_card_config();
     auto r = fit::check_fit(config);
     INFO(fit::describe(r, config.fit.device.name));
-    CHECK(r.fits());
+    // Each budget on its own, from the device's figures in the config (not only the verdict).
+    CHECK(r.table.device.dsps == config.fit.device.dsps);
+    CHECK(r.table.device.alms == config.fit.device.alms);
+    CHECK(r.table.device.m20ks == config.fit.device.m20ks);
+    CHECK(r.table.total.dsps <= config.fit.device.dsps);
+    CHECK(r.table.total.alms <= config.fit.device.alms);
+    CHECK(r.table.total.m20ks <= config.fit.device.m20ks);
     CHECK(r.clock.fmax_mhz >= config.clock.kernel_mhz);
     CHECK(r.peak.total() <= config.fit.device.board_watts);
+    CHECK(r.fits());
     CHECK(fit::verdict_line(r).rfind("fit: yes", 0) == 0);
+    // The design sweep's default (issue 33) uses the chip: more than half its DSP blocks.
+    CHECK(2 * r.table.total.dsps > config.fit.device.dsps);
 }
 
 TEST_CASE("each unit kind's resources grow with its width by its per-lane costs and with its count") {
@@ -138,7 +149,8 @@ TEST_CASE("the Fmax holds to the knee, falls past it with utilisation, and a sha
         last = e.fmax_mhz;
     }
     // 512 lanes are 9 adder levels: with 3 stages of one level each the matvec runs at a third.
-    auto shallow = with({{"units.matvec.latency", "3"}, {"sram.bytes", "2560000"}});
+    auto shallow =
+        with({{"units.matvec.width", "512"}, {"units.matvec.latency", "3"}, {"sram.bytes", "2560000"}});
     auto e = fit::estimate_clock(shallow, fit::resources(shallow));
     CHECK(e.fmax_mhz == Approx(m.base_mhz * 3 / 9));
     CHECK(e.limit.find("matvec") != std::string::npos);

@@ -157,7 +157,9 @@ TEST_CASE("plot refuses a CSV that is not a sweep's and results without an ok ro
 
 TEST_CASE("a sweep's results carry the chip estimates and a point that does not fit is never on a front") {
     ScratchDir s("sweep-fit");
-    auto p = sweep_and_plot(s, tiny_model(2) + "[axes]\nunits.matvec.count = [1, 2, 16]\n");
+    // 512-lane units (the default card's 2,560 lanes fit once, not twice).
+    auto p = sweep_and_plot(s, tiny_model(2) +
+                                   "[axes]\nunits.matvec.width = [512]\nunits.matvec.count = [1, 2, 16]\n");
     INFO(p.out);
     REQUIRE(p.code == 0);
     auto rows = csv(read(s / "out/results.csv"));

@@ -80,9 +80,9 @@ TEST_CASE(
 TEST_CASE("skip_if leaves out the points it holds for, keeping the grid's point numbers") {
     ScratchDir s("sweep-skip");
     // channels x clock > 600 drops (2, 400), (4, 200), (4, 400); the second constraint reads a key
-    // the sweep does not vary (the default matvec width is 512) and a string axis.
+    // the sweep does not vary (the default card has one matvec unit) and a string axis.
     auto r = list(s, tiny_model() + "skip_if = [\"ddr.channels * clock.kernel_mhz > 600\",\n"
-                                    "           \"units.matvec.width == 512 and numerics.cache == 'int8' and "
+                                    "           \"units.matvec.count == 1 and numerics.cache == 'int8' and "
                                     "not (ddr.channels < 2)\"]\n"
                                     "[axes]\n"
                                     "ddr.channels = [1, 2, 4]\n"
