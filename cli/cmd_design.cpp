@@ -13,7 +13,7 @@ namespace {
 
 namespace po = boost::program_options;
 
-int run(std::span<const std::string> args) {
+int run_design(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()(
         "run", po::value<std::string>()->required(),
@@ -46,11 +46,11 @@ int run(std::span<const std::string> args) {
     return verdict.chosen ? Ok : Negative;
 }
 
-const Register reg{
+const Register registered_design{
     {"design",
      "the card's design rule over a design sweep's prefill/decode and serving results: the table "
      "and the chosen point",
-     run}};
+     run_design}};
 
 } // namespace
 } // namespace cardsim::cli
