@@ -53,6 +53,12 @@ struct RunRequest {
     std::optional<DdrTraceRequest> ddr_trace;
     bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
     std::optional<sim::BitFlip> flip; ///< a deliberate one-bit error in one command's output (--flip-bit)
+    /// A timing-only run of a model with experts: how its rows route (graph::RoutingModel's
+    /// `uniform`, `skew:S`, `trace:FILE`; none: `uniform`), seeded by `routing_seed`.
+    std::optional<std::string> routing;
+    std::uint64_t routing_seed = 0;
+    /// Where to write the run's routing (per step, router and row, the chosen experts).
+    std::optional<std::filesystem::path> routing_out;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command

@@ -141,7 +141,10 @@
     X(out, Write, false)                                                                                     \
     X(out2, Write, true)
 // clang-format on
-#define CARDSIM_EXPERTMATVEC_DIMS(X) X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(router)
+// `stride`: the bytes from one expert's matrix to the next in `experts` (the table's entries are
+// e · stride, as lowering lays them out: timing takes an expert's address from it, never from data).
+#define CARDSIM_EXPERTMATVEC_DIMS(X)                                                                         \
+    X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(stride) X(router)
 
 #define CARDSIM_COMBINE_OPERANDS(X)                                                                          \
     X(weights, Read, false) X(outs, Read, false) X(shared, Read, true) X(gate, Read, true) X(out, Write, false)

@@ -467,7 +467,12 @@ void shapes(const Check& k, const Args<slots::ExpertMatvec>& a) {
                "rows × top_k × (n − n1)");
     else
         k.absent(at(O::out2), "and n1 is n");
-    if (k.config()) k.rows_of(at(O::experts), 1, "the experts' packed matrices");
+    if (k.config()) {
+        const auto matrix = packed_bytes(k, d.n, d.k);
+        if (d.stride < matrix) k.fail(fmt::format("dim stride {} is less than a matrix's {} bytes", d.stride, matrix));
+        k.bytes(at(O::experts), k.product({d.experts - 1, d.stride}, "(experts − 1) × stride") + matrix,
+                "(experts − 1) × stride + a packed n × k matrix");
+    }
 }
 
 void shapes(const Check& k, const Args<slots::Combine>& a) {
