@@ -122,7 +122,8 @@ int run(std::span<const std::string> args) {
         "routing", po::value<std::string>(),
         "timing-only, a model with experts: how rows route without data: uniform (default), skew:S (Zipf "
         "popularity, exponent S) or trace:FILE (a routing trace of run --routing-out)")(
-        "routing-seed", po::value<std::uint64_t>()->default_value(0), "the seed of --routing uniform and skew:S")(
+        "routing-seed", po::value<std::uint64_t>()->default_value(0),
+        "the seed of --routing uniform and skew:S")(
         "routing-out", po::value<std::string>(),
         "write the run's routing here (per step, Moe layer and row: the chosen experts)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");

@@ -46,7 +46,8 @@ std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_
 std::function<graph::StepRouting(std::size_t)> routing_of(const RunRequest& req, const program::Program& p) {
     std::size_t rows = 0;
     auto shapes = routers_of(p, rows);
-    if (req.mode != sim::Mode::TimingOnly || shapes.empty()) return [](std::size_t) { return graph::StepRouting{}; };
+    if (req.mode != sim::Mode::TimingOnly || shapes.empty())
+        return [](std::size_t) { return graph::StepRouting{}; };
     auto model = graph::RoutingModel::parse(req.routing.value_or("uniform"), req.routing_seed);
     return [model = std::move(model), shapes = std::move(shapes), rows](std::size_t step) {
         return model.step(step, shapes, rows);
@@ -216,7 +217,8 @@ void check_request(const RunRequest& req) {
         throw Error(fmt::format("--routing {}: a full run's router chooses the experts from its data (pass "
                                 "--timing-only to route by a model or a trace)",
                                 *req.routing));
-    if (req.routing) (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
+    if (req.routing)
+        (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
     if (req.rtl_matvec && req.mode != sim::Mode::Full)
         throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
                     "--timing-only)");

@@ -144,14 +144,15 @@ void describe(V& v, C& c) {
         });
         v.section("units", [&] {
             for (auto kind : all_unit_kinds)
-                if (kind != UnitKind::Router || !omits_router(v, c)) v.section(name(kind), [&] {
-                    auto& u = f.units[static_cast<std::size_t>(kind)];
-                    v.real("dsp_per_lane", u.dsp_per_lane, 0.0, 1024.0);
-                    v.real("alm_per_lane", u.alm_per_lane, 0.0, 1.0e6);
-                    v.real("alm_fixed", u.alm_fixed, 0.0, 1.0e7);
-                    v.real("m20k_fixed", u.m20k_fixed, 0.0, 1.0e6);
-                    v.flag("reduction", u.reduction);
-                });
+                if (kind != UnitKind::Router || !omits_router(v, c))
+                    v.section(name(kind), [&] {
+                        auto& u = f.units[static_cast<std::size_t>(kind)];
+                        v.real("dsp_per_lane", u.dsp_per_lane, 0.0, 1024.0);
+                        v.real("alm_per_lane", u.alm_per_lane, 0.0, 1.0e6);
+                        v.real("alm_fixed", u.alm_fixed, 0.0, 1.0e7);
+                        v.real("m20k_fixed", u.m20k_fixed, 0.0, 1.0e6);
+                        v.flag("reduction", u.reduction);
+                    });
         });
         v.section("knobs", [&] {
             auto& k = f.knobs;

@@ -214,7 +214,8 @@ void Golden::moe(const Moe& o, std::size_t rows) {
     const std::size_t J = o.shared_intermediate;
     auto scheme = kernels::activation_scheme(config_.numerics);
     auto view = [&](const Packed& p) {
-        return numerics::MatrixView(kernels::matrix_layout(config_, p.rows, p.cols), p.bytes, "a golden weight");
+        return numerics::MatrixView(kernels::matrix_layout(config_, p.rows, p.cols), p.bytes,
+                                    "a golden weight");
     };
     auto product = [&](const Weight& w, std::size_t n, std::span<const float> x, std::span<float> y) {
         kernels::matvec(view(packed(w, n, H)), x, scheme, Epilogue::None, {}, y);
@@ -223,8 +224,8 @@ void Golden::moe(const Moe& o, std::size_t rows) {
     std::vector<float> logits(rows * E), weights(rows * k);
     std::vector<std::uint32_t> chosen(rows * k);
     product(o.router, E, x, logits);
-    kernels::route(logits, E, o.norm_topk_prob ? numerics::RouterNorm::TopK : numerics::RouterNorm::All, chosen,
-                   weights);
+    kernels::route(logits, E, o.norm_topk_prob ? numerics::RouterNorm::TopK : numerics::RouterNorm::All,
+                   chosen, weights);
     auto experts = [&](const std::vector<Weight>& list, std::size_t n, std::size_t cols) {
         const auto* l = &list;
         return [&, l, n, cols](std::uint32_t e) {
@@ -245,7 +246,8 @@ void Golden::moe(const Moe& o, std::size_t rows) {
         kernels::silu_mul(sg, su, sa);
         shared.resize(rows * H);
         kernels::matvec(view(packed(*o.shared_down, H, J)), sa, scheme, Epilogue::None, {}, shared);
-        if (!o.shared_expert_gate) throw Error("a shared expert without its sigmoid gate: no unit combines it");
+        if (!o.shared_expert_gate)
+            throw Error("a shared expert without its sigmoid gate: no unit combines it");
         logit.resize(rows);
         product(*o.shared_expert_gate, 1, x, logit);
     }

@@ -29,7 +29,8 @@ std::size_t padded_size(const Shape& s, const Bucket& b);
 /// and the outputs live to the end. Two values whose ranges overlap never share space, so an op's
 /// inputs and outputs never alias unless the op is in place on one value. Values are placed largest
 /// first (ties by index) at the lowest offset that fits; values no op touches get offset 0 and no
-/// space. The Moe ops' scratch (moe_scratch.hpp) follows the values, at `scratch`. Runs in time near-linear in the graph for graphs whose values are short-lived.
+/// space. The Moe ops' scratch (moe_scratch.hpp) follows the values, at `scratch`. Runs in time near-linear
+/// in the graph for graphs whose values are short-lived.
 Layout layout(const Graph& g, const Bucket& b);
 
 /// The same layout by the seed's scan over every placed value (quadratic): the reference `layout`

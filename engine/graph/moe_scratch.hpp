@@ -16,11 +16,11 @@ namespace cardsim::graph {
 /// `rows` token rows (each part rounded up to `ALIGN`); `len` is the whole. Rows of the expert
 /// parts are (row, slot) pairs: row r's slot j is row r·top_k + j.
 struct MoeScratch {
-    std::size_t logits = 0;  ///< rows × experts router logits
-    std::size_t experts = 0; ///< rows × top_k chosen experts (u32)
-    std::size_t weights = 0; ///< rows × top_k routing weights
-    std::size_t gate = 0, up = 0, act = 0; ///< rows·top_k × intermediate each
-    std::size_t expert_out = 0;            ///< rows·top_k × width
+    std::size_t logits = 0;                                     ///< rows × experts router logits
+    std::size_t experts = 0;                                    ///< rows × top_k chosen experts (u32)
+    std::size_t weights = 0;                                    ///< rows × top_k routing weights
+    std::size_t gate = 0, up = 0, act = 0;                      ///< rows·top_k × intermediate each
+    std::size_t expert_out = 0;                                 ///< rows·top_k × width
     std::size_t shared_gate = 0, shared_up = 0, shared_act = 0; ///< rows × shared_intermediate each
     std::size_t shared_out = 0;                                 ///< rows × width
     std::size_t shared_logit = 0;                               ///< rows × 1

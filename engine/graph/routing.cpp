@@ -67,9 +67,10 @@ std::string routing_text(const RoutingTrace& trace, std::span<const RouterShape>
             const std::size_t k = r < shapes.size() ? shapes[r].top_k : 1;
             const auto& v = trace[s][r];
             for (std::size_t q = 0; q * k < v.size(); ++q)
-                out += fmt::format("{} {} {}: {}\n", s, r, q,
-                                   fmt::join(v.begin() + std::ptrdiff_t(q * k),
-                                             v.begin() + std::ptrdiff_t(std::min(v.size(), (q + 1) * k)), " "));
+                out +=
+                    fmt::format("{} {} {}: {}\n", s, r, q,
+                                fmt::join(v.begin() + std::ptrdiff_t(q * k),
+                                          v.begin() + std::ptrdiff_t(std::min(v.size(), (q + 1) * k)), " "));
         }
     return out;
 }
@@ -107,7 +108,8 @@ RoutingTrace parse_routing(std::string_view text, std::string_view source) {
         if (s == out.size()) out.emplace_back();
         auto& step = out.back();
         if (r != step.size() && r + 1 != step.size())
-            throw Error(fmt::format("{}: router {} of step {} out of order (routers in order from 0)", where, r, s));
+            throw Error(
+                fmt::format("{}: router {} of step {} out of order (routers in order from 0)", where, r, s));
         if (r == step.size()) step.emplace_back();
         std::vector<std::uint32_t> row;
         std::string word;
@@ -151,10 +153,12 @@ RoutingModel RoutingModel::parse(std::string_view spec, std::uint64_t seed) {
         char* end = nullptr;
         m.exponent_ = std::strtod(s.c_str(), &end);
         if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(m.exponent_) || m.exponent_ < 0)
-            throw Error(fmt::format("--routing {}: expected skew:S with S a number >= 0 (the Zipf exponent)", spec));
+            throw Error(
+                fmt::format("--routing {}: expected skew:S with S a number >= 0 (the Zipf exponent)", spec));
     } else if (spec.starts_with("trace:")) {
         m.kind_ = Kind::Trace;
-        if (spec.size() == 6) throw Error("--routing trace: expected trace:FILE (a routing trace of run --routing-out)");
+        if (spec.size() == 6)
+            throw Error("--routing trace: expected trace:FILE (a routing trace of run --routing-out)");
         m.trace_ = read_routing(std::filesystem::path(std::string(spec.substr(6))));
     } else {
         throw Error(fmt::format("--routing {}: expected uniform, skew:S or trace:FILE", spec));
@@ -166,21 +170,22 @@ StepRouting RoutingModel::step(std::size_t s, std::span<const RouterShape> shape
     if (kind_ == Kind::Trace) {
         const std::string file = spec_.substr(6);
         if (s >= trace_.size())
-            throw Error(fmt::format("routing trace `{}`: the run needs step {}, the trace has {} steps", file, s,
-                                    trace_.size()));
+            throw Error(fmt::format("routing trace `{}`: the run needs step {}, the trace has {} steps", file,
+                                    s, trace_.size()));
         const auto& step = trace_[s];
         if (step.size() != shapes.size())
-            throw Error(fmt::format("routing trace `{}`: step {} routes {} routers, the model has {}", file, s,
-                                    step.size(), shapes.size()));
+            throw Error(fmt::format("routing trace `{}`: step {} routes {} routers, the model has {}", file,
+                                    s, step.size(), shapes.size()));
         for (std::size_t r = 0; r < shapes.size(); ++r) {
             if (step[r].size() != rows * shapes[r].top_k)
-                throw Error(fmt::format("routing trace `{}`: step {} router {} chooses {} experts, the run needs {} "
-                                        "rows of {}",
-                                        file, s, r, step[r].size(), rows, shapes[r].top_k));
+                throw Error(
+                    fmt::format("routing trace `{}`: step {} router {} chooses {} experts, the run needs {} "
+                                "rows of {}",
+                                file, s, r, step[r].size(), rows, shapes[r].top_k));
             for (auto e : step[r])
                 if (e >= shapes[r].experts)
-                    throw Error(fmt::format("routing trace `{}`: step {} router {} chooses expert {} of {}", file, s,
-                                            r, e, shapes[r].experts));
+                    throw Error(fmt::format("routing trace `{}`: step {} router {} chooses expert {} of {}",
+                                            file, s, r, e, shapes[r].experts));
         }
         return step;
     }

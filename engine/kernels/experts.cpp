@@ -78,8 +78,8 @@ void combine(std::span<const float> weights, std::span<const float> outs, std::s
     for (std::size_t r = 0; r < rows; ++r) {
         std::optional<numerics::SharedExpert> s;
         if (!shared.empty()) s = numerics::SharedExpert{gate_logits[r], shared.subspan(r * width, width)};
-        numerics::combine(weights.subspan(r * top_k, top_k), outs.subspan(r * top_k * width, top_k * width), s,
-                          out.subspan(r * width, width));
+        numerics::combine(weights.subspan(r * top_k, top_k), outs.subspan(r * top_k * width, top_k * width),
+                          s, out.subspan(r * width, width));
     }
 }
 

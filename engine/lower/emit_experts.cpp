@@ -29,8 +29,8 @@ Place Lowering::stacked_matrix(const std::vector<Weight>& views, std::size_t k) 
     for (auto& v : views) {
         auto shape = ws_.view_of(v.tensor, v.view);
         if (shape.row_len != k)
-            throw Error(fmt::format("tensor {}: its view reads {} × {}, expected rows of {}", ws_.name(v.tensor),
-                                    shape.rows, shape.row_len, k));
+            throw Error(fmt::format("tensor {}: its view reads {} × {}, expected rows of {}",
+                                    ws_.name(v.tensor), shape.rows, shape.row_len, k));
         n += shape.rows;
     }
     return reserve(t_.storage.packed_bytes(n, k), true, [this, views, n, k] {
@@ -44,8 +44,8 @@ Place Lowering::stacked_matrix(const std::vector<Weight>& views, std::size_t k) 
     });
 }
 
-Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n,
-                                             std::size_t k) {
+Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weight>>& per_expert,
+                                             std::size_t n, std::size_t k) {
     std::vector<Place> places;
     for (auto& views : per_expert) {
         places.push_back(stacked_matrix(views, k));
@@ -79,11 +79,14 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
         return on(Place{Region::Arena, 4 * (out_.layout.scratch + at), 4 * floats});
     };
     const std::uint64_t router = routers_++;
-    put<slots::Matvec>(i,
-                       {.x = on(arena(o.x)), .w = on(matrix(o.router, E, H)), .out = scratch(s.logits, R * E)},
-                       {.rows = R, .n = E, .k = H, .n1 = E, .n2 = 0});
+    put<slots::Matvec>(
+        i, {.x = on(arena(o.x)), .w = on(matrix(o.router, E, H)), .out = scratch(s.logits, R * E)},
+        {.rows = R, .n = E, .k = H, .n1 = E, .n2 = 0});
     put<slots::Route>(
-        i, {.logits = scratch(s.logits, R * E), .experts = scratch(s.experts, R * k), .weights = scratch(s.weights, R * k)},
+        i,
+        {.logits = scratch(s.logits, R * E),
+         .experts = scratch(s.experts, R * k),
+         .weights = scratch(s.weights, R * k)},
         {.rows = R, .experts = E, .top_k = k, .all = o.norm_topk_prob ? 0u : 1u, .router = router});
     std::vector<std::vector<Weight>> gate_up, down;
     for (std::size_t e = 0; e < E; ++e) {
@@ -108,9 +111,11 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
                               .per_slot = 0,
                               .stride = gu.stride,
                               .router = router});
-    put<slots::SiluMul>(
-        i, {.gate = scratch(s.gate, R * k * I), .up = scratch(s.up, R * k * I), .out = scratch(s.act, R * k * I)},
-        {.rows = R * k, .width = I});
+    put<slots::SiluMul>(i,
+                        {.gate = scratch(s.gate, R * k * I),
+                         .up = scratch(s.up, R * k * I),
+                         .out = scratch(s.act, R * k * I)},
+                        {.rows = R * k, .width = I});
     put<slots::ExpertMatvec>(i,
                              {.x = scratch(s.act, R * k * I),
                               .choice = scratch(s.experts, R * k),

@@ -207,15 +207,16 @@ private:
 
     /// A per-layer expert table and the matrices it points into.
     struct ExpertTable {
-        Place table;    ///< one u64 byte offset per expert into `matrices`
-        Place matrices; ///< every expert's packed matrix, one after another
+        Place table;              ///< one u64 byte offset per expert into `matrices`
+        Place matrices;           ///< every expert's packed matrix, one after another
         std::uint64_t stride = 0; ///< bytes from one expert's matrix to the next
     };
     /// Reserves the packed matrix of `views` stacked (their rows one after another), `k` wide.
     Place stacked_matrix(const std::vector<Weight>& views, std::size_t k);
     /// Reserves each expert's stacked matrix (`per_expert[e]`'s views, `n` × `k` in all) and the
     /// table of their offsets.
-    ExpertTable expert_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n, std::size_t k);
+    ExpertTable expert_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n,
+                             std::size_t k);
     void emit_op(std::size_t i, const Moe& o);
     std::uint64_t routers_ = 0; ///< Moe ops lowered so far: the next one's router number
 

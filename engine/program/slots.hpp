@@ -147,7 +147,8 @@
     X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(stride) X(router)
 
 #define CARDSIM_COMBINE_OPERANDS(X)                                                                          \
-    X(weights, Read, false) X(outs, Read, false) X(shared, Read, true) X(gate, Read, true) X(out, Write, false)
+    X(weights, Read, false)                                                                                  \
+    X(outs, Read, false) X(shared, Read, true) X(gate, Read, true) X(out, Write, false)
 #define CARDSIM_COMBINE_DIMS(X) X(rows) X(top_k) X(width)
 
 // ---- what one opcode's slots generate ----

@@ -469,7 +469,8 @@ void shapes(const Check& k, const Args<slots::ExpertMatvec>& a) {
         k.absent(at(O::out2), "and n1 is n");
     if (k.config()) {
         const auto matrix = packed_bytes(k, d.n, d.k);
-        if (d.stride < matrix) k.fail(fmt::format("dim stride {} is less than a matrix's {} bytes", d.stride, matrix));
+        if (d.stride < matrix)
+            k.fail(fmt::format("dim stride {} is less than a matrix's {} bytes", d.stride, matrix));
         k.bytes(at(O::experts), k.product({d.experts - 1, d.stride}, "(experts − 1) × stride") + matrix,
                 "(experts − 1) × stride + a packed n × k matrix");
     }
@@ -482,7 +483,8 @@ void shapes(const Check& k, const Args<slots::Combine>& a) {
     k.at_least("top_k", d.top_k, 1);
     k.at_least("width", d.width, 1);
     k.f32s(at(O::weights), k.product({d.rows, d.top_k}, "rows × top_k"), "rows × top_k");
-    k.f32s(at(O::outs), k.product({d.rows, d.top_k, d.width}, "rows × top_k × width"), "rows × top_k × width");
+    k.f32s(at(O::outs), k.product({d.rows, d.top_k, d.width}, "rows × top_k × width"),
+           "rows × top_k × width");
     k.absent_or_f32s(at(O::shared), k.product({d.rows, d.width}, "rows × width"), "rows × width");
     k.absent_or_f32s(at(O::gate), d.rows, "rows");
     if (a.operands.gate.region != Region::None && a.operands.shared.region == Region::None)

@@ -47,7 +47,7 @@ struct CardContext {
     /// This step's routing, per router (units::Step::routing): a timing-only run's from its inputs,
     /// a full run's recorded by each route command as it computes.
     std::vector<std::vector<std::uint32_t>> routing;
-    std::vector<CommandRecord> records;   ///< every command run so far, in completion order
+    std::vector<CommandRecord> records; ///< every command run so far, in completion order
     /// Without keep_records: per unit kind, one record summing its commands' compute cycles, bytes
     /// and time split (`index`: how many commands it folds; `end`: the latest).
     std::array<CommandRecord, card::unit_kind_count> kind_totals{};

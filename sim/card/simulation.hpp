@@ -90,8 +90,8 @@ struct RunResult {
     /// Per step of a model with experts (none without): each router's routing (rows × top_k chosen
     /// experts per Moe op, graph order), as the full run's routes chose or the timing-only run was given.
     std::vector<std::vector<std::vector<std::uint32_t>>> routing;
-    std::uint64_t cycles = 0;              ///< kernel cycles of the whole run
-    double seconds = 0;                    ///< simulated seconds
+    std::uint64_t cycles = 0; ///< kernel cycles of the whole run
+    double seconds = 0;       ///< simulated seconds
     std::vector<ChannelTotals> channels;
     /// Per DDR channel after the run, once the posted writes still queued at its end are issued:
     /// what a replay of the run's requests ends with (last data beat, row outcomes, bursts).

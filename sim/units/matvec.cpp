@@ -87,8 +87,8 @@ public:
 
 private:
     /// Rows of `n` outputs in `y` into `out1` (n1 each), `out2` (n2) and `out3` (the rest).
-    static void split(const std::vector<float>& y, std::size_t rows, std::size_t n, std::size_t n1, std::size_t n2,
-                      std::span<float> out1, std::span<float> out2, std::span<float> out3) {
+    static void split(const std::vector<float>& y, std::size_t rows, std::size_t n, std::size_t n1,
+                      std::size_t n2, std::span<float> out1, std::span<float> out2, std::span<float> out3) {
         const std::size_t n3 = n - n1 - n2;
         for (std::size_t r = 0; r < rows; ++r) {
             std::copy_n(y.begin() + r * n, n1, out1.begin() + r * n1);
@@ -119,11 +119,13 @@ private:
         std::vector<std::uint64_t> table(d.experts);
         std::memcpy(table.data(), o.table.data(), std::min<std::size_t>(o.table.size(), 8 * table.size()));
         auto matrix_of = [&](std::uint32_t e) {
-            if (e >= d.experts) throw Error(fmt::format("router {} chose expert {} of {}", d.router, e, d.experts));
+            if (e >= d.experts)
+                throw Error(fmt::format("router {} chose expert {} of {}", d.router, e, d.experts));
             if (table[e] > o.experts.size() || layout.bytes() > o.experts.size() - table[e])
                 throw Error(fmt::format("expert {}'s table entry {:#x} points past the experts' {} bytes", e,
                                         table[e], o.experts.size()));
-            return numerics::MatrixView(layout, o.experts.subspan(table[e], layout.bytes()), "an expert matrix");
+            return numerics::MatrixView(layout, o.experts.subspan(table[e], layout.bytes()),
+                                        "an expert matrix");
         };
         const std::size_t slots = d.rows * d.top_k;
         if (d.n1 == d.n) {

@@ -35,8 +35,9 @@ public:
             auto o = program::each<R>(operands);
             std::span<std::uint32_t> chosen{reinterpret_cast<std::uint32_t*>(o.experts.data()),
                                             o.experts.size() / 4};
-            kernels::route(f32s(o.logits), d.experts, d.all ? numerics::RouterNorm::All : numerics::RouterNorm::TopK,
-                           chosen, f32s(o.weights));
+            kernels::route(f32s(o.logits), d.experts,
+                           d.all ? numerics::RouterNorm::All : numerics::RouterNorm::TopK, chosen,
+                           f32s(o.weights));
             return;
         }
         auto d = program::args<C>(c).dims;

@@ -32,7 +32,7 @@ struct Span {
 /// depend on it start), a timing-only run's comes with its inputs (a routing model or trace).
 struct Step {
     std::span<const std::uint32_t> positions;
-    std::span<const std::uint32_t> slots;                  ///< empty without slots
+    std::span<const std::uint32_t> slots;                ///< empty without slots
     std::span<const std::vector<std::uint32_t>> routing; ///< per router; empty without experts
 };
 

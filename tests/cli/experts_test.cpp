@@ -73,7 +73,8 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
     CHECK(contains(refused.out, "--routing uniform: a full run's router chooses the experts"));
     // An expert-less model has nothing to route.
     const auto dense = make_model(d, "dense");
-    auto none = run_cardsim("run " + dense + " --tokens 2 --no-reference --routing-out " + (d / "r2.txt").string());
+    auto none =
+        run_cardsim("run " + dense + " --tokens 2 --no-reference --routing-out " + (d / "r2.txt").string());
     CHECK(none.code != 0);
     CHECK(contains(none.out, "the model has no experts"));
 }

@@ -46,7 +46,8 @@ TEST_CASE("uniform routing: distinct experts a step match E(1 - (1 - k/E)^B) wit
     }
 }
 
-TEST_CASE("skewed routing touches fewer experts than uniform, and more skew fewer still", "[engine][routing]") {
+TEST_CASE("skewed routing touches fewer experts than uniform, and more skew fewer still",
+          "[engine][routing]") {
     const RouterShape shape{128, 8};
     auto distinct = [&](const std::string& spec) {
         const auto model = RoutingModel::parse(spec, 5);
@@ -61,7 +62,8 @@ TEST_CASE("skewed routing touches fewer experts than uniform, and more skew fewe
     CHECK(distinct("skew:0") == Approx(uniform).epsilon(0.02)); // exponent 0: every expert alike
 }
 
-TEST_CASE("routing models are deterministic and a routing trace reads back what it wrote", "[engine][routing]") {
+TEST_CASE("routing models are deterministic and a routing trace reads back what it wrote",
+          "[engine][routing]") {
     const std::vector<RouterShape> shapes{{8, 2}, {16, 4}};
     const auto a = RoutingModel::parse("skew:1.2", 3), b = RoutingModel::parse("skew:1.2", 3);
     graph::RoutingTrace trace;
@@ -76,11 +78,13 @@ TEST_CASE("routing models are deterministic and a routing trace reads back what 
     CHECK(graph::parse_routing(text, "t") == trace);
 }
 
-TEST_CASE("bad routing input is an error naming the file, the line and what was expected", "[engine][routing]") {
+TEST_CASE("bad routing input is an error naming the file, the line and what was expected",
+          "[engine][routing]") {
     CHECK_THROWS_WITH(RoutingModel::parse("zipf"), Catch::Contains("expected uniform, skew:S or trace:FILE"));
     CHECK_THROWS_WITH(RoutingModel::parse("skew:-1"), Catch::Contains("S a number >= 0"));
     CHECK_THROWS_WITH(RoutingModel::parse("trace:/nonexistent/r.txt"), Catch::Contains("/nonexistent/r.txt"));
-    CHECK_THROWS_WITH(graph::parse_routing("routing\n", "r.txt"), Catch::Contains("r.txt:1: expected the header"));
+    CHECK_THROWS_WITH(graph::parse_routing("routing\n", "r.txt"),
+                      Catch::Contains("r.txt:1: expected the header"));
     CHECK_THROWS_WITH(graph::parse_routing("cardsim-routing 1\n0 0 0 1 2\n", "r.txt"),
                       Catch::Contains("r.txt:2: expected `STEP ROUTER ROW: EXPERTS...`"));
     CHECK_THROWS_WITH(graph::parse_routing("cardsim-routing 1\n1 0 0: 1 2\n", "r.txt"),
@@ -96,5 +100,6 @@ TEST_CASE("bad routing input is an error naming the file, the line and what was 
     CHECK_THROWS_WITH(model.step(0, shapes, 1), Catch::Contains(file.string()) &&
                                                     Catch::Contains("step 0 router 0 chooses expert 9 of 8"));
     CHECK_THROWS_WITH(model.step(0, shapes, 2), Catch::Contains("the run needs 2 rows of 2"));
-    CHECK_THROWS_WITH(model.step(1, shapes, 1), Catch::Contains("the run needs step 1, the trace has 1 steps"));
+    CHECK_THROWS_WITH(model.step(1, shapes, 1),
+                      Catch::Contains("the run needs step 1, the trace has 1 steps"));
 }

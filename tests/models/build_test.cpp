@@ -173,7 +173,8 @@ TEST_CASE("Qwen3-Next's grouped in_proj_qkvz and in_proj_ba are read by head par
             CHECK(moe->shared_gate.has_value());
             CHECK(g.sites[i].part == Part::Ffn);
             REQUIRE(moe->shared_expert_gate);
-            CHECK(m.checkpoint.name(moe->shared_expert_gate->tensor).ends_with("mlp.shared_expert_gate.weight"));
+            CHECK(m.checkpoint.name(moe->shared_expert_gate->tensor)
+                      .ends_with("mlp.shared_expert_gate.weight"));
             CHECK(moe->intermediate > 0);
             CHECK(moe->shared_intermediate > 0);
         }

@@ -69,8 +69,8 @@ lower::Compiled compile(const models::Model& m, const graph::Graph& g, const car
 }
 
 /// Runs `c` for `steps` steps; timing-only runs take `routing` (per step).
-sim::RunResult run(const card::CardConfig& config, const lower::Compiled& c, std::size_t vocab, sim::Mode mode,
-                   const graph::RoutingTrace& routing = {}) {
+sim::RunResult run(const card::CardConfig& config, const lower::Compiled& c, std::size_t vocab,
+                   sim::Mode mode, const graph::RoutingTrace& routing = {}) {
     sim::RunPlan plan;
     plan.steps = steps;
     plan.mode = mode;
@@ -175,7 +175,8 @@ TEST_CASE("a step's expert bytes from DDR are the chosen experts' table entries 
     CHECK(shared_streams); // the test is not vacuous: an expert several rows chose streamed once
 }
 
-TEST_CASE("a timing-only run given a full run's routing has that run's cycles and DDR bytes", "[sim][experts]") {
+TEST_CASE("a timing-only run given a full run's routing has that run's cycles and DDR bytes",
+          "[sim][experts]") {
     test::ScratchDir d("experts-timing");
     const auto m = model(d, models::SynthArch::Moe, models::SynthSize::Small);
     const auto config = experts_card();
@@ -224,14 +225,16 @@ TEST_CASE("a timing-only run given a full run's routing has that run's cycles an
     const auto shapes = graph::routers(built.graph);
     const auto again = graph::parse_routing(graph::routing_text(routing, shapes), "the recorded routing");
     REQUIRE(again == routing);
-    auto timing = test::in_child([&] { return measure(run(config, c, vocab_of(m), sim::Mode::TimingOnly, again)); });
+    auto timing =
+        test::in_child([&] { return measure(run(config, c, vocab_of(m), sim::Mode::TimingOnly, again)); });
     CHECK(timing == want);
     // Another routing changes the timing: the equality above is not vacuous.
     auto model = graph::RoutingModel::parse("skew:2", 7);
     graph::RoutingTrace skewed;
     for (std::size_t s = 0; s < steps; ++s)
         skewed.push_back(model.step(s, shapes, seqs));
-    auto other = test::in_child([&] { return measure(run(config, c, vocab_of(m), sim::Mode::TimingOnly, skewed)); });
+    auto other =
+        test::in_child([&] { return measure(run(config, c, vocab_of(m), sim::Mode::TimingOnly, skewed)); });
     CHECK(other != want);
 }
 
