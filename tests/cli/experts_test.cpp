@@ -67,6 +67,14 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
     CHECK(f.at("bit_exact") == "yes");
     CHECK(t.at("cycles") == f.at("cycles"));
     CHECK(t.at("ddr_bytes") == f.at("ddr_bytes"));
+    // The per-layer expert stats come from the routing: the same for both runs, and at most k·rows
+    // experts a layer (4 rows of 4 of 16 experts).
+    CHECK(t.at("expert_bytes_per_step") == f.at("expert_bytes_per_step"));
+    CHECK(std::stod(f.at("experts_touched_per_layer")) <= 16.0);
+    CHECK(std::stod(f.at("experts_touched_per_layer")) >= 4.0);
+    auto text = run_cardsim("run " + m + " --set capabilities.experts=true --tokens 3 --seqs 4 --timing-only --routing trace:" + routing);
+    CHECK(contains(text.out, "experts: 4 Moe layers, a step "));
+    CHECK(contains(text.out, "  Moe layer 0: "));
     // A full run refuses a routing model: its router chooses from the data.
     auto refused = run_cardsim("run " + m + card + " --routing uniform");
     CHECK(refused.code != 0);
