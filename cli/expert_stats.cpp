@@ -10,8 +10,9 @@
 
 namespace cardsim::cli {
 
-std::vector<ExpertLayerStats> expert_stats(const program::Program& p, const card::CardConfig& config,
-                                           const std::vector<std::vector<std::vector<std::uint32_t>>>& routing) {
+std::vector<ExpertLayerStats>
+expert_stats(const program::Program& p, const card::CardConfig& config,
+             const std::vector<std::vector<std::vector<std::uint32_t>>>& routing) {
     std::vector<ExpertLayerStats> out;
     std::vector<std::uint64_t> per_expert; // bytes one touched expert streams, per router
     for (const auto& c : p.commands) {
@@ -61,9 +62,10 @@ std::string expert_lines(const std::vector<ExpertLayerStats>& stats) {
                                 "{:.3f} MB of expert weights streamed (each touched expert once)\n",
                                 stats.size(), distinct / double(stats.size()), bytes / 1e6);
     for (auto& s : stats)
-        o += fmt::format("  Moe layer {}: {:.1f} of {} experts touched by {} rows of {}; rows per touched expert: "
-                         "max {:.1f}, {:.2f}x the mean; {:.3f} MB a step\n",
-                         s.router, s.distinct, s.experts, s.rows, s.top_k, s.max_rows, s.imbalance, s.bytes / 1e6);
+        o += fmt::format(
+            "  Moe layer {}: {:.1f} of {} experts touched by {} rows of {}; rows per touched expert: "
+            "max {:.1f}, {:.2f}x the mean; {:.3f} MB a step\n",
+            s.router, s.distinct, s.experts, s.rows, s.top_k, s.max_rows, s.imbalance, s.bytes / 1e6);
     return o;
 }
 

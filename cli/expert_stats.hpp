@@ -23,8 +23,9 @@ struct ExpertLayerStats {
 
 /// The stats of each router of program `p` (its Route and ExpertMatvec commands) over `routing`
 /// (per step, per router: rows × top_k chosen experts), the matrices in `config`'s weight format.
-std::vector<ExpertLayerStats> expert_stats(const program::Program& p, const card::CardConfig& config,
-                                           const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
+std::vector<ExpertLayerStats>
+expert_stats(const program::Program& p, const card::CardConfig& config,
+             const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
 
 /// The summary's lines: `experts: ...` and one line a layer (none without experts).
 std::string expert_lines(const std::vector<ExpertLayerStats>& stats);

@@ -236,7 +236,8 @@ std::string RunReport::text() const {
 
 std::string RunReport::host_line() const {
     return fmt::format("host: {}, outputs {:.2f} s; {:.2f} s in all\n",
-                       traces::report::host_phases(host_facts(*this), steps, run.seconds), host.outputs, host.total);
+                       traces::report::host_phases(host_facts(*this), steps, run.seconds), host.outputs,
+                       host.total);
 }
 
 std::string RunReport::machine() const {

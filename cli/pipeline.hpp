@@ -3,8 +3,8 @@
 // in; a timed, bit-exact run on the simulated card out, checked against the golden executor and
 // measured against the f64 reference, with its trace and exports.
 
-#include "cli/expert_stats.hpp"
 #include "cli/ddr_trace_options.hpp"
+#include "cli/expert_stats.hpp"
 #include "cli/phase.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
@@ -112,7 +112,8 @@ struct RunReport {
     std::string ddr_trace;
     std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
     HostPhases host;                    ///< the host's time, phase by phase
-    std::vector<ExpertLayerStats> experts; ///< per Moe layer: what the run's routing did (none without experts)
+    std::vector<ExpertLayerStats>
+        experts; ///< per Moe layer: what the run's routing did (none without experts)
 
     /// The summary a person reads.
     std::string text() const;

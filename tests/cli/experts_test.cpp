@@ -72,7 +72,9 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
     CHECK(t.at("expert_bytes_per_step") == f.at("expert_bytes_per_step"));
     CHECK(std::stod(f.at("experts_touched_per_layer")) <= 16.0);
     CHECK(std::stod(f.at("experts_touched_per_layer")) >= 4.0);
-    auto text = run_cardsim("run " + m + " --set capabilities.experts=true --tokens 3 --seqs 4 --timing-only --routing trace:" + routing);
+    auto text = run_cardsim(
+        "run " + m +
+        " --set capabilities.experts=true --tokens 3 --seqs 4 --timing-only --routing trace:" + routing);
     CHECK(contains(text.out, "experts: 4 Moe layers, a step "));
     CHECK(contains(text.out, "  Moe layer 0: "));
     // A full run refuses a routing model: its router chooses from the data.
@@ -85,4 +87,24 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
         run_cardsim("run " + dense + " --tokens 2 --no-reference --routing-out " + (d / "r2.txt").string());
     CHECK(none.code != 0);
     CHECK(contains(none.out, "the model has no experts"));
+}
+
+TEST_CASE("serve runs a Moe model: bit-exact with --check, timed by a routing model without it",
+          "[cli][experts]") {
+    ScratchDir d("experts-serve");
+    const auto m = make_model(d, "moe", 2, "small");
+    const std::string args = "serve " + m +
+                             " --set capabilities.experts=true --gen poisson --rate 50000 --count 6 "
+                             "--prompt-len 8 --output-len 3 --seed 1";
+    auto checked = run_cardsim(args + " --check");
+    INFO(checked.out);
+    REQUIRE(checked.code == 0);
+    CHECK(contains(checked.out, "served 6 of 6 requests"));
+    CHECK(contains(checked.out, "bit-exact: yes"));
+    auto timed = run_cardsim(args + " --routing skew:1.5");
+    REQUIRE(timed.code == 0);
+    CHECK(contains(timed.out, "served 6 of 6 requests"));
+    auto both = run_cardsim(args + " --check --routing uniform");
+    CHECK(both.code != 0);
+    CHECK(contains(both.out, "--routing: with --check the router chooses"));
 }
