@@ -486,6 +486,8 @@ void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s,
                               rep.prefill_steps ? rep.prefill_steps : rep.steps);
     auto facts = run_facts(rep, req.config, s.built ? &s.built->graph : nullptr);
     traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
+    // A model with experts: the summary's per-layer expert lines (none without: traces keep their bytes).
+    if (!rep.experts.empty()) t.header.meta["run.experts"] = expert_lines(rep.experts);
     if (req.report)
         traces::report::write_run_page(
             *req.report,

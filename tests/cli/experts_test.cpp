@@ -72,11 +72,15 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
     CHECK(t.at("expert_bytes_per_step") == f.at("expert_bytes_per_step"));
     CHECK(std::stod(f.at("experts_touched_per_layer")) <= 16.0);
     CHECK(std::stod(f.at("experts_touched_per_layer")) >= 4.0);
+    const auto trace = (d / "t.trace").string();
     auto text = run_cardsim(
-        "run " + m +
-        " --set capabilities.experts=true --tokens 3 --seqs 4 --timing-only --routing trace:" + routing);
+        "run " + m + " --set capabilities.experts=true --tokens 3 --seqs 4 --timing-only --routing trace:" +
+        routing + " --trace " + trace);
     CHECK(contains(text.out, "experts: 4 Moe layers, a step "));
     CHECK(contains(text.out, "  Moe layer 0: "));
+    // The trace carries them too (meta run.experts).
+    auto shown = run_cardsim("trace show --meta " + trace);
+    CHECK(contains(shown.out, "Moe layer 3: "));
     // A full run refuses a routing model: its router chooses from the data.
     auto refused = run_cardsim("run " + m + card + " --routing uniform");
     CHECK(refused.code != 0);
