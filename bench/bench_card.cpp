@@ -71,7 +71,7 @@ Times simulate_in_child(const lower::Compiled& c, sim::Mode mode) {
         plan.steps = steps;
         plan.mode = mode;
         plan.inputs = [](std::size_t s, const sim::StepOutputs*) {
-            return graph::BatchInputs{{std::uint32_t(1 + s)}, {std::uint32_t(s)}, {}, {}, {}, {}, {}};
+            return graph::BatchInputs{{std::uint32_t(1 + s)}, {std::uint32_t(s)}, {}, {}, {}, {}, {}, {}};
         };
         auto r = sim::simulate(config, c, plan);
         double out[3] = {r.steps_seconds, r.seconds, r.setup_seconds};

@@ -55,7 +55,7 @@ std::array<double, 4> in_child(const std::filesystem::path& dir, std::size_t run
             plan.steps = run_steps;
             plan.mode = sim::Mode::TimingOnly;
             plan.inputs = [](std::size_t s, const sim::StepOutputs*) {
-                return graph::BatchInputs{{std::uint32_t(1 + s)}, {std::uint32_t(s)}, {}, {}, {}, {}, {}};
+                return graph::BatchInputs{{std::uint32_t(1 + s)}, {std::uint32_t(s)}, {}, {}, {}, {}, {}, {}};
             };
             auto r = sim::simulate(config, c, plan);
             out[1] = r.steps_seconds;

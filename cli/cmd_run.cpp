@@ -119,13 +119,21 @@ int run_model_command(std::span<const std::string> args) {
         "STEP:CMD[:BYTE[:BIT]]: flip one bit of what command CMD writes in step STEP, a deliberate error: "
         "the bit-exact check names the first output it reaches (a low bit of an intermediate value may "
         "vanish in a later rounding; --check-layers reads each layer's output back)")(
+        "routing", po::value<std::string>(),
+        "timing-only, a model with experts: how rows route without data: uniform (default), skew:S (Zipf "
+        "popularity, exponent S) or trace:FILE (a routing trace of run --routing-out)")(
+        "routing-seed", po::value<std::uint64_t>()->default_value(0),
+        "the seed of --routing uniform and skew:S")(
+        "routing-out", po::value<std::string>(),
+        "write the run's routing here (per step, Moe layer and row: the chosen experts)")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
     auto vm = parse(
         "run",
         "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--seqs S] [--prompt IDS]... "
         "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report F.html] "
-        "[--timing-only] [--shapes-only] [--prompt-len N [--chunk C]] [--rtl matvec] [--ddr-trace F]",
+        "[--timing-only] [--shapes-only] [--prompt-len N [--chunk C]] [--rtl matvec] [--ddr-trace F] "
+        "[--routing uniform|skew:S|trace:F] [--routing-out F]",
         args, opts, positional);
     auto knobs = knob_overrides(vm);
     RunRequest req;
@@ -192,6 +200,9 @@ int run_model_command(std::span<const std::string> args) {
         req.rtl_matvec = true;
     }
     if (vm.count("flip-bit")) req.flip = parse_flip(vm["flip-bit"].as<std::string>());
+    if (vm.count("routing")) req.routing = vm["routing"].as<std::string>();
+    req.routing_seed = vm["routing-seed"].as<std::uint64_t>();
+    if (vm.count("routing-out")) req.routing_out = vm["routing-out"].as<std::string>();
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     Outputs outputs; // checked before any work; removed again if the run fails
     for (auto& [option, path] : {std::pair{"--trace", req.trace},
@@ -201,6 +212,7 @@ int run_model_command(std::span<const std::string> args) {
                                  {"--report", req.report}})
         if (path) outputs.file(option, *path);
     if (req.ddr_trace) outputs.file("--ddr-trace", req.ddr_trace->path);
+    if (req.routing_out) outputs.file("--routing-out", *req.routing_out);
     auto rep = run_model(req);
     outputs.keep();
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());

@@ -56,6 +56,9 @@ int run_serve(std::span<const std::string> args) {
         "compute every step on real bits and check it against the golden executor")(
         "shapes-only", po::bool_switch(), "read the checkpoint's config.json alone (timing only)")(
         "table", po::value<std::string>(), "write one line a request (CSV: its times and latencies) here")(
+        "routing", po::value<std::string>()->default_value("uniform"),
+        "without --check, a model with experts: how rows route (uniform, skew:S, trace:FILE)")(
+        "routing-seed", po::value<std::uint64_t>()->default_value(0), "the seed of --routing")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
     auto vm =
@@ -133,6 +136,10 @@ int run_serve(std::span<const std::string> args) {
     req.policy.max_seqs = vm["max-seqs"].as<std::size_t>();
     if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
     req.check = vm["check"].as<bool>();
+    req.routing = vm["routing"].as<std::string>();
+    req.routing_seed = vm["routing-seed"].as<std::uint64_t>();
+    if (req.check && !vm["routing"].defaulted())
+        throw Error("--routing: with --check the router chooses the experts from the data (drop one)");
     req.shapes_only = vm["shapes-only"].as<bool>();
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = serve_model(req);

@@ -72,6 +72,7 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+    rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
     rep.fit = fit::check_fit(req.config);
     rep.watts =
         fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run)).total();
@@ -198,6 +199,7 @@ std::string RunReport::text() const {
                          "{:.3f})\n",
                          m.opcode, m.commands, m.measured, m.model,
                          m.model ? double(m.measured) / double(m.model) : 0.0);
+    o += expert_lines(experts);
     o += "units busy:";
     for (auto& [name, busy] : run.unit_busy)
         if (busy)
@@ -234,7 +236,8 @@ std::string RunReport::text() const {
 
 std::string RunReport::host_line() const {
     return fmt::format("host: {}, outputs {:.2f} s; {:.2f} s in all\n",
-                       traces::report::host_phases(host_facts(*this), steps, run.seconds), host.outputs, host.total);
+                       traces::report::host_phases(host_facts(*this), steps, run.seconds), host.outputs,
+                       host.total);
 }
 
 std::string RunReport::machine() const {
@@ -244,6 +247,15 @@ std::string RunReport::machine() const {
     kv("seqs", seqs);
     kv("cycles", run.cycles);
     kv("seconds", run.seconds);
+    if (!experts.empty()) {
+        double distinct = 0, bytes = 0;
+        for (auto& e : experts) {
+            distinct += e.distinct;
+            bytes += e.bytes;
+        }
+        kv("experts_touched_per_layer", distinct / double(experts.size()));
+        kv("expert_bytes_per_step", bytes);
+    }
     kv("tokens_per_second", run.seconds > 0 ? double(steps * seqs) / run.seconds : 0.0);
     if (steps > prefill_steps && run.step_end.size() == steps && prefill_steps > 0)
         kv("decode_tokens_per_second",

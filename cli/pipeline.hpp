@@ -4,6 +4,7 @@
 // measured against the f64 reference, with its trace and exports.
 
 #include "cli/ddr_trace_options.hpp"
+#include "cli/expert_stats.hpp"
 #include "cli/phase.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
@@ -53,6 +54,12 @@ struct RunRequest {
     std::optional<DdrTraceRequest> ddr_trace;
     bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
     std::optional<sim::BitFlip> flip; ///< a deliberate one-bit error in one command's output (--flip-bit)
+    /// A timing-only run of a model with experts: how its rows route (graph::RoutingModel's
+    /// `uniform`, `skew:S`, `trace:FILE`; none: `uniform`), seeded by `routing_seed`.
+    std::optional<std::string> routing;
+    std::uint64_t routing_seed = 0;
+    /// Where to write the run's routing (per step, router and row, the chosen experts).
+    std::optional<std::filesystem::path> routing_out;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
@@ -105,6 +112,8 @@ struct RunReport {
     std::string ddr_trace;
     std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
     HostPhases host;                    ///< the host's time, phase by phase
+    std::vector<ExpertLayerStats>
+        experts; ///< per Moe layer: what the run's routing did (none without experts)
 
     /// The summary a person reads.
     std::string text() const;

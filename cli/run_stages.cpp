@@ -5,8 +5,10 @@
 #include "cli/report_facts.hpp"
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/program/program.hpp"
+#include "engine/program/slots.hpp"
 #include "engine/program/validate.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/reference.hpp"
@@ -23,8 +25,35 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 namespace cardsim::cli::stages {
+
+std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_t& rows) {
+    std::vector<graph::RouterShape> out;
+    for (const auto& c : p.commands) {
+        if (c.opcode != program::Opcode::Route) continue;
+        const auto d = program::args<program::slots::Route>(c).dims;
+        if (d.router >= out.size()) out.resize(d.router + 1);
+        out[d.router] = {d.experts, d.top_k};
+        rows = d.rows;
+    }
+    return out;
+}
+
+/// How a run of `p` routes without data: the request's model (none given: uniform) for a
+/// timing-only run of a program with experts, else nothing (a full run's routes choose).
+std::function<graph::StepRouting(std::size_t)> routing_of(const RunRequest& req, const program::Program& p) {
+    std::size_t rows = 0;
+    auto shapes = routers_of(p, rows);
+    if (req.mode != sim::Mode::TimingOnly || shapes.empty())
+        return [](std::size_t) { return graph::StepRouting{}; };
+    auto model = graph::RoutingModel::parse(req.routing.value_or("uniform"), req.routing_seed);
+    return [model = std::move(model), shapes = std::move(shapes), rows](std::size_t step) {
+        return model.step(step, shapes, rows);
+    };
+}
+
 namespace {
 
 std::vector<float> floats(const std::vector<std::byte>& b) {
@@ -138,6 +167,7 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
         } catch (const Error& e) {
             throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
         }
+        const auto routing = routing_of(req, compiled.program);
         sim::RunPlan plan;
         plan.steps = chunks;
         plan.mode = sim::Mode::TimingOnly;
@@ -147,6 +177,7 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
             for (std::size_t i = 0; i < req.chunk; ++i)
                 in.positions.push_back(std::uint32_t(s * req.chunk + i));
             in.seq_starts = {0, std::uint32_t(req.chunk)};
+            in.routing = routing(s);
             if (req.progress) fmt::print(stderr, "\rprefill chunk {}/{}", s + 1, chunks);
             return in;
         };
@@ -182,6 +213,12 @@ void check_request(const RunRequest& req) {
     if (req.flip && req.mode != sim::Mode::Full)
         throw Error("--flip-bit: a timing-only run computes nothing, so there is no bit to flip (drop "
                     "--timing-only)");
+    if (req.routing && req.mode == sim::Mode::Full)
+        throw Error(fmt::format("--routing {}: a full run's router chooses the experts from its data (pass "
+                                "--timing-only to route by a model or a trace)",
+                                *req.routing));
+    if (req.routing)
+        (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
     if (req.rtl_matvec && req.mode != sim::Mode::Full)
         throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
                     "--timing-only)");
@@ -353,6 +390,7 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         encoder.marker_starts = {0, std::uint32_t(f.markers.size())};
         out.inputs.push_back(encoder);
     }
+    const auto routing = routing_of(req, c.program.program);
     sim::RunPlan plan;
     plan.steps = f.steps;
     plan.mode = req.mode;
@@ -365,6 +403,7 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         if (!f.decoder) return encoder;
         auto in = f.batch.inputs(step, prev && next_out ? std::span(prev->values[*next_out])
                                                         : std::span<const std::byte>());
+        in.routing = routing(step);
         if (req.mode == sim::Mode::Full) out.inputs.push_back(in); // the bit-exact check replays them
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, f.steps);
         return in;
@@ -385,6 +424,14 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);
     }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
+    if (req.routing_out) {
+        std::size_t rows = 0;
+        const auto shapes = routers_of(c.program.program, rows);
+        if (shapes.empty())
+            throw Error(fmt::format("--routing-out {}: the model has no experts, so nothing routes",
+                                    req.routing_out->string()));
+        io::write_file_atomically(*req.routing_out, graph::routing_text(out.run.routing, shapes));
+    }
     if (f.decoder && req.mode == sim::Mode::Full && next_out && !out.run.outputs.empty())
         f.batch.finish(out.run.outputs.back().values[*next_out]);
     return out;
@@ -439,6 +486,8 @@ void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s,
                               rep.prefill_steps ? rep.prefill_steps : rep.steps);
     auto facts = run_facts(rep, req.config, s.built ? &s.built->graph : nullptr);
     traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
+    // A model with experts: the summary's per-layer expert lines (none without: traces keep their bytes).
+    if (!rep.experts.empty()) t.header.meta["run.experts"] = expert_lines(rep.experts);
     if (req.report)
         traces::report::write_run_page(
             *req.report,

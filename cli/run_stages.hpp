@@ -6,6 +6,7 @@
 #include "cli/decode_batch.hpp"
 #include "cli/pipeline.hpp"
 #include "engine/graph/batch.hpp"
+#include "engine/graph/routing.hpp"
 #include "engine/program/loaded.hpp"
 #include "models/model.hpp"
 
@@ -62,6 +63,10 @@ struct Verdict {
 
 /// Refuses a request whose options contradict each other, before any work (cardsim::Error).
 void check_request(const RunRequest& request);
+
+/// The routers of program `p` (its Route commands by router number: experts and top_k), and in
+/// `rows` the rows each routes.
+std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_t& rows);
 
 /// Loads the checkpoint and builds its graph, and reads the program file with its image (checked
 /// against the card config and, given both, against the checkpoint).

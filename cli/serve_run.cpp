@@ -5,6 +5,7 @@
 
 #include "cli/decode_batch.hpp"
 #include "cli/pipeline.hpp"
+#include "cli/run_stages.hpp"
 #include "engine/error.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/lower/lower.hpp"
@@ -223,6 +224,13 @@ ServeReport serve_model(const ServeRequest& req) {
     double running_start = 0;
     std::size_t rows_run = 0, padded = 0, step_count = 0;
     double busy = 0;
+    // Without data, each bucket's Moe layers route by the routing model (none without experts).
+    const auto routing = graph::RoutingModel::parse(req.routing, req.routing_seed);
+    std::vector<std::vector<graph::RouterShape>> routers;
+    for (auto& p : programs) {
+        std::size_t rows = 0;
+        routers.push_back(stages::routers_of(p.program, rows));
+    }
     sim::SessionPlan plan;
     plan.mode = req.check ? sim::Mode::Full : sim::Mode::TimingOnly;
     plan.keep_records = false;
@@ -255,6 +263,8 @@ ServeReport serve_model(const ServeRequest& req) {
         st.inputs.ids.resize(rows, 0);
         st.inputs.positions.resize(rows, 0);
         st.inputs.slots.resize(rows, pad);
+        if (!req.check && !routers[s->bucket].empty())
+            st.inputs.routing = routing.step(step, routers[s->bucket], rows);
         rows_run += s->rows.size();
         padded += rows - s->rows.size();
         ++step_count;

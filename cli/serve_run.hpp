@@ -25,6 +25,9 @@ struct ServeRequest {
     /// A program set from `cardsim compile --rows` (its image at PROGRAM.ddr), served as compiled.
     std::optional<std::filesystem::path> program;
     card::CardConfig config;
+    /// Without --check, a model with experts: how rows route (graph::RoutingModel), and its seed.
+    std::string routing = "uniform";
+    std::uint64_t routing_seed = 0;
     std::vector<serve::Request> requests;
     serve::Policy policy;
     /// The token budget was not given: serving a set, it is the set's largest bucket.

@@ -15,9 +15,6 @@ std::vector<Binding> bindings(const BuiltGraph& built) {
             vals.empty() || vals[0].id >= g.names.size() ? std::string() : g.names[vals[0].id];
         for (const auto& w : graph::weights(op))
             out.push_back(Binding{i, g.sites.at(i), std::string(graph::kind(op)), value, w});
-        if (const auto* extra = built.moe_extra(i); extra && extra->shared_expert_gate)
-            out.push_back(Binding{i, g.sites.at(i), std::string(graph::kind(op)), value,
-                                  graph::Weight{*extra->shared_expert_gate, graph::Whole{true}}});
     }
     return out;
 }

@@ -21,8 +21,7 @@ struct Binding {
     graph::Weight weight;
 };
 
-/// Every constant of every op of `g`, in op order and, within an op, in field order; a Moe op's
-/// shared-expert gate (carried beside the IR, see MoeExtra) comes after its fields.
+/// Every constant of every op of `g`, in op order and, within an op, in field order.
 std::vector<Binding> bindings(const BuiltGraph& g);
 
 /// A line for a person: `layer 3 attention  Gemm → layer3.q  model.layers.3.self_attn.q_proj.weight

@@ -7,12 +7,6 @@
 
 namespace cardsim::models {
 
-const MoeExtra* BuiltGraph::moe_extra(std::size_t op) const {
-    for (const auto& m : moe)
-        if (m.op == op) return &m;
-    return nullptr;
-}
-
 std::map<std::string, graph::W> bind_tensors(const Checkpoint& checkpoint, const ModelSpec& spec) {
     std::map<std::string, graph::W> out;
     // A config implying far more tensors than there are (a corrupt layer or expert count) fails

@@ -13,21 +13,9 @@
 
 namespace cardsim::models {
 
-/// What a `Moe` op means beyond the fields the graph IR gives it (models/README.md, "What the graph
-/// IR leaves open"): Qwen3-Next scales its shared expert's output by `sigmoid(x · gᵀ)` with a
-/// `[1, width]` gate, and may renormalise the top-k router probabilities.
-struct MoeExtra {
-    std::size_t op = 0;                         ///< the Moe op's index in `Graph::ops`
-    std::optional<graph::W> shared_expert_gate; ///< `[1, width]`, when the shared expert is gated
-    bool norm_topk_prob = true;                 ///< top-k probabilities divided by their sum
-};
-
-/// A built graph and what its Moe ops carry outside the IR.
+/// A built graph (a struct, so that what a builder knows beside the IR has a place to go).
 struct BuiltGraph {
     graph::Graph graph;
-    std::vector<MoeExtra> moe;
-    /// The extra of Moe op `op`, or null.
-    const MoeExtra* moe_extra(std::size_t op) const;
 };
 
 /// Checks that `checkpoint` holds every tensor `spec` needs with the shape it needs (a missing

@@ -47,7 +47,7 @@ public:
         g_.push(ArgMax{logits, next}, head);
         g_.logits = logits;
         g_.next = next;
-        return BuiltGraph{std::move(g_), std::move(moe_)};
+        return BuiltGraph{std::move(g_)};
     }
 
 private:
@@ -278,18 +278,17 @@ private:
                 op.up.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.up_proj.weight", e))));
                 op.down.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.down_proj.weight", e))));
             }
-            MoeExtra extra;
-            extra.norm_topk_prob = m.norm_topk_prob;
+            op.norm_topk_prob = m.norm_topk_prob;
+            op.intermediate = m.intermediate;
             if (m.shared_intermediate > 0) {
                 op.shared_gate = linear(n_.layer(i, "mlp.shared_expert.gate_proj.weight"));
                 op.shared_up = linear(n_.layer(i, "mlp.shared_expert.up_proj.weight"));
                 op.shared_down = linear(n_.layer(i, "mlp.shared_expert.down_proj.weight"));
-                extra.shared_expert_gate = w(n_.layer(i, "mlp.shared_expert_gate.weight"));
+                op.shared_expert_gate = linear(n_.layer(i, "mlp.shared_expert_gate.weight"));
+                op.shared_intermediate = m.shared_intermediate;
             }
             op.top_k = m.top_k;
             op.out = val(d_.hidden, "ffn_out");
-            extra.op = g_.ops.size();
-            moe_.push_back(extra);
             Val out = op.out;
             g_.push(std::move(op), site_);
             residual(out);
@@ -314,7 +313,6 @@ private:
     const std::map<std::string, W>& t_;
     DecoderNames n_;
     Graph g_;
-    std::vector<MoeExtra> moe_;
     Val x_{};
     std::size_t layer_ = 0;
     Site site_;

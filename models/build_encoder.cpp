@@ -86,7 +86,7 @@ BuiltGraph build_encoder(const EncoderSpec& e, const std::map<std::string, graph
            head);
     g.logits = logits;
     g.act = act;
-    return BuiltGraph{std::move(g), {}};
+    return BuiltGraph{std::move(g)};
 }
 
 } // namespace cardsim::models

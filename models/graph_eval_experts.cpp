@@ -10,8 +10,7 @@ namespace cardsim::models {
 using namespace graph;
 using namespace eval_math;
 
-void GraphEvaluator::OpEval::eval(std::size_t index, const Moe& o) {
-    const MoeExtra* extra = self.graph_.moe_extra(index);
+void GraphEvaluator::OpEval::eval(std::size_t, const Moe& o) {
     const Matrix x = V(o.x);
     Matrix& out = V(o.out);
     const std::size_t H = x.cols;
@@ -44,7 +43,7 @@ void GraphEvaluator::OpEval::eval(std::size_t index, const Moe& o) {
             total += p[e];
         std::vector<double> y(H, 0.0);
         for (auto e : order) {
-            const double weight = (!extra || extra->norm_topk_prob) ? p[e] / total : p[e];
+            const double weight = o.norm_topk_prob ? p[e] / total : p[e];
             auto ye = mlp(o.gate[e], o.up[e], o.down[e], in);
             for (std::size_t c = 0; c < H; ++c)
                 y[c] += weight * ye[c];
@@ -52,8 +51,7 @@ void GraphEvaluator::OpEval::eval(std::size_t index, const Moe& o) {
         if (o.shared_gate && o.shared_up && o.shared_down) {
             auto ys = mlp(*o.shared_gate, *o.shared_up, *o.shared_down, in);
             double gate = 1.0;
-            if (extra && extra->shared_expert_gate)
-                gate = sigmoid(linear(Weight{*extra->shared_expert_gate, Whole{true}}, in, H)[0]);
+            if (o.shared_expert_gate) gate = sigmoid(linear(*o.shared_expert_gate, in, H)[0]);
             for (std::size_t c = 0; c < H; ++c)
                 y[c] += gate * ys[c];
         }

@@ -142,6 +142,8 @@ CardConfig build_config(std::optional<std::string_view> text, std::string_view s
         reader.finish();
     }
     validate(config, origins);
+    // The router exists with experts only: a card without them has none, whatever its section says.
+    if (!config.capabilities.experts) config.units[UnitKind::Router].count = 0;
     return config;
 }
 

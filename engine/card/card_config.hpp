@@ -142,12 +142,21 @@ struct EmbedFlags {
     friend bool operator==(const EmbedFlags&, const EmbedFlags&) = default;
 };
 
+/// What the expert path adds beyond the router unit's width and latency.
+struct RouterFlags {
+    /// Kernel cycles the matvec unit takes, once an expert's entry of the per-layer expert table
+    /// has arrived from DDR, to turn it into the first request of that expert's weight stream.
+    std::uint32_t resolve_latency = 0;
+    friend bool operator==(const RouterFlags&, const RouterFlags&) = default;
+};
+
 /// The card's unit set: a spec per kind and the capability flags of the units that have some.
 struct UnitSet {
     std::array<UnitSpec, unit_kind_count> specs{};
     MatvecFlags matvec;
     AttentionFlags attention;
     EmbedFlags embed;
+    RouterFlags router;
 
     const UnitSpec& operator[](UnitKind kind) const { return specs[static_cast<std::size_t>(kind)]; }
     UnitSpec& operator[](UnitKind kind) { return specs[static_cast<std::size_t>(kind)]; }

@@ -17,6 +17,17 @@ inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 2> sched
 inline constexpr std::array<std::pair<ScaleKind, std::string_view>, 2> scale_kind_names{
     {{ScaleKind::E8M0, "e8m0"}, {ScaleKind::F16, "f16"}}};
 
+/// Whether visitor `v` leaves the router's sections out of `c`: a writer does (its
+/// `omit_absent_router`) when the card has no experts (`capabilities.experts` false), since the
+/// router's fields then change nothing: a card without experts prints, and digests, as before.
+template <class V, class C>
+bool omits_router(const V& v, const C& c) {
+    if constexpr (requires { v.omit_absent_router; })
+        return v.omit_absent_router && !c.capabilities.experts;
+    else
+        return false;
+}
+
 /// Walks every field of `c` (a CardConfig, const or not) with visitor `v`.
 template <class V, class C>
 void describe(V& v, C& c) {
@@ -78,6 +89,7 @@ void describe(V& v, C& c) {
               [&] { v.integer("issue_cycles", c.command_processor.issue_cycles, 1, 1000); });
     v.section("units", [&] {
         for (auto kind : all_unit_kinds) {
+            if (kind == UnitKind::Router && omits_router(v, c)) continue;
             v.section(name(kind), [&] {
                 auto& u = c.units[kind];
                 v.integer("count", u.count, 0, 1024);
@@ -93,6 +105,8 @@ void describe(V& v, C& c) {
                     v.integer("array_width", c.units.attention.array_width, 1, 1u << 24);
                 } else if (kind == UnitKind::Embed) {
                     v.flag("scale", c.units.embed.scale);
+                } else if (kind == UnitKind::Router) {
+                    v.integer("resolve_latency", c.units.router.resolve_latency, 0, 1u << 20);
                 }
             });
         }
@@ -130,14 +144,15 @@ void describe(V& v, C& c) {
         });
         v.section("units", [&] {
             for (auto kind : all_unit_kinds)
-                v.section(name(kind), [&] {
-                    auto& u = f.units[static_cast<std::size_t>(kind)];
-                    v.real("dsp_per_lane", u.dsp_per_lane, 0.0, 1024.0);
-                    v.real("alm_per_lane", u.alm_per_lane, 0.0, 1.0e6);
-                    v.real("alm_fixed", u.alm_fixed, 0.0, 1.0e7);
-                    v.real("m20k_fixed", u.m20k_fixed, 0.0, 1.0e6);
-                    v.flag("reduction", u.reduction);
-                });
+                if (kind != UnitKind::Router || !omits_router(v, c))
+                    v.section(name(kind), [&] {
+                        auto& u = f.units[static_cast<std::size_t>(kind)];
+                        v.real("dsp_per_lane", u.dsp_per_lane, 0.0, 1024.0);
+                        v.real("alm_per_lane", u.alm_per_lane, 0.0, 1.0e6);
+                        v.real("alm_fixed", u.alm_fixed, 0.0, 1.0e7);
+                        v.real("m20k_fixed", u.m20k_fixed, 0.0, 1.0e6);
+                        v.flag("reduction", u.reduction);
+                    });
         });
         v.section("knobs", [&] {
             auto& k = f.knobs;

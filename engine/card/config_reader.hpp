@@ -152,6 +152,7 @@ public:
         if (with_estimates) section(key, std::forward<Body>(body));
     }
     bool with_estimates = true;
+    bool omit_absent_router = true; ///< leave the router out of a card without experts (config_fields.hpp)
     template <class T>
     void integer(std::string_view key, const T& v, std::uint64_t, std::uint64_t) {
         line(key, std::to_string(v));

@@ -35,10 +35,11 @@ enum class UnitKind {
     AddType,
     GatherMarkers,
     ActFeatures,
+    Router, ///< routes rows to experts and combines their outputs: only with `capabilities.experts`
 };
 
 /// How many unit kinds there are.
-inline constexpr std::size_t unit_kind_count = 24;
+inline constexpr std::size_t unit_kind_count = 25;
 
 /// Every unit kind, in declaration order (the config's order).
 inline constexpr std::array<UnitKind, unit_kind_count> all_unit_kinds{
@@ -50,6 +51,7 @@ inline constexpr std::array<UnitKind, unit_kind_count> all_unit_kinds{
     UnitKind::Dma,       UnitKind::Gelu,          UnitKind::Geglu,
     UnitKind::LayerNorm, UnitKind::Rope,          UnitKind::AttentionWindow,
     UnitKind::AddType,   UnitKind::GatherMarkers, UnitKind::ActFeatures,
+    UnitKind::Router,
 };
 
 /// The config spelling of a unit kind (`matvec`, `sigmoid_gate`, `attention_window`, ...).
@@ -59,7 +61,8 @@ std::string_view name(UnitKind kind);
 std::optional<UnitKind> parse_unit_kind(std::string_view text);
 
 /// Whether a kind is one of the optional units (GELU, GeGLU, LayerNorm, RoPE, windowed attention,
-/// token-type add, marker gather, activation features) rather than one of the default card's.
+/// token-type add, marker gather, activation features, the experts' router) rather than one of the
+/// default card's.
 bool is_optional(UnitKind kind);
 
 } // namespace cardsim::card

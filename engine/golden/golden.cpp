@@ -1,6 +1,7 @@
 #include "engine/golden/golden.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/experts.hpp"
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
 
@@ -67,6 +68,7 @@ const std::vector<float>& Golden::raw(const Weight& w) {
 
 const std::vector<std::vector<float>>& Golden::step(const BatchInputs& in,
                                                     const std::function<void(std::size_t op)>& after) {
+    routing_.clear();
     for (std::size_t i = 0; i < g_.ops.size(); ++i) {
         run(i, in);
         if (after) after(i);
@@ -197,11 +199,61 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
             } else if constexpr (std::is_same_v<T, Gelu>) {
                 auto x = values_[o.x.id];
                 kernels::gelu(x, out(o.out));
+            } else if constexpr (std::is_same_v<T, Moe>) {
+                out(o.out);
+                moe(o, rows(o.x));
             } else {
                 throw Error(fmt::format("op {} ({}): no unit computes it", i, kind(g_.ops[i])));
             }
         },
         g_.ops[i]);
+}
+
+void Golden::moe(const Moe& o, std::size_t rows) {
+    const std::size_t H = g_.shape(o.x).width, E = o.gate.size(), k = o.top_k, I = o.intermediate;
+    const std::size_t J = o.shared_intermediate;
+    auto scheme = kernels::activation_scheme(config_.numerics);
+    auto view = [&](const Packed& p) {
+        return numerics::MatrixView(kernels::matrix_layout(config_, p.rows, p.cols), p.bytes,
+                                    "a golden weight");
+    };
+    auto product = [&](const Weight& w, std::size_t n, std::span<const float> x, std::span<float> y) {
+        kernels::matvec(view(packed(w, n, H)), x, scheme, Epilogue::None, {}, y);
+    };
+    const auto& x = values_[o.x.id];
+    std::vector<float> logits(rows * E), weights(rows * k);
+    std::vector<std::uint32_t> chosen(rows * k);
+    product(o.router, E, x, logits);
+    kernels::route(logits, E, o.norm_topk_prob ? numerics::RouterNorm::TopK : numerics::RouterNorm::All,
+                   chosen, weights);
+    auto experts = [&](const std::vector<Weight>& list, std::size_t n, std::size_t cols) {
+        const auto* l = &list;
+        return [&, l, n, cols](std::uint32_t e) {
+            if (e >= E) throw Error(fmt::format("the router chose expert {} of {}", e, E));
+            return view(packed((*l)[e], n, cols));
+        };
+    };
+    std::vector<float> gate(rows * k * I), up(rows * k * I), act(rows * k * I), outs(rows * k * H);
+    kernels::expert_matvec(experts(o.gate, I, H), x, chosen, k, false, scheme, gate);
+    kernels::expert_matvec(experts(o.up, I, H), x, chosen, k, false, scheme, up);
+    kernels::silu_mul(gate, up, act);
+    kernels::expert_matvec(experts(o.down, H, I), act, chosen, k, true, scheme, outs);
+    std::vector<float> shared, logit;
+    if (J > 0) {
+        std::vector<float> sg(rows * J), su(rows * J), sa(rows * J);
+        product(*o.shared_gate, J, x, sg);
+        product(*o.shared_up, J, x, su);
+        kernels::silu_mul(sg, su, sa);
+        shared.resize(rows * H);
+        kernels::matvec(view(packed(*o.shared_down, H, J)), sa, scheme, Epilogue::None, {}, shared);
+        if (!o.shared_expert_gate)
+            throw Error("a shared expert without its sigmoid gate: no unit combines it");
+        logit.resize(rows);
+        product(*o.shared_expert_gate, 1, x, logit);
+    }
+    auto& y = values_[o.out.id];
+    kernels::combine(weights, outs, shared, logit, k, std::span(y).first(rows * H));
+    routing_.push_back(std::move(chosen));
 }
 
 } // namespace cardsim::golden

@@ -44,6 +44,9 @@ public:
     /// The value `v` after the last step.
     const std::vector<float>& value(graph::Val v) const { return values_.at(v.id); }
 
+    /// The last step's routing: per Moe op in graph order, each row's chosen experts (rows × top_k).
+    const std::vector<std::vector<std::uint32_t>>& routing() const { return routing_; }
+
 private:
     struct Packed {
         std::vector<std::byte> bytes;
@@ -52,6 +55,10 @@ private:
     const Packed& packed(const graph::Weight& w, std::size_t rows, std::size_t cols);
     const std::vector<float>& raw(const graph::Weight& w);
     void run(std::size_t i, const graph::BatchInputs& in);
+    /// A Moe op over `rows` rows, as the card runs it (lower/emit_experts.cpp): the router matvec,
+    /// the route, the chosen experts' gate and up matvecs, SiLU·up, the down matvecs, the shared
+    /// expert and its gate, the combine. Appends its routing to `routing_`.
+    void moe(const graph::Moe& o, std::size_t rows);
 
     const graph::Graph& g_;
     const graph::WeightSource& weights_;
@@ -63,6 +70,7 @@ private:
     std::vector<std::vector<std::byte>> states_;
     std::map<std::pair<graph::W, std::string>, Packed> packed_;
     std::map<std::pair<graph::W, std::string>, std::vector<float>> raw_;
+    std::vector<std::vector<std::uint32_t>> routing_;
 };
 
 } // namespace cardsim::golden

@@ -202,6 +202,7 @@ std::vector<Weight> weights(const Op& op) {
                        add(out, o.shared_gate);
                        add(out, o.shared_up);
                        add(out, o.shared_down);
+                       add(out, o.shared_expert_gate);
                    },
                    [&](const HeadMatmul& o) { out.push_back(o.w); },
                    [](const auto&) {},
@@ -415,6 +416,22 @@ void check_op(OpCheck& c, const Op& op) {
             [&](const SigmoidGate& o) {
                 c.same(o.x, o.gate);
                 c.same(o.x, o.out);
+            },
+            [&](const Moe& o) {
+                c.same(o.x, o.out);
+                const std::size_t e = o.gate.size();
+                if (e == 0 || o.up.size() != e || o.down.size() != e)
+                    c.fail(fmt::format("needs as many gate, up and down projections (given {}, {}, {}), at "
+                                       "least one",
+                                       e, o.up.size(), o.down.size()));
+                else if (o.top_k == 0 || o.top_k > e)
+                    c.fail(fmt::format("chooses {} of {} experts, expected 1 .. {}", o.top_k, e, e));
+                else if (o.intermediate == 0)
+                    c.fail("needs the experts' intermediate width");
+                const bool shared = o.shared_gate.has_value();
+                if (o.shared_up.has_value() != shared || o.shared_down.has_value() != shared ||
+                    (o.shared_intermediate > 0) != shared || (o.shared_expert_gate && !shared))
+                    c.fail("needs the shared expert's gate, up and down projections and width all or none");
             },
             [&](const SiluMul& o) {
                 c.same(o.gate, o.up);

@@ -374,19 +374,23 @@ struct GeluMul {
 };
 
 /// A mixture of experts: a router picks `top_k` of the experts per row, each a SwiGLU MLP
-/// (`gate`, `up`, `down` per expert), and `out` is the router-weighted sum (plus a shared expert).
-/// Routing is Qwen's: a softmax over *all* experts' router logits, then the `top_k` largest
-/// probabilities (ties: the lower expert index first), each expert weighted by its probability
-/// divided by the sum of the chosen ones (Mixtral's order, top-k then a softmax over the k, is not
-/// this op). `shared_gate`, `shared_up`, `shared_down` are the shared expert's SwiGLU projections,
-/// added unweighted. Qwen3-Next's sigmoid gate on the shared expert and its `norm_topk_prob`
-/// switch are not fields yet (models/README.md, "What the graph IR leaves open").
+/// (`gate`, `up`, `down` per expert, `intermediate` wide), and `out` is the router-weighted sum
+/// plus the shared expert. Routing (engine/numerics/router.hpp): the `top_k` largest router logits
+/// (ties: the lower expert index first), weighted by a softmax over all experts' logits, divided
+/// by the chosen ones' sum when `norm_topk_prob` (the same as a softmax over the k chosen logits).
+/// `shared_gate`, `shared_up`, `shared_down` are the shared expert's SwiGLU projections
+/// (`shared_intermediate` wide), added scaled by `sigmoid(x · shared_expert_gateᵀ)` (Qwen3-Next's
+/// `[1, width]` gate) or unscaled without that gate.
 struct Moe {
     Val x;
     Weight router; ///< `[experts, width]`
     std::vector<Weight> gate, up, down;
     std::optional<Weight> shared_gate, shared_up, shared_down;
+    std::optional<Weight> shared_expert_gate; ///< `[1, width]`
     std::size_t top_k = 1;
+    std::size_t intermediate = 0;        ///< each expert's hidden width
+    std::size_t shared_intermediate = 0; ///< the shared expert's hidden width (0: none)
+    bool norm_topk_prob = true;          ///< the chosen weights renormalised to sum 1
     Val out;
 };
 

@@ -1,5 +1,7 @@
 #include "engine/graph/layout.hpp"
 
+#include "engine/graph/moe_scratch.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -69,6 +71,12 @@ std::vector<std::size_t> sizes(const Graph& g, const Bucket& b) {
     return size;
 }
 
+/// Puts the ops' scratch after the values of `out` (none without experts: `len` stays).
+void add_scratch(const Graph& g, const Bucket& b, Layout& out) {
+    out.scratch = out.len;
+    out.len += scratch_len(g, b);
+}
+
 } // namespace
 
 std::size_t padded_size(const Shape& s, const Bucket& b) {
@@ -90,6 +98,7 @@ Layout layout_by_scan(const Graph& g, const Bucket& b) {
         out.len = std::max(out.len, out.offsets[v] + size[v]);
         placed.push_back(v);
     }
+    add_scratch(g, b, out);
     return out;
 }
 
@@ -120,6 +129,7 @@ Layout layout(const Graph& g, const Bucket& b) {
         for (std::size_t t = live[v].first, end = slot(live[v].last); t <= end; ++t)
             at_slot[t].push_back(v);
     }
+    add_scratch(g, b, out);
     return out;
 }
 

@@ -8,6 +8,7 @@
 //   emit_mixer.cpp      the Gated-DeltaNet mixer: conv, L2 norm, gates, delta step, gated norm
 //   emit_ffn.cpp        the feed-forward activations: SiLU·up, GELU, GeGLU
 //   emit_head.cpp       embedding, arg-max and the encoder's heads
+//   emit_experts.cpp    a mixture of experts: router, route, expert matvecs, shared expert, combine
 //   lower.cpp           the public functions of lower.hpp
 
 #include "engine/error.hpp"
@@ -201,6 +202,23 @@ private:
     void emit_op(std::size_t i, const SiluMul& o);
     void emit_op(std::size_t i, const Gelu& o);
     void emit_op(std::size_t i, const GeGlu& o);
+
+    // ---- a mixture of experts (emit_experts.cpp) ----
+
+    /// A per-layer expert table and the matrices it points into.
+    struct ExpertTable {
+        Place table;              ///< one u64 byte offset per expert into `matrices`
+        Place matrices;           ///< every expert's packed matrix, one after another
+        std::uint64_t stride = 0; ///< bytes from one expert's matrix to the next
+    };
+    /// Reserves the packed matrix of `views` stacked (their rows one after another), `k` wide.
+    Place stacked_matrix(const std::vector<Weight>& views, std::size_t k);
+    /// Reserves each expert's stacked matrix (`per_expert[e]`'s views, `n` × `k` in all) and the
+    /// table of their offsets.
+    ExpertTable expert_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n,
+                             std::size_t k);
+    void emit_op(std::size_t i, const Moe& o);
+    std::uint64_t routers_ = 0; ///< Moe ops lowered so far: the next one's router number
 
     // ---- embedding and heads (emit_head.cpp) ----
 

@@ -39,6 +39,9 @@ constexpr std::array<OpcodeSpec, opcode_count> specs{{
     row<slots::AddType>(Unit::AddType),
     row<slots::GatherMarkers>(Unit::GatherMarkers),
     row<slots::ActFeatures>(Unit::ActFeatures),
+    row<slots::Route>(Unit::Router),
+    row<slots::ExpertMatvec>(Unit::Matvec),
+    row<slots::Combine>(Unit::Router),
 }};
 
 constexpr bool table_in_order() {

@@ -45,8 +45,16 @@ enum class Opcode : std::uint16_t {
     AddType,       ///< graph::AddType
     GatherMarkers, ///< graph::GatherMarkers
     ActFeatures,   ///< graph::ActFeatures
+    Route,         ///< a Moe op's router: each row's top_k experts of its `experts` logits and their
+                   ///< weights (numerics/router.hpp; `all`: not renormalised over the chosen)
+    ExpertMatvec,  ///< a Moe op's expert matvec: row r's slot j multiplies x's row r (or, `per_slot`,
+                   ///< row r·top_k + j) by the chosen expert's packed matrix, found through the
+                   ///< expert table (u64 byte offsets into `experts`, one per expert); each chosen
+                   ///< expert streams once; `out`/`out2` split each output row at n1 as Matvec
+    Combine,       ///< a Moe op's combine: out = Σ weights · outs (+ sigmoid(gate) · shared), exact
+                   ///< (numerics/combine.hpp)
 };
-inline constexpr std::size_t opcode_count = 25;
+inline constexpr std::size_t opcode_count = 28;
 
 /// How a command touches an operand.
 enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };

@@ -126,6 +126,31 @@
     X(logits, Read, false) X(seq_starts, Read, false) X(marker_starts, Read, false) X(out, Write, false)
 #define CARDSIM_ACTFEATURES_DIMS(X) X(seqs) X(markers) X(width)
 
+// The experts (graph::Moe): the router unit's route and combine, the matvec unit's expert matvec.
+// `router` numbers the step's routes (a Moe op's route and its expert matvecs share it): the
+// routing a run records or a timing-only run is given (units::Step::routing) is per router.
+#define CARDSIM_ROUTE_OPERANDS(X) X(logits, Read, false) X(experts, Write, false) X(weights, Write, false)
+#define CARDSIM_ROUTE_DIMS(X) X(rows) X(experts) X(top_k) X(all) X(router)
+
+// clang-format off
+#define CARDSIM_EXPERTMATVEC_OPERANDS(X)                                                                     \
+    X(x, Read, false)                                                                                        \
+    X(choice, Read, false)                                                                                   \
+    X(table, Read, false)                                                                                    \
+    X(experts, Read, false)                                                                                  \
+    X(out, Write, false)                                                                                     \
+    X(out2, Write, true)
+// clang-format on
+// `stride`: the bytes from one expert's matrix to the next in `experts` (the table's entries are
+// e · stride, as lowering lays them out: timing takes an expert's address from it, never from data).
+#define CARDSIM_EXPERTMATVEC_DIMS(X)                                                                         \
+    X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(stride) X(router)
+
+#define CARDSIM_COMBINE_OPERANDS(X)                                                                          \
+    X(weights, Read, false)                                                                                  \
+    X(outs, Read, false) X(shared, Read, true) X(gate, Read, true) X(out, Write, false)
+#define CARDSIM_COMBINE_DIMS(X) X(rows) X(top_k) X(width)
+
 // ---- what one opcode's slots generate ----
 
 #define CARDSIM_SLOT_NAME3(n, a, o) n,
@@ -257,6 +282,9 @@ CARDSIM_SLOTS(GeGlu, CARDSIM_UNARY_OPERANDS, CARDSIM_ROWS_WIDTH, CARDSIM_NO_PARA
 CARDSIM_SLOTS(AddType, CARDSIM_ADDTYPE_OPERANDS, CARDSIM_ADDTYPE_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(GatherMarkers, CARDSIM_GATHERMARKERS_OPERANDS, CARDSIM_GATHERMARKERS_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(ActFeatures, CARDSIM_ACTFEATURES_OPERANDS, CARDSIM_ACTFEATURES_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(Route, CARDSIM_ROUTE_OPERANDS, CARDSIM_ROUTE_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(ExpertMatvec, CARDSIM_EXPERTMATVEC_OPERANDS, CARDSIM_EXPERTMATVEC_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(Combine, CARDSIM_COMBINE_OPERANDS, CARDSIM_COMBINE_DIMS, CARDSIM_NO_PARAMS)
 } // namespace slots
 
 /// Calls `f(slots::X{})` with the slots struct of opcode `op` and returns what it returns.
@@ -313,6 +341,12 @@ decltype(auto) with_slots(Opcode op, F&& f) {
         return f(slots::GatherMarkers{});
     case Opcode::ActFeatures:
         return f(slots::ActFeatures{});
+    case Opcode::Route:
+        return f(slots::Route{});
+    case Opcode::ExpertMatvec:
+        return f(slots::ExpertMatvec{});
+    case Opcode::Combine:
+        return f(slots::Combine{});
     }
     throw Error("an opcode outside the table");
 }

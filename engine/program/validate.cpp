@@ -434,6 +434,64 @@ void shapes(const Check& k, const Args<slots::ActFeatures>& a) {
     k.f32s(at(O::out), k.product({d.seqs, d.width + 4}, "seqs × (width + 4)"), "seqs × (width + 4)");
 }
 
+void shapes(const Check& k, const Args<slots::Route>& a) {
+    using O = slots::Route::Operand;
+    auto& d = a.dims;
+    k.at_least("rows", d.rows, 1);
+    k.at_least("top_k", d.top_k, 1);
+    if (d.top_k > d.experts) k.fail(fmt::format("dim top_k {} exceeds experts {}", d.top_k, d.experts));
+    if (d.all > 1) k.fail(fmt::format("dim all is {}, expected 0 or 1", d.all));
+    k.f32s(at(O::logits), k.product({d.rows, d.experts}, "rows × experts"), "rows × experts");
+    k.f32s(at(O::experts), k.product({d.rows, d.top_k}, "rows × top_k"), "rows × top_k");
+    k.f32s(at(O::weights), k.product({d.rows, d.top_k}, "rows × top_k"), "rows × top_k");
+}
+
+void shapes(const Check& k, const Args<slots::ExpertMatvec>& a) {
+    using O = slots::ExpertMatvec::Operand;
+    auto& d = a.dims;
+    k.at_least("rows", d.rows, 1);
+    k.at_least("top_k", d.top_k, 1);
+    k.at_least("n", d.n, 1);
+    k.at_least("k", d.k, 1);
+    k.at_least("n1", d.n1, 1);
+    if (d.top_k > d.experts) k.fail(fmt::format("dim top_k {} exceeds experts {}", d.top_k, d.experts));
+    if (d.per_slot > 1) k.fail(fmt::format("dim per_slot is {}, expected 0 or 1", d.per_slot));
+    if (d.n1 > d.n) k.fail(fmt::format("dim n1 {} exceeds n {}", d.n1, d.n));
+    const auto slots = k.product({d.rows, d.top_k}, "rows × top_k");
+    k.f32s(at(O::x), k.product({d.per_slot ? slots : d.rows, d.k}, "input rows × k"), "input rows × k");
+    k.f32s(at(O::choice), slots, "rows × top_k");
+    k.bytes(at(O::table), k.product({d.experts, 8}, "experts × 8"), "experts u64");
+    k.f32s(at(O::out), k.product({slots, d.n1}, "rows × top_k × n1"), "rows × top_k × n1");
+    if (d.n1 < d.n)
+        k.f32s(at(O::out2), k.product({slots, d.n - d.n1}, "rows × top_k × (n − n1)"),
+               "rows × top_k × (n − n1)");
+    else
+        k.absent(at(O::out2), "and n1 is n");
+    if (k.config()) {
+        const auto matrix = packed_bytes(k, d.n, d.k);
+        if (d.stride < matrix)
+            k.fail(fmt::format("dim stride {} is less than a matrix's {} bytes", d.stride, matrix));
+        k.bytes(at(O::experts), k.product({d.experts - 1, d.stride}, "(experts − 1) × stride") + matrix,
+                "(experts − 1) × stride + a packed n × k matrix");
+    }
+}
+
+void shapes(const Check& k, const Args<slots::Combine>& a) {
+    using O = slots::Combine::Operand;
+    auto& d = a.dims;
+    k.at_least("rows", d.rows, 1);
+    k.at_least("top_k", d.top_k, 1);
+    k.at_least("width", d.width, 1);
+    k.f32s(at(O::weights), k.product({d.rows, d.top_k}, "rows × top_k"), "rows × top_k");
+    k.f32s(at(O::outs), k.product({d.rows, d.top_k, d.width}, "rows × top_k × width"),
+           "rows × top_k × width");
+    k.absent_or_f32s(at(O::shared), k.product({d.rows, d.width}, "rows × width"), "rows × width");
+    k.absent_or_f32s(at(O::gate), d.rows, "rows");
+    if (a.operands.gate.region != Region::None && a.operands.shared.region == Region::None)
+        k.fail("operand gate is present without the shared expert it scales");
+    k.f32s(at(O::out), k.product({d.rows, d.width}, "rows × width"), "rows × width");
+}
+
 /// The flags each opcode takes.
 std::uint32_t flags_of(Opcode op) {
     switch (op) {

@@ -245,12 +245,16 @@ Fusion fuse(const Graph& g, const Capabilities& caps) {
 
 std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
     auto none = [](std::string what) { return std::string(no_unit) + what; };
-    if (std::holds_alternative<Moe>(op)) {
+    if (const auto* m = std::get_if<Moe>(&op)) {
         if (!caps.experts) return none("experts");
-        // The seed's table answers Native for a card with experts, but no command runs a Moe op
-        // yet: `check` must not grant what `run` cannot honour.
-        return "the card config enables experts (`capabilities.experts`), but the engine has no command "
-               "for a Moe op yet";
+        if (!caps.has(program::Unit::Router))
+            return "the card config enables experts (`capabilities.experts`) but has no router unit "
+                   "(`units.router.count` is 0)";
+        // What lower/emit_experts.cpp emits: the combine takes a shared expert under its sigmoid gate.
+        if (m->shared_gate && !m->shared_expert_gate)
+            return "the router unit combines a shared expert only under its sigmoid gate "
+                   "(`shared_expert_gate`), and this one has none";
+        return std::nullopt;
     }
     if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) &&
         !caps.mla)

@@ -44,7 +44,10 @@ struct CardContext {
     std::uint32_t step = 0;
     std::vector<std::uint32_t> positions; ///< this step's io positions, one per token row
     std::vector<std::uint32_t> slots;     ///< this step's io slots, one per token row (none: no slots)
-    std::vector<CommandRecord> records;   ///< every command run so far, in completion order
+    /// This step's routing, per router (units::Step::routing): a timing-only run's from its inputs,
+    /// a full run's recorded by each route command as it computes.
+    std::vector<std::vector<std::uint32_t>> routing;
+    std::vector<CommandRecord> records; ///< every command run so far, in completion order
     /// Without keep_records: per unit kind, one record summing its commands' compute cycles, bytes
     /// and time split (`index`: how many commands it folds; `end`: the latest).
     std::array<CommandRecord, card::unit_kind_count> kind_totals{};

@@ -76,10 +76,15 @@ private:
             put(io.marker_rows, in.marker_rows);
             put(io.marker_starts, in.marker_starts);
             put(io.slots, in.slots);
+            // The experts' routing: a timing-only step's is an input; a full step's, its routes' choice.
+            auto& routing = card_.context().routing;
+            routing.clear();
+            if (plan_.mode == Mode::TimingOnly) routing = std::move(in.routing);
             result_.step_start.push_back(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
             result_.step_bucket.push_back(step->bucket);
             if (!card_.run_step(static_cast<std::uint32_t>(s), std::move(in.positions), std::move(in.slots)))
                 break;
+            if (!routing.empty()) result_.routing.push_back(routing);
             StepOutputs out;
             for (auto& [v, place] : io.outputs) {
                 std::vector<std::byte> bytes(place.bytes);

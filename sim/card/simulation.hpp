@@ -87,8 +87,11 @@ struct RunResult {
     std::vector<std::uint64_t> step_end;   ///< the kernel cycle each step ended
     std::vector<std::uint64_t> step_start; ///< the kernel cycle each step started (after any idling)
     std::vector<std::size_t> step_bucket;  ///< the bucket each step ran (0 for a RunPlan)
-    std::uint64_t cycles = 0;              ///< kernel cycles of the whole run
-    double seconds = 0;                    ///< simulated seconds
+    /// Per step of a model with experts (none without): each router's routing (rows × top_k chosen
+    /// experts per Moe op, graph order), as the full run's routes chose or the timing-only run was given.
+    std::vector<std::vector<std::vector<std::uint32_t>>> routing;
+    std::uint64_t cycles = 0; ///< kernel cycles of the whole run
+    double seconds = 0;       ///< simulated seconds
     std::vector<ChannelTotals> channels;
     /// Per DDR channel after the run, once the posted writes still queued at its end are issued:
     /// what a replay of the run's requests ends with (last data beat, row outcomes, bursts).

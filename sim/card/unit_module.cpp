@@ -1,6 +1,7 @@
 #include "sim/card/unit_module.hpp"
 
 #include "engine/error.hpp"
+#include "engine/program/slots.hpp"
 
 #include <fmt/core.h>
 
@@ -149,6 +150,16 @@ void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical
           0);
 }
 
+void UnitModule::record_routing(const program::Command& c, std::uint32_t index) {
+    const auto d = program::args<program::slots::Route>(c).dims;
+    const auto at = program::at(program::slots::Route::Operand::experts);
+    auto chosen = in_place(c.operands[at], index);
+    if (ctx_.fault) return;
+    if (ctx_.routing.size() <= d.router) ctx_.routing.resize(d.router + 1);
+    auto u = units::u32s(chosen);
+    ctx_.routing[d.router].assign(u.begin(), u.end());
+}
+
 void UnitModule::run() {
     const std::uint32_t channels = ctx_.interleave.channels();
     ranges_.assign(channels, {});
@@ -165,7 +176,7 @@ void UnitModule::run() {
         rec.opcode = c.opcode;
         rec.start = ctx_.clock.cycle_at_or_after(t0);
         rec.channel_read.assign(channels, 0);
-        const units::Step step{ctx_.positions, ctx_.slots};
+        const units::Step step{ctx_.positions, ctx_.slots, ctx_.routing};
         // A command on slot-addressed stores moves its slots' bytes only: what it writes (the
         // record's bytes and digest) is those spans, not the whole store of every slot.
         const auto& ops = program::spec(c.opcode).operands;
@@ -192,15 +203,32 @@ void UnitModule::run() {
             }
         };
         rec.time = waits_;
-        // Reads, all issued now; their data moves without time (below).
+        // The parts of operand `i` the command moves (a unit that cannot say, e.g. an expert matvec
+        // without the step's routing, stops the run naming the command).
+        auto traffic = [&](std::size_t i) -> std::optional<std::vector<units::Span>> {
+            try {
+                return behaviour_.traffic(c, i, step);
+            } catch (const Error& e) {
+                ctx_.bus_error(index, e.what());
+                return std::nullopt;
+            }
+        };
+        // Reads, issued now or, for an operand read through another (an indirect address), when
+        // that one's reads complete; their data moves without time (below).
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
         Critical read_critical, write_critical;
+        read_done_.assign(c.operands.size(), sc_core::SC_ZERO_TIME);
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Write) continue;
-            auto spans = behaviour_.traffic(c, i, step);
-            reads = std::max(reads, transport(o, tlm::TLM_READ_COMMAND, spans, sc_core::SC_ZERO_TIME, index,
-                                              read_critical));
+            auto got = traffic(i);
+            if (!got) return;
+            auto& spans = *got;
+            sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
+            if (auto after = behaviour_.issue_after(c, i); after && after->after < i)
+                issue = read_done_[after->after] + ctx_.clock.time_of(after->cycles);
+            read_done_[i] = transport(o, tlm::TLM_READ_COMMAND, spans, issue, index, read_critical);
+            reads = std::max(reads, read_done_[i]);
             for (auto& sp : spans)
                 rec.bytes_read += sp.bytes; // what moved (an attention reads its positions)
             count_channels(o, spans, rec.channel_read);
@@ -233,6 +261,7 @@ void UnitModule::run() {
                 return;
             }
             rec.measured_cycles = behaviour_.measured_cycles();
+            if (c.opcode == program::Opcode::Route) record_routing(c, index);
             for (std::size_t i = 0; i < c.operands.size(); ++i) {
                 auto& o = c.operands[i];
                 if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
@@ -260,7 +289,9 @@ void UnitModule::run() {
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
             if (o.region == Region::None || o.bytes == 0 || o.access == Access::Read) continue;
-            auto spans = behaviour_.traffic(c, i, step);
+            auto got = traffic(i);
+            if (!got) return;
+            auto& spans = *got;
             end =
                 std::max(end, transport(o, tlm::TLM_WRITE_COMMAND, spans, writes_at, index, write_critical));
             count_channels(o, spans, rec.channel_written);

@@ -71,6 +71,9 @@ private:
     /// Whether operand `k` of `c` shares bytes with another operand of which one of the two is
     /// written: such an operand is computed on a copy, so the kernel sees the bytes as they were.
     bool overlaps_a_write(const program::Command& c, std::size_t k);
+    /// Records the experts route command `c` (command `index`, just computed) chose as the step's
+    /// routing of its router (CardContext::routing), for the expert matvecs that follow.
+    void record_routing(const program::Command& c, std::uint32_t index);
 
     program::Unit kind_;
     std::uint32_t instance_;
@@ -86,6 +89,7 @@ private:
     /// Each channel's part of an operand (ChannelInterleave::split). A member, not a local of
     /// `run`: a thread's locals are never destroyed (it waits forever when the run ends).
     std::vector<memory::ChannelInterleave::Range> ranges_;
+    std::vector<sc_core::sc_time> read_done_; ///< when each operand's reads completed (a member: as ranges_)
     tlm::tlm_dmi ddr_dmi_, sram_dmi_;
     bool have_ddr_dmi_ = false, have_sram_dmi_ = false;
     TimeSplit waits_;                  ///< the waits of the command handed over

@@ -8,6 +8,10 @@ std::vector<Span> Unit::traffic(const program::Command& c, std::size_t k, const 
     return {Span{0, c.operands.at(k).bytes}};
 }
 
+std::optional<IssueAfter> Unit::issue_after(const program::Command&, std::size_t) const {
+    return std::nullopt;
+}
+
 std::uint64_t compute_cycles(std::uint64_t work, std::uint32_t width) {
     if (width == 0) width = 1;
     return std::max<std::uint64_t>(1, (work + width - 1) / width);

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -24,11 +25,23 @@ struct Span {
 };
 
 /// What a unit's timing may know of the step beside the command: each token row's position and,
-/// for a program with slots, its store sequence (the io positions and slots the host wrote).
-/// Timing never depends on data, so this is all it gets.
+/// for a program with slots, its store sequence (the io positions and slots the host wrote), and
+/// the step's routing: per router (a Moe op's number, dims `router`), each row's chosen experts
+/// (rows × top_k). Timing never depends on data, so this is all it gets: a full run's routing is
+/// what its route commands chose (recorded as each one computes, before the expert matvecs that
+/// depend on it start), a timing-only run's comes with its inputs (a routing model or trace).
 struct Step {
     std::span<const std::uint32_t> positions;
-    std::span<const std::uint32_t> slots; ///< empty without slots
+    std::span<const std::uint32_t> slots;                ///< empty without slots
+    std::span<const std::vector<std::uint32_t>> routing; ///< per router; empty without experts
+};
+
+/// An operand whose reads wait for another operand's: they issue `cycles` kernel cycles after
+/// operand `after`'s reads complete (an indirect address: the expert matvec's weight streams wait
+/// for the expert table's entries, those for the chosen indices).
+struct IssueAfter {
+    std::size_t after = 0;
+    std::uint64_t cycles = 0;
 };
 
 /// The bytes of every operand of a command, in slot order (absent operands empty): card memory in
@@ -53,6 +66,9 @@ public:
     /// The parts of operand `k` of `c` the command moves. The whole operand, unless the unit reads
     /// or writes only part of it (an embed's rows, a cache's attended positions).
     virtual std::vector<Span> traffic(const program::Command& c, std::size_t k, const Step& step) const;
+    /// When operand `k`'s reads of `c` wait for another operand's (an indirect address), or nothing:
+    /// every read issues at the command's start.
+    virtual std::optional<IssueAfter> issue_after(const program::Command& c, std::size_t k) const;
     /// Computes `c`'s results on its operands' bytes (full runs only). Throws cardsim::Error for
     /// operands the kernels cannot take.
     virtual void compute(const program::Command& c, Operands operands) const = 0;

@@ -69,9 +69,11 @@ TEST_CASE("each unit kind's resources grow with its width by its per-lane costs 
             CHECK(one.dsps == blocks(width * cost.dsp_per_lane));
             CHECK(one.alms == blocks(width * cost.alm_per_lane + cost.alm_fixed));
             CHECK(one.m20ks == blocks(cost.m20k_fixed));
+            // The router exists only on a card with experts (without, its count reads 0).
             auto three = with({{"units." + k + ".width", std::to_string(width)},
                                {"units." + k + ".count", "3"},
-                               {"numerics.scaling", "\"sub32\""}});
+                               {"numerics.scaling", "\"sub32\""},
+                               {"capabilities.experts", kind == card::UnitKind::Router ? "true" : "false"}});
             auto table = fit::resources(three);
             bool found = false;
             for (auto& row : table.rows)

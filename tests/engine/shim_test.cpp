@@ -57,6 +57,26 @@ TEST_CASE("a card with the features answers natively where the default refuses")
     REQUIRE(to_string(supports(ClassId::ConvBiasSilu, caps)) == "Refuse: the engine has no conv unit");
 }
 
+TEST_CASE("experts fit a card with experts and a router unit, and a shared expert only under its gate") {
+    auto caps = test::default_card();
+    Moe moe;
+    moe.router = Weight{0};
+    moe.gate = moe.up = moe.down = {Weight{1}, Weight{2}};
+    moe.top_k = 1;
+    moe.intermediate = 8;
+    auto why = [&](const Moe& m) { return fits(Op{m}, caps).value_or("fits"); };
+    REQUIRE(why(moe) == "the engine has no unit for experts");
+    caps.experts = true;
+    REQUIRE_THAT(why(moe), Catch::Contains("has no router unit"));
+    caps.set(Unit::Router);
+    REQUIRE(why(moe) == "fits");
+    moe.shared_gate = moe.shared_up = moe.shared_down = Weight{3};
+    moe.shared_intermediate = 8;
+    REQUIRE_THAT(why(moe), Catch::Contains("only under its sigmoid gate"));
+    moe.shared_expert_gate = Weight{4};
+    REQUIRE(why(moe) == "fits");
+}
+
 TEST_CASE("one_matrix takes row ranges from the first row on or each head's two halves, nothing else") {
     auto rr = [](std::size_t t, std::size_t first, std::size_t count) {
         return Weight{t, RowRange{first, count, true}};
@@ -81,7 +101,12 @@ TEST_CASE("each op the default card has no unit for is refused with the seed's s
     auto caps = test::default_card();
     Val x{0}, y{1};
     auto why = [&](Op op) { return fits(op, caps).value_or("fits"); };
-    REQUIRE(why(Moe{x, Weight{0}, {}, {}, {}, {}, {}, {}, 2, y}) == "the engine has no unit for experts");
+    Moe moe;
+    moe.x = x;
+    moe.router = Weight{0};
+    moe.top_k = 2;
+    moe.out = y;
+    REQUIRE(why(moe) == "the engine has no unit for experts");
     REQUIRE(why(Gelu{x, y}) == "the engine has no unit for GELU");
     REQUIRE(why(GeGlu{x, y}) == "the engine has no unit for GELU");
     REQUIRE(why(Gemm{x, Weight{0}, std::nullopt, Epilogue::Gelu, y}) == "the engine has no unit for GELU");

@@ -164,7 +164,7 @@ TEST_CASE("Qwen3-Next's grouped in_proj_qkvz and in_proj_ba are read by head par
         INFO("projection " << i);
         CHECK(heads(mix[i]->w.view) == expect[i]);
     }
-    // Experts: one Moe op per layer with every expert, and its shared-expert gate on the side.
+    // Experts: one Moe op per layer with every expert and its shared-expert gate.
     CHECK(count<Moe>(g) == 4);
     for (std::size_t i = 0; i < g.ops.size(); ++i)
         if (auto* moe = std::get_if<Moe>(&g.ops[i])) {
@@ -172,10 +172,11 @@ TEST_CASE("Qwen3-Next's grouped in_proj_qkvz and in_proj_ba are read by head par
             CHECK(moe->top_k == 2);
             CHECK(moe->shared_gate.has_value());
             CHECK(g.sites[i].part == Part::Ffn);
-            const auto* extra = b.moe_extra(i);
-            REQUIRE(extra);
-            REQUIRE(extra->shared_expert_gate);
-            CHECK(m.checkpoint.name(*extra->shared_expert_gate).ends_with("mlp.shared_expert_gate.weight"));
+            REQUIRE(moe->shared_expert_gate);
+            CHECK(m.checkpoint.name(moe->shared_expert_gate->tensor)
+                      .ends_with("mlp.shared_expert_gate.weight"));
+            CHECK(moe->intermediate > 0);
+            CHECK(moe->shared_intermediate > 0);
         }
     // Untied: the LM head is lm_head.weight.
     const auto* head = std::get_if<Gemm>(&g.ops[g.ops.size() - 2]);

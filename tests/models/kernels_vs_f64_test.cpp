@@ -89,7 +89,7 @@ void decoder_agrees(models::SynthArch arch) {
     models::GraphEvaluator f64(built, w);
     const std::int64_t tokens[] = {3, 11, 5, 2};
     for (std::uint32_t s = 0; s < 4; ++s) {
-        gold.step(graph::BatchInputs{{std::uint32_t(tokens[s])}, {s}, {}, {}, {}, {}, {}});
+        gold.step(graph::BatchInputs{{std::uint32_t(tokens[s])}, {s}, {}, {}, {}, {}, {}, {}});
         models::DecodeRow row{0, tokens[s]};
         auto want = f64.step(std::span(&row, 1));
         double err = relative_error(gold.value(*built.graph.logits), want.logits.row(0));

@@ -259,7 +259,7 @@ TEST_CASE(
     sim::RunPlan plan;
     plan.steps = 1;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return graph::BatchInputs{{5}, {0}, {}, {}, {}, {}, {}};
+        return graph::BatchInputs{{5}, {0}, {}, {}, {}, {}, {}, {}};
     };
     auto units = sim::units::UnitSet::standard(config);
     units.set(sim::rtl::rtl_matvec_unit(config, sim::rtl::RtlVariant::Broken));
@@ -377,7 +377,8 @@ TEST_CASE("an encoder whose FFN matvecs take the GELU epilogue runs through the 
         sim::RunPlan plan;
         plan.steps = 1;
         plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-            return graph::BatchInputs{{5, 9, 2, 7, 1, 3}, {0, 1, 2, 3, 4, 5}, {0, 6}, {0}, {5}, {0, 1}, {}};
+            return graph::BatchInputs{
+                {5, 9, 2, 7, 1, 3}, {0, 1, 2, 3, 4, 5}, {0, 6}, {0}, {5}, {0, 1}, {}, {}};
         };
         if (rtl) {
             auto units = sim::units::UnitSet::standard(config);

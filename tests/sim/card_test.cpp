@@ -59,7 +59,7 @@ sim::RunPlan timing_plan() {
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return sim::StepInputs{{}, {0}, {}, {}, {}, {}, {}};
+        return sim::StepInputs{{}, {0}, {}, {}, {}, {}, {}, {}};
     };
     return plan;
 }

@@ -217,7 +217,7 @@ TEST_CASE("the DDR trace of a 0.8B decode step streams to disk as it is written"
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return sim::StepInputs{{1}, {0}, {}, {}, {}, {}, {}};
+        return sim::StepInputs{{1}, {0}, {}, {}, {}, {}, {}, {}};
     };
     plan.ddr_observer = &watch;
     const auto r = sim::simulate(config, compiled, plan);

@@ -24,7 +24,7 @@ constexpr std::size_t steps = 4, max_positions = 16;
 /// Step `s`'s inputs: other tokens each step, at position s.
 graph::BatchInputs inputs(std::size_t s) {
     auto t = std::uint32_t(s);
-    return graph::BatchInputs{{5 + 11 * t, 77 + 3 * t}, {t, t}, {}, {}, {}, {}, {}};
+    return graph::BatchInputs{{5 + 11 * t, 77 + 3 * t}, {t, t}, {}, {}, {}, {}, {}, {}};
 }
 
 sim::RunResult run(const card::CardConfig& config, const lower::Compiled& c, sim::Mode mode) {

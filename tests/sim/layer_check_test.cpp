@@ -27,7 +27,7 @@ constexpr std::size_t steps = 3, max_positions = 8;
 
 graph::BatchInputs inputs(std::size_t s) {
     auto t = std::uint32_t(s);
-    return graph::BatchInputs{{5 + 11 * t, 77 + 3 * t}, {t, t}, {}, {}, {}, {}, {}};
+    return graph::BatchInputs{{5 + 11 * t, 77 + 3 * t}, {t, t}, {}, {}, {}, {}, {}, {}};
 }
 
 /// Lowers the example decoder, observing every layer's output when `probes`.

@@ -104,7 +104,7 @@ TEST_CASE("each unit's compute cycles are its work over its width for a range of
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return sim::StepInputs{{}, {0}, {}, {}, {}, {}, {}};
+        return sim::StepInputs{{}, {0}, {}, {}, {}, {}, {}, {}};
     };
     auto r = sim::simulate(config, c, plan);
     REQUIRE_FALSE(r.fault);
@@ -140,7 +140,7 @@ TEST_CASE("an embed reads one table row per token row, not the whole table") {
     sim::RunPlan plan;
     plan.mode = sim::Mode::TimingOnly;
     plan.inputs = [](std::size_t, const sim::StepOutputs*) {
-        return sim::StepInputs{{}, {0, 0, 0}, {}, {}, {}, {}, {}};
+        return sim::StepInputs{{}, {0, 0, 0}, {}, {}, {}, {}, {}, {}};
     };
     auto r = sim::simulate(config, c, plan);
     REQUIRE_FALSE(r.fault);

@@ -1,0 +1,33 @@
+#pragma once
+// What a run's routing did to each Moe layer: the experts a step touched, how evenly its rows
+// spread over them, and the expert bytes streamed (the summary's `experts` lines).
+
+#include "engine/card/card_config.hpp"
+#include "engine/program/program.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cardsim::cli {
+
+/// One Moe layer (router) over a run's steps, each figure the mean over the steps.
+struct ExpertLayerStats {
+    std::size_t router = 0, experts = 0, top_k = 0, rows = 0;
+    double distinct = 0;  ///< experts touched a step
+    double max_rows = 0;  ///< rows that chose the step's most chosen expert
+    double imbalance = 0; ///< that over the mean rows per touched expert (1: even)
+    double bytes = 0;     ///< expert bytes streamed a step: each touched expert's table entries and matrices
+};
+
+/// The stats of each router of program `p` (its Route and ExpertMatvec commands) over `routing`
+/// (per step, per router: rows × top_k chosen experts), the matrices in `config`'s weight format.
+std::vector<ExpertLayerStats>
+expert_stats(const program::Program& p, const card::CardConfig& config,
+             const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
+
+/// The summary's lines: `experts: ...` and one line a layer (none without experts).
+std::string expert_lines(const std::vector<ExpertLayerStats>& stats);
+
+} // namespace cardsim::cli

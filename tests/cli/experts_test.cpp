@@ -1,0 +1,114 @@
+// Experts through the command line: `check` grants a Moe model exactly where `run` runs it, `fit`
+// counts the router with experts, and a timing-only run given `run --routing-out`'s trace has the
+// full run's cycles and DDR bytes.
+
+#include "tests/support/cli_fixtures.hpp"
+#include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using cardsim::test::contains;
+using cardsim::test::machine_values;
+using cardsim::test::make_model;
+using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
+
+TEST_CASE("check's verdict on a Moe model agrees with run's on every card", "[cli][experts]") {
+    ScratchDir d("experts-check-run");
+    for (const std::string arch : {"moe", "hybrid-moe"}) {
+        const auto m = make_model(d, arch);
+        const std::pair<std::string, std::string> cards[] = {
+            {"", "the engine has no unit for experts"},
+            {"--set capabilities.experts=true", ""},
+            {"--set capabilities.experts=true --set units.router.count=0", "has no router unit"},
+        };
+        for (auto& [set, refusal] : cards) {
+            INFO(arch << " " << set);
+            auto check = run_cardsim("check " + m + " " + set);
+            auto run = run_cardsim("run " + m + " " + set + " --tokens 2 --no-reference");
+            if (refusal.empty()) {
+                CHECK(check.code == 0);
+                CHECK(contains(check.out, "verdict: the card runs this model"));
+                CHECK(run.code == 0);
+                CHECK(contains(run.out, "bit-exact: yes"));
+            } else {
+                CHECK(check.code == 1);
+                CHECK(contains(check.out, refusal));
+                CHECK(run.code == 1);
+                CHECK(contains(run.out, refusal));
+            }
+        }
+    }
+}
+
+TEST_CASE("fit counts the router unit's resources only on a card with experts", "[cli][experts]") {
+    auto with = run_cardsim("fit --set capabilities.experts=true");
+    auto without = run_cardsim("fit");
+    REQUIRE(with.code == 0);
+    REQUIRE(without.code == 0);
+    CHECK(contains(with.out, "\nrouter "));
+    CHECK_FALSE(contains(without.out, "\nrouter "));
+}
+
+TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full run's cycles and DDR bytes",
+          "[cli][experts]") {
+    ScratchDir d("experts-routing-out");
+    const auto m = make_model(d, "moe", 2, "small");
+    const std::string card = " --set capabilities.experts=true --tokens 3 --seqs 4 --machine";
+    const auto routing = (d / "routing.txt").string();
+    auto full = run_cardsim("run " + m + card + " --no-reference --routing-out " + routing);
+    REQUIRE(full.code == 0);
+    auto timing = run_cardsim("run " + m + card + " --timing-only --routing trace:" + routing);
+    REQUIRE(timing.code == 0);
+    auto f = machine_values(full.out), t = machine_values(timing.out);
+    CHECK(f.at("bit_exact") == "yes");
+    CHECK(t.at("cycles") == f.at("cycles"));
+    CHECK(t.at("ddr_bytes") == f.at("ddr_bytes"));
+    // The per-layer expert stats come from the routing: the same for both runs, and at most k·rows
+    // experts a layer (4 rows of 4 of 16 experts).
+    CHECK(t.at("expert_bytes_per_step") == f.at("expert_bytes_per_step"));
+    CHECK(std::stod(f.at("experts_touched_per_layer")) <= 16.0);
+    CHECK(std::stod(f.at("experts_touched_per_layer")) >= 4.0);
+    const auto trace = (d / "t.trace").string();
+    auto text = run_cardsim(
+        "run " + m + " --set capabilities.experts=true --tokens 3 --seqs 4 --timing-only --routing trace:" +
+        routing + " --trace " + trace);
+    CHECK(contains(text.out, "experts: 4 Moe layers, a step "));
+    CHECK(contains(text.out, "  Moe layer 0: "));
+    // The trace carries them too (meta run.experts).
+    auto shown = run_cardsim("trace show --meta " + trace);
+    CHECK(contains(shown.out, "Moe layer 3: "));
+    // A full run refuses a routing model: its router chooses from the data.
+    auto refused = run_cardsim("run " + m + card + " --routing uniform");
+    CHECK(refused.code != 0);
+    CHECK(contains(refused.out, "--routing uniform: a full run's router chooses the experts"));
+    // An expert-less model has nothing to route.
+    const auto dense = make_model(d, "dense");
+    auto none =
+        run_cardsim("run " + dense + " --tokens 2 --no-reference --routing-out " + (d / "r2.txt").string());
+    CHECK(none.code != 0);
+    CHECK(contains(none.out, "the model has no experts"));
+}
+
+TEST_CASE("serve runs a Moe model: bit-exact with --check, timed by a routing model without it",
+          "[cli][experts]") {
+    ScratchDir d("experts-serve");
+    const auto m = make_model(d, "moe", 2, "small");
+    const std::string args = "serve " + m +
+                             " --set capabilities.experts=true --gen poisson --rate 50000 --count 6 "
+                             "--prompt-len 8 --output-len 3 --seed 1";
+    auto checked = run_cardsim(args + " --check");
+    INFO(checked.out);
+    REQUIRE(checked.code == 0);
+    CHECK(contains(checked.out, "served 6 of 6 requests"));
+    CHECK(contains(checked.out, "bit-exact: yes"));
+    auto timed = run_cardsim(args + " --routing skew:1.5");
+    REQUIRE(timed.code == 0);
+    CHECK(contains(timed.out, "served 6 of 6 requests"));
+    auto both = run_cardsim(args + " --check --routing uniform");
+    CHECK(both.code != 0);
+    CHECK(contains(both.out, "--routing: with --check the router chooses"));
+}
