@@ -7,6 +7,7 @@
 #include "cli/phase.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
+#include "engine/lower/plan.hpp"
 #include "engine/verify/verify.hpp"
 #include "models/accuracy.hpp"
 #include "sim/card/simulation.hpp"
@@ -53,6 +54,8 @@ struct RunRequest {
     std::optional<DdrTraceRequest> ddr_trace;
     bool rtl_matvec = false; ///< run every Matvec command through the RTL (sim/rtl), checked bit for bit
     std::optional<sim::BitFlip> flip; ///< a deliberate one-bit error in one command's output (--flip-bit)
+    /// How the model is split over `config.system.cards` cards (`--plan`; one card: One).
+    lower::Plan plan = lower::Plan::One;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
@@ -105,6 +108,12 @@ struct RunReport {
     std::string ddr_trace;
     std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
     HostPhases host;                    ///< the host's time, phase by phase
+    /// A system of several cards: its lines (each card's part, DDR and busy time; each link's
+    /// bytes, busy time and utilisation), and the links' bytes and busy seconds in all.
+    std::string system;
+    std::size_t cards = 1;
+    std::uint64_t link_bytes = 0;
+    double link_busy_seconds = 0, link_utilisation = 0;
 
     /// The summary a person reads.
     std::string text() const;

@@ -39,6 +39,8 @@ constexpr std::array<OpcodeSpec, opcode_count> specs{{
     row<slots::AddType>(Unit::AddType),
     row<slots::GatherMarkers>(Unit::GatherMarkers),
     row<slots::ActFeatures>(Unit::ActFeatures),
+    row<slots::Send>(Unit::Network),
+    row<slots::Recv>(Unit::Network),
 }};
 
 constexpr bool table_in_order() {

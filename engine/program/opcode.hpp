@@ -45,8 +45,10 @@ enum class Opcode : std::uint16_t {
     AddType,       ///< graph::AddType
     GatherMarkers, ///< graph::GatherMarkers
     ActFeatures,   ///< graph::ActFeatures
+    Send,          ///< the network unit sends `x` to card `peer` (a plan's activations)
+    Recv,          ///< the network unit receives the next message from card `peer` into `out`
 };
-inline constexpr std::size_t opcode_count = 25;
+inline constexpr std::size_t opcode_count = 27;
 
 /// How a command touches an operand.
 enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };

@@ -229,6 +229,10 @@ inline std::uint64_t param_bits(std::uint64_t v) {
 }
 } // namespace detail
 
+#define CARDSIM_SEND_OPERANDS(X) X(x, Read, false)
+#define CARDSIM_RECV_OPERANDS(X) X(out, Write, false)
+#define CARDSIM_PEER_DIMS(X) X(peer)
+
 /// The slots of every opcode, one struct each, named as the opcode.
 namespace slots {
 CARDSIM_SLOTS(Copy, CARDSIM_COPY_OPERANDS, CARDSIM_COPY_DIMS, CARDSIM_COPY_PARAMS)
@@ -257,6 +261,8 @@ CARDSIM_SLOTS(GeGlu, CARDSIM_UNARY_OPERANDS, CARDSIM_ROWS_WIDTH, CARDSIM_NO_PARA
 CARDSIM_SLOTS(AddType, CARDSIM_ADDTYPE_OPERANDS, CARDSIM_ADDTYPE_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(GatherMarkers, CARDSIM_GATHERMARKERS_OPERANDS, CARDSIM_GATHERMARKERS_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(ActFeatures, CARDSIM_ACTFEATURES_OPERANDS, CARDSIM_ACTFEATURES_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(Send, CARDSIM_SEND_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(Recv, CARDSIM_RECV_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 } // namespace slots
 
 /// Calls `f(slots::X{})` with the slots struct of opcode `op` and returns what it returns.
@@ -313,6 +319,10 @@ decltype(auto) with_slots(Opcode op, F&& f) {
         return f(slots::GatherMarkers{});
     case Opcode::ActFeatures:
         return f(slots::ActFeatures{});
+    case Opcode::Send:
+        return f(slots::Send{});
+    case Opcode::Recv:
+        return f(slots::Recv{});
     }
     throw Error("an opcode outside the table");
 }

@@ -16,7 +16,8 @@ UnitSet UnitSet::standard(const card::CardConfig& config) {
                       silu_mul_unit,  l2norm_unit,         gated_norm_unit,
                       dma_unit,       gelu_unit,           geglu_unit,
                       layernorm_unit, rope_unit,           attention_window_unit,
-                      add_type_unit,  gather_markers_unit, act_features_unit})
+                      add_type_unit,  gather_markers_unit, act_features_unit,
+                      network_unit})
         s.set(make(config));
     return s;
 }
