@@ -21,7 +21,10 @@ namespace cardsim::sim::system {
 /// (in order) until the card's network unit receives it, at or after its arrival.
 class NetworkPort : public sc_core::sc_module, public Network {
 public:
-    tlm_utils::multi_passthrough_target_socket<NetworkPort> in;
+    /// Every incoming link binds here (none: a card no link reaches, e.g. the odd card of pairs).
+    tlm_utils::multi_passthrough_target_socket<NetworkPort, 32, tlm::tlm_base_protocol_types, 0,
+                                               sc_core::SC_ZERO_OR_MORE_BOUND>
+        in;
 
     /// Card `card`'s ports with a link to each card of `to` and from each card of `from`.
     NetworkPort(const sc_core::sc_module_name& name, std::uint32_t card, const std::vector<std::uint32_t>& to,

@@ -177,8 +177,23 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     if (plan.mode == Mode::Full) kernels::weight_format(config);
-    for (std::uint32_t k = 0; k < n; ++k)
+    for (std::uint32_t k = 0; k < n; ++k) {
         program::validate(programs[k].program, &config, fmt::format("card {}'s program", k));
+        // Every send and receive goes over a link the topology has.
+        for (auto& c : programs[k].program.commands) {
+            if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv) continue;
+            const bool send = c.opcode == program::Opcode::Send;
+            const auto peer = c.dims.at(0);
+            const auto from = send ? k : peer, to = send ? peer : k;
+            if (std::none_of(links.begin(), links.end(), [&](auto& l) {
+                    return std::get<0>(l) == from && std::get<1>(l) == to;
+                }))
+                throw Error(fmt::format("card {}'s program {} card {}, and a {} of {} cards has no link from "
+                                        "card {} to card {}",
+                                        k, send ? "sends to" : "receives from", peer,
+                                        card::name(config.system.topology), n, from, to));
+        }
+    }
     SystemResult result;
     result.cards.resize(n);
     std::vector<std::unique_ptr<Card>> cards;

@@ -152,3 +152,11 @@ TEST_CASE("a ring joins each card to its two neighbours (two cards over both por
     c.system.topology = card::Topology::Switch;
     CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("no switch model"));
 }
+
+TEST_CASE("a plan that sends where the topology has no link is refused naming the cards") {
+    auto config = system_of(3);
+    config.system.topology = card::Topology::Pairs; // 0-1 joined, 2 alone
+    REQUIRE_THROWS_WITH(PipelineRun(config, sim::Mode::TimingOnly),
+                        Catch::Contains("card 1's program sends to card 2, and a pairs of 3 cards has no link "
+                                        "from card 1 to card 2"));
+}
