@@ -156,7 +156,23 @@ TEST_CASE("a ring joins each card to its two neighbours (two cards over both por
 TEST_CASE("a plan that sends where the topology has no link is refused naming the cards") {
     auto config = system_of(3);
     config.system.topology = card::Topology::Pairs; // 0-1 joined, 2 alone
-    REQUIRE_THROWS_WITH(PipelineRun(config, sim::Mode::TimingOnly),
-                        Catch::Contains("card 1's program sends to card 2, and a pairs of 3 cards has no link "
-                                        "from card 1 to card 2"));
+    REQUIRE_THROWS_WITH(
+        PipelineRun(config, sim::Mode::TimingOnly),
+        Catch::Contains("card 1's program sends to card 2, and a pairs of 3 cards has no link "
+                        "from card 1 to card 2"));
+}
+
+TEST_CASE("a single sequence under pipeline parallel is never faster than one card's bandwidth bound") {
+    const auto config = system_of(4);
+    PipelineRun run(config, sim::Mode::TimingOnly);
+    REQUIRE_FALSE(run.result.fault);
+    // The layers run one card after another: the whole run moves every card's bytes through one
+    // card's worth of DDR peak at a time.
+    std::uint64_t bytes = 0;
+    for (auto& card : run.result.cards)
+        for (auto& ch : card.channels)
+            bytes += ch.read_bytes + ch.write_bytes;
+    REQUIRE(bytes > 0);
+    const double one_card_peak = config.ddr.channels * config.ddr.channel_peak_bytes_per_second();
+    REQUIRE(run.result.seconds >= double(bytes) / one_card_peak);
 }
