@@ -1,5 +1,9 @@
 #include "cli/card_options.hpp"
 
+#include "engine/error.hpp"
+
+#include <fmt/core.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +21,7 @@ po::options_description card_options() {
     return o;
 }
 
-card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Override> extra) {
+card::CardConfig load_card_any_system(const po::variables_map& vm, std::span<const card::Override> extra) {
     std::optional<std::filesystem::path> file;
     if (vm.count("config")) file = vm["config"].as<std::string>();
     std::vector<card::Override> overrides;
@@ -26,6 +30,16 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
             overrides.push_back(card::parse_override(s));
     overrides.insert(overrides.end(), extra.begin(), extra.end());
     return card::load_card_config(file, overrides);
+}
+
+card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Override> extra) {
+    auto config = load_card_any_system(vm, extra);
+    // A command without --plan runs one card: a system of several is refused, never ignored.
+    if (config.system.cards > 1 && !vm.count("plan"))
+        throw Error(fmt::format("system.cards = {}: this command runs one card; a system of several cards "
+                                "runs under --plan pp, which check, compile and run take (docs/cards.md)",
+                                config.system.cards));
+    return config;
 }
 
 po::options_description knob_options() {

@@ -16,9 +16,15 @@ boost::program_options::options_description card_options();
 
 /// The card config the parsed options ask for: the default, the `--config` file, the `--set`
 /// overrides, then `extra` (a subcommand's own overrides, e.g. `--channels`). Bad input is a
-/// cardsim::Error naming the file or the option, the key and what was expected.
+/// cardsim::Error naming the file or the option, the key and what was expected; so is a system of
+/// several cards (`system.cards`) for a command without `--plan` (it runs one card).
 card::CardConfig load_card(const boost::program_options::variables_map& vm,
                            std::span<const card::Override> extra = {});
+
+/// As `load_card`, for a command that reads the config whatever system it describes (`config`
+/// prints it, `fit` estimates one card's logic, the same on every card of a system).
+card::CardConfig load_card_any_system(const boost::program_options::variables_map& vm,
+                                      std::span<const card::Override> extra = {});
 
 /// `--knob k=v` (repeatable): a numerics knob, the same as `--set numerics.k=v`.
 boost::program_options::options_description knob_options();

@@ -2,8 +2,10 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/plan_option.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/lower/plan.hpp"
 #include "engine/shim/check.hpp"
 #include "models/model.hpp"
 
@@ -17,6 +19,7 @@ int run_check(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
+    opts.add(plan_options());
     opts.add_options()("model", po::value<std::string>()->required(), "checkpoint directory")(
         "max-positions", po::value<std::size_t>()->default_value(4096),
         "positions each sequence's caches hold, for the capacity budget")(
@@ -24,9 +27,11 @@ int run_check(std::span<const std::string> args) {
         "shapes-only", po::bool_switch(), "read config.json alone, never the safetensors");
     const char* const positional[] = {"model"};
     auto vm =
-        parse("check", "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only]",
+        parse("check",
+              "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only] [--plan pp]",
               args, opts, positional);
     auto config = load_card(vm, knob_overrides(vm));
+    const auto plan = plan_of(vm, config);
     auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
@@ -42,11 +47,33 @@ int run_check(std::span<const std::string> args) {
     if (report.runs() && decoder) {
         const auto seqs = vm["seqs"].as<std::size_t>();
         lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
-        auto cap = lower::capacity(built.graph, model.checkpoint, lower::target_of(config), o);
-        fmt::print("{}", cap.text());
-        if (!cap.fits()) {
-            report.refusals.push_back({std::nullopt, cap.refusal()});
-            fmt::print("refusals:\n  {}\n", report.refusals.back().text());
+        if (plan == lower::Plan::Pipeline) {
+            // Each card's budget: its layers' weights and stores; a card over its DDR is a refusal naming it.
+            const auto stages = lower::pipeline_stages(built.graph, model.checkpoint, config.system.cards);
+            const auto caps =
+                lower::stage_capacity(built.graph, model.checkpoint, lower::target_of(config), o, stages);
+            std::vector<std::string> over;
+            for (std::size_t k = 0; k < caps.size(); ++k) {
+                fmt::print("card {} of {} (ops {} .. {}):\n{}", k, caps.size(), stages[k].first_op,
+                           stages[k].end_op, caps[k].text());
+                if (!caps[k].fits()) {
+                    report.refusals.push_back(
+                        {std::nullopt, fmt::format("card {} of {}: {}", k, caps.size(), caps[k].refusal())});
+                    over.push_back(report.refusals.back().text());
+                }
+            }
+            if (!over.empty()) {
+                fmt::print("refusals:\n");
+                for (auto& r : over)
+                    fmt::print("  {}\n", r);
+            }
+        } else {
+            auto cap = lower::capacity(built.graph, model.checkpoint, lower::target_of(config), o);
+            fmt::print("{}", cap.text());
+            if (!cap.fits()) {
+                report.refusals.push_back({std::nullopt, cap.refusal()});
+                fmt::print("refusals:\n  {}\n", report.refusals.back().text());
+            }
         }
     }
     fmt::print("{}\n{}", fit::verdict_line(fit::check_fit(config)), report.verdict());

@@ -5,9 +5,11 @@
 #include "cli/check_layers.hpp"
 #include "cli/command.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/plan_option.hpp"
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/lower/plan.hpp"
 #include "engine/program/program_set.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
@@ -144,6 +146,7 @@ int run_compile(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
+    opts.add(plan_options());
     opts.add_options()("model", po::value<std::string>()->required(),
                        "checkpoint directory")("bucket", po::value<std::string>()->default_value("seqs=1"),
                                                "row counts: seqs=S[,tokens=T][,markers=M]")(
@@ -169,6 +172,7 @@ int run_compile(std::span<const std::string> args) {
               args, opts, positional);
     auto knobs = knob_overrides(vm);
     auto config = load_card(vm, knobs);
+    const auto plan = plan_of(vm, config);
     std::string out = vm["output"].as<std::string>();
     Outputs outputs; // checked before any work; removed again (the program and its image) on a failure
     outputs.file("-o", out);
@@ -196,6 +200,30 @@ int run_compile(std::span<const std::string> args) {
     if (vm.count("rows")) {
         compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
                     vm.count("slots") ? vm["slots"].as<std::string>() : "auto", out);
+        outputs.keep();
+        return Ok;
+    }
+    if (plan == lower::Plan::Pipeline) {
+        if (vm.count("rows") || vm.count("check-layers"))
+            throw Error(
+                "--plan pp: a set for serving and --check-layers are not built for a system of cards yet");
+        // One program a card: OUT.cardK and its image OUT.cardK.ddr.
+        const auto stages = lower::pipeline_stages(built.graph, model.checkpoint, config.system.cards);
+        for (std::size_t k = 0; k < stages.size(); ++k) {
+            outputs.file("-o (a card's program)", fmt::format("{}.card{}", out, k));
+            outputs.file("-o (a card's DDR image)", fmt::format("{}.card{}.ddr", out, k));
+        }
+        auto cards = lower::lower_stages(built.graph, model.checkpoint, lower::target_of(config), o, stages);
+        for (std::size_t k = 0; k < cards.size(); ++k) {
+            const auto name = fmt::format("{}.card{}", out, k);
+            program::write(cards[k].image, name + ".ddr");
+            program::write(cards[k].program, name);
+            fmt::print("{}: card {} of {}, ops {} .. {}: {} commands, arena {} bytes, {} bytes of weights; "
+                       "image {}.ddr ({} bytes)\n",
+                       name, k, cards.size(), stages[k].first_op, stages[k].end_op,
+                       cards[k].program.commands.size(), cards[k].program.arena_bytes,
+                       cards[k].program.region(program::Region::Weights)->size, name, cards[k].image.bytes());
+        }
         outputs.keep();
         return Ok;
     }

@@ -26,7 +26,7 @@ int run_config(std::span<const std::string> args) {
             fmt::print(stderr, "config --reference: `{}` has no documentation in configs/d5005.toml\n", key);
         return reference.undocumented.empty() ? Ok : Negative;
     }
-    fmt::print("{}", card::canonical_text(load_card(vm, knob_overrides(vm))));
+    fmt::print("{}", card::canonical_text(load_card_any_system(vm, knob_overrides(vm))));
     return Ok;
 }
 

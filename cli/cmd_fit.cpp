@@ -17,7 +17,7 @@ int run_fit(std::span<const std::string> args) {
     opts.add(knob_options());
     auto vm = parse("fit", "[--config C] [--set k=v] [--knob k=v]", args, opts);
     auto knobs = knob_overrides(vm);
-    auto config = load_card(vm, knobs);
+    auto config = load_card_any_system(vm, knobs); // one card's logic
     auto report = fit::check_fit(config);
     fmt::print("card {} at {} ({})\n{}", config.name, numerics::to_string(config.numerics),
                config.fit.device.name, fit::describe(report, config.fit.device.name));

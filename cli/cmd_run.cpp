@@ -5,6 +5,7 @@
 #include "cli/command.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/pipeline.hpp"
+#include "cli/plan_option.hpp"
 #include "engine/error.hpp"
 
 #include <fmt/core.h>
@@ -83,6 +84,7 @@ int run_model_command(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
+    opts.add(plan_options());
     opts.add(ddr_trace_options());
     opts.add_options()("input", po::value<std::string>(),
                        "a checkpoint directory (config.json + safetensors) or a program file")(
@@ -138,6 +140,7 @@ int run_model_command(std::span<const std::string> args) {
     auto knobs = knob_overrides(vm);
     RunRequest req;
     req.config = load_card(vm, knobs);
+    req.plan = plan_of(vm, req.config);
     if (vm.count("model")) req.model_dir = vm["model"].as<std::string>();
     if (vm.count("program")) req.program = vm["program"].as<std::string>();
     if (vm.count("input")) {

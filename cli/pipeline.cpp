@@ -35,6 +35,48 @@ fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run
 
 namespace {
 
+/// The report's lines of a system of cards: each card's part (its layers' ops, its weights, its DDR
+/// bytes and its units' busy time), and each link's bytes, busy time and utilisation.
+void system_summary(RunReport& rep, const RunRequest& req, const stages::Compiled& compiled,
+                    const sim::system::SystemResult& sys) {
+    rep.cards = sys.cards.size();
+    const auto& cfg = req.config;
+    rep.system = fmt::format("system: {} cards, {} plan, {} of links at {} Gb/s a port, {} ns a hop\n",
+                             rep.cards, lower::name(req.plan), card::name(cfg.system.topology), cfg.link.gbps,
+                             cfg.link.latency_ns);
+    for (std::size_t k = 0; k < sys.cards.size(); ++k) {
+        const auto& c = sys.cards[k];
+        std::uint64_t ddr = 0;
+        for (auto& ch : c.channels)
+            ddr += ch.read_bytes + ch.write_bytes;
+        std::uint64_t busy = 0;
+        for (auto& [name, b] : c.unit_busy)
+            busy = std::max(busy, b);
+        std::string part;
+        if (k < compiled.stages.size())
+            part = fmt::format("ops {} .. {}, {:.4g} M weight elements; ", compiled.stages[k].first_op,
+                               compiled.stages[k].end_op, double(compiled.stages[k].weight_elements) / 1e6);
+        rep.system +=
+            fmt::format("  card {}: {}{:.1f} MB of DDR moved; busiest unit {:.1f} % of the time\n", k, part,
+                        double(ddr) / 1e6, sys.cycles ? 100.0 * double(busy) / double(sys.cycles) : 0.0);
+    }
+    for (auto& l : sys.links) {
+        if (!l.messages) continue;
+        rep.link_bytes += l.bytes;
+        rep.link_busy_seconds += l.busy_seconds;
+        rep.system +=
+            fmt::format("  link {} -> {} ({} port{}): {} messages, {:.3f} MB, busy {:.3f} ms ({:.2f} % "
+                        "of the run)\n",
+                        l.from, l.to, l.ports, l.ports == 1 ? "" : "s", l.messages, double(l.bytes) / 1e6,
+                        l.busy_seconds * 1e3, sys.seconds > 0 ? 100.0 * l.busy_seconds / sys.seconds : 0.0);
+    }
+    std::size_t used = 0;
+    for (auto& l : sys.links)
+        used += l.messages ? 1 : 0;
+    rep.link_utilisation =
+        used && sys.seconds > 0 ? rep.link_busy_seconds / (double(used) * sys.seconds) : 0.0;
+}
+
 /// Fills the report's figures from what the stages produced.
 void summarise(RunReport& rep, const RunRequest& req, const stages::Source& source,
                const stages::Compiled& compiled, stages::Simulated&& simulated, const stages::Feed& feed,
@@ -47,6 +89,7 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
     rep.prefill_steps = feed.prefill_steps;
     rep.prefill = compiled.prefill;
     rep.arena_bytes = compiled.program.program.arena_bytes;
+    if (simulated.system) system_summary(rep, req, compiled, *simulated.system);
     for (auto& p : compiled.program.io.probes)
         if (p.layer) rep.layers_checked.push_back(*p.layer);
     rep.run = std::move(simulated.run);
@@ -71,11 +114,24 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
     }
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
-    rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+    rep.peak_bytes_per_second =
+        double(rep.cards) * req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
     rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
     rep.fit = fit::check_fit(req.config);
-    rep.watts =
-        fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run)).total();
+    if (simulated.system) { // every card's own estimate, summed
+        rep.watts = 0;
+        for (auto& card : simulated.system->cards) {
+            auto run = card;
+            run.cycles = rep.run.cycles;
+            run.seconds = rep.run.seconds;
+            rep.watts +=
+                fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, run))
+                    .total();
+        }
+    } else
+        rep.watts =
+            fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run))
+                .total();
     rep.bit_exact = verdict.bit_exact;
     rep.mismatch = std::move(verdict.mismatch);
     rep.first_mismatch = verdict.first;
@@ -149,6 +205,7 @@ std::string RunReport::text() const {
                              secs > 0 ? double(all) / secs : 0.0);
     }
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
+    o += system;
     if (seqs == 1)
         o += fmt::format("card: {} steps in {} cycles, {:.3f} ms simulated ({:.1f} tokens/s)\n", steps,
                          run.cycles, secs * 1e3, secs > 0 ? double(steps) / secs : 0.0);
@@ -275,6 +332,12 @@ std::string RunReport::machine() const {
         kv(fmt::format("model_cycles_{}", m.opcode), m.model);
     }
     kv("arena_bytes", arena_bytes);
+    if (cards > 1) {
+        kv("cards", cards);
+        kv("link_bytes", link_bytes);
+        kv("link_busy_seconds", link_busy_seconds);
+        kv("link_utilisation", link_utilisation);
+    }
     kv("dsp", fit.table.total.dsps);
     kv("alm", fit.table.total.alms);
     kv("m20k", fit.table.total.m20ks);

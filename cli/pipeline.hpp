@@ -8,6 +8,7 @@
 #include "cli/phase.hpp"
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
+#include "engine/lower/plan.hpp"
 #include "engine/verify/verify.hpp"
 #include "models/accuracy.hpp"
 #include "sim/card/simulation.hpp"
@@ -60,6 +61,8 @@ struct RunRequest {
     std::uint64_t routing_seed = 0;
     /// Where to write the run's routing (per step, router and row, the chosen experts).
     std::optional<std::filesystem::path> routing_out;
+    /// How the model is split over `config.system.cards` cards (`--plan`; one card: One).
+    lower::Plan plan = lower::Plan::One;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
@@ -114,6 +117,12 @@ struct RunReport {
     HostPhases host;                    ///< the host's time, phase by phase
     std::vector<ExpertLayerStats>
         experts; ///< per Moe layer: what the run's routing did (none without experts)
+    /// A system of several cards: its lines (each card's part, DDR and busy time; each link's
+    /// bytes, busy time and utilisation), and the links' bytes and busy seconds in all.
+    std::string system;
+    std::size_t cards = 1;
+    std::uint64_t link_bytes = 0;
+    double link_busy_seconds = 0, link_utilisation = 0;
 
     /// The summary a person reads.
     std::string text() const;

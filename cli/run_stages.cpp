@@ -219,6 +219,21 @@ void check_request(const RunRequest& req) {
                                 *req.routing));
     if (req.routing)
         (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
+    if (req.plan == lower::Plan::Pipeline) {
+        auto refuse = [&](bool given, std::string_view what) {
+            if (given)
+                throw Error(fmt::format(
+                    "--plan pp: {} is not built for a system of cards yet (docs/cards.md)", what));
+        };
+        refuse(!req.model_dir || req.program.has_value(), "a program file (compile here from --model)");
+        refuse(req.prompt_len.has_value(), "--prompt-len");
+        refuse(req.check_layers.has_value(), "--check-layers");
+        refuse(req.flip.has_value(), "--flip-bit");
+        refuse(req.rtl_matvec, "--rtl");
+        refuse(req.ddr_trace.has_value(), "--ddr-trace");
+        refuse(req.trace || req.perfetto || req.vcd || req.csv || req.report,
+               "a trace, its exports or the run page");
+    }
     if (req.rtl_matvec && req.mode != sim::Mode::Full)
         throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
                     "--timing-only)");
@@ -344,7 +359,7 @@ void check(const RunRequest& req, const Source& s) {
 }
 
 Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
-    if (s.program) return {std::move(*s.program), std::nullopt};
+    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}};
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);
     lower::Options o;
@@ -366,6 +381,14 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
     if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
+    if (req.plan == lower::Plan::Pipeline) {
+        c.stages = lower::pipeline_stages(g, s.model->checkpoint, req.config.system.cards);
+        for (auto& card :
+             lower::lower_stages(g, s.model->checkpoint, lower::target_of(req.config), o, c.stages))
+            c.cards.push_back(std::move(card));
+        c.program = c.cards.back();
+        return c;
+    }
     c.program = lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
     return c;
 }
@@ -418,7 +441,11 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         units.set(sim::rtl::rtl_matvec_unit(req.config));
         plan.units = units;
     }
-    out.run = sim::simulate(req.config, c.program, plan);
+    if (!c.cards.empty()) {
+        out.system = sim::system::simulate(req.config, c.cards, plan);
+        out.run = sim::system::whole(*out.system);
+    } else
+        out.run = sim::simulate(req.config, c.program, plan);
     if (exporter) {
         exporter->close();
         out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);

@@ -7,8 +7,10 @@
 #include "cli/pipeline.hpp"
 #include "engine/graph/batch.hpp"
 #include "engine/graph/routing.hpp"
+#include "engine/lower/plan.hpp"
 #include "engine/program/loaded.hpp"
 #include "models/model.hpp"
+#include "sim/system/system.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -42,8 +44,10 @@ struct Feed {
 /// The program the card runs, and (with a prompt length) the prefill phase timed on its own
 /// program in a child process.
 struct Compiled {
-    program::Loaded program;
+    program::Loaded program; ///< under a plan over several cards: the last card's (the outputs)
     std::optional<Phase> prefill;
+    std::vector<program::Loaded> cards; ///< under a plan: each card's program
+    std::vector<lower::Stage> stages;   ///< under a plan: each card's part
 };
 
 /// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).
@@ -51,6 +55,7 @@ struct Simulated {
     sim::RunResult run;
     std::vector<graph::BatchInputs> inputs;
     std::string ddr_trace; ///< what the exported DDR trace holds, when one was written
+    std::optional<sim::system::SystemResult> system; ///< under a plan: each card's run and the links
 };
 
 /// The bit-exact check of a run: its verdict, or why it did not run.

@@ -155,6 +155,9 @@ std::string_view name(PagePolicy policy) {
 std::string_view name(SchedulerKind kind) {
     return kind == SchedulerKind::FrFcfs ? "frfcfs" : "fcfs";
 }
+std::string_view name(Topology topology) {
+    return topology == Topology::Ring ? "ring" : topology == Topology::Pairs ? "pairs" : "switch";
+}
 std::string_view name(ScaleKind kind) {
     return kind == ScaleKind::E8M0 ? "e8m0" : "f16";
 }
@@ -218,7 +221,7 @@ std::string canonical_text(const CardConfig& config) {
 
 std::uint64_t digest(const CardConfig& config) {
     Writer writer;
-    writer.with_estimates = false;
+    writer.for_digest = true;
     describe(writer, config);
     const std::string text = writer.str();
     return XXH64(text.data(), text.size(), 0);

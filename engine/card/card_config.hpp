@@ -167,10 +167,42 @@ struct UnitSet {
 
 /// Capabilities of the card as a whole (not of one unit).
 struct Capabilities {
-    bool relu = false;       ///< the activation units apply ReLU
-    bool experts = false;    ///< the card routes tokens to experts
-    std::uint32_t cards = 0; ///< cards a model may be split over (1 = one card)
+    bool relu = false;    ///< the activation units apply ReLU
+    bool experts = false; ///< the card routes tokens to experts
     friend bool operator==(const Capabilities&, const Capabilities&) = default;
+};
+
+/// How the cards of a system are joined (`[system] topology`).
+enum class Topology {
+    Ring,   ///< card k's ports to cards k - 1 and k + 1 (mod N); two cards share both ports' links
+    Pairs,  ///< cards 2j and 2j + 1 joined by every port; no link between pairs
+    Switch, ///< every card's ports to one switch (accepted by the config; not simulated yet)
+};
+
+/// The system the card is one of (`[system]`): how many cards, joined how. One card is today's
+/// card on its own; more need a plan (`--plan pp`). Not in the card's digest: it changes no
+/// card's program and no card's timing (a plan's programs carry their sends and receives).
+struct SystemConfig {
+    std::uint32_t cards = 0;
+    Topology topology = Topology::Ring;
+    friend bool operator==(const SystemConfig&, const SystemConfig&) = default;
+};
+
+/// One card-to-card link through a QSFP port (`[link]`): data rate, latency and framing.
+struct LinkConfig {
+    double gbps = 0;                        ///< data rate of one port's link, each direction, Gb/s
+    double latency_ns = 0;                  ///< one hop, from a sender's last byte out to the receiver's
+    std::uint32_t ports = 0;                ///< QSFP ports a card has
+    std::uint32_t frame_payload_bytes = 0;  ///< most payload bytes one frame carries
+    std::uint32_t frame_overhead_bytes = 0; ///< bytes a frame adds on the wire (header, check, gap)
+    /// Seconds the link takes to carry `bytes` of payload over `ports` parallel port links: the
+    /// frames' wire bytes at the data rate, plus one hop's latency.
+    double seconds(std::uint64_t bytes, std::uint32_t ports_used = 1) const {
+        const std::uint64_t frames = bytes ? (bytes + frame_payload_bytes - 1) / frame_payload_bytes : 0;
+        const double wire = double(bytes + frames * frame_overhead_bytes);
+        return wire * 8.0 / (gbps * 1e9 * ports_used) + latency_ns * 1e-9;
+    }
+    friend bool operator==(const LinkConfig&, const LinkConfig&) = default;
 };
 
 /// How a block's scale is stored.
@@ -261,7 +293,9 @@ struct CardConfig {
     Capabilities capabilities;
     numerics::EngineNumerics numerics;
     WeightFormat weights;
-    FitModel fit; ///< estimates only: not in the digest
+    SystemConfig system; ///< the system of cards: not in the digest
+    LinkConfig link;     ///< the links between cards: not in the digest
+    FitModel fit;        ///< estimates only: not in the digest
 
     /// Whether attention over a sliding window runs natively (the attention unit takes a window,
     /// or the card has a separate windowed attention unit).
@@ -318,7 +352,10 @@ CardConfig parse_card_config(std::string_view text, std::string_view source,
 std::string canonical_text(const CardConfig& config);
 
 /// The config's digest: xxh64 (seed 0) of its canonical text without the `[fit]` estimates (they
-/// change no program and no timing). Stable across formatting, comments and key order; programs
+/// change no program and no timing) and without `[system]` and `[link]` (a card's program and
+/// timing are the same whatever system it is in), with the line `capabilities.cards = 1` that the
+/// card count had before it became `system.cards` (so programs and traces written before keep
+/// their digests). Stable across formatting, comments and key order; programs
 /// and traces carry it.
 std::uint64_t digest(const CardConfig& config);
 
@@ -329,5 +366,6 @@ std::string digest_hex(const CardConfig& config);
 std::string_view name(PagePolicy policy);
 std::string_view name(SchedulerKind kind);
 std::string_view name(ScaleKind kind);
+std::string_view name(Topology topology);
 
 } // namespace cardsim::card

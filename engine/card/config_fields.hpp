@@ -16,6 +16,8 @@ inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 2> sched
     {{SchedulerKind::FrFcfs, "frfcfs"}, {SchedulerKind::Fcfs, "fcfs"}}};
 inline constexpr std::array<std::pair<ScaleKind, std::string_view>, 2> scale_kind_names{
     {{ScaleKind::E8M0, "e8m0"}, {ScaleKind::F16, "f16"}}};
+inline constexpr std::array<std::pair<Topology, std::string_view>, 3> topology_names{
+    {{Topology::Ring, "ring"}, {Topology::Pairs, "pairs"}, {Topology::Switch, "switch"}}};
 
 /// Whether visitor `v` leaves the router's sections out of `c`: a writer does (its
 /// `omit_absent_router`) when the card has no experts (`capabilities.experts` false), since the
@@ -114,7 +116,7 @@ void describe(V& v, C& c) {
     v.section("capabilities", [&] {
         v.flag("relu", c.capabilities.relu);
         v.flag("experts", c.capabilities.experts);
-        v.integer("cards", c.capabilities.cards, 1, 64);
+        v.retired("cards", "system.cards", 1);
     });
     v.section("numerics", [&] {
         v.knob("scaling", c.numerics);
@@ -128,6 +130,18 @@ void describe(V& v, C& c) {
         v.integer("block_size", c.weights.block_size, 32, 1024);
         v.group_size("group_size", c.weights.group_size);
         v.choice("scale", c.weights.scale, scale_kind_names);
+    });
+    v.system("system", [&] {
+        v.integer("cards", c.system.cards, 1, 64);
+        v.choice("topology", c.system.topology, topology_names);
+    });
+    v.system("link", [&] {
+        auto& l = c.link;
+        v.real("gbps", l.gbps, 0.001, 10000.0);
+        v.real("latency_ns", l.latency_ns, 0.0, 1.0e6);
+        v.integer("ports", l.ports, 1, 16);
+        v.integer("frame_payload_bytes", l.frame_payload_bytes, 64, 1u << 20);
+        v.integer("frame_overhead_bytes", l.frame_overhead_bytes, 0, 4096);
     });
     v.estimates("fit", [&] {
         auto& f = c.fit;

@@ -64,6 +64,15 @@ public:
     void estimates(std::string_view key, Body&& body) {
         section(key, std::forward<Body>(body));
     }
+    /// A section of the system of cards (`[system]`, `[link]`): read as any section.
+    template <class Body>
+    void system(std::string_view key, Body&& body) {
+        section(key, std::forward<Body>(body));
+    }
+    /// A key that moved to `moved_to`: present, it is an error saying where it went.
+    void retired(std::string_view key, std::string_view moved_to, std::uint64_t) {
+        if (const toml::node* n = lookup(key)) fail(*n, key, fmt::format("has moved to `{}`", moved_to));
+    }
     template <class T>
     void integer(std::string_view key, T& out, std::uint64_t lo, std::uint64_t hi) {
         if (auto v = read_integer(key, lo, hi, {})) out = static_cast<T>(*v);
@@ -149,10 +158,21 @@ public:
     /// A section of estimates (`[fit]`): written unless the writer leaves estimates out (the digest).
     template <class Body>
     void estimates(std::string_view key, Body&& body) {
-        if (with_estimates) section(key, std::forward<Body>(body));
+        if (!for_digest) section(key, std::forward<Body>(body));
     }
     bool with_estimates = true;
     bool omit_absent_router = true; ///< leave the router out of a card without experts (config_fields.hpp)
+    /// A section of the system of cards: written unless the writer writes the card's digest text.
+    template <class Body>
+    void system(std::string_view key, Body&& body) {
+        if (!for_digest) section(key, std::forward<Body>(body));
+    }
+    /// A key that moved: its old line with its old value in the digest text only.
+    void retired(std::string_view key, std::string_view, std::uint64_t value) {
+        if (for_digest) line(key, std::to_string(value));
+    }
+    /// Writing the digest's text: no `[fit]`, `[system]` or `[link]`, and the retired lines.
+    bool for_digest = false;
     template <class T>
     void integer(std::string_view key, const T& v, std::uint64_t, std::uint64_t) {
         line(key, std::to_string(v));

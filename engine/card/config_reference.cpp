@@ -144,6 +144,12 @@ public:
     void estimates(std::string_view key, Body&& body) {
         section(key, std::forward<Body>(body));
     }
+    template <class Body>
+    void system(std::string_view key, Body&& body) {
+        section(key, std::forward<Body>(body));
+    }
+    /// A key that moved has no row.
+    void retired(std::string_view, std::string_view, std::uint64_t) {}
     template <class T>
     void integer(std::string_view key, const T& v, std::uint64_t lo, std::uint64_t hi) {
         row(key, "integer", std::to_string(v), fmt::format("{} .. {}", lo, hi));

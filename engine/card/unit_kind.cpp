@@ -14,6 +14,7 @@ constexpr std::array<std::string_view, unit_kind_count> unit_names{
     "layernorm", "rope",           "attention_window",
     "add_type",  "gather_markers", "act_features",
     "router",
+    "network",
 };
 
 } // namespace
@@ -25,11 +26,13 @@ std::string_view name(UnitKind kind) {
 std::optional<UnitKind> parse_unit_kind(std::string_view text) {
     for (auto kind : all_unit_kinds)
         if (name(kind) == text) return kind;
+    if (text == name(UnitKind::Network)) return UnitKind::Network;
     return std::nullopt;
 }
 
 bool is_optional(UnitKind kind) {
-    return static_cast<std::size_t>(kind) >= static_cast<std::size_t>(UnitKind::Gelu);
+    return static_cast<std::size_t>(kind) >= static_cast<std::size_t>(UnitKind::Gelu) &&
+           kind != UnitKind::Network;
 }
 
 } // namespace cardsim::card

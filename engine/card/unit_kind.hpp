@@ -36,13 +36,19 @@ enum class UnitKind {
     GatherMarkers,
     ActFeatures,
     Router, ///< routes rows to experts and combines their outputs: only with `capabilities.experts`
+    /// The network unit: sends and receives over the card's QSFP ports. Not in `[units]`: a card
+    /// has one when it is in a system of several (`[system]`, `[link]`), none on its own.
+    Network,
 };
 
 /// How many unit kinds there are.
-inline constexpr std::size_t unit_kind_count = 25;
+inline constexpr std::size_t unit_kind_count = 26;
 
-/// Every unit kind, in declaration order (the config's order).
-inline constexpr std::array<UnitKind, unit_kind_count> all_unit_kinds{
+/// How many of them the config's `[units]` lists (all but the network unit).
+inline constexpr std::size_t config_unit_kind_count = 25;
+
+/// Every unit kind the config lists, in declaration order (the config's order).
+inline constexpr std::array<UnitKind, config_unit_kind_count> all_unit_kinds{
     UnitKind::Matvec,    UnitKind::Attention,     UnitKind::Conv,
     UnitKind::Gates,     UnitKind::Delta,         UnitKind::SigmoidGate,
     UnitKind::Norm,      UnitKind::Rotation,      UnitKind::CacheAppend,

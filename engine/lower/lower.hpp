@@ -6,6 +6,7 @@
 #include "engine/graph/probe.hpp"
 #include "engine/graph/weight_source.hpp"
 #include "engine/lower/capacity.hpp"
+#include "engine/lower/stage.hpp"
 #include "engine/lower/target.hpp"
 #include "engine/program/loaded.hpp"
 #include "engine/program/program.hpp"
@@ -42,6 +43,10 @@ struct Options {
     /// of (slot, position) rows, those of one slot consecutive and in position order. Unset: each
     /// sequence of the bucket has its store (row r's follows from its index), as before.
     std::optional<std::size_t> slots;
+    /// One card's part of a plan over several cards (lower/plan.hpp): only its ops, weights and
+    /// stores, its receives first and its sends last, the outputs copied on the last card only.
+    /// Unset: the whole graph on one card, as before.
+    std::optional<Stage> stage;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program

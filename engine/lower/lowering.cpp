@@ -19,9 +19,35 @@ Compiled Lowering::run() {
     place_states();
     place_io();
     auto fusion = shim::fuse(g_, t_.caps);
-    for (auto& grp : fusion.groups)
+    const auto& st = o_.stage;
+    if (st)
+        for (auto v : st->receives)
+            put<slots::Recv>(g_.ops.size(), {.out = on(arena(v))}, {.peer = st->card - 1});
+    for (auto& grp : fusion.groups) {
+        if (st) { // one card's part: the group's ops in it (a group run as one command is never cut)
+            auto mine = [&](std::size_t i) { return i >= st->first_op && i < st->end_op; };
+            const auto in = std::count_if(grp.ops.begin(), grp.ops.end(), mine);
+            if (in == 0) continue;
+            if (std::size_t(in) < grp.ops.size()) {
+                if (grp.cls && std::holds_alternative<shim::Native>(shim::supports(*grp.cls, t_.caps)) &&
+                    (*grp.cls == shim::ClassId::MergedQkv || *grp.cls == shim::ClassId::ConvBiasSilu))
+                    throw Error(fmt::format("card {}'s part (ops {} .. {}) cuts a group the card runs as one "
+                                            "command (op {})",
+                                            st->card, st->first_op, st->end_op, grp.ops.front()));
+                for (auto i : grp.ops)
+                    if (mine(i)) {
+                        single(i);
+                        copy_probes(i, {});
+                    }
+                continue;
+            }
+        }
         emit(grp);
-    copy_outputs();
+    }
+    if (st)
+        for (auto v : st->sends)
+            put<slots::Send>(g_.ops.size(), {.x = on(arena(v))}, {.peer = st->card + 1});
+    if (!st || st->last()) copy_outputs();
     add_dependencies(out_.program);
     map_regions(); // refuses a program over the card's DDR before any weight is read
     run_jobs();

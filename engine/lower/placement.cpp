@@ -25,13 +25,24 @@ program::IoEntry entry(program::IoRole role, const Place& p) {
 
 void Lowering::place_states() {
     const std::size_t seqs = store_sequences();
-    for (auto& s : g_.states) {
+    // One card's part of a plan keeps the stores of its own ops only.
+    std::vector<bool> used(g_.states.size(), !o_.stage);
+    if (o_.stage)
+        for (std::size_t i = o_.stage->first_op; i < o_.stage->end_op; ++i) {
+            auto u = state_uses(g_.ops[i]);
+            for (auto s : u.reads)
+                used[s.id] = true;
+            for (auto s : u.writes)
+                used[s.id] = true;
+        }
+    for (std::size_t k = 0; k < g_.states.size(); ++k) {
+        const auto& s = g_.states[k];
         const bool cache = std::holds_alternative<KeyCache>(s) || std::holds_alternative<ValueCache>(s);
         const Region region = cache ? Region::Caches : Region::State;
         const std::uint64_t per_seq =
             state_bytes(s, o_.max_positions, t_.storage.cache_row_bytes, t_.storage.state_element_bytes);
         auto& end = region == Region::Caches ? caches_end_ : state_end_;
-        Place p{region, end, align_up(per_seq, line) * seqs};
+        Place p{region, end, used[k] ? align_up(per_seq, line) * seqs : 0};
         end = align_up(end + p.bytes, line);
         out_.states.push_back(p);
     }
@@ -70,7 +81,7 @@ Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::function<std::vec
     std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
     Place p{Region::Weights, at, bytes};
     weights_end_ = at + bytes;
-    if (o_.shapes_only) return p;               // placed by its shape and format: never read nor packed
+    if (o_.shapes_only) return p; // placed by its shape and format: never read nor packed
     out_.image.chunks.push_back(program::Chunk{at, {}}); // the region's base is 0
     jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(make)});
     return p;

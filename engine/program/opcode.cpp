@@ -42,6 +42,8 @@ constexpr std::array<OpcodeSpec, opcode_count> specs{{
     row<slots::Route>(Unit::Router),
     row<slots::ExpertMatvec>(Unit::Matvec),
     row<slots::Combine>(Unit::Router),
+    row<slots::Send>(Unit::Network),
+    row<slots::Recv>(Unit::Network),
 }};
 
 constexpr bool table_in_order() {

@@ -53,8 +53,10 @@ enum class Opcode : std::uint16_t {
                    ///< expert streams once; `out`/`out2` split each output row at n1 as Matvec
     Combine,       ///< a Moe op's combine: out = Σ weights · outs (+ sigmoid(gate) · shared), exact
                    ///< (numerics/combine.hpp)
+    Send,          ///< the network unit sends `x` to card `peer` (a plan's activations)
+    Recv,          ///< the network unit receives the next message from card `peer` into `out`
 };
-inline constexpr std::size_t opcode_count = 28;
+inline constexpr std::size_t opcode_count = 30;
 
 /// How a command touches an operand.
 enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };

@@ -254,6 +254,10 @@ inline std::uint64_t param_bits(std::uint64_t v) {
 }
 } // namespace detail
 
+#define CARDSIM_SEND_OPERANDS(X) X(x, Read, false)
+#define CARDSIM_RECV_OPERANDS(X) X(out, Write, false)
+#define CARDSIM_PEER_DIMS(X) X(peer)
+
 /// The slots of every opcode, one struct each, named as the opcode.
 namespace slots {
 CARDSIM_SLOTS(Copy, CARDSIM_COPY_OPERANDS, CARDSIM_COPY_DIMS, CARDSIM_COPY_PARAMS)
@@ -285,6 +289,8 @@ CARDSIM_SLOTS(ActFeatures, CARDSIM_ACTFEATURES_OPERANDS, CARDSIM_ACTFEATURES_DIM
 CARDSIM_SLOTS(Route, CARDSIM_ROUTE_OPERANDS, CARDSIM_ROUTE_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(ExpertMatvec, CARDSIM_EXPERTMATVEC_OPERANDS, CARDSIM_EXPERTMATVEC_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(Combine, CARDSIM_COMBINE_OPERANDS, CARDSIM_COMBINE_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(Send, CARDSIM_SEND_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(Recv, CARDSIM_RECV_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 } // namespace slots
 
 /// Calls `f(slots::X{})` with the slots struct of opcode `op` and returns what it returns.
@@ -347,6 +353,10 @@ decltype(auto) with_slots(Opcode op, F&& f) {
         return f(slots::ExpertMatvec{});
     case Opcode::Combine:
         return f(slots::Combine{});
+    case Opcode::Send:
+        return f(slots::Send{});
+    case Opcode::Recv:
+        return f(slots::Recv{});
     }
     throw Error("an opcode outside the table");
 }

@@ -423,6 +423,14 @@ void shapes(const Check& k, const Args<slots::GatherMarkers>& a) {
     k.f32s(at(O::out), k.product({d.markers, d.width}, "markers × width"), "markers × width");
 }
 
+void shapes(const Check& k, const Args<slots::Send>& a) {
+    if (a.operands.x.bytes == 0) k.fail("sends no bytes, expected at least one");
+}
+
+void shapes(const Check& k, const Args<slots::Recv>& a) {
+    if (a.operands.out.bytes == 0) k.fail("receives no bytes, expected at least one");
+}
+
 void shapes(const Check& k, const Args<slots::ActFeatures>& a) {
     using O = slots::ActFeatures::Operand;
     auto& d = a.dims;

@@ -16,7 +16,7 @@ Capabilities capabilities(const card::CardConfig& c) {
     caps.attention_sinks = c.units.attention.sinks;
     caps.attention_softcap = c.units.attention.softcap;
     caps.experts = c.capabilities.experts;
-    caps.cards = c.capabilities.cards;
+    caps.cards = c.system.cards;
     return caps;
 }
 

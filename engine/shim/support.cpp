@@ -166,7 +166,9 @@ Support supports(ClassId c, const Capabilities& caps) {
     case CudaGraphs:
         return Refuse{"the engine runs a program of commands, not kernel launches"};
     case AllreduceNorm:
-        if (caps.cards > 1) return Decompose{};
+        if (caps.cards > 1)
+            return Refuse{"the engine splits a model over its cards by layers (pipeline parallel), "
+                          "which needs no all-reduce; it has no all-reduce yet"};
         return Refuse{"the engine runs on one card"};
     }
     return Refuse{"unknown class"};

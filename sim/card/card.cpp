@@ -59,7 +59,9 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
         }
     sram_port_.sram.bind(sram_.socket);
     std::vector<UnitModule*> plain;
-    for (auto kind : card::all_unit_kinds) {
+    std::vector<card::UnitKind> kinds(card::all_unit_kinds.begin(), card::all_unit_kinds.end());
+    kinds.push_back(card::UnitKind::Network); // present only on a card of a system (sim/system)
+    for (auto kind : kinds) {
         auto& spec = config.units[kind];
         for (std::uint32_t i = 0; i < spec.count; ++i) {
             auto unit = std::make_unique<UnitModule>(fmt::format("{}_{}", card::name(kind), i).c_str(), kind,

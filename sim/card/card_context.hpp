@@ -6,6 +6,7 @@
 #include "sim/card/bit_flip.hpp"
 #include "sim/card/command_record.hpp"
 #include "sim/card/kernel_clock.hpp"
+#include "sim/card/network.hpp"
 #include "sim/memory/channel_interleave.hpp"
 #include "sim/units/unit_set.hpp"
 
@@ -54,6 +55,7 @@ struct CardContext {
     std::vector<bool> done;           ///< per command of the current step
     sc_core::sc_event command_done;   ///< notified whenever a command completes
     std::optional<std::string> fault; ///< the bus error that stopped the run, if any
+    Network* network = nullptr;       ///< the system's ports (none: a card on its own)
 
     CardContext(const card::CardConfig& c, const program::Program& p, bool timing, units::UnitSet u)
         : config(c), program(&p), clock(c.clock.kernel_mhz),

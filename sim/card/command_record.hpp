@@ -14,6 +14,7 @@ namespace cardsim::sim {
 /// start of the run), what it moved, and the xxh64 (seed 0) of the bytes it wrote (its write
 /// operands' bytes after it ran, concatenated in operand order; 0 in timing-only runs).
 struct CommandRecord {
+    std::uint32_t card = 0; ///< which card of a system ran it (0 on its own)
     std::uint32_t step = 0;
     std::uint32_t index = 0;
     program::Unit unit = program::Unit::Dma;

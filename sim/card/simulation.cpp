@@ -105,6 +105,43 @@ private:
 
 } // namespace
 
+void collect(Card& card, bool keep_records, RunResult& result) {
+    const bool keep = keep_records;
+    auto& ctx = card.context();
+    result.fault = ctx.fault;
+    result.records = std::move(ctx.records);
+    for (const auto& r : result.records) {
+        auto& k = result.kind_time[static_cast<std::size_t>(r.unit)];
+        ++k.commands;
+        k.time += r.time;
+    }
+    if (!keep)
+        for (auto& t : ctx.kind_totals)
+            if (t.index) {
+                result.records.push_back(t);
+                auto& k = result.kind_time[static_cast<std::size_t>(t.unit)];
+                k.commands += t.index;
+                k.time += t.time;
+            }
+    std::sort(result.records.begin(), result.records.end(),
+              [](auto& a, auto& b) { return a.step != b.step ? a.step < b.step : a.index < b.index; });
+    result.cycles = result.step_end.empty() ? 0 : result.step_end.back();
+    result.seconds = ctx.clock.seconds(result.cycles);
+    const auto& clock = card.ddr().clock();
+    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i) {
+        auto& st = card.ddr().channel(i).timing().stats();
+        result.channels.push_back(ChannelTotals{st.read_bytes, st.write_bytes, st.row_hits, st.row_misses,
+                                                st.row_conflicts, clock.seconds(double(st.refresh_cycles))});
+    }
+    card.ddr().flush(); // after the totals above: they stay what the run itself issued
+    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i)
+        result.ddr_drained.push_back(card.ddr().channel(i).timing().stats());
+    for (auto& u : card.units()) {
+        result.unit_busy.emplace_back(u->name(), u->busy_cycles());
+        result.kind_busy[static_cast<std::size_t>(u->unit_kind())] += u->busy_cycles();
+    }
+}
+
 RunResult simulate(const card::CardConfig& config, const program::Loaded& loaded, const RunPlan& plan) {
     SessionPlan session;
     session.next = [&](std::size_t step, double, const StepOutputs* previous) -> std::optional<SessionStep> {
@@ -152,39 +189,7 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     sc_core::sc_start();
     card.ddr().set_observer(nullptr);
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto& ctx = card.context();
-    result.fault = ctx.fault;
-    result.records = std::move(ctx.records);
-    for (const auto& r : result.records) {
-        auto& k = result.kind_time[static_cast<std::size_t>(r.unit)];
-        ++k.commands;
-        k.time += r.time;
-    }
-    if (!plan.keep_records)
-        for (auto& t : ctx.kind_totals)
-            if (t.index) {
-                result.records.push_back(t);
-                auto& k = result.kind_time[static_cast<std::size_t>(t.unit)];
-                k.commands += t.index;
-                k.time += t.time;
-            }
-    std::sort(result.records.begin(), result.records.end(),
-              [](auto& a, auto& b) { return a.step != b.step ? a.step < b.step : a.index < b.index; });
-    result.cycles = result.step_end.empty() ? 0 : result.step_end.back();
-    result.seconds = ctx.clock.seconds(result.cycles);
-    const auto& clock = card.ddr().clock();
-    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i) {
-        auto& st = card.ddr().channel(i).timing().stats();
-        result.channels.push_back(ChannelTotals{st.read_bytes, st.write_bytes, st.row_hits, st.row_misses,
-                                                st.row_conflicts, clock.seconds(double(st.refresh_cycles))});
-    }
-    card.ddr().flush(); // after the totals above: they stay what the run itself issued
-    for (std::uint32_t i = 0; i < card.ddr().channels(); ++i)
-        result.ddr_drained.push_back(card.ddr().channel(i).timing().stats());
-    for (auto& u : card.units()) {
-        result.unit_busy.emplace_back(u->name(), u->busy_cycles());
-        result.kind_busy[static_cast<std::size_t>(u->unit_kind())] += u->busy_cycles();
-    }
+    collect(card, plan.keep_records, result);
     return result;
 }
 

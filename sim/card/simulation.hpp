@@ -107,6 +107,11 @@ struct RunResult {
     double steps_seconds = 0; ///< of which running the steps (the per-token cost)
 };
 
+/// Fills `result` from `card` after its run: its fault, its commands' records (all of them, or
+/// each unit kind's totals without `keep_records`) sorted by step and index, the cycles and seconds
+/// to the last of `result.step_end`, the DDR channels' totals and the units' busy cycles.
+void collect(Card& card, bool keep_records, RunResult& result);
+
 /// Elaborates a card for `config`, loads `loaded`, runs `plan`, and returns what happened.
 /// SystemC elaborates one simulation per process: call this once per process. Throws
 /// cardsim::Error when the program does not fit the card.

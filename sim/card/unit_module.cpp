@@ -167,6 +167,31 @@ void UnitModule::run() {
         sc_core::wait(start_);
         const std::uint32_t index = index_;
         const auto& c = ctx_.program->commands[index];
+        // A receive starts when its message has arrived whole: its wait for the sending card
+        // counts with its dependencies (the send it waits for is one, on the other card).
+        Message message;
+        std::uint64_t link_wait = 0;
+        const bool network = c.opcode == program::Opcode::Send || c.opcode == program::Opcode::Recv;
+        if (network && !ctx_.network) {
+            ctx_.bus_error(index, "the card is in no system: it has no link to send or receive over");
+            return;
+        }
+        if (c.opcode == program::Opcode::Recv) {
+            const auto before = ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp());
+            const auto peer = static_cast<std::uint32_t>(program::args<program::slots::Recv>(c).dims.peer);
+            if (auto why = ctx_.network->receive(peer, message)) {
+                ctx_.bus_error(index, *why);
+                return;
+            }
+            if (message.bytes != c.operands[0].bytes) {
+                ctx_.bus_error(index, fmt::format("a message of {} bytes from card {} for {} bytes",
+                                                  message.bytes, peer, c.operands[0].bytes));
+                return;
+            }
+            link_wait = ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp()) - before;
+            const auto edge = ctx_.clock.time_of(ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+            if (edge > sc_core::sc_time_stamp()) sc_core::wait(edge - sc_core::sc_time_stamp());
+        }
         const auto t0 = sc_core::sc_time_stamp();
         CommandRecord rec;
         rec.step = ctx_.step;
@@ -203,6 +228,7 @@ void UnitModule::run() {
             }
         };
         rec.time = waits_;
+        rec.time[TimePart::Deps] += link_wait;
         // The parts of operand `i` the command moves (a unit that cannot say, e.g. an expert matvec
         // without the step's routing, stops the run naming the command).
         auto traffic = [&](std::size_t i) -> std::optional<std::vector<units::Span>> {
@@ -254,6 +280,8 @@ void UnitModule::run() {
                 if (o.access != Access::Write) std::copy(place.begin(), place.end(), buf.begin());
                 views_[i] = buf;
             }
+            if (c.opcode == program::Opcode::Recv && !message.data.empty())
+                std::copy(message.data.begin(), message.data.end(), views_[0].begin());
             try { // a unit that refuses its operands (an RTL result that differs) stops the run
                 behaviour_.compute(c, views_);
             } catch (const Error& e) {
@@ -282,6 +310,17 @@ void UnitModule::run() {
         rec.compute_cycles = units::compute_cycles(rec.work, ctx_.config.lanes(kind_));
         const auto compute_time = ctx_.clock.time_of(rec.compute_cycles);
         auto writes_at = std::max(reads, compute_time);
+        if (c.opcode == program::Opcode::Send) { // the message leaves once read; done when it has left
+            const auto peer = static_cast<std::uint32_t>(program::args<program::slots::Send>(c).dims.peer);
+            sc_core::sc_time sent = reads;
+            const std::span<const std::byte> data =
+                full ? std::span<const std::byte>(views_[0]) : std::span<const std::byte>{};
+            if (auto why = ctx_.network->send(peer, data, c.operands[0].bytes, sent)) {
+                ctx_.bus_error(index, *why);
+                return;
+            }
+            writes_at = std::max(writes_at, sent);
+        }
         // Writes, issued when the reads and the compute are done.
         sc_core::sc_time end = writes_at;
         XXH64_state_t* digest = full ? XXH64_createState() : nullptr;

@@ -34,5 +34,6 @@ std::shared_ptr<const Unit> add_type_unit(const card::CardConfig& config);
 std::shared_ptr<const Unit> gather_markers_unit(const card::CardConfig& config);
 std::shared_ptr<const Unit> act_features_unit(const card::CardConfig& config);
 std::shared_ptr<const Unit> router_unit(const card::CardConfig& config);
+std::shared_ptr<const Unit> network_unit(const card::CardConfig& config);
 
 } // namespace cardsim::sim::units

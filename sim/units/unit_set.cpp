@@ -17,7 +17,7 @@ UnitSet UnitSet::standard(const card::CardConfig& config) {
                       dma_unit,       gelu_unit,           geglu_unit,
                       layernorm_unit, rope_unit,           attention_window_unit,
                       add_type_unit,  gather_markers_unit, act_features_unit,
-                      router_unit})
+                      router_unit,    network_unit})
         s.set(make(config));
     return s;
 }

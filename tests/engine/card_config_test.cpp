@@ -82,7 +82,11 @@ TEST_CASE("the built-in default is the D5005 of the reference figures", "[card]"
     CHECK_FALSE(c.windowed_attention());
     CHECK_FALSE(c.units.matvec.bias);
     CHECK_FALSE(c.capabilities.experts);
-    CHECK(c.capabilities.cards == 1);
+    CHECK(c.system.cards == 1);
+    CHECK(c.system.topology == Topology::Ring);
+    CHECK(c.link.gbps == 40.0);        // 4 x 10.3125 Gb/s lanes at 64b/66b
+    CHECK(c.link.latency_ns == 304.0); // Serial Lite III at 6 x 12.5 Gb/s (683330)
+    CHECK(c.link.ports == 2);          // the D5005's two QSFP28 cages
     CHECK(c.numerics == cardsim::numerics::EngineNumerics{});
     CHECK(c.weights.code_bits == 8);
     CHECK(c.weights.block_size == 32);
@@ -227,6 +231,40 @@ TEST_CASE("the digest ignores formatting, comments, key order and the name, and 
     CHECK(digest_hex(o).size() == 16);
     // Any value changed: another digest.
     for (const char* s : {"ddr.channels=2", "ddr.timing.cl=18", "numerics.state=f16", "units.gelu.count=1",
-                          "weights.scale=f16", "capabilities.cards=2", "sram.bytes=1000"})
+                          "weights.scale=f16", "sram.bytes=1000"})
         CHECK(digest(load_card_config({}, sets({s}))) != digest(d));
+}
+
+TEST_CASE("the system and its links are not in the card's digest, which is the one from before they existed",
+          "[card]") {
+    // The card the golden traces run on (configs/golden.toml, the default before the design sweep)
+    // has the digest they carry (meta config_default) from before `capabilities.cards` moved to
+    // `system.cards`.
+    CHECK(digest_hex(load_card_config(std::string(CARDSIM_SOURCE_DIR) + "/configs/golden.toml")) ==
+          "8257b14d455744e9");
+    const CardConfig d = default_card_config();
+    for (const char* s : {"system.cards=4", "system.topology=pairs", "link.gbps=100", "link.latency_ns=143",
+                          "link.ports=1", "link.frame_payload_bytes=9000", "link.frame_overhead_bytes=0"}) {
+        const CardConfig c = load_card_config({}, sets({s}));
+        CHECK(c != d);
+        CHECK(digest(c) == digest(d));
+    }
+}
+
+TEST_CASE("capabilities.cards is refused naming where the card count went", "[card]") {
+    try {
+        load_card_config({}, sets({"capabilities.cards=2"}));
+        FAIL("capabilities.cards was accepted");
+    } catch (const cardsim::Error& e) {
+        CHECK(std::string(e.what()).find("system.cards") != std::string::npos);
+    }
+}
+
+TEST_CASE("a link's time is its frames' wire bytes at its rate plus one hop", "[card]") {
+    const auto l = default_card_config().link;
+    // 3000 bytes: two full frames of 1500, each 38 bytes of overhead, at 40 Gb/s, plus 304 ns.
+    CHECK(l.seconds(3000) == Approx((3000 + 2 * 38) * 8 / 40e9 + 304e-9));
+    CHECK(l.seconds(3001) == Approx((3001 + 3 * 38) * 8 / 40e9 + 304e-9));
+    CHECK(l.seconds(3000, 2) == Approx((3000 + 2 * 38) * 8 / 80e9 + 304e-9));
+    CHECK(l.seconds(0) == Approx(304e-9));
 }

@@ -1,0 +1,49 @@
+#pragma once
+// A system of cards in one SystemC simulation: N full cards (each its own DDR, SRAM, units and
+// command processor, running its own program), joined by links between their network ports as
+// the config's `[system]` topology says, and one host that drives them step by step.
+
+#include "sim/card/simulation.hpp"
+#include "sim/system/link.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cardsim::sim::system {
+
+/// The links of a topology: (from, to, parallel ports) for each direction of each joined pair.
+/// Ring: each card to its two neighbours over one port each (two cards: to each other over every
+/// port); pairs: 2j and 2j + 1 over every port (an odd last card has none). A switch, or a ring of
+/// more than two cards on fewer than two ports, is a cardsim::Error saying so.
+std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links_of(const card::CardConfig& config);
+
+/// What a system run produced: each card's run (its records, DDR channels and units), the links'
+/// totals, and the system's cycles and seconds (every card's steps end together).
+struct SystemResult {
+    std::vector<RunResult> cards;
+    std::vector<LinkTotals> links;
+    std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended on every card
+    std::uint64_t cycles = 0;
+    double seconds = 0;
+    std::optional<std::string> fault; ///< the first card's fault, naming the card
+    double host_seconds = 0;
+};
+
+/// The system's run as one run: every card's records (each carrying its card), the last card's
+/// outputs, the system's steps and cycles, every card's DDR channels in card order, each unit
+/// instance's busy cycles (its module is named `cardK.unit_i`), the kinds' totals summed over the cards.
+RunResult whole(const SystemResult& system);
+
+/// Elaborates `config.system.cards` cards (the card of `config`, with a network unit) and their
+/// links, loads program `k` of `programs` on card `k` (one a card, else cardsim::Error), and runs
+/// `plan`'s steps: before each, the host writes the step's inputs into every card's io places;
+/// every card runs its program; the step ends when all have; the outputs handed to the next
+/// step's inputs are the last card's. One simulation per process, as sim::simulate.
+SystemResult simulate(const card::CardConfig& config, std::span<const program::Loaded> programs,
+                      const RunPlan& plan);
+
+} // namespace cardsim::sim::system

@@ -1,0 +1,178 @@
+// A system of cards in one simulation: a pipeline-parallel run's outputs equal the golden
+// executor's (so the one card's) bit for bit, and a handoff between cards takes the link's
+// physical time (its frames at its data rate plus one hop), never less.
+
+#include "engine/card/card_config.hpp"
+#include "engine/golden/golden.hpp"
+#include "engine/graph/examples.hpp"
+#include "engine/lower/plan.hpp"
+#include "sim/system/system.hpp"
+#include "tests/support/graph_weights.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace cardsim;
+
+namespace {
+
+const graph::DecoderShape shape{4, 128, 4, 2, 32, 256, 300};
+const graph::Bucket bucket{2, 2, 0};
+constexpr std::size_t steps = 3, max_positions = 8;
+
+graph::BatchInputs inputs(std::size_t s) {
+    auto t = std::uint32_t(s);
+    return graph::BatchInputs{{5 + 11 * t, 77 + 3 * t}, {t, t}, {}, {}, {}, {}, {}, {}};
+}
+
+card::CardConfig system_of(std::uint32_t cards) {
+    auto c = card::default_card_config();
+    c.system.cards = cards;
+    return c;
+}
+
+/// Lowers the example decoder for `cards` cards by layers and runs it.
+struct PipelineRun {
+    graph::Graph g = graph::example_decoder(shape);
+    test::GraphWeights w{g};
+    std::vector<lower::Stage> stages;
+    std::vector<program::Loaded> programs;
+    lower::Compiled last;
+    sim::system::SystemResult result;
+
+    PipelineRun(const card::CardConfig& config, sim::Mode mode) {
+        stages = lower::pipeline_stages(g, w, config.system.cards);
+        auto compiled = lower::lower_stages(g, w, lower::target_of(config),
+                                            lower::Options{bucket, max_positions}, stages);
+        last = compiled.back();
+        for (auto& c : compiled)
+            programs.push_back(c);
+        sim::RunPlan plan;
+        plan.steps = steps;
+        plan.mode = mode;
+        plan.inputs = [](std::size_t s, const sim::StepOutputs*) { return inputs(s); };
+        result = sim::system::simulate(config, programs, plan);
+    }
+};
+
+/// Every output of every step equals the golden executor's bit for bit.
+void require_golden(const card::CardConfig& config, PipelineRun& run) {
+    REQUIRE_FALSE(run.result.fault);
+    auto& outputs = run.result.cards.back().outputs;
+    REQUIRE(outputs.size() == steps);
+    golden::Golden gold(run.g, run.w, config, bucket, max_positions);
+    for (std::size_t s = 0; s < steps; ++s) {
+        gold.step(inputs(s));
+        for (std::size_t o = 0; o < run.last.io.outputs.size(); ++o) {
+            auto v = run.last.io.outputs[o].first;
+            auto& expect = gold.value(v);
+            auto& got = outputs[s].values[o];
+            INFO("step " << s << ", output " << run.g.names[v.id]);
+            REQUIRE(got.size() == 4 * expect.size());
+            REQUIRE(std::memcmp(got.data(), expect.data(), got.size()) == 0);
+        }
+    }
+    REQUIRE(outputs[0].values[0] != outputs[2].values[0]); // the steps differ: equality is not vacuous
+}
+
+} // namespace
+
+TEST_CASE("a pipeline over two cards gives the golden executor's outputs bit for bit") {
+    const auto config = system_of(2);
+    PipelineRun run(config, sim::Mode::Full);
+    require_golden(config, run);
+    // Both cards worked, and each ran only its part: the first card wrote no output.
+    REQUIRE(run.result.cards[0].outputs.empty());
+    REQUIRE(run.result.links.size() == 2);
+    REQUIRE(run.result.links[0].messages == steps);
+    REQUIRE(run.result.links[1].messages == 0);
+}
+
+TEST_CASE("a pipeline over four cards in a ring gives the golden executor's outputs bit for bit") {
+    const auto config = system_of(4);
+    PipelineRun run(config, sim::Mode::Full);
+    require_golden(config, run);
+    std::uint64_t messages = 0;
+    for (auto& l : run.result.links)
+        messages += l.messages;
+    REQUIRE(messages == 3 * steps); // three handoffs a step, 0 -> 1 -> 2 -> 3
+}
+
+TEST_CASE("a handoff between cards takes at least the link's frames at its rate plus a hop, and at most "
+          "10 % more than that plus the send's read") {
+    const auto config = system_of(2);
+    PipelineRun run(config, sim::Mode::TimingOnly);
+    REQUIRE_FALSE(run.result.fault);
+    const double mhz = config.clock.kernel_mhz;
+    std::size_t checked = 0;
+    for (std::size_t s = 0; s < steps; ++s) {
+        const sim::CommandRecord* send = nullptr;
+        const sim::CommandRecord* recv = nullptr;
+        for (auto& r : run.result.cards[0].records)
+            if (r.step == s && r.opcode == program::Opcode::Send) send = &r;
+        for (auto& r : run.result.cards[1].records)
+            if (r.step == s && r.opcode == program::Opcode::Recv) recv = &r;
+        REQUIRE(send);
+        REQUIRE(recv);
+        const auto bytes = run.programs[0].program.commands[send->index].operands[0].bytes;
+        // Two cards in a ring are joined by both ports, and a message is striped over them.
+        const double bound = config.link.seconds(bytes, config.link.ports) * mhz * 1e6; // kernel cycles
+        const double handoff = double(recv->start) - double(send->start);
+        INFO("step " << s << ": " << bytes << " bytes, handoff " << handoff << " cycles, bound " << bound);
+        REQUIRE(handoff >= bound - 1); // the receive starts on the kernel edge at or after arrival
+        const double read = double(send->end - send->start) - (bound - config.link.latency_ns * 1e-3 * mhz);
+        REQUIRE(handoff <= 1.10 * bound + std::max(read, 0.0) + 2);
+        // The receive waited for it: its wait counts with its dependencies.
+        REQUIRE(recv->time[sim::TimePart::Deps] > 0);
+        ++checked;
+    }
+    REQUIRE(checked == steps);
+}
+
+TEST_CASE("a ring joins each card to its two neighbours (two cards over both ports), pairs join 2j and "
+          "2j+1, a switch is refused") {
+    auto c = system_of(4);
+    auto ring = sim::system::links_of(c);
+    REQUIRE(ring.size() == 8);
+    for (auto [from, to, ports] : ring) {
+        CHECK((to == (from + 1) % 4 || from == (to + 1) % 4));
+        CHECK(ports == 1);
+    }
+    c.system.cards = 2;
+    auto two = sim::system::links_of(c);
+    REQUIRE(two.size() == 2);
+    CHECK(std::get<2>(two[0]) == c.link.ports);
+    c.system.cards = 5;
+    c.system.topology = card::Topology::Pairs;
+    CHECK(sim::system::links_of(c).size() == 4); // 0-1, 2-3 both ways; card 4 alone
+    c.system.topology = card::Topology::Ring;
+    c.link.ports = 1;
+    CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("needs two ports"));
+    c.system.topology = card::Topology::Switch;
+    CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("no switch model"));
+}
+
+TEST_CASE("a plan that sends where the topology has no link is refused naming the cards") {
+    auto config = system_of(3);
+    config.system.topology = card::Topology::Pairs; // 0-1 joined, 2 alone
+    REQUIRE_THROWS_WITH(
+        PipelineRun(config, sim::Mode::TimingOnly),
+        Catch::Contains("card 1's program sends to card 2, and a pairs of 3 cards has no link "
+                        "from card 1 to card 2"));
+}
+
+TEST_CASE("a single sequence under pipeline parallel is never faster than one card's bandwidth bound") {
+    const auto config = system_of(4);
+    PipelineRun run(config, sim::Mode::TimingOnly);
+    REQUIRE_FALSE(run.result.fault);
+    // The layers run one card after another: the whole run moves every card's bytes through one
+    // card's worth of DDR peak at a time.
+    std::uint64_t bytes = 0;
+    for (auto& card : run.result.cards)
+        for (auto& ch : card.channels)
+            bytes += ch.read_bytes + ch.write_bytes;
+    REQUIRE(bytes > 0);
+    const double one_card_peak = config.ddr.channels * config.ddr.channel_peak_bytes_per_second();
+    REQUIRE(run.result.seconds >= double(bytes) / one_card_peak);
+}
