@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -74,4 +75,21 @@ TEST_CASE("a pipeline-parallel run over two cards is bit-exact and reports its l
     CHECK(c.code == 0);
     CHECK(contains(c.out, "p.card0: card 0 of 2"));
     CHECK(contains(c.out, "p.card1: card 1 of 2"));
+}
+
+TEST_CASE("a model with experts under a pipeline plan is refused alike by check, compile and run") {
+    ScratchDir dir("cards-experts");
+    const auto m = (dir.path() / "moe").string();
+    REQUIRE(run_cardsim("make-model --arch moe --size tiny --seed 1 -o " + m).code == 0);
+    const std::string system = " --set capabilities.experts=true --set system.cards=2 --plan pp";
+    for (const auto& cmd :
+         {"check " + m, "compile " + m + " -o " + m + ".prog", "run " + m, "run " + m + " --timing-only"}) {
+        auto r = run_cardsim(cmd + system);
+        INFO(cmd << ":\n" << r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "does not carry the experts' routing yet"));
+    }
+    CHECK_FALSE(std::filesystem::exists(m + ".prog.card0"));
+    // On one card the same model runs.
+    CHECK(run_cardsim("run " + m + " --set capabilities.experts=true --tokens 2").code == 0);
 }
