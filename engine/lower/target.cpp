@@ -25,6 +25,10 @@ Target target_of(const card::CardConfig& c) {
         numerics::quantize_into(values, layout, out);
         return out;
     };
+    t.storage.pack_into = [c](std::span<const float> values, std::size_t rows, std::size_t cols,
+                              std::span<std::byte> out) {
+        numerics::quantize_into(values, kernels::matrix_layout(c, rows, cols), out);
+    };
     t.storage.packed_bytes = [c](std::size_t rows, std::size_t cols) {
         return kernels::matrix_layout(c, rows, cols).bytes();
     };
