@@ -10,6 +10,7 @@
 #include "engine/program/loaded.hpp"
 #include "engine/program/program.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -42,6 +43,10 @@ struct Options {
     /// of (slot, position) rows, those of one slot consecutive and in position order. Unset: each
     /// sequence of the bucket has its store (row r's follows from its index), as before.
     std::optional<std::size_t> slots;
+    /// The pack cache directory (lower/pack_cache.hpp; empty: none). With a checkpoint digest set,
+    /// the packed weights come from its entry when it holds them all, and are written to it after
+    /// packing otherwise. The bytes are the same either way.
+    std::filesystem::path pack_cache;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program
@@ -51,7 +56,8 @@ struct Compiled : program::Loaded {
     std::vector<program::Place> states; ///< per graph state: its bytes for all sequences
     std::vector<std::size_t> op_of;     ///< per command: the first graph op it runs (outputs' copies: none)
     Options options;
-    Capacity capacity; ///< what the program takes of the card's DDR
+    Capacity capacity;              ///< what the program takes of the card's DDR
+    bool packed_from_cache = false; ///< the weights came from the pack cache
 };
 
 /// Lowers `g` for `target`: fuses its ops into classes, refuses (cardsim::Error listing every

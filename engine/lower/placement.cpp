@@ -4,6 +4,7 @@
 #include "engine/lower/lowering.hpp"
 
 #include "engine/kernels/parallel.hpp"
+#include "engine/lower/pack_cache.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -77,11 +78,34 @@ Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key,
 }
 
 void Lowering::run_jobs() {
+    const bool cached =
+        !o_.pack_cache.empty() && o_.checkpoint_digest != 0 && !t_.pack_format.empty() && !jobs_.empty();
+    std::filesystem::path entry;
+    std::vector<std::string> keys;
+    std::vector<std::uint64_t> sizes;
+    if (cached) {
+        entry = pack_cache_entry(o_.pack_cache, o_.checkpoint_digest, t_.pack_format, t_.pack_digest);
+        for (auto& job : jobs_) {
+            keys.push_back(job.key);
+            sizes.push_back(job.bytes);
+        }
+        if (auto hit = read_pack_entry(entry, keys, sizes)) {
+            for (std::size_t j = 0; j < jobs_.size(); ++j)
+                out_.image.chunks[jobs_[j].chunk].bytes = std::move((*hit)[j]);
+            out_.packed_from_cache = true;
+            return;
+        }
+    }
     for (auto& job : jobs_) {
         auto& bytes = out_.image.chunks[job.chunk].bytes;
         bytes.resize(job.bytes);
         job.fill(bytes);
     }
+    if (!cached) return;
+    std::vector<std::span<const std::byte>> chunks;
+    for (auto& job : jobs_)
+        chunks.emplace_back(out_.image.chunks[job.chunk].bytes);
+    write_pack_entry(entry, keys, chunks);
 }
 
 std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) const {

@@ -48,6 +48,10 @@ struct Target {
     shim::Capabilities caps;
     numerics::EngineNumerics numerics;
     std::uint64_t config_digest = 0; ///< the config's digest, for the program header
+    /// The weight format as the pack cache names it (`int8/e8m0/g32`; empty: no pack cache), and
+    /// the xxh64 of every config value the packed bytes depend on (the format, the row alignment).
+    std::string pack_format;
+    std::uint64_t pack_digest = 0;
     Storage storage;
 
     /// Regions and weight matrices start at multiples of this: one interleave granule on every
