@@ -10,6 +10,7 @@
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/lower/plan.hpp"
+#include "engine/lower/pack_cache.hpp"
 #include "engine/program/program_set.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
@@ -160,6 +161,9 @@ int run_compile(std::span<const std::string> args) {
         "token or prompt chunk token")("slots", po::value<std::string>(),
                                        "with --rows: sequences the stores hold, or auto (what the DDR holds, "
                                        "at most the largest bucket's rows; the default)")(
+        "pack-cache", po::value<std::string>(),
+        "keep packed weights in this directory and take them from it when they are there (default: "
+        "$CARDSIM_PACK_CACHE; none when unset)")(
         "shapes-only", po::bool_switch(),
         "read config.json alone: weights are placed by shape, never read or packed (timing-only runs)");
     const char* const positional[] = {"model"};
@@ -197,6 +201,8 @@ int run_compile(std::span<const std::string> args) {
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
+    o.pack_cache = vm.count("pack-cache") ? std::filesystem::path(vm["pack-cache"].as<std::string>())
+                                          : lower::pack_cache_from_environment();
     if (vm.count("rows")) {
         compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
                     vm.count("slots") ? vm["slots"].as<std::string>() : "auto", out);
@@ -234,7 +240,9 @@ int run_compile(std::span<const std::string> args) {
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes{})\n", out,
                c.program.commands.size(), c.program.arena_bytes,
                c.program.region(program::Region::Weights)->size, out, c.image.bytes(),
-               o.shapes_only ? ": shapes only, for timing-only runs" : "");
+               o.shapes_only         ? ": shapes only, for timing-only runs"
+               : c.packed_from_cache ? ", weights from the pack cache"
+                                     : "");
     return Ok;
 }
 

@@ -7,6 +7,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/lower/pack_cache.hpp"
 #include "engine/program/program.hpp"
 #include "engine/program/slots.hpp"
 #include "engine/program/validate.hpp"
@@ -378,6 +379,7 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
     o.model = s.name;
     o.checkpoint_digest = models::checkpoint_digest(s.model->checkpoint);
+    o.pack_cache = lower::pack_cache_from_environment(); // CARDSIM_PACK_CACHE
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
     if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);

@@ -9,6 +9,7 @@
 #include "engine/error.hpp"
 #include "engine/fit/fit.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/lower/pack_cache.hpp"
 #include "engine/program/program_set.hpp"
 #include "engine/program/validate.hpp"
 #include "engine/shim/check.hpp"
@@ -85,6 +86,7 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     o.max_positions = rep.max_positions;
     o.model = rep.model;
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
+    o.pack_cache = lower::pack_cache_from_environment(); // CARDSIM_PACK_CACHE
     o.shapes_only = model.checkpoint.shapes_only();
 
     // The buckets: 1, 2, 4, … token rows up to the token budget (the budget itself the largest),

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <set>
@@ -207,10 +208,10 @@ template <class T>
 void convert(Dtype d, const std::byte* src, std::size_t n, T* out) {
     switch (d) {
     case Dtype::BF16:
-        for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t j = 0; j < n; ++j) { // the bf16's bits are the high half of its f32 (exact)
             std::uint16_t b;
             std::memcpy(&b, src + 2 * j, 2);
-            out[j] = static_cast<T>(bf16_to_double(b));
+            out[j] = static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16));
         }
         return;
     case Dtype::F32:
@@ -231,19 +232,24 @@ void convert(Dtype d, const std::byte* src, std::size_t n, T* out) {
 } // namespace
 
 template <class Row>
-void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size, Row row) const {
+void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size, Row row, std::size_t first,
+                      std::size_t count) const {
     const graph::ViewShape vs = checked_view(w, view);
-    if (out_size != vs.numel())
+    if (count == npos) count = vs.rows - std::min(first, vs.rows);
+    if (first > vs.rows || count > vs.rows - first)
+        throw Error(fmt::format("tensor `{}`: reading rows {} .. {} of view `{}`, which has {}", name(w),
+                                first, first + count, describe(view), vs.rows));
+    if (out_size != count * vs.row_len)
         throw Error(fmt::format("tensor `{}`: reading view `{}` needs room for {} elements, not {}", name(w),
-                                describe(view), vs.numel(), out_size));
+                                describe(view), count * vs.row_len, out_size));
     const auto data = bytes(w);
     const std::size_t row_bytes = vs.row_len * size_of(dtype(w));
-    for (std::size_t r = 0; r < vs.rows; ++r) {
+    for (std::size_t r = first; r < first + count; ++r) {
         std::size_t stored = r; // the stored row that view row `r` reads
         if (auto* rr = std::get_if<graph::RowRange>(&view)) stored = rr->first + r;
         if (auto* hp = std::get_if<graph::HeadPart>(&view))
             stored = r / hp->width * hp->stride + hp->offset + r % hp->width;
-        row(r, data.data() + stored * row_bytes, vs.row_len);
+        row(r - first, data.data() + stored * row_bytes, vs.row_len);
     }
 }
 
@@ -251,6 +257,15 @@ void Checkpoint::read_f32(graph::W w, const graph::View& view, std::span<float> 
     const Dtype d = dtype(w);
     read(w, view, out.size(),
          [&](std::size_t r, const std::byte* src, std::size_t n) { convert(d, src, n, out.data() + r * n); });
+}
+
+void Checkpoint::read_rows_f32(graph::W w, const graph::View& view, std::size_t first, std::size_t count,
+                               std::span<float> out) const {
+    const Dtype d = dtype(w);
+    read(
+        w, view, out.size(),
+        [&](std::size_t r, const std::byte* src, std::size_t n) { convert(d, src, n, out.data() + r * n); },
+        first, count);
 }
 
 std::vector<double> Checkpoint::values(graph::W w, const graph::View& view) const {

@@ -77,6 +77,9 @@ public:
     std::vector<double> values(graph::W w, const graph::View& view) const;
     void read_f32(graph::W w, const graph::View& view, std::span<float> out) const override;
     void read_f64(graph::W w, const graph::View& view, std::span<double> out) const override;
+    /// Rows [first, first + count) of the view, converted straight from the mapped bytes.
+    void read_rows_f32(graph::W w, const graph::View& view, std::size_t first, std::size_t count,
+                       std::span<float> out) const override;
     /// Drops tensor `w`'s mapped pages from memory (madvise DONTNEED on the pages it covers; they
     /// are read from the file again when touched).
     void release(graph::W w) const override;
@@ -98,8 +101,12 @@ private:
         return e.file == npos ? declared_[e.tensor] : files_[e.file].tensors()[e.tensor];
     }
     static constexpr std::size_t npos = std::size_t(-1);
+    /// Calls `row(index from first, stored bytes of its row, row length)` for the view rows
+    /// [first, first + count) of `w` (all of them when `count` is npos), after checking that
+    /// `out_size` elements are wanted.
     template <class Row>
-    void read(graph::W w, const graph::View& view, std::size_t out_size, Row row) const;
+    void read(graph::W w, const graph::View& view, std::size_t out_size, Row row, std::size_t first = 0,
+              std::size_t count = npos) const;
 
     std::filesystem::path dir_;
     std::string config_path_;

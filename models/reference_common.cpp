@@ -1,6 +1,7 @@
 #include "models/reference_common.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/parallel.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -80,12 +81,16 @@ std::optional<Fields> Fields::object(std::string_view key) const {
 
 Vec Linear::operator()(const Vec& x) const {
     Vec y(out, 0.0);
-    for (std::size_t j = 0; j < out; ++j) {
-        double s = 0;
-        for (std::size_t i = 0; i < in; ++i)
-            s += w[j * in + i] * x[i];
-        y[j] = s + (b.empty() ? 0.0 : b[j]);
-    }
+    // Each output is its own sum in the same order on any thread: the threads never change a value.
+    kernels::parallel_for(out, std::max<std::size_t>(1, 8192 / std::max<std::size_t>(in, 1)),
+                          [&](std::size_t begin, std::size_t end) {
+                              for (std::size_t j = begin; j < end; ++j) {
+                                  double s = 0;
+                                  for (std::size_t i = 0; i < in; ++i)
+                                      s += w[j * in + i] * x[i];
+                                  y[j] = s + (b.empty() ? 0.0 : b[j]);
+                              }
+                          });
     return y;
 }
 

@@ -3,6 +3,7 @@
 #include "models/reference_decoder_parts.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/parallel.hpp"
 
 #include <fmt/format.h>
 
@@ -33,9 +34,12 @@ Vec logits(const Weights& W, const Vec& x) {
         logits = W.lm_head(f);
     } else {
         logits.assign(W.vocab, 0.0);
-        for (std::size_t t = 0; t < W.vocab; ++t)
-            for (std::size_t c = 0; c < W.hidden; ++c)
-                logits[t] += W.embed[t * W.hidden + c] * f[c];
+        kernels::parallel_for(W.vocab, 64,
+                              [&](std::size_t begin, std::size_t end) { // rows alone: any threads
+                                  for (std::size_t t = begin; t < end; ++t)
+                                      for (std::size_t c = 0; c < W.hidden; ++c)
+                                          logits[t] += W.embed[t * W.hidden + c] * f[c];
+                              });
     }
     if (W.final_softcap)
         for (auto& z : logits)

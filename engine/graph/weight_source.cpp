@@ -72,6 +72,16 @@ ViewShape WeightSource::view_of(W w, const View& view) const {
     return std::get<ViewShape>(s);
 }
 
+void WeightSource::read_rows_f32(W w, const View& view, std::size_t first, std::size_t count,
+                                 std::span<float> out) const {
+    const ViewShape vs = view_of(w, view);
+    if (first > vs.rows || count > vs.rows - first || out.size() != count * vs.row_len)
+        throw Error(fmt::format("tensor {}: rows {} .. {} into {} values: the view has {} rows of {}",
+                                name(w), first, first + count, out.size(), vs.rows, vs.row_len));
+    auto all = values_f32(w, view);
+    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(first * vs.row_len), out.size(), out.begin());
+}
+
 std::vector<float> WeightSource::values_f32(W w, const View& view) const {
     std::vector<float> out(view_of(w, view).numel());
     read_f32(w, view, out);

@@ -63,6 +63,13 @@ public:
     virtual void read_f32(W w, const View& view, std::span<float> out) const = 0;
     /// As `read_f32`, in double.
     virtual void read_f64(W w, const View& view, std::span<double> out) const = 0;
+    /// Writes rows [first, first + count) of what `view` reads of tensor `w` into `out` (`count` ×
+    /// the view's row length), the values `read_f32` gives for them. May be called from several
+    /// threads at once. The default reads the whole view and copies the rows; a source that can
+    /// read rows alone overrides it. Throws cardsim::Error naming the tensor when the rows are
+    /// past the view or `out` has the wrong size.
+    virtual void read_rows_f32(W w, const View& view, std::size_t first, std::size_t count,
+                               std::span<float> out) const;
     /// Tells the source that tensor `w` will not be read again soon, so memory it holds for it
     /// (mapped pages) may be given back; reading it later still works. Does nothing by default.
     virtual void release(W) const {}

@@ -76,15 +76,24 @@ void AtomicFile::flush() {
 void AtomicFile::write(std::string_view bytes) {
     if (fd_ < 0)
         throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
-    buffer_.append(bytes);
-    if (buffer_.size() >= flush_threshold) flush();
+    if (buffer_.size() + bytes.size() < flush_threshold) {
+        buffer_.append(bytes);
+        return;
+    }
+    flush(); // a large write goes to the kernel as it is, never through the buffer
+    for (std::size_t done = 0; done < bytes.size();) {
+        auto n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("writing");
+        done += static_cast<std::size_t>(n);
+    }
 }
 
-void AtomicFile::commit() {
+void AtomicFile::commit(bool sync) {
     if (fd_ < 0)
         throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
     flush();
-    if (::fsync(fd_) != 0) fail("syncing");
+    if (sync && ::fsync(fd_) != 0) fail("syncing");
     if (::close(fd_) != 0) {
         fd_ = -1;
         int err = errno;

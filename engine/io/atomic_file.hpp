@@ -23,10 +23,13 @@ public:
     AtomicFile& operator=(const AtomicFile&) = delete;
     ~AtomicFile();
 
-    /// Appends `bytes` (buffered).
+    /// Appends `bytes` (small ones buffered, a large one written straight to the temporary).
     void write(std::string_view bytes);
-    /// Makes the destination the bytes written so far; no writes after it.
-    void commit();
+    /// Makes the destination the bytes written so far; no writes after it. With `sync` (the
+    /// default) the bytes reach the disk before the rename; without, the rename alone makes the
+    /// file appear whole to every reader (a crash of the machine itself may leave it short), for
+    /// files a reader checks against a digest before use.
+    void commit(bool sync = true);
     /// The destination path.
     const std::filesystem::path& destination() const { return destination_; }
 

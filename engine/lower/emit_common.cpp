@@ -33,16 +33,12 @@ void Lowering::merged_matvec(const shim::Group& grp) {
         n += width(m.out);
     }
     if (parts.size() > 3) throw Error("a merged matvec writes at most three values");
-    auto w = reserve(t_.storage.packed_bytes(n, k), true, [this, views, n, k] {
-        std::vector<float> values;
-        for (auto& v : views) {
-            auto part = ws_.values_f32(v.tensor, v.view);
-            values.insert(values.end(), part.begin(), part.end());
-        }
-        for (auto& v : views)
-            ws_.release(v.tensor);
-        return t_.storage.pack(values, n, k);
-    });
+    std::string what;
+    for (auto& v : views)
+        what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
+    what += fmt::format("merged:{}x{}", n, k);
+    auto w = reserve(t_.storage.packed_bytes(n, k), true, what,
+                     [this, views, n, k](std::span<std::byte> out) { pack(views, false, n, k, out); });
     auto part = [&](std::size_t p) {
         return p < grp.ops.size() ? on(arena(std::get<Gemm>(g_.ops[grp.ops[p]]).out)) : absent();
     };

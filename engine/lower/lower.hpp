@@ -11,6 +11,7 @@
 #include "engine/program/loaded.hpp"
 #include "engine/program/program.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,6 +48,10 @@ struct Options {
     /// stores, its receives first and its sends last, the outputs copied on the last card only.
     /// Unset: the whole graph on one card, as before.
     std::optional<Stage> stage;
+    /// The pack cache directory (lower/pack_cache.hpp; empty: none). With a checkpoint digest set,
+    /// the packed weights come from its entry when it holds them all, and are written to it after
+    /// packing otherwise. The bytes are the same either way.
+    std::filesystem::path pack_cache;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program
@@ -56,7 +61,8 @@ struct Compiled : program::Loaded {
     std::vector<program::Place> states; ///< per graph state: its bytes for all sequences
     std::vector<std::size_t> op_of;     ///< per command: the first graph op it runs (outputs' copies: none)
     Options options;
-    Capacity capacity; ///< what the program takes of the card's DDR
+    Capacity capacity;              ///< what the program takes of the card's DDR
+    bool packed_from_cache = false; ///< the weights came from the pack cache
 };
 
 /// Lowers `g` for `target`: fuses its ops into classes, refuses (cardsim::Error listing every

@@ -70,11 +70,14 @@ private:
     Compiled out_;
     std::uint64_t weights_end_ = 0, caches_end_ = 0, state_end_ = 0, io_end_ = 0;
     std::map<std::tuple<W, std::string, Storing>, Place> weights_;
-    /// A weight chunk to fill: its index in the image, its reserved size, how to make its bytes.
+    /// A weight chunk to fill: its index in the image, its reserved size, what it holds (the
+    /// tensors, views and storing, a key naming its bytes for a given weight format), and how to
+    /// write its bytes into the chunk.
     struct Job {
         std::size_t chunk;
         std::uint64_t bytes;
-        std::function<std::vector<std::byte>()> make;
+        std::string key;
+        std::function<void(std::span<std::byte>)> fill;
     };
     std::vector<Job> jobs_;
 
@@ -138,18 +141,24 @@ private:
     Place io(std::uint64_t bytes);
     void place_io();
     /// Reserves `bytes` in the weights region at the next stripe (matrices) or line (raw constants),
-    /// to be filled by `make` when the jobs run (in parallel, after every command is emitted).
-    Place reserve(std::uint64_t bytes, bool stripe, std::function<std::vector<std::byte>()> make);
-    /// Fills every reserved chunk, the checkpoint reads and the quantisation spread over the host's
-    /// threads (`kernels::parallel_for`, which honours CARDSIM_HOST_THREADS). Deterministic: each job
-    /// writes its own chunk; the first failure (in job order) is rethrown.
+    /// to be filled by `fill` when the jobs run (after every command is emitted); `key` names
+    /// what the bytes hold (Job::key).
+    Place reserve(std::uint64_t bytes, bool stripe, std::string key,
+                  std::function<void(std::span<std::byte>)> fill);
+    /// Fills every reserved chunk, one after another (streaming: one tensor is read at a time and
+    /// its mapped pages released after), each spread over the host's threads by blocks of rows
+    /// (`kernels::parallel_for`, which honours CARDSIM_HOST_THREADS). Deterministic: every row is
+    /// packed alone; the first failure (in job order) is thrown.
     void run_jobs();
     /// The values `view` reads of `tensor`, transposed when `transpose_copy`.
     std::vector<float> values_of(const Weight& w, bool transpose_copy) const;
+    /// Writes into `out` the packed `rows` × `cols` matrix whose rows are those of `parts` in
+    /// order (one part when `transpose`: its transpose). Row-separable packers read blocks of rows
+    /// straight from the source on the host's threads; the tensors are released after.
+    void pack(const std::vector<Weight>& parts, bool transpose, std::size_t rows, std::size_t cols,
+              std::span<std::byte> out) const;
     /// The weights-region bytes of `w` stored as `how`, placing them the first time.
     Place weight(const Weight& w, Storing how, std::size_t want_rows, std::size_t want_cols);
-    /// The bytes of `v` as raw f32.
-    static std::vector<std::byte> raw(std::span<const float> v);
     /// `w` as `n` raw f32 values.
     Place raw_weight(const Weight& w, std::size_t n) { return weight(w, Storing::RawF32, n, 1); }
     /// `w` as a packed `n` × `k` matrix.

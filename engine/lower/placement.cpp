@@ -4,10 +4,10 @@
 #include "engine/lower/lowering.hpp"
 
 #include "engine/kernels/parallel.hpp"
+#include "engine/lower/pack_cache.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 
 namespace cardsim::lower::detail {
 namespace {
@@ -77,33 +77,46 @@ void Lowering::place_io() {
     }
 }
 
-Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::function<std::vector<std::byte>()> make) {
+Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key,
+                        std::function<void(std::span<std::byte>)> fill) {
     std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
     Place p{Region::Weights, at, bytes};
     weights_end_ = at + bytes;
     if (o_.shapes_only) return p; // placed by its shape and format: never read nor packed
     out_.image.chunks.push_back(program::Chunk{at, {}}); // the region's base is 0
-    jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(make)});
+    jobs_.push_back(Job{out_.image.chunks.size() - 1, bytes, std::move(key), std::move(fill)});
     return p;
 }
 
 void Lowering::run_jobs() {
-    std::vector<std::exception_ptr> errors(jobs_.size());
-    kernels::parallel_for(jobs_.size(), 1, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t j = begin; j < end; ++j) {
-            try {
-                auto bytes = jobs_[j].make();
-                if (bytes.size() != jobs_[j].bytes)
-                    throw Error(fmt::format("a packed weight has {} bytes, {} were reserved", bytes.size(),
-                                            jobs_[j].bytes));
-                out_.image.chunks[jobs_[j].chunk].bytes = std::move(bytes);
-            } catch (...) {
-                errors[j] = std::current_exception();
-            }
+    const bool cached =
+        !o_.pack_cache.empty() && o_.checkpoint_digest != 0 && !t_.pack_format.empty() && !jobs_.empty();
+    std::filesystem::path entry;
+    std::vector<std::string> keys;
+    std::vector<std::uint64_t> sizes;
+    if (cached) {
+        entry = pack_cache_entry(o_.pack_cache, o_.checkpoint_digest, t_.pack_format, t_.pack_digest);
+        for (auto& job : jobs_) {
+            keys.push_back(job.key);
+            sizes.push_back(job.bytes);
         }
-    });
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
+        if (auto hit = read_pack_entry(entry, keys, sizes)) {
+            for (std::size_t j = 0; j < jobs_.size(); ++j)
+                out_.image.chunks[jobs_[j].chunk].bytes = std::move((*hit)[j]);
+            out_.packed_from_cache = true;
+            return;
+        }
+    }
+    for (auto& job : jobs_) {
+        auto& bytes = out_.image.chunks[job.chunk].bytes;
+        bytes.resize(job.bytes);
+        job.fill(bytes);
+    }
+    if (!cached) return;
+    std::vector<std::span<const std::byte>> chunks;
+    for (auto& job : jobs_)
+        chunks.emplace_back(out_.image.chunks[job.chunk].bytes);
+    write_pack_entry(entry, keys, chunks);
 }
 
 std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) const {
@@ -112,6 +125,63 @@ std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) con
     ws_.release(w.tensor); // packed once: its mapped pages need not stay resident
     if (!transpose_copy) return values;
     return transpose(values, shape.rows, shape.row_len);
+}
+
+void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_t rows, std::size_t cols,
+                    std::span<std::byte> out) const {
+    auto release = [&] {
+        for (auto& v : parts)
+            ws_.release(v.tensor);
+    };
+    if (!t_.storage.pack_into) { // a packer of whole matrices: every value in f32 first
+        std::vector<float> values;
+        for (auto& v : parts) {
+            auto part = values_of(v, transpose);
+            values.insert(values.end(), part.begin(), part.end());
+        }
+        auto bytes = t_.storage.pack(values, rows, cols);
+        if (bytes.size() != out.size())
+            throw Error(
+                fmt::format("a packed weight has {} bytes, {} were reserved", bytes.size(), out.size()));
+        std::copy(bytes.begin(), bytes.end(), out.begin());
+        return;
+    }
+    if (rows == 0) return;
+    const std::size_t stride = out.size() / rows;
+    if (stride * rows != out.size())
+        throw Error(fmt::format("a packed {} × {} weight of {} bytes is not {} equal rows", rows, cols,
+                                out.size(), rows));
+    // Blocks of about 16 Ki values: a block's f32 rows stay in the core's cache while it packs them.
+    const std::size_t block = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(cols, 1));
+    std::vector<float> transposed; // a transposed part is read whole, as its rows are columns
+    if (transpose) transposed = values_of(parts.at(0), true);
+    std::vector<std::size_t> starts{0}; // the first matrix row of each part, and the end
+    for (auto& v : parts)
+        starts.push_back(starts.back() + (transpose ? 0 : ws_.view_of(v.tensor, v.view).rows));
+    if (!transpose && starts.back() != rows)
+        throw Error(
+            fmt::format("a packed weight of {} rows reads {} rows of its tensors", rows, starts.back()));
+    kernels::parallel_for(rows, block, [&](std::size_t begin, std::size_t end) {
+        std::vector<float> buffer(std::min(block, end - begin) * cols);
+        for (std::size_t first = begin; first < end; first += block) {
+            const std::size_t n = std::min(block, end - first);
+            std::span<float> values(buffer.data(), n * cols);
+            if (transpose)
+                std::copy_n(transposed.begin() + static_cast<std::ptrdiff_t>(first * cols), n * cols,
+                            values.begin());
+            else
+                for (std::size_t r = first, p = 0; r < first + n;) {
+                    while (r >= starts[p + 1])
+                        ++p;
+                    const std::size_t m = std::min(first + n, starts[p + 1]) - r;
+                    ws_.read_rows_f32(parts[p].tensor, parts[p].view, r - starts[p], m,
+                                      values.subspan((r - first) * cols, m * cols));
+                    r += m;
+                }
+            t_.storage.pack_into(values, n, cols, out.subspan(first * stride, n * stride));
+        }
+    });
+    release();
 }
 
 Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std::size_t want_cols) {
@@ -124,18 +194,24 @@ Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std:
         throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}", ws_.name(w.tensor),
                                 r, c, want_rows, want_cols));
     bool t = how == Storing::PackedTransposed;
+    const std::string what = fmt::format("{}:{}:{}:{}x{}", ws_.name(w.tensor), rows_key(w.view),
+                                         how == Storing::RawF32 ? "raw"
+                                         : t                    ? "packed-t"
+                                                                : "packed",
+                                         r, c);
     Place p = how == Storing::RawF32
-                  ? reserve(4 * r * c, false, [this, w] { return raw(values_of(w, false)); })
-                  : reserve(t_.storage.packed_bytes(r, c), true,
-                            [this, w, t, r, c] { return t_.storage.pack(values_of(w, t), r, c); });
+                  ? reserve(4 * r * c, false, what,
+                            [this, w](std::span<std::byte> out) {
+                                auto values = values_of(w, false);
+                                if (4 * values.size() != out.size())
+                                    throw Error(fmt::format("tensor {}: {} values for {} bytes",
+                                                            ws_.name(w.tensor), values.size(), out.size()));
+                                std::memcpy(out.data(), values.data(), out.size());
+                            })
+                  : reserve(t_.storage.packed_bytes(r, c), true, what,
+                            [this, w, t, r, c](std::span<std::byte> out) { pack({w}, t, r, c, out); });
     weights_.emplace(key, p);
     return p;
-}
-
-std::vector<std::byte> Lowering::raw(std::span<const float> v) {
-    std::vector<std::byte> b(4 * v.size());
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
 }
 
 void Lowering::describe_host() {

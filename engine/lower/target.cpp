@@ -4,6 +4,7 @@
 #include "engine/kernels/formats.hpp"
 
 #include <fmt/core.h>
+#include <xxhash.h>
 
 namespace cardsim::lower {
 
@@ -18,12 +19,18 @@ Target target_of(const card::CardConfig& c) {
     t.caps = shim::capabilities(c);
     t.numerics = c.numerics;
     t.config_digest = card::digest(c);
-    kernels::weight_format(c); // refuses a weight format the card cannot run, before any work
+    t.pack_format = numerics::to_string(kernels::weight_format(c)); // refuses a format the card cannot run
+    const auto packing = fmt::format("{}/row{}", t.pack_format, c.ddr.burst_bytes());
+    t.pack_digest = XXH64(packing.data(), packing.size(), 0);
     t.storage.pack = [c](std::span<const float> values, std::size_t rows, std::size_t cols) {
         auto layout = kernels::matrix_layout(c, rows, cols);
         std::vector<std::byte> out(layout.bytes());
         numerics::quantize_into(values, layout, out);
         return out;
+    };
+    t.storage.pack_into = [c](std::span<const float> values, std::size_t rows, std::size_t cols,
+                              std::span<std::byte> out) {
+        numerics::quantize_into(values, kernels::matrix_layout(c, rows, cols), out);
     };
     t.storage.packed_bytes = [c](std::size_t rows, std::size_t cols) {
         return kernels::matrix_layout(c, rows, cols).bytes();

@@ -21,7 +21,14 @@ struct Storage {
     /// The bytes of a `[rows, cols]` row-major f32 matrix in the card's weight format.
     std::function<std::vector<std::byte>(std::span<const float> values, std::size_t rows, std::size_t cols)>
         pack;
-    /// The bytes `pack` returns for a `[rows, cols]` matrix (known before packing). Both may be
+    /// As `pack`, into `out` (`packed_bytes(rows, cols)` of them). Optional: a packer that has it
+    /// is row-separable, its bytes for a matrix being `rows` equal strides each of which is the
+    /// packing of its row alone, so lowering packs blocks of rows on several threads straight
+    /// from the checkpoint without the whole matrix in f32. Without it, lowering calls `pack`.
+    std::function<void(std::span<const float> values, std::size_t rows, std::size_t cols,
+                       std::span<std::byte> out)>
+        pack_into;
+    /// The bytes `pack` returns for a `[rows, cols]` matrix (known before packing). All may be
     /// called from several threads at once.
     std::function<std::size_t(std::size_t rows, std::size_t cols)> packed_bytes;
     /// Bytes one cached head row of `head_dim` values takes in the cache's keep format.
@@ -41,6 +48,10 @@ struct Target {
     shim::Capabilities caps;
     numerics::EngineNumerics numerics;
     std::uint64_t config_digest = 0; ///< the config's digest, for the program header
+    /// The weight format as the pack cache names it (`int8/e8m0/g32`; empty: no pack cache), and
+    /// the xxh64 of every config value the packed bytes depend on (the format, the row alignment).
+    std::string pack_format;
+    std::uint64_t pack_digest = 0;
     Storage storage;
 
     /// Regions and weight matrices start at multiples of this: one interleave granule on every

@@ -24,42 +24,76 @@ int e8m0_exponent(double amax, int q) {
     return std::max(e, -127);
 }
 
-/// Quantises one group of n values into `codes` and returns its scale bytes (1 or 2).
+/// e8m0_exponent of a normal f32 amax given as its bits (no sign), from the bits alone: with
+/// b = bit_length(q), amax / 2^(E - b + 1) (E its exponent) is its significand times 2^(b-1),
+/// exact in f32, and the exponent goes one up when that rounds past q.
+inline int e8m0_exponent_normal(std::uint32_t bits, int q) {
+    const int b = bit_length(static_cast<unsigned>(q));
+    const int e = static_cast<int>(bits >> 23) - 127 - (b - 1);
+    const float scaled = std::bit_cast<float>((bits & 0x7FFFFFu) | static_cast<std::uint32_t>(126 + b) << 23);
+    const float rounded = (scaled + 0x1.8p23f) - 0x1.8p23f;
+    return std::max(rounded > static_cast<float>(q) ? e + 1 : e, -127);
+}
+
+/// 2^e as a float, for e in [-126, 127].
+inline float float_power_of_two(int e) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23);
+}
+
+/// Quantises one group of n values (n a multiple of 32) into `codes` and writes its scale bytes
+/// (1 or 2). The loops are written so the compiler vectorises them; every step is exact, so the
+/// codes are those of the rule in weights.hpp:
+/// - the largest magnitude is the largest of the values' bits without sign (for finite floats
+///   the integer order of those bits is the order of the magnitudes, and anything at or above
+///   0x7F800000 is an infinity or a NaN);
+/// - E8M0: x * 2^-k is exact in f32 whenever it is at least 2^-126 (k >= -127 and |x| <= amax
+///   keep it below 2^8), and below that it rounds to code 0 either way; adding and subtracting
+///   1.5 x 2^23 rounds an f32 of magnitude below 2^22 to the nearest integer, ties to even.
 void quantize_group(const float* x, std::size_t n, const WeightFormat& f, std::int8_t* codes,
                     std::byte* scale) {
     const int q = max_weight_code(f.codes);
-    double amax = 0;
-    bool finite = true;
-    for (std::size_t j = 0; j < n; ++j) {
-        finite = finite && std::isfinite(x[j]);
-        amax = std::max(amax, static_cast<double>(std::abs(x[j])));
-    }
-    std::fill(codes, codes + n, 0);
+    std::int32_t most = 0;
+    for (std::size_t j = 0; j < n; ++j)
+        most = std::max(most, static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(x[j]) & 0x7FFFFFFFu));
+    const bool finite = most < 0x7F800000;
     auto put_f16 = [&](F16 h) {
         scale[0] = static_cast<std::byte>(h.bits & 0xFF);
         scale[1] = static_cast<std::byte>(h.bits >> 8);
     };
-    if (!finite) {
+    if (!finite || most == 0) {
+        std::fill(codes, codes + n, 0);
         if (f.scale == ScaleFormat::E8M0)
-            scale[0] = std::byte{0xFF};
+            scale[0] = finite ? std::byte{0} : std::byte{0xFF}; // 0: k = -127
         else
-            put_f16(f16_nan);
+            put_f16(finite ? F16{0} : f16_nan);
         return;
     }
+    const float amax = std::bit_cast<float>(static_cast<std::uint32_t>(most));
     if (f.scale == ScaleFormat::E8M0) {
-        const int k = amax == 0 ? -127 : e8m0_exponent(amax, q);
+        const int k = most >= 0x00800000 ? e8m0_exponent_normal(static_cast<std::uint32_t>(most), q)
+                                         : e8m0_exponent(amax, q);
         scale[0] = static_cast<std::byte>(k + 127);
-        if (amax == 0) return;
-        // x * 2^-k in double is exact (|k| <= 127 keeps every f32 times 2^-k normal in double), so
-        // one multiply by the power of two equals ldexp, at a fraction of its cost.
-        const double inverse = std::ldexp(1.0, -k);
-        for (std::size_t j = 0; j < n; ++j)
-            codes[j] = static_cast<std::int8_t>(std::clamp(round_even(static_cast<double>(x[j]) * inverse),
-                                                           -static_cast<double>(q), static_cast<double>(q)));
+        const float inverse = float_power_of_two(-k); // k in [-127, 122]: a normal f32
+        const float magic = 0x1.8p23f, top = static_cast<float>(q);
+        for (std::size_t j = 0; j < n; ++j) {
+            const float y = (x[j] * inverse + magic) - magic;
+            codes[j] = static_cast<std::int8_t>(static_cast<std::int32_t>(std::clamp(y, -top, top)));
+        }
         return;
     }
-    const F16 d = quantize_f16_group(std::span<const float>(x, n), q, std::span<std::int8_t>(codes, n));
+    // F16: as quantize_f16_group, its largest magnitude known.
+    F16 d = f16_from_double(static_cast<double>(amax) / q);
+    if (d.bits >= 0x7C00) d = f16_max;
     put_f16(d);
+    const double dv = to_f32(d);
+    if (dv == 0) {
+        std::fill(codes, codes + n, 0);
+        return;
+    }
+    const double top = q;
+    for (std::size_t j = 0; j < n; ++j)
+        codes[j] = static_cast<std::int8_t>(
+            static_cast<std::int32_t>(std::clamp(round_even(static_cast<double>(x[j]) / dv), -top, top)));
 }
 
 } // namespace
@@ -169,24 +203,27 @@ void quantize_into(std::span<const float> values, const MatrixLayout& layout, st
     if (out.size() != layout.bytes())
         throw Error("weight quantiser: the matrix takes " + std::to_string(layout.bytes()) +
                     " bytes, the output has " + std::to_string(out.size()));
-    std::fill(out.begin(), out.end(), std::byte{0});
     const WeightFormat& f = layout.format;
     const std::size_t scale_size = f.scale == ScaleFormat::E8M0 ? 1 : 2;
+    const std::size_t stride = layout.row_stride(), used = layout.scale_bytes() + layout.code_bytes();
     std::vector<float> group(f.group);
     std::vector<std::int8_t> codes(f.group);
     for (std::size_t r = 0; r < layout.rows; ++r) {
-        std::byte* row_scales = out.data() + r * layout.row_stride();
+        std::byte* row_scales = out.data() + r * stride;
         std::byte* row = row_scales + layout.scale_bytes(); // the codes
+        std::fill(row_scales + used, row_scales + stride, std::byte{0});
         for (std::size_t g = 0; g < layout.groups(); ++g) {
             const std::size_t first = g * f.group, n = std::min(f.group, layout.cols - first);
-            std::copy_n(values.data() + r * layout.cols + first, n, group.begin());
-            std::fill(group.begin() + static_cast<std::ptrdiff_t>(n), group.end(),
-                      0.0f); // padding: zero codes
-            quantize_group(group.data(), f.group, f, codes.data(), row_scales + g * scale_size);
-            if (f.codes == CodeFormat::Int8) {
-                std::memcpy(row + first, codes.data(), f.group);
-                continue;
+            const float* x = values.data() + r * layout.cols + first;
+            if (n < f.group) { // the last group of a row: zero padding, zero codes
+                std::copy_n(x, n, group.begin());
+                std::fill(group.begin() + static_cast<std::ptrdiff_t>(n), group.end(), 0.0f);
+                x = group.data();
             }
+            std::int8_t* c =
+                f.codes == CodeFormat::Int8 ? reinterpret_cast<std::int8_t*>(row + first) : codes.data();
+            quantize_group(x, f.group, f, c, row_scales + g * scale_size);
+            if (f.codes == CodeFormat::Int8) continue;
             for (std::size_t b = 0; b < f.group / DOT_BLOCK; ++b)
                 for (std::size_t j = 0; j < 16; ++j) {
                     const auto lo = static_cast<std::uint8_t>(codes[b * DOT_BLOCK + j]) & 0xF;

@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include <cstring>
+#include <memory>
 
 namespace cardsim::program {
 namespace {
@@ -83,13 +84,42 @@ Image decode_image(std::span<const std::byte> b, const std::string& file) {
     return image;
 }
 
+namespace {
+
+/// Calls `put(bytes)` with the image's file bytes in order, a chunk's bytes as they are (no copy).
+template <class Put>
+void stream(const Image& image, Put put) {
+    std::vector<std::byte> head;
+    for (char c : image_magic)
+        head.push_back(std::byte(c));
+    put32(head, image_version);
+    put32(head, static_cast<std::uint32_t>(image.chunks.size()));
+    put(std::span<const std::byte>(head));
+    for (auto& c : image.chunks) {
+        head.clear();
+        put64(head, c.address);
+        put64(head, c.bytes.size());
+        put(std::span<const std::byte>(head));
+        put(std::span<const std::byte>(c.bytes));
+    }
+}
+
+} // namespace
+
 std::uint64_t digest(const Image& image) {
-    auto bytes = encode(image);
-    return XXH64(bytes.data(), bytes.size(), 0);
+    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                            XXH64_freeState);
+    XXH64_reset(state.get(), 0);
+    stream(image, [&](std::span<const std::byte> b) { XXH64_update(state.get(), b.data(), b.size()); });
+    return XXH64_digest(state.get());
 }
 
 void write(const Image& image, const std::filesystem::path& path) {
-    io::write_file_atomically(path, encode(image));
+    io::AtomicFile f(path);
+    stream(image, [&](std::span<const std::byte> b) {
+        f.write(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+    });
+    f.commit(false); // not synced: a program checks its image's digest before it runs on it
 }
 
 Image read_image(const std::filesystem::path& path) {

@@ -38,7 +38,8 @@ std::vector<std::byte> encode(const Image& image);
 Image decode_image(std::span<const std::byte> bytes, const std::string& file = "<memory>");
 /// xxh64 (seed 0) of the image's file bytes: the digest a program's header names it by.
 std::uint64_t digest(const Image& image);
-/// Writes the image atomically; reads and checks one.
+/// Writes the image atomically (renamed into place, not synced to disk: `load` checks the
+/// digest the program names); reads and checks one.
 void write(const Image& image, const std::filesystem::path& path);
 Image read_image(const std::filesystem::path& path);
 

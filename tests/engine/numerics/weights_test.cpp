@@ -47,6 +47,64 @@ TEST_CASE("the weight quantiser writes the same bytes as the exact spec for ever
         }
 }
 
+TEST_CASE(
+    "the vectorised quantiser equals the spec at the edges of f32: subnormals, ties, the largest values") {
+    // Groups whose largest magnitude is subnormal, tiny and normal at the E8M0 clamp (2^-127),
+    // just under and at the rounding point of the exponent (q + 0.5 times a power of two), at
+    // the top of f32, and values on code ties (n + 0.5 times the scale).
+    std::mt19937_64 rng(13);
+    std::vector<float> tops = {std::numeric_limits<float>::denorm_min(),
+                               0x1p-140f,
+                               0x1.fffffep-127f,
+                               0x1p-126f,
+                               0x1p-121f,
+                               127.5f * 0x1p-120f,
+                               std::nextafter(127.5f, 0.0f),
+                               127.5f,
+                               7.5f,
+                               std::nextafter(7.5f, 0.0f),
+                               1.0f,
+                               3.0e38f,
+                               std::numeric_limits<float>::max()};
+    for (const WeightFormat& f : formats()) {
+        const std::size_t cols = 96;
+        std::vector<float> w;
+        for (float top : tops) {
+            std::vector<float> row(cols);
+            for (std::size_t c = 0; c < cols; ++c) {
+                const float u = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 127.0f;
+                row[c] = c % 3 == 0 ? top * u
+                                    : (c % 3 == 1 ? (static_cast<float>(c % 16) + 0.5f) / 16.0f * top
+                                                  : -top / static_cast<float>(1 + c % 7));
+            }
+            row[0] = top;
+            w.insert(w.end(), row.begin(), row.end());
+        }
+        QuantizedMatrix m = quantize_matrix(w, cols, f, 64);
+        INFO(to_string(f));
+        REQUIRE(m.bytes == spec::quantize_matrix(w, m.layout));
+    }
+}
+
+TEST_CASE("quantising a matrix's rows in blocks gives the bytes of quantising it whole") {
+    std::mt19937_64 rng(14);
+    for (const WeightFormat& f : formats()) {
+        const std::size_t rows = 12, cols = 100;
+        std::vector<float> w = make_matrix(rows, cols, rng);
+        QuantizedMatrix whole = quantize_matrix(w, cols, f, 64);
+        const std::size_t stride = whole.layout.row_stride();
+        std::vector<std::byte> blocks(whole.bytes.size(), std::byte{0x5A});
+        for (std::size_t first = 0; first < rows; first += 5) {
+            const std::size_t n = std::min<std::size_t>(5, rows - first);
+            quantize_into(std::span<const float>(w).subspan(first * cols, n * cols),
+                          matrix_layout(n, cols, f, 64),
+                          std::span(blocks).subspan(first * stride, n * stride));
+        }
+        INFO(to_string(f));
+        REQUIRE(blocks == whole.bytes);
+    }
+}
+
 TEST_CASE("the view reads every code and scale of arbitrary bytes as the layout documents") {
     std::mt19937_64 rng(12);
     for (const WeightFormat& f : formats()) {

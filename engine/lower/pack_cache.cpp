@@ -1,0 +1,163 @@
+#include "engine/lower/pack_cache.hpp"
+
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+
+#include <fmt/core.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string_view>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cardsim::lower {
+namespace {
+
+constexpr char pack_magic[8] = {'C', 'A', 'R', 'D', 'P', 'A', 'C', 'K'};
+constexpr std::uint32_t pack_version = 1;
+
+std::uint64_t get(const std::byte* p, int n) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i)
+        v |= std::uint64_t(std::to_integer<unsigned>(p[i])) << (8 * i);
+    return v;
+}
+
+void put(std::string& out, std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+/// A read-only mapping of a whole file (empty when it cannot be made).
+struct Mapping {
+    const std::byte* data = nullptr;
+    std::size_t size = 0;
+    explicit Mapping(const std::filesystem::path& path) {
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+            void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p != MAP_FAILED) {
+                data = static_cast<const std::byte*>(p);
+                size = std::size_t(st.st_size);
+            }
+        }
+        ::close(fd);
+    }
+    ~Mapping() {
+        if (data) ::munmap(const_cast<std::byte*>(data), size);
+    }
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+};
+
+} // namespace
+
+std::filesystem::path pack_cache_from_environment() {
+    const char* v = std::getenv("CARDSIM_PACK_CACHE");
+    return v && *v ? std::filesystem::path(v) : std::filesystem::path();
+}
+
+std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,
+                                       const std::string& format, std::uint64_t packing_digest) {
+    std::string f = format;
+    for (auto& c : f)
+        if (c == '/') c = '-';
+    return dir / fmt::format("{:016x}-{}-{:016x}.pack", checkpoint_digest, f, packing_digest);
+}
+
+std::optional<std::vector<std::vector<std::byte>>> read_pack_entry(const std::filesystem::path& path,
+                                                                   std::span<const std::string> keys,
+                                                                   std::span<const std::uint64_t> sizes) {
+    Mapping m(path);
+    const std::byte* b = m.data;
+    const std::size_t n = m.size;
+    if (!b || n < 24 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
+        return std::nullopt;
+    {
+        // Checked in slices, each slice's pages given back after (advice only): the check never
+        // holds the whole entry resident.
+        std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                                XXH64_freeState);
+        XXH64_reset(state.get(), 0);
+        constexpr std::size_t slice = 64 << 20;
+        for (std::size_t at = 0; at < n - 8; at += slice) {
+            XXH64_update(state.get(), b + at, std::min(slice, n - 8 - at));
+            ::madvise(const_cast<std::byte*>(b + at), std::min(slice, n - 8 - at), MADV_DONTNEED);
+        }
+        if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return std::nullopt; // damaged or cut short
+    }
+    std::map<std::string_view, std::pair<std::size_t, std::uint64_t>> at; // key: offset, length
+    const std::size_t end = n - 8;
+    std::size_t p = 16;
+    for (std::uint64_t e = 0, count = get(b + 12, 4); e < count; ++e) {
+        if (end - p < 4) return std::nullopt;
+        const std::size_t key_len = get(b + p, 4);
+        p += 4;
+        if (end - p < key_len || end - p - key_len < 8) return std::nullopt;
+        std::string_view key(reinterpret_cast<const char*>(b + p), key_len);
+        p += key_len;
+        const std::uint64_t len = get(b + p, 8);
+        p += 8;
+        if (end - p < len) return std::nullopt;
+        at.emplace(key, std::pair{p, len});
+        p += len;
+    }
+    if (p != end) return std::nullopt;
+    std::vector<std::vector<std::byte>> out;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        auto it = at.find(keys[k]);
+        if (it == at.end() || it->second.second != sizes[k]) return std::nullopt;
+        out.emplace_back(b + it->second.first, b + it->second.first + it->second.second);
+        // Copied: its mapped pages need not stay resident (advice only).
+        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+        const auto from = reinterpret_cast<std::uintptr_t>(b + it->second.first) / page * page;
+        const auto to = reinterpret_cast<std::uintptr_t>(b + it->second.first + it->second.second);
+        ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    }
+    return out;
+}
+
+void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
+                      std::span<const std::span<const std::byte>> chunks) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec)
+        throw Error(
+            fmt::format("pack cache: cannot create `{}`: {}", path.parent_path().string(), ec.message()));
+    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                            XXH64_freeState);
+    XXH64_reset(state.get(), 0);
+    io::AtomicFile f(path);
+    auto write = [&](std::string_view s) {
+        XXH64_update(state.get(), s.data(), s.size());
+        f.write(s);
+    };
+    std::string head(pack_magic, 8);
+    put(head, pack_version, 4);
+    put(head, keys.size(), 4);
+    write(head);
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        head.clear();
+        put(head, keys[k].size(), 4);
+        head += keys[k];
+        put(head, chunks[k].size(), 8);
+        write(head);
+        write(std::string_view(reinterpret_cast<const char*>(chunks[k].data()), chunks[k].size()));
+    }
+    head.clear();
+    put(head, XXH64_digest(state.get()), 8);
+    f.write(head);
+    f.commit(false); // not synced: a reader checks the checksum
+}
+
+} // namespace cardsim::lower

@@ -1,0 +1,44 @@
+#pragma once
+// The pack cache: the packed weights of a checkpoint in one weight format, kept in a directory so
+// that lowering the same checkpoint again (a sweep over timing or clock knobs) never packs twice.
+//
+// An entry is one file `<checkpoint digest>-<format>-<packing digest>.pack` (hex digests): the
+// checkpoint's digest (models::checkpoint_digest), the weight format (`int8-e8m0-g32`) and the
+// xxh64 of every config value the packed bytes depend on (the format and the row alignment). It
+// holds every packed chunk under its job key (the tensors, views and storing: lowering's Job::key)
+// and ends with the xxh64 of all the bytes before it. File layout (little-endian): magic
+// "CARDPACK" (8 B), version u32, entry count u32, per entry { key length u32, key, length u64,
+// bytes }, xxh64 u64. Entries are written to a temporary beside them and renamed into place, so
+// concurrent processes each see a whole entry or none; one whose checksum or layout is wrong is
+// ignored (and rewritten by the lowering that finds it so).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cardsim::lower {
+
+/// The pack cache directory the environment names: CARDSIM_PACK_CACHE, or empty (no cache).
+std::filesystem::path pack_cache_from_environment();
+
+/// The cache file of `(checkpoint_digest, format, packing_digest)` in `dir`.
+std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,
+                                       const std::string& format, std::uint64_t packing_digest);
+
+/// The bytes of each key in `keys`, in order, from the entry at `path`: nothing when the file is
+/// missing, damaged (its checksum, magic, version or layout wrong) or lacks a key, or a key's bytes
+/// are not `sizes[k]` long. Reads the file through a mapping; never throws for a bad entry.
+std::optional<std::vector<std::vector<std::byte>>> read_pack_entry(const std::filesystem::path& path,
+                                                                   std::span<const std::string> keys,
+                                                                   std::span<const std::uint64_t> sizes);
+
+/// Writes the entry at `path` (its directory created if need be) holding `chunks[k]` under
+/// `keys[k]`, through a temporary renamed into place. Throws cardsim::Error naming the path.
+void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
+                      std::span<const std::span<const std::byte>> chunks);
+
+} // namespace cardsim::lower

@@ -1,0 +1,153 @@
+// The pack cache: a hit gives the bytes of packing, a damaged entry is detected and rebuilt, and
+// the entry's name changes with the checkpoint, the weight format and the packing config, not with
+// a timing knob.
+
+#include "engine/card/card_config.hpp"
+#include "engine/graph/examples.hpp"
+#include "engine/lower/lower.hpp"
+#include "engine/lower/pack_cache.hpp"
+#include "tests/support/graph_weights.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace cardsim;
+using namespace cardsim::graph;
+
+namespace {
+
+/// A fresh directory under the temporary directory, removed at the end of the scope.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        path = std::filesystem::temp_directory_path() /
+               ("cardsim-pack-cache-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+        std::filesystem::remove_all(path);
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    static int& counter() {
+        static int c = 0;
+        return c;
+    }
+};
+
+lower::Compiled lower_with(const Graph& g, const WeightSource& w, const card::CardConfig& c,
+                           const std::filesystem::path& cache) {
+    lower::Options o{Bucket{1, 1, 0}, 64};
+    o.checkpoint_digest = 0xC0FFEE;
+    o.pack_cache = cache;
+    return lower::lower(g, w, lower::target_of(c), o);
+}
+
+std::vector<std::filesystem::path> entries(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> out;
+    if (std::filesystem::exists(dir))
+        for (auto& e : std::filesystem::directory_iterator(dir))
+            out.push_back(e.path());
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("a pack cache hit gives the program and image bytes of packing") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w(g);
+    TempDir dir;
+    const auto config = card::default_card_config();
+    auto cold = lower_with(g, w, config, dir.path);
+    REQUIRE_FALSE(cold.packed_from_cache);
+    REQUIRE(entries(dir.path).size() == 1);
+    auto warm = lower_with(g, w, config, dir.path);
+    REQUIRE(warm.packed_from_cache);
+    REQUIRE(program::encode(warm.image) == program::encode(cold.image));
+    REQUIRE(program::encode(warm.program) == program::encode(cold.program));
+    auto none = lower_with(g, w, config, {}); // no cache at all: the same bytes
+    REQUIRE(program::encode(none.image) == program::encode(cold.image));
+}
+
+TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w(g);
+    TempDir dir;
+    const auto config = card::default_card_config();
+    auto cold = lower_with(g, w, config, dir.path);
+    const auto entry = entries(dir.path).at(0);
+    const auto size = std::filesystem::file_size(entry);
+    SECTION("one byte flipped in the middle") {
+        std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(std::streamoff(size / 2));
+        char c = 0;
+        f.read(&c, 1);
+        f.seekp(std::streamoff(size / 2));
+        c = static_cast<char>(c ^ 0x10);
+        f.write(&c, 1);
+    }
+    SECTION("cut short") {
+        std::filesystem::resize_file(entry, size - 100);
+    }
+    auto again = lower_with(g, w, config, dir.path);
+    REQUIRE_FALSE(again.packed_from_cache);
+    REQUIRE(program::encode(again.image) == program::encode(cold.image));
+    REQUIRE(std::filesystem::file_size(entry) == size); // rewritten whole
+    REQUIRE(lower_with(g, w, config, dir.path).packed_from_cache);
+}
+
+TEST_CASE("the pack cache entry changes with the checkpoint, the weight format and the packing config, not a "
+          "timing knob") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w(g);
+    TempDir dir;
+    auto config = card::default_card_config();
+    lower_with(g, w, config, dir.path);
+    REQUIRE(entries(dir.path).size() == 1);
+    auto timing = config;
+    timing.clock.kernel_mhz = 250;
+    REQUIRE(lower_with(g, w, timing, dir.path).packed_from_cache);
+    auto int4 = config;
+    int4.weights.code_bits = 4;
+    auto four = lower_with(g, w, int4, dir.path);
+    REQUIRE_FALSE(four.packed_from_cache);
+    REQUIRE(entries(dir.path).size() == 2);
+    const auto t8 = lower::target_of(config), t4 = lower::target_of(int4);
+    REQUIRE(lower::pack_cache_entry(dir.path, 1, t8.pack_format, t8.pack_digest) !=
+            lower::pack_cache_entry(dir.path, 2, t8.pack_format, t8.pack_digest));
+    REQUIRE(t8.pack_digest != t4.pack_digest);
+    REQUIRE(lower::target_of(timing).pack_digest == t8.pack_digest);
+}
+
+TEST_CASE("processes packing into one pack cache at once leave a whole entry that gives the same bytes") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w(g);
+    TempDir dir;
+    const auto config = card::default_card_config();
+    const auto want = program::encode(lower_with(g, w, config, {}).image);
+    std::vector<pid_t> children;
+    for (int k = 0; k < 4; ++k) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            int ok = 1;
+            try {
+                for (int i = 0; i < 3; ++i)
+                    ok &= program::encode(lower_with(g, w, config, dir.path).image) == want;
+            } catch (...) {
+                ok = 0;
+            }
+            ::_exit(ok ? 0 : 1);
+        }
+        children.push_back(pid);
+    }
+    for (auto pid : children) {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        REQUIRE(WIFEXITED(status));
+        REQUIRE(WEXITSTATUS(status) == 0);
+    }
+    REQUIRE(entries(dir.path).size() == 1); // no temporary left behind
+    auto hit = lower_with(g, w, config, dir.path);
+    REQUIRE(hit.packed_from_cache);
+    REQUIRE(program::encode(hit.image) == want);
+}
