@@ -33,15 +33,12 @@ Place Lowering::stacked_matrix(const std::vector<Weight>& views, std::size_t k) 
                                     ws_.name(v.tensor), shape.rows, shape.row_len, k));
         n += shape.rows;
     }
-    return reserve(t_.storage.packed_bytes(n, k), true, [this, views, n, k] {
-        std::vector<float> values;
-        for (auto& v : views) {
-            auto part = ws_.values_f32(v.tensor, v.view);
-            values.insert(values.end(), part.begin(), part.end());
-            ws_.release(v.tensor);
-        }
-        return t_.storage.pack(values, n, k);
-    });
+    std::string what;
+    for (auto& v : views)
+        what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
+    what += fmt::format("stacked:{}x{}", n, k);
+    return reserve(t_.storage.packed_bytes(n, k), true, what,
+                   [this, views, n, k](std::span<std::byte> out) { pack(views, false, n, k, out); });
 }
 
 Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weight>>& per_expert,
@@ -61,10 +58,14 @@ Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weigh
     const std::uint64_t stride = places.size() > 1 ? offsets[1] : align_up(places[0].bytes, t_.stripe());
     for (std::size_t e = 0; e < offsets.size(); ++e)
         if (offsets[e] != e * stride) throw Error("the experts' matrices are not one stride apart");
-    Place table = reserve(8 * offsets.size(), false, [offsets] {
-        std::vector<std::byte> b(8 * offsets.size());
-        std::memcpy(b.data(), offsets.data(), b.size()); // little-endian u64, as the program file
-        return b;
+    std::string what = "expert-table:";
+    for (auto o : offsets)
+        what += fmt::format("{},", o);
+    Place table = reserve(8 * offsets.size(), false, what, [offsets](std::span<std::byte> out) {
+        if (out.size() != 8 * offsets.size())
+            throw Error(
+                fmt::format("an expert table of {} bytes for {} experts", out.size(), offsets.size()));
+        std::memcpy(out.data(), offsets.data(), out.size()); // little-endian u64, as the program file
     });
     return {table, all, stride};
 }
