@@ -76,14 +76,21 @@ what="everything"; [ $demo = 1 ] && what="the cardsim binary"
 echo "setup: building $what with $jobs jobs (the whole output: $build/build.log)"
 # The build's progress: make prints `[ 43%]`, ninja `[12/200]`; one line each time it moves. (A
 # bash loop, not awk: mawk reads a pipe in blocks, so its lines would come late.)
+# Ninja runs twice on a fresh build dir (Verilator's generated files re-run CMake first): a new
+# total starts a new stage, named so, instead of a percentage that drops back to 0.
 progress() {
-  local line last="" p
+  local line last="" p total=""
   while IFS= read -r line; do
     p=""
     if [[ $line =~ ^\[\ *([0-9]+)%\] ]]; then
       p=${BASH_REMATCH[1]}
     elif [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
       p=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2]))
+      if [ "${BASH_REMATCH[2]}" != "$total" ]; then
+        [ -n "$total" ] && echo "setup: build: sources generated; now ${BASH_REMATCH[2]} steps"
+        total=${BASH_REMATCH[2]}
+        last=""
+      fi
     fi
     if [ -n "$p" ] && [ "$p" != "$last" ]; then
       echo "setup: build: $p %"
