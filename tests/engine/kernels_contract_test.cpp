@@ -311,3 +311,18 @@ TEST_CASE("the delta rule and self attention give the same bits on one host thre
     const auto one = run(1), many = run(3);
     require_same(many, one);
 }
+
+TEST_CASE(
+    "a store of sequences padded to a line is read as padded, also when unpadded parts would divide it") {
+    // 4 sequences of 144 bytes, each padded to 192: 576 bytes, which 4 unpadded parts of 144 also fill.
+    for (std::size_t r = 0; r < 3; ++r) {
+        const auto s = kernels::sequence_of_row(576, 144, 3, r);
+        CHECK(s.offset == r * 192);
+        CHECK(s.bytes == 192);
+    }
+    // A store of whole unpadded sequences that is no multiple of the padded size is read unpadded.
+    const auto u = kernels::sequence_of_row(5 * 144, 144, 5, 4);
+    CHECK(u.offset == 4 * 144);
+    CHECK_THROWS_WITH(kernels::sequence_of_row(576, 144, 4, 0),
+                      Catch::Contains("holds 3 sequences of 144 bytes, and 4 rows do not divide"));
+}

@@ -25,9 +25,9 @@ using namespace cardsim;
 
 namespace {
 
-// 16 positions: at 8, a hybrid's int8 cache of 4 sequences is a store the kernels cannot split
-// (144 bytes a sequence, padded to 192: a pre-existing limit of kernels::sequence_of_row, not the experts').
-constexpr std::size_t seqs = 4, steps = 3, max_positions = 16;
+// 8 positions: a hybrid's int8 cache of 4 sequences takes 144 bytes a sequence, whose 4 unpadded
+// parts are also 3 padded ones of 192 (the golden executor's stores are padded as the card's).
+constexpr std::size_t seqs = 4, steps = 3, max_positions = 8;
 
 /// A card with experts (the router unit) at knob point `point`.
 card::CardConfig experts_card(const numerics::EngineNumerics& point = {}) {
