@@ -4,6 +4,8 @@
 //       runs every command of the page's ```console blocks and checks the output lines it quotes
 //   doc_check links PAGE...
 //       checks that every relative link of the pages names an existing file, and heading anchor
+//   doc_check lines PAGE MAX
+//       checks that the page has at most MAX lines (the README is a front page, not a manual)
 //
 // The convention of a ```console block (docs/testing.md, "Doc examples"):
 //   - `$ COMMAND` is a command, run with bash in the page's scratch directory (commands of one
@@ -381,6 +383,22 @@ int links(const std::vector<fs::path>& pages) {
     return errors.empty() ? 0 : 1;
 }
 
+/// Whether `page` has at most `max` lines; says how many it has either way.
+int lines(const fs::path& page, std::size_t max) {
+    std::ifstream in(page);
+    if (!in) {
+        std::cerr << page.string() << ": cannot be read\n";
+        return 2;
+    }
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+        ++n;
+    std::cout << page.string() << ": " << n << " lines (at most " << max << ")\n";
+    if (n > max)
+        std::cerr << page.string() << ": " << n - max << " lines over; move the detail to a page of docs/\n";
+    return n <= max ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -391,6 +409,8 @@ int main(int argc, char** argv) {
         std::vector<fs::path> pages(args.begin() + 1, args.end());
         return links(pages);
     }
-    std::cerr << "usage: doc_check examples PAGE CARDSIM SOURCE_DIR [--update] | doc_check links PAGE...\n";
+    if (args.size() == 3 && args[0] == "lines") return lines(args[1], std::stoul(args[2]));
+    std::cerr << "usage: doc_check examples PAGE CARDSIM SOURCE_DIR [--update] | doc_check links PAGE... | "
+                 "doc_check lines PAGE MAX\n";
     return 2;
 }
