@@ -137,6 +137,7 @@ int run_serve(std::span<const std::string> args) {
     if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
     req.check = vm["check"].as<bool>();
     req.routing = vm["routing"].as<std::string>();
+    req.routing_given = !vm["routing"].defaulted();
     req.routing_seed = vm["routing-seed"].as<std::uint64_t>();
     if (req.check && !vm["routing"].defaulted())
         throw Error("--routing: with --check the router chooses the experts from the data (drop one)");

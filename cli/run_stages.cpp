@@ -47,6 +47,9 @@ std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_
 std::function<graph::StepRouting(std::size_t)> routing_of(const RunRequest& req, const program::Program& p) {
     std::size_t rows = 0;
     auto shapes = routers_of(p, rows);
+    if (req.routing && shapes.empty())
+        throw Error(fmt::format("--routing {}: the model has no Moe layer, so nothing routes (drop it)",
+                                *req.routing));
     if (req.mode != sim::Mode::TimingOnly || shapes.empty())
         return [](std::size_t) { return graph::StepRouting{}; };
     auto model = graph::RoutingModel::parse(req.routing.value_or("uniform"), req.routing_seed);

@@ -233,6 +233,9 @@ ServeReport serve_model(const ServeRequest& req) {
         std::size_t rows = 0;
         routers.push_back(stages::routers_of(p.program, rows));
     }
+    if (req.routing_given && routers.front().empty())
+        throw Error(fmt::format("--routing {}: the model has no Moe layer, so nothing routes (drop it)",
+                                req.routing));
     sim::SessionPlan plan;
     plan.mode = req.check ? sim::Mode::Full : sim::Mode::TimingOnly;
     plan.keep_records = false;

@@ -27,6 +27,8 @@ struct ServeRequest {
     card::CardConfig config;
     /// Without --check, a model with experts: how rows route (graph::RoutingModel), and its seed.
     std::string routing = "uniform";
+    /// Whether --routing was given (a model without experts then refuses it, rather than ignore it).
+    bool routing_given = false;
     std::uint64_t routing_seed = 0;
     std::vector<serve::Request> requests;
     serve::Policy policy;
