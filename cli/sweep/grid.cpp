@@ -100,6 +100,12 @@ std::size_t point_serve(const SweepSpec& spec, const Point& point, std::string_v
     return run_value(spec, point, path, single);
 }
 
+std::optional<std::string> point_routing(const SweepSpec& spec, const Point& point) {
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+        if (spec.axes[a].path == routing_axis) return std::get<std::string>(point.values[a]);
+    return spec.routing;
+}
+
 double point_rate(const SweepSpec& spec, const Point& point) {
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
         if (spec.axes[a].path == "serve.rate") return std::get<double>(point.values[a]);

@@ -49,6 +49,8 @@ std::size_t point_tokens(const SweepSpec& spec, const Point& point);
 std::size_t point_seqs(const SweepSpec& spec, const Point& point);
 /// A `[serve]` option at `point`: its axis value (`path`, e.g. `serve.token_budget`), or `single`.
 std::size_t point_serve(const SweepSpec& spec, const Point& point, std::string_view path, std::size_t single);
+/// The routing model of `point`: its `routing` axis value, or the spec's `routing` (none: run's default).
+std::optional<std::string> point_routing(const SweepSpec& spec, const Point& point);
 /// The Poisson rate at `point`: the `serve.rate` axis value, or the spec's rate.
 double point_rate(const SweepSpec& spec, const Point& point);
 

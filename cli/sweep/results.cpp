@@ -48,6 +48,22 @@ constexpr std::string_view serve_figures[] = {
     "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",   "e2e_p50_ms",  "e2e_p90_ms",  "e2e_p99_ms",
     "utilisation", "slots",       "largest_batch", "batch_limit", "host_seconds"};
 
+/// With experts: a step's distinct experts a Moe layer and expert bytes (`cardsim run --machine`).
+constexpr std::string_view expert_figures[] = {"experts_touched_per_layer", "expert_bytes_per_step"};
+
+/// Whether the spec's points report expert figures: a decode sweep with a routing model, or of a
+/// generated model with experts.
+bool with_experts(const SweepSpec& spec) {
+    if (spec.serve) return false;
+    if (spec.routing ||
+        std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == routing_axis; }))
+        return true;
+    return std::any_of(spec.models.begin(), spec.models.end(), [](const ModelSource& m) {
+        auto g = std::get_if<GeneratedModel>(&m.source);
+        return g && g->arch.find("moe") != std::string::npos;
+    });
+}
+
 /// The unit kinds a point of the spec may have: present on the base card, or with a swept count.
 std::vector<card::UnitKind> busy_kinds(const SweepSpec& spec) {
     std::vector<card::UnitKind> kinds;
@@ -55,6 +71,10 @@ std::vector<card::UnitKind> busy_kinds(const SweepSpec& spec) {
         const std::string count = fmt::format("units.{}.count", card::name(k));
         bool swept =
             std::any_of(spec.axes.begin(), spec.axes.end(), [&](auto& a) { return a.path == count; });
+        // The router comes with experts: a swept capabilities.experts may add it.
+        if (k == card::UnitKind::Router)
+            swept = swept || std::any_of(spec.axes.begin(), spec.axes.end(),
+                                         [](auto& a) { return a.path == "capabilities.experts"; });
         if (spec.base.units.has(k) || swept) kinds.push_back(k);
     }
     return kinds;
@@ -136,6 +156,9 @@ CsvRow result_columns(const SweepSpec& spec) {
     if (spec.prompt_len)
         for (auto f : prefill_figures)
             c.emplace_back(f);
+    if (with_experts(spec))
+        for (auto f : expert_figures)
+            c.emplace_back(f);
     if (spec.serve)
         for (auto f : serve_figures)
             c.emplace_back(f);
@@ -201,6 +224,9 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
         row[column(columns, f)] = get(f);
     if (spec.prompt_len)
         for (auto f : prefill_figures)
+            row[column(columns, f)] = get(f);
+    if (with_experts(spec))
+        for (auto f : expert_figures)
             row[column(columns, f)] = get(f);
     if (spec.serve)
         for (auto f : serve_figures)

@@ -142,6 +142,11 @@ std::string settings_text(const SweepSpec& spec) {
         t += "seqs=(an axis)\n";
     else if (spec.seqs != 1)
         t += fmt::format("seqs={}\n", spec.seqs);
+    // A sweep without routing models writes no line: its settings read as before `routing` existed.
+    if (std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == routing_axis; }))
+        t += fmt::format("routing=(an axis) seed={}\n", spec.routing_seed);
+    else if (spec.routing)
+        t += fmt::format("routing={} seed={}\n", *spec.routing, spec.routing_seed);
     std::string ids;
     for (auto id : spec.prompt)
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
@@ -231,6 +236,12 @@ struct Running {
     std::filesystem::path out, err;
 };
 
+/// Adds `--routing M --routing-seed S` when the point has a routing model.
+void routing_args(const SweepSpec& spec, const Point& p, std::vector<std::string>& argv) {
+    if (auto r = point_routing(spec, p))
+        argv.insert(argv.end(), {"--routing", *r, "--routing-seed", std::to_string(spec.routing_seed)});
+}
+
 /// The `cardsim run` command line of a point (without its config options).
 std::vector<std::string> run_argv(const SweepSpec& spec, const Point& p, const std::string& self,
                                   const std::filesystem::path& model) {
@@ -238,6 +249,7 @@ std::vector<std::string> run_argv(const SweepSpec& spec, const Point& p, const s
                                   "--machine", "--tokens", std::to_string(point_tokens(spec, p))};
     if (auto seqs = point_seqs(spec, p); seqs != 1) argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
     if (!spec.full) argv.emplace_back("--timing-only");
+    routing_args(spec, p, argv);
     if (spec.prompt_len)
         argv.insert(argv.end(), {"--prompt-len", std::to_string(*spec.prompt_len), "--chunk",
                                  std::to_string(spec.chunk)});
@@ -267,6 +279,7 @@ std::vector<std::string> serve_argv(const SweepSpec& spec, const Point& p, const
                  std::to_string(point_serve(spec, p, "serve.max_seqs", sv.max_seqs)), "--chunk",
                  std::to_string(point_serve(spec, p, "serve.chunk", sv.chunk))});
     if (spec.full) argv.emplace_back("--check");
+    routing_args(spec, p, argv);
     return argv;
 }
 

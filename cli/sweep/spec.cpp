@@ -2,6 +2,7 @@
 
 #include "cli/sweep/config_value.hpp"
 #include "engine/error.hpp"
+#include "engine/graph/routing.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "models/synthetic.hpp"
 #include "serve/generate.hpp"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -306,7 +308,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     SpecReader r(file);
     r.only(root, "",
            {"name", "config", "model", "models", "tokens", "seqs", "prompt", "prompt_len", "chunk", "full",
-            "skip_if", "axes", "serve"});
+            "routing", "routing_seed", "skip_if", "axes", "serve"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -343,6 +345,39 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     if (auto n = root.get("full")) {
         if (!n->is_boolean()) r.fail(*n, "full", SpecReader::type_of(*n) + "; expected true or false");
         spec.full = n->as_boolean()->get();
+    }
+    // Routing models: a string or an array of them (an axis); timing-only points only.
+    if (auto n = root.get("routing_seed"))
+        spec.routing_seed =
+            std::uint64_t(r.integer(*n, "routing_seed", 0, std::numeric_limits<std::int64_t>::max()));
+    if (auto n = root.get("routing")) {
+        if (spec.full)
+            r.fail(*n, "routing",
+                   "is given with full = true; a full run's router chooses the experts from its data, a "
+                   "routing model times points without it (full = false)");
+        auto model = [&](const toml::node& v) {
+            std::string m = r.text(v, "routing");
+            if (m.rfind("trace:", 0) == 0) m = "trace:" + r.resolve(m.substr(6)).string();
+            try {
+                (void)graph::RoutingModel::parse(m, spec.routing_seed);
+            } catch (const Error& e) {
+                r.fail(v, "routing", e.what());
+            }
+            return m;
+        };
+        if (auto arr = n->as_array()) {
+            Axis axis{std::string(routing_axis), {}, r.where(*n)};
+            if (arr->empty()) r.fail(*n, "routing", "is an empty array; expected routing models");
+            for (auto& v : *arr) {
+                AxisValue t{model(v)};
+                if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
+                    r.fail(v, "routing", fmt::format("lists {} twice", cell(t)));
+                axis.values.push_back(t);
+            }
+            spec.axes.push_back(std::move(axis));
+        } else {
+            spec.routing = model(*n);
+        }
     }
     if (auto n = root.get("prompt")) {
         auto arr = n->as_array();

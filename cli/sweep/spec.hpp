@@ -47,13 +47,16 @@ inline constexpr std::string_view tokens_axis = "tokens";
 /// The axis a `seqs = [1, 4, 16]` array makes: it sets `cardsim run --seqs` (sequences a decode
 /// step), not a config key.
 inline constexpr std::string_view seqs_axis = "seqs";
+/// The axis a `routing = ["uniform", "skew:1.2"]` array makes: it sets `--routing` (how a
+/// timing-only point's Moe layers choose their experts), not a config key.
+inline constexpr std::string_view routing_axis = "routing";
 /// The axes a `[serve]` table's arrays make (`serve.rate = [5.0, 10.0]`): options of `cardsim serve`.
 inline constexpr std::string_view serve_axes[] = {"serve.rate", "serve.token_budget", "serve.max_seqs",
                                                   "serve.chunk"};
-/// Whether an axis sets an option of `cardsim run` or `cardsim serve` (tokens, seqs, serve.*) rather
+/// Whether an axis sets an option of `cardsim run` or `cardsim serve` (tokens, seqs, routing, serve.*) rather
 /// than a config key.
 inline bool run_axis(std::string_view path) {
-    return path == tokens_axis || path == seqs_axis || path.rfind("serve.", 0) == 0;
+    return path == tokens_axis || path == seqs_axis || path == routing_axis || path.rfind("serve.", 0) == 0;
 }
 
 /// A `[serve]` table: every point serves a request trace (`cardsim serve`) instead of decoding a
@@ -96,6 +99,11 @@ struct SweepSpec {
     /// the results gain the prefill and decode columns.
     std::optional<std::size_t> prompt_len;
     std::size_t chunk = 16;
+    /// The routing model of timing-only points with experts (`--routing`: uniform | skew:S |
+    /// trace:FILE, the file resolved against the spec's folder), unless `routing` is an axis; none:
+    /// run's default (uniform). Its seed: `routing_seed`.
+    std::optional<std::string> routing;
+    std::uint64_t routing_seed = 0;
     bool full = false;              ///< full runs (bit-exact check + accuracy), else timing-only
     std::optional<ServeSpec> serve; ///< points serve a request trace (`[serve]`)
     std::vector<Axis> axes;         ///< in the order the file lists them
