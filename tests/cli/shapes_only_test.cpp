@@ -171,6 +171,72 @@ TEST_CASE("the capacity refusal fires at the computed boundary: one channel too 
     CHECK(run_cardsim("check " + m.string() + " --set ddr.channels=2").code == 0);
 }
 
+TEST_CASE("every expert must fit the DDR: Qwen3-30B-A3B's capacity refusal fires at the position where "
+          "its caches cross the card's 32 GiB") {
+    ScratchDir dir("shapes-capacity-moe");
+    // Qwen3-30B-A3B's published config.json (REFERENCE.md, "Third-wave facts"), shapes only.
+    const auto m = dir / "30b-a3b";
+    std::filesystem::create_directories(m);
+    std::ofstream(m / "config.json")
+        << R"({"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+ "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+ "vocab_size": 151936, "intermediate_size": 6144, "num_experts": 128, "num_experts_per_tok": 8,
+ "moe_intermediate_size": 768, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [],
+ "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": false,
+ "max_position_embeddings": 40960, "torch_dtype": "bfloat16"})";
+    auto model = models::load_model(m);
+    auto built = models::build_graph(model);
+    std::vector<cardsim::card::Override> set{{"capabilities.experts", "true"}};
+    const auto config = cardsim::card::load_card_config(std::nullopt, set);
+    auto at = [&](std::uint64_t positions) {
+        lower::Options o(cardsim::graph::Bucket{1, 1, 0}, positions);
+        o.shapes_only = true;
+        return lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
+    };
+    const auto base = at(4096).capacity;
+    REQUIRE(base.fits());
+    // Every expert is in DDR, not only the 3.3B a token touches: the weights are the 30.5B
+    // parameters at int8 (a byte and its share of a 32-weight block's scale), plus at most a 64-byte
+    // burst's padding a matrix row (an expert's down row is 768 + 24 bytes, padded to 832) and a
+    // 4 KiB stripe's alignment a matrix.
+    const double params = double(model.checkpoint.parameter_count());
+    double rows = 0, matrices = 0;
+    for (std::size_t t = 0; t < model.checkpoint.tensor_count(); ++t) {
+        auto shape = model.checkpoint.shape(t);
+        rows += double(shape.size() > 1 ? shape[0] : 1);
+        ++matrices;
+    }
+    CHECK(params > 30e9);
+    CHECK(double(base.weights) >= params * (1 + 1.0 / 32));
+    CHECK(double(base.weights) <= params * (1 + 1.0 / 32) + 64 * rows + 4096 * matrices);
+    // A position of one sequence's caches: 48 layers x (K and V) x 4 heads x 128 x 2 bytes (f16).
+    const auto step = at(4097).capacity;
+    const std::uint64_t per_position = step.caches - base.caches;
+    REQUIRE(per_position == 48u * 2 * 4 * 128 * 2);
+    REQUIRE(step.total() - base.total() == per_position);
+    // The last position count that fits, computed from the budget, and the one after it.
+    const std::uint64_t last = 4096 + (base.ddr_bytes - base.total()) / per_position;
+    INFO("positions that fit: " << last);
+    const auto fits = at(last).capacity;
+    CHECK(fits.fits());
+    CHECK(base.ddr_bytes - fits.total() < per_position);
+    try {
+        at(last + 1);
+        FAIL("one position more still fits");
+    } catch (const cardsim::Error& e) {
+        const std::string why = e.what();
+        INFO(why);
+        CHECK(contains(why, "the card's 4 channels hold 32.0 GiB"));
+        CHECK(contains(why, "at int8"));
+    }
+    // cardsim check gives the same verdicts at the boundary.
+    const std::string check = "check " + m.string() + " --set capabilities.experts=true --max-positions ";
+    CHECK(run_cardsim(check + std::to_string(last)).code == 0);
+    auto over = run_cardsim(check + std::to_string(last + 1));
+    CHECK(over.code == 1);
+    CHECK(contains(over.out, "does not fit"));
+}
+
 TEST_CASE("a prompt prefilled a token a chunk takes the cycles of the same prompt run token by token") {
     ScratchDir dir("shapes-prefill");
     auto m = (dir / "m").string();
