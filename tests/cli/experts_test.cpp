@@ -8,6 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include <string>
 
 using cardsim::test::contains;
@@ -81,6 +84,15 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
     // The trace carries them too (meta run.experts).
     auto shown = run_cardsim("trace show --meta " + trace);
     CHECK(contains(shown.out, "Moe layer 3: "));
+    // And the report page made later from the trace shows them, a row a layer.
+    const auto page = (d / "run.html").string();
+    REQUIRE(run_cardsim("report " + trace + " -o " + page).code == 0);
+    std::ifstream in(page);
+    const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(contains(html, "<section id=\"experts\">"));
+    CHECK(contains(html, "<a href=\"#experts\">experts</a>"));
+    CHECK(contains(html, "experts: 4 Moe layers, a step "));
+    CHECK(contains(html, "<tr><th>Moe layer 3</th><td>"));
     // A full run refuses a routing model: its router chooses from the data.
     auto refused = run_cardsim("run " + m + card + " --routing uniform");
     CHECK(refused.code != 0);

@@ -263,6 +263,39 @@ std::string unit_table(const Trace& t) {
 }
 
 /// The shim's verdict table.
+/// The experts a run's Moe layers touched (the trace's `run.experts` meta, the summary's lines):
+/// its first line, then a row a layer; nothing for a run without experts.
+std::string experts_section(const Trace& t) {
+    auto it = t.header.meta.find("run.experts");
+    if (it == t.header.meta.end()) return {};
+    std::vector<std::pair<std::string, std::string>> rows;
+    std::string first;
+    std::string_view text = it->second;
+    while (!text.empty()) {
+        const auto nl = std::min(text.find('\n'), text.size());
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(std::min(nl + 1, text.size()));
+        while (!line.empty() && line.front() == ' ')
+            line.remove_prefix(1);
+        if (line.empty()) continue;
+        if (first.empty()) {
+            first = std::string(line);
+            continue;
+        }
+        const auto colon = line.find(": ");
+        if (colon == std::string_view::npos)
+            rows.emplace_back("", std::string(line));
+        else
+            rows.emplace_back(std::string(line.substr(0, colon)), std::string(line.substr(colon + 2)));
+    }
+    return fmt::format(
+        "<section id=\"experts\">\n<h2>Experts</h2>\n<p>{}</p>\n<p class=\"help\">Per Moe layer, "
+        "means over the steps: the distinct experts a step touched, the rows of the most chosen "
+        "expert against the mean of the touched ones, and the expert bytes streamed (each touched "
+        "expert once a step).</p>\n{}</section>\n",
+        escape(first), kv_table(rows, "experts-lines"));
+}
+
 std::string shim_section(const RunPageInput& in) {
     std::string o = "<section id=\"shim\">\n<h2>The shim's verdicts</h2>\n";
     if (!in.facts || !in.facts->verdicts)
@@ -393,6 +426,7 @@ std::string run_page(const RunPageInput& in) {
          "href=\"#units\">units</a> "
          "<a href=\"#shim\">shim</a>";
     if (in.facts && !in.facts->layers_checked.empty()) b += " <a href=\"#layers\">layer checks</a>";
+    if (t.header.meta.count("run.experts")) b += " <a href=\"#experts\">experts</a>";
     b += " <a href=\"#card\">card</a></nav>\n<main>\n";
     b += figure_cards(in);
     b += "<section id=\"summary\">\n<h2>Summary</h2>\n";
@@ -426,6 +460,7 @@ std::string run_page(const RunPageInput& in) {
     b += svg(bw) + "</section>\n";
     b += "<section id=\"units\">\n<h2>Units</h2>\n" + unit_table(t) + "</section>\n";
     b += shim_section(in);
+    b += experts_section(t);
     if (in.facts && !in.facts->layers_checked.empty()) b += layer_section(*in.facts);
     b += card_section(in);
     b += "</main>\n<div id=\"tooltip\" class=\"tooltip\" hidden></div>\n";
