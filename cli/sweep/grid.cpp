@@ -106,6 +106,12 @@ std::optional<std::string> point_routing(const SweepSpec& spec, const Point& poi
     return spec.routing;
 }
 
+std::string point_plan(const SweepSpec& spec, const Point& point) {
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+        if (spec.axes[a].path == plan_axis) return std::get<std::string>(point.values[a]);
+    return spec.plan;
+}
+
 double point_rate(const SweepSpec& spec, const Point& point) {
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
         if (spec.axes[a].path == "serve.rate") return std::get<double>(point.values[a]);

@@ -51,6 +51,8 @@ std::size_t point_seqs(const SweepSpec& spec, const Point& point);
 std::size_t point_serve(const SweepSpec& spec, const Point& point, std::string_view path, std::size_t single);
 /// The routing model of `point`: its `routing` axis value, or the spec's `routing` (none: run's default).
 std::optional<std::string> point_routing(const SweepSpec& spec, const Point& point);
+/// The plan of `point`: its `plan` axis value, or the spec's `plan` (`none`: one card).
+std::string point_plan(const SweepSpec& spec, const Point& point);
 /// The Poisson rate at `point`: the `serve.rate` axis value, or the spec's rate.
 double point_rate(const SweepSpec& spec, const Point& point);
 

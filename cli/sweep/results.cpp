@@ -51,6 +51,15 @@ constexpr std::string_view serve_figures[] = {
 /// With experts: a step's distinct experts a Moe layer and expert bytes (`cardsim run --machine`).
 constexpr std::string_view expert_figures[] = {"experts_touched_per_layer", "expert_bytes_per_step"};
 
+/// With a plan over several cards: the system's size and its links (`cardsim run --machine`).
+constexpr std::string_view system_figures[] = {"cards", "link_bytes", "link_utilisation"};
+
+/// Whether the spec's points may run several cards: a plan other than `none`, or a plan axis.
+bool with_cards(const SweepSpec& spec) {
+    return spec.plan != "none" ||
+           std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == plan_axis; });
+}
+
 /// Whether the spec's points report expert figures: a decode sweep with a routing model, or of a
 /// generated model with experts.
 bool with_experts(const SweepSpec& spec) {
@@ -159,6 +168,9 @@ CsvRow result_columns(const SweepSpec& spec) {
     if (with_experts(spec))
         for (auto f : expert_figures)
             c.emplace_back(f);
+    if (with_cards(spec))
+        for (auto f : system_figures)
+            c.emplace_back(f);
     if (spec.serve)
         for (auto f : serve_figures)
             c.emplace_back(f);
@@ -228,6 +240,9 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
     if (with_experts(spec))
         for (auto f : expert_figures)
             row[column(columns, f)] = get(f);
+    if (with_cards(spec))
+        for (auto f : system_figures)
+            row[column(columns, f)] = get(f);
     if (spec.serve)
         for (auto f : serve_figures)
             row[column(columns, f)] = get(f);
@@ -245,7 +260,9 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
             ++seen[*kind];
         }
     for (auto k : busy_kinds(spec)) {
-        std::size_t instances = config ? (*config).units[k].count : seen[k];
+        // Every card's instances (busy_card<c>.<kind>_<n> under a plan): the mean over all of them.
+        std::size_t instances =
+            config ? (*config).units[k].count * std::max<std::size_t>(1, config->system.cards) : seen[k];
         double mean = instances ? busy[k] / double(instances) : 0.0;
         row[column(columns, fmt::format("busy_{}", card::name(k)))] = fmt::format("{}", mean);
     }

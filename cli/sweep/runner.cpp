@@ -147,6 +147,11 @@ std::string settings_text(const SweepSpec& spec) {
         t += fmt::format("routing=(an axis) seed={}\n", spec.routing_seed);
     else if (spec.routing)
         t += fmt::format("routing={} seed={}\n", *spec.routing, spec.routing_seed);
+    // A sweep of one card writes no line: its settings read as before `plan` existed.
+    if (std::any_of(spec.axes.begin(), spec.axes.end(), [](auto& a) { return a.path == plan_axis; }))
+        t += "plan=(an axis)\n";
+    else if (spec.plan != "none")
+        t += fmt::format("plan={}\n", spec.plan);
     std::string ids;
     for (auto id : spec.prompt)
         ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
@@ -250,6 +255,7 @@ std::vector<std::string> run_argv(const SweepSpec& spec, const Point& p, const s
     if (auto seqs = point_seqs(spec, p); seqs != 1) argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
     if (!spec.full) argv.emplace_back("--timing-only");
     routing_args(spec, p, argv);
+    if (auto plan = point_plan(spec, p); plan != "none") argv.insert(argv.end(), {"--plan", plan});
     if (spec.prompt_len)
         argv.insert(argv.end(), {"--prompt-len", std::to_string(*spec.prompt_len), "--chunk",
                                  std::to_string(spec.chunk)});

@@ -308,7 +308,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     SpecReader r(file);
     r.only(root, "",
            {"name", "config", "model", "models", "tokens", "seqs", "prompt", "prompt_len", "chunk", "full",
-            "routing", "routing_seed", "skip_if", "axes", "serve"});
+            "routing", "routing_seed", "plan", "skip_if", "axes", "serve"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -379,6 +379,32 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             spec.routing = model(*n);
         }
     }
+    // Plans: a string or an array of them (an axis).
+    if (auto n = root.get("plan")) {
+        auto plan = [&](const toml::node& v) {
+            std::string p = r.text(v, "plan");
+            if (p != "none" && p != "pp")
+                r.fail(
+                    v, "plan",
+                    fmt::format("is \"{}\"; expected \"none\" (one card) or \"pp\" (pipeline parallel over "
+                                "system.cards cards)",
+                                p));
+            return p;
+        };
+        if (auto arr = n->as_array()) {
+            Axis axis{std::string(plan_axis), {}, r.where(*n)};
+            if (arr->empty()) r.fail(*n, "plan", "is an empty array; expected plans");
+            for (auto& v : *arr) {
+                AxisValue t{plan(v)};
+                if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
+                    r.fail(v, "plan", fmt::format("lists {} twice", cell(t)));
+                axis.values.push_back(t);
+            }
+            spec.axes.push_back(std::move(axis));
+        } else {
+            spec.plan = plan(*n);
+        }
+    }
     if (auto n = root.get("prompt")) {
         auto arr = n->as_array();
         if (!arr || arr->empty())
@@ -407,6 +433,8 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
         for (auto k : {"tokens", "seqs", "prompt", "prompt_len"})
             if (auto m = root.get(k))
                 r.fail(*m, k, "given together with [serve]; a served trace gives each request's lengths");
+        if (auto m = root.get("plan"))
+            r.fail(*m, "plan", "given together with [serve]; cardsim serve runs one card (no --plan yet)");
         ServeSpec sv;
         if (auto m = t->get("requests")) {
             sv.requests = r.resolve(r.text(*m, "serve.requests"));

@@ -50,13 +50,17 @@ inline constexpr std::string_view seqs_axis = "seqs";
 /// The axis a `routing = ["uniform", "skew:1.2"]` array makes: it sets `--routing` (how a
 /// timing-only point's Moe layers choose their experts), not a config key.
 inline constexpr std::string_view routing_axis = "routing";
+/// The axis a `plan = ["none", "pp"]` array makes: `cardsim run --plan` (how a model splits over
+/// the `system.cards` cards; `none`: one card), not a config key.
+inline constexpr std::string_view plan_axis = "plan";
 /// The axes a `[serve]` table's arrays make (`serve.rate = [5.0, 10.0]`): options of `cardsim serve`.
 inline constexpr std::string_view serve_axes[] = {"serve.rate", "serve.token_budget", "serve.max_seqs",
                                                   "serve.chunk"};
-/// Whether an axis sets an option of `cardsim run` or `cardsim serve` (tokens, seqs, routing, serve.*) rather
-/// than a config key.
+/// Whether an axis sets an option of `cardsim run` or `cardsim serve` (tokens, seqs, routing, plan, serve.*)
+/// rather than a config key.
 inline bool run_axis(std::string_view path) {
-    return path == tokens_axis || path == seqs_axis || path == routing_axis || path.rfind("serve.", 0) == 0;
+    return path == tokens_axis || path == seqs_axis || path == routing_axis || path == plan_axis ||
+           path.rfind("serve.", 0) == 0;
 }
 
 /// A `[serve]` table: every point serves a request trace (`cardsim serve`) instead of decoding a
@@ -104,6 +108,9 @@ struct SweepSpec {
     /// run's default (uniform). Its seed: `routing_seed`.
     std::optional<std::string> routing;
     std::uint64_t routing_seed = 0;
+    /// How each point splits its model over the cards (`--plan`: `pp`), unless `plan` is an axis;
+    /// `none` (the default) runs one card.
+    std::string plan = "none";
     bool full = false;              ///< full runs (bit-exact check + accuracy), else timing-only
     std::optional<ServeSpec> serve; ///< points serve a request trace (`[serve]`)
     std::vector<Axis> axes;         ///< in the order the file lists them
