@@ -263,10 +263,10 @@ std::string RunReport::text() const {
             o += fmt::format(" {} {:.1f} %", name,
                              run.cycles ? 100.0 * double(busy) / double(run.cycles) : 0.0);
     o += "\n";
-    traces::TimeByUnit time; // where each unit kind's commands' time went
-    for (auto kind : card::all_unit_kinds)
-        if (auto& k = run.kind_time[static_cast<std::size_t>(kind)]; k.commands)
-            time.add(card::name(kind), k.time, k.commands);
+    traces::TimeByUnit time; // where each unit kind's commands' time went (the network unit's too)
+    for (std::size_t u = 0; u < card::unit_kind_count; ++u)
+        if (auto& k = run.kind_time[u]; k.commands)
+            time.add(card::name(static_cast<card::UnitKind>(u)), k.time, k.commands);
     for (auto& [label, text] : traces::time_lines(time.units()))
         o += label + ": " + text + "\n";
     if (!layers_checked.empty()) {

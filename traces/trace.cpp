@@ -174,7 +174,7 @@ std::optional<std::string> check_record(const Header& h, const Record& r,
     if (r.split) {
         if (r.split->waited() > r.start)
             return at(
-                fmt::format("its split waits {} cycles (deps, unit, issue) before its start at cycle {}, "
+                fmt::format("its split waits {} cycles (deps, unit, issue, link) before its start at cycle {}, "
                             "expected at most the start",
                             r.split->waited(), r.start));
         if (r.split->busy() != r.duration())

@@ -103,7 +103,7 @@ struct DataBlock {
 /// unless the mode is timing-only; `ddr`, when not empty, has `ddr_channels` entries; `data`,
 /// when not empty, is in strictly increasing operand order, every block non-empty, and the
 /// blocks' bytes concatenated are `written` bytes whose xxh64 is `digest`; `split`, when present,
-/// has its waits (deps, unit, issue) at most `start` and its other parts summing to end - start.
+/// has its waits (deps, unit, issue, link) at most `start` and its other parts summing to end - start.
 struct Record {
     std::uint64_t index = 0;               ///< position in the run's issue order
     std::string unit{};                    ///< a name: [A-Za-z0-9_.-]+

@@ -10,8 +10,9 @@
 
 namespace cardsim::sim {
 
-/// One cause of a command's time. The first three come before its start (the command processor
-/// reached it, waited for its dependencies, for a free unit, spent the issue cycles); the others
+/// One cause of a command's time. The first four come before its start (the command processor
+/// reached it, waited for its dependencies, for a free unit, spent the issue cycles; a receive
+/// then waited for its message over the link); the others
 /// split its duration along its critical path: the request (or the compute) that finished last in
 /// its read phase, then the request that finished last in its write phase, then the unit's
 /// pipeline latency.
@@ -19,6 +20,7 @@ enum class TimePart : std::uint8_t {
     Deps,          ///< `deps`: its dependencies had not completed
     Unit,          ///< `unit`: every unit of its kind was busy
     Issue,         ///< `issue`: the command processor's issue cycles
+    Link,          ///< `link`: a receive's message was still on its way from the other card
     DdrQueueing,   ///< `ddr.queueing`: its critical DDR request waited behind other requests
     DdrBank,       ///< `ddr.bank`: PRECHARGE and ACTIVATE for its critical DDR request
     DdrRefresh,    ///< `ddr.refresh`: its critical DDR request's rank was refreshing
@@ -30,19 +32,19 @@ enum class TimePart : std::uint8_t {
 };
 
 /// How many parts there are.
-inline constexpr std::size_t time_part_count = 11;
+inline constexpr std::size_t time_part_count = 12;
 
 /// Every part, in the order traces write them.
 inline constexpr std::array<TimePart, time_part_count> time_parts{
-    TimePart::Deps,    TimePart::Unit,       TimePart::Issue,         TimePart::DdrQueueing,
-    TimePart::DdrBank, TimePart::DdrRefresh, TimePart::DdrTurnaround, TimePart::DdrData,
-    TimePart::Sram,    TimePart::Compute,    TimePart::Latency};
+    TimePart::Deps,        TimePart::Unit,    TimePart::Issue,      TimePart::Link,
+    TimePart::DdrQueueing, TimePart::DdrBank, TimePart::DdrRefresh, TimePart::DdrTurnaround,
+    TimePart::DdrData,     TimePart::Sram,    TimePart::Compute,    TimePart::Latency};
 
 /// The spelling of a part (`deps`, `ddr.refresh`, ...), as traces write it.
 constexpr std::string_view name(TimePart p) {
     constexpr std::array<std::string_view, time_part_count> names{
-        "deps",           "unit",     "issue", "ddr.queueing", "ddr.bank", "ddr.refresh",
-        "ddr.turnaround", "ddr.data", "sram",  "compute",      "latency"};
+        "deps",        "unit",           "issue",    "link", "ddr.queueing", "ddr.bank",
+        "ddr.refresh", "ddr.turnaround", "ddr.data", "sram", "compute",      "latency"};
     return names[static_cast<std::size_t>(p)];
 }
 
@@ -53,9 +55,9 @@ constexpr std::optional<TimePart> time_part(std::string_view s) {
     return std::nullopt;
 }
 
-/// True for the parts before a command's start (deps, unit, issue).
+/// True for the parts before a command's start (deps, unit, issue, link).
 constexpr bool before_start(TimePart p) {
-    return p == TimePart::Deps || p == TimePart::Unit || p == TimePart::Issue;
+    return p == TimePart::Deps || p == TimePart::Unit || p == TimePart::Issue || p == TimePart::Link;
 }
 
 /// A command's time from the cycle the command processor reached it (in-order issue: the cycle it
@@ -67,12 +69,12 @@ struct TimeSplit {
 
     std::uint64_t& operator[](TimePart p) { return cycles[static_cast<std::size_t>(p)]; }
     std::uint64_t operator[](TimePart p) const { return cycles[static_cast<std::size_t>(p)]; }
-    /// deps + unit + issue: start - ready.
-    constexpr std::uint64_t waited() const { return cycles[0] + cycles[1] + cycles[2]; }
+    /// deps + unit + issue + link: start - ready.
+    constexpr std::uint64_t waited() const { return cycles[0] + cycles[1] + cycles[2] + cycles[3]; }
     /// The parts of the duration: end - start.
     constexpr std::uint64_t busy() const {
         std::uint64_t s = 0;
-        for (std::size_t i = 3; i < time_part_count; ++i)
+        for (std::size_t i = 4; i < time_part_count; ++i)
             s += cycles[i];
         return s;
     }

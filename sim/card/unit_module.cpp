@@ -167,8 +167,8 @@ void UnitModule::run() {
         sc_core::wait(start_);
         const std::uint32_t index = index_;
         const auto& c = ctx_.program->commands[index];
-        // A receive starts when its message has arrived whole: its wait for the sending card
-        // counts with its dependencies (the send it waits for is one, on the other card).
+        // A receive starts when its message has arrived whole: its wait for the sending card is
+        // its `link` part (after its dependencies on this card).
         Message message;
         std::uint64_t link_wait = 0;
         const bool network = c.opcode == program::Opcode::Send || c.opcode == program::Opcode::Recv;
@@ -228,7 +228,7 @@ void UnitModule::run() {
             }
         };
         rec.time = waits_;
-        rec.time[TimePart::Deps] += link_wait;
+        rec.time[TimePart::Link] += link_wait;
         // The parts of operand `i` the command moves (a unit that cannot say, e.g. an expert matvec
         // without the step's routing, stops the run naming the command).
         auto traffic = [&](std::size_t i) -> std::optional<std::vector<units::Span>> {

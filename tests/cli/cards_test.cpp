@@ -69,6 +69,11 @@ TEST_CASE("a pipeline-parallel run over two cards is bit-exact and reports its l
     CHECK(contains(r.out, "bit_exact=yes"));
     CHECK(contains(r.out, "cards=2"));
     CHECK_FALSE(contains(r.out, "link_bytes=0\n"));
+    // The summary's time split has the network unit, whose receives wait on the link.
+    auto text = run_cardsim("run " + m + " --tokens 4 --set system.cards=2 --plan pp --timing-only");
+    REQUIRE(text.code == 0);
+    CHECK(contains(text.out, "time in network: "));
+    CHECK(contains(text.out, ", link "));
     auto c = run_cardsim("compile " + m + " -o " + (dir.path() / "p").string() +
                          " --set system.cards=2 --plan pp");
     INFO(c.out);

@@ -555,8 +555,8 @@ TEST_CASE("a command slowed by refresh is reported with its ddr.refresh part fro
     auto waits = record_waits(a.records[1]);
     REQUIRE(waits.size() == time_part_count);
     CHECK(waits[0].name == "deps");
-    CHECK(waits[5].name == "ddr.refresh");
-    CHECK(waits[5].cycles == 1320);
+    CHECK(waits[6].name == "ddr.refresh");
+    CHECK(waits[6].cycles == 1320);
     DiffOptions o;
     o.cycles_tol_pct = 5;
     auto r = diff(a, b, o);

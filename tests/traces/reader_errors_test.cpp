@@ -144,7 +144,7 @@ TEST_CASE("every malformed input is an error naming the file and the line and wh
         v2("split over the duration", "split=ddr.data:40,latency:1",
            "sum to 41 cycles, expected its duration 40"),
         v2("split waiting before cycle 0", "split=deps:11,ddr.data:40",
-           "waits 11 cycles (deps, unit, issue) before "
+           "waits 11 cycles (deps, unit, issue, link) before "
            "its start at cycle 10"),
         insert("comment before the magic line", 1, "# first", 1, "expected the first line"),
         replace("uppercase program digest", 2, "program 0123456789ABCDEF", 2, "16 lowercase hex digits"),
