@@ -163,6 +163,7 @@ RunReport run_model(const RunRequest& req) {
     auto feed = stages::feed(req, source);
     stages::check(req, source);
     auto compiled = timed(rep.host.compile, [&] { return stages::compile(req, source, feed); });
+    rep.host.weights = compiled.weights;
     auto simulated = stages::simulate(req, compiled, feed);
     rep.host.simulation = simulated.run.host_seconds;
     auto verdict =
@@ -382,6 +383,7 @@ std::string RunReport::machine() const {
     kv("host_total_seconds", host.total);
     kv("host_load_seconds", host.load);
     kv("host_compile_seconds", host.compile);
+    kv("host_compile_weights", host.weights);
     kv("host_simulation_seconds", host.simulation);
     kv("host_golden_seconds", host.golden);
     kv("host_reference_seconds", host.reference);

@@ -77,12 +77,13 @@ struct MeasuredKind {
 /// time from its start to the end of the run (what `time cardsim run` would show, less printing);
 /// the phases need not sum to it (parsing the options and elaborating are outside them).
 struct HostPhases {
-    double load = 0;       ///< reading the checkpoint and building its graph, or reading the program
-    double compile = 0;    ///< lowering and packing the weights (and a --prompt-len prefill, in its child)
-    double simulation = 0; ///< the SystemC run: elaboration, the DDR image, the steps
-    double golden = 0;     ///< the bit-exact check against the golden executor
-    double reference = 0;  ///< the f64 reference and the accuracy
-    double outputs = 0;    ///< the trace, Perfetto, CSV and report files
+    double load = 0;    ///< reading the checkpoint and building its graph, or reading the program
+    double compile = 0; ///< lowering and packing the weights (and a --prompt-len prefill, in its child)
+    std::string weights = "program"; ///< where the weights came from (stages::Compiled::weights)
+    double simulation = 0;           ///< the SystemC run: elaboration, the DDR image, the steps
+    double golden = 0;               ///< the bit-exact check against the golden executor
+    double reference = 0;            ///< the f64 reference and the accuracy
+    double outputs = 0;              ///< the trace, Perfetto, CSV and report files
     double total = 0;
 };
 

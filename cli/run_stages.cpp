@@ -363,7 +363,7 @@ void check(const RunRequest& req, const Source& s) {
 }
 
 Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
-    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}};
+    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, "program"};
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);
     lower::Options o;
@@ -388,13 +388,19 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
     if (req.plan == lower::Plan::Pipeline) {
         c.stages = lower::pipeline_stages(g, s.model->checkpoint, req.config.system.cards);
+        bool cached = true;
         for (auto& card :
-             lower::lower_stages(g, s.model->checkpoint, lower::target_of(req.config), o, c.stages))
+             lower::lower_stages(g, s.model->checkpoint, lower::target_of(req.config), o, c.stages)) {
+            cached = cached && card.packed_from_cache;
             c.cards.push_back(std::move(card));
+        }
         c.program = c.cards.back();
+        c.weights = o.shapes_only ? "none" : cached ? "cache" : "packed";
         return c;
     }
-    c.program = lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
+    auto one = lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
+    c.weights = o.shapes_only ? "none" : one.packed_from_cache ? "cache" : "packed";
+    c.program = std::move(one);
     return c;
 }
 

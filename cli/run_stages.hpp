@@ -48,6 +48,9 @@ struct Compiled {
     std::optional<Phase> prefill;
     std::vector<program::Loaded> cards; ///< under a plan: each card's program
     std::vector<lower::Stage> stages;   ///< under a plan: each card's part
+    /// Where the weights came from: `packed` (quantised now), `cache` (the pack cache,
+    /// CARDSIM_PACK_CACHE), `none` (timed from shapes: no weight bytes), `program` (a program file).
+    std::string weights = "program";
 };
 
 /// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).

@@ -112,8 +112,11 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     p.capacity = serve::Capacity{rep.buckets, rep.slots, rep.max_positions, decoder.vocab};
     rep.laid_out = std::max<std::size_t>(1, admit);
     o.slots = rep.laid_out;
-    for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets))
+    auto set = lower::lower_set(g, model.checkpoint, target, o, buckets);
+    const bool cached = set.front().packed_from_cache; // the set's weights are its first bucket's
+    for (auto& c : set)
         p.programs.push_back(std::move(c));
+    rep.host_weights = o.shapes_only ? "none" : cached ? "cache" : "packed";
     return p;
 }
 
@@ -333,10 +336,13 @@ std::string ServeReport::text() const {
         o += fmt::format("bit-exact: {}{}\n", *bit_exact ? "yes" : "no",
                          mismatch.empty() ? "" : ": " + mismatch);
     o += fmt::format(
-        "host: {:.2f} s in all: load {:.2f} s, compile {:.2f} s, simulation {:.2f} s for {:.6f} s "
+        "host: {:.2f} s in all: load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s for {:.6f} s "
         "simulated ({:.1f} host seconds a simulated second){}\n",
-        host_total, host_load, host_compile, host_seconds, run.seconds,
-        run.seconds > 0 ? host_seconds / run.seconds : 0.0,
+        host_total, host_load, host_compile,
+        host_weights == "cache"  ? " (weights from the pack cache)"
+        : host_weights == "none" ? " (shapes only: no weights packed)"
+                                 : "",
+        host_seconds, run.seconds, run.seconds > 0 ? host_seconds / run.seconds : 0.0,
         bit_exact ? fmt::format(", golden {:.2f} s", host_golden) : "");
     return o;
 }
@@ -374,6 +380,7 @@ std::string ServeReport::machine() const {
     kv("host_total_seconds", host_total);
     kv("host_load_seconds", host_load);
     kv("host_compile_seconds", host_compile);
+    kv("host_compile_weights", host_weights);
     kv("host_simulation_seconds", host_seconds);
     kv("host_golden_seconds", host_golden);
     o += serve::machine(summary);

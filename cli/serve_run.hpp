@@ -62,6 +62,9 @@ struct ServeReport {
     /// The host's time, phase by phase: load (the checkpoint or the set), compile (the buckets),
     /// simulation, golden (--check), total (the process so far).
     double host_load = 0, host_compile = 0, host_golden = 0, host_total = 0;
+    /// Where the compile's weights came from: `packed`, `cache` (the pack cache), `none` (shapes
+    /// only), `program` (a program set's file).
+    std::string host_weights = "program";
     fit::FitReport fit; ///< whether the card config fits the device
     double watts = 0;   ///< average power over the run (engine/fit)
 

@@ -274,11 +274,15 @@ std::optional<RunFacts> recorded(const Header& header, std::string_view source) 
 }
 
 std::string host_phases(const HostFacts& h, std::size_t steps, double simulated_seconds) {
-    std::string o = fmt::format("load {:.2f} s, compile {:.2f} s, simulation {:.2f} s (setup {:.2f} s, steps {:.2f} s: "
-                                "{:.3g} ms a step, {:.2f}x the simulated time)",
-                                h.load, h.compile, h.seconds, h.setup_seconds, h.steps_seconds,
-                                steps ? 1e3 * h.steps_seconds / double(steps) : 0.0,
-                                simulated_seconds > 0 ? h.steps_seconds / simulated_seconds : 0.0);
+    const std::string_view from = h.weights == "cache"  ? " (weights from the pack cache)"
+                                  : h.weights == "none" ? " (shapes only: no weights packed)"
+                                                        : "";
+    std::string o =
+        fmt::format("load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s (setup {:.2f} s, steps "
+                    "{:.2f} s: {:.3g} ms a step, {:.2f}x the simulated time)",
+                    h.load, h.compile, from, h.seconds, h.setup_seconds, h.steps_seconds,
+                    steps ? 1e3 * h.steps_seconds / double(steps) : 0.0,
+                    simulated_seconds > 0 ? h.steps_seconds / simulated_seconds : 0.0);
     if (h.golden) o += fmt::format(", golden {:.2f} s", *h.golden);
     if (h.reference) o += fmt::format(", reference {:.2f} s", *h.reference);
     return o;

@@ -31,8 +31,11 @@ struct AccuracyFacts {
 /// to run, and two runs of one program must give byte-identical traces.
 struct HostFacts {
     double seconds = 0, setup_seconds = 0, steps_seconds = 0; ///< the simulation: in all, setup, steps
-    double load = 0, compile = 0;                               ///< before it
-    std::optional<double> golden, reference;                    ///< after it, when they ran
+    double load = 0, compile = 0;                             ///< before it
+    std::optional<double> golden, reference;                  ///< after it, when they ran
+    /// Where the compile's weights came from: `packed`, `cache` (the pack cache), `none` (shapes
+    /// only), `program` (a program file); empty: not said.
+    std::string weights{};
     friend bool operator==(const HostFacts&, const HostFacts&) = default;
 };
 

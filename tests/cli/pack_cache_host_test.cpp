@@ -1,0 +1,39 @@
+// The host line and --machine say where a compile's weights came from: packed now, the pack
+// cache (CARDSIM_PACK_CACHE), or none (timed from shapes) — for run and serve alike.
+
+#include "tests/support/run_cardsim.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+using cardsim::test::contains;
+using cardsim::test::run_cardsim;
+using cardsim::test::ScratchDir;
+
+TEST_CASE("a run says whether its weights were packed, came from the pack cache or were not needed") {
+    ScratchDir dir("host-weights");
+    const auto m = (dir / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 4 -o " + m).code == 0);
+    // Each ctest case is its own process: the variable reaches only this test's commands.
+    REQUIRE(::setenv("CARDSIM_PACK_CACHE", (dir / "cache").c_str(), 1) == 0);
+    auto first = run_cardsim("run " + m + " --tokens 2 --machine");
+    REQUIRE(first.code == 0);
+    CHECK(contains(first.out, "host_compile_weights=packed\n"));
+    auto again = run_cardsim("run " + m + " --tokens 2");
+    REQUIRE(again.code == 0);
+    CHECK(contains(again.out, "s (weights from the pack cache), simulation "));
+    CHECK(contains(again.out, "bit-exact: yes"));
+    auto timing = run_cardsim("run " + m + " --tokens 2 --timing-only --machine");
+    CHECK(contains(timing.out, "host_compile_weights=none\n"));
+    const std::string serve =
+        "serve " + m + " --gen poisson --rate 1000 --count 3 --prompt-len 4 --output-len 2 --check";
+    auto served = run_cardsim(serve + " --machine");
+    REQUIRE(served.code == 0);
+    CHECK(contains(served.out, "host_compile_weights=cache\n")); // the run above packed these weights
+    REQUIRE(::unsetenv("CARDSIM_PACK_CACHE") == 0);
+    auto uncached = run_cardsim(serve);
+    REQUIRE(uncached.code == 0);
+    CHECK_FALSE(contains(uncached.out, "pack cache"));
+}
