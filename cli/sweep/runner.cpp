@@ -1,5 +1,6 @@
 #include "cli/sweep/runner.hpp"
 
+#include "cli/sweep/host_times.hpp"
 #include "cli/sweep/process.hpp"
 #include "cli/sweep/results.hpp"
 #include "engine/error.hpp"
@@ -318,6 +319,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     const DirectoryLock lock(dir);
     check_settings(spec, dir);
     ResultsFile results(dir / "results.csv", spec, grid);
+    HostTimes host(dir / "host.csv");
     io::write_file_atomically(dir / "sweep-settings.txt", settings_text(spec));
     if (options.retry_failed) results.forget_failures();
     std::deque<const Point*> todo;
@@ -392,6 +394,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     };
     auto record = [&](Running& r, const Ended& ended, bool timed_out) {
         RunOutput run{ended, slurp(r.out), slurp(r.err), timed_out};
+        host.add(r.point->id, run.out);
         note(*r.point,
              result_row(spec, *r.point, r.config, model_directory(spec.models[r.point->model], dir), run));
         std::filesystem::remove(r.out);
@@ -436,6 +439,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     }
     if (options.progress) fmt::print(stderr, "\r{:120}\r", "");
     results.finish();
+    host.finish();
     std::error_code ec;
     std::filesystem::remove_all(work, ec);
     count_failed();

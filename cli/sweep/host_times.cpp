@@ -1,0 +1,85 @@
+#include "cli/sweep/host_times.hpp"
+
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+
+namespace cardsim::cli::sweep {
+
+namespace {
+
+/// The `--machine` keys copied, in column order.
+constexpr std::array<std::string_view, 9> host_keys{
+    "host_total_seconds",   "host_load_seconds",       "host_compile_seconds",
+    "host_compile_weights", "host_simulation_seconds", "host_steps_seconds",
+    "host_golden_seconds",  "host_reference_seconds",  "host_outputs_seconds"};
+
+/// The value of `key=` in `text`'s lines, if there.
+std::optional<std::string> machine_value(std::string_view text, std::string_view key) {
+    while (!text.empty()) {
+        const auto nl = std::min(text.find('\n'), text.size());
+        const auto line = text.substr(0, nl);
+        if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=')
+            return std::string(line.substr(key.size() + 1));
+        text.remove_prefix(std::min(nl + 1, text.size()));
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+CsvRow HostTimes::header() {
+    CsvRow h{"point"};
+    for (auto k : host_keys)
+        h.emplace_back(k);
+    return h;
+}
+
+HostTimes::HostTimes(std::filesystem::path path) : path_(std::move(path)) {
+    if (!std::filesystem::exists(path_)) return;
+    auto t = read_csv(path_, /*drop_partial_tail=*/true);
+    if (t.header != header())
+        throw Error(fmt::format("{}: its columns are not a sweep's host times ({}...); expected {}",
+                                path_.string(), t.header.empty() ? "" : t.header.front(),
+                                csv_line(header())));
+    for (auto& r : t.rows) {
+        std::size_t id = 0;
+        try {
+            id = std::stoul(r.front());
+        } catch (const std::exception&) {
+            throw Error(fmt::format("{}: `{}` is not a point id", path_.string(), r.front()));
+        }
+        rows_[id] = r;
+    }
+}
+
+void HostTimes::add(std::size_t id, std::string_view machine_output) {
+    CsvRow row{std::to_string(id)};
+    bool any = false;
+    for (auto k : host_keys) {
+        auto v = machine_value(machine_output, k);
+        any = any || v.has_value();
+        row.push_back(v.value_or(""));
+    }
+    if (!any) return;
+    if (!std::filesystem::exists(path_)) append_record(path_, csv_line(header()));
+    append_record(path_, csv_line(row));
+    rows_[id] = std::move(row);
+}
+
+void HostTimes::finish() const {
+    if (rows_.empty()) return;
+    CsvTable t;
+    t.header = header();
+    for (auto& [id, r] : rows_)
+        t.rows.push_back(r);
+    io::write_file_atomically(path_, csv_text(t));
+}
+
+} // namespace cardsim::cli::sweep
