@@ -36,16 +36,17 @@ int run_check(std::span<const std::string> args) {
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
     const bool decoder = std::holds_alternative<models::DecoderSpec>(model.spec);
-    // The arena of a decode step (one token, one sequence) must fit the SRAM, as `run` lowers it.
+    // The arena of a decode step (a token of each of --seqs sequences) must fit the SRAM, as `run`
+    // lowers it: a refusal here, so the budget below (which lowers that step) is not reached.
+    const auto seqs = vm["seqs"].as<std::size_t>();
     if (report.runs() && decoder)
-        if (auto why = lower::arena_refusal(built.graph, graph::Bucket{1, 1, 0}, config.sram.bytes))
+        if (auto why = lower::arena_refusal(built.graph, graph::Bucket{seqs, seqs, 0}, config.sram.bytes))
             report.refusals.push_back({std::nullopt, *why});
     fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec),
                report.listing(built.graph));
     // The DDR budget of a decoder's program for these positions and sequences (shapes only: no
     // weight is read); over the capacity is one more refusal, so the verdict below is the only one.
     if (report.runs() && decoder) {
-        const auto seqs = vm["seqs"].as<std::size_t>();
         lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
         if (plan == lower::Plan::Pipeline) {
             // Each card's budget: its layers' weights and stores; a card over its DDR is a refusal naming it.

@@ -62,3 +62,23 @@ TEST_CASE("check of a model whose arena is over the SRAM refuses the model as a 
     CHECK(contains(r.out, "  model: the arena needs"));
     CHECK(last_line(r.out) == "verdict: the card refuses this model (1 refusal)");
 }
+
+TEST_CASE("check --seqs S holds the arena of a step of S sequences to the SRAM, in its one verdict") {
+    ScratchDir d("check-sram-seqs");
+    const auto m = make_model(d, "hybrid");
+    // The tiny hybrid's arena: 896 bytes for one sequence, more for four.
+    const std::string sram = " --set sram.bytes=1024";
+    auto one = run_cardsim("check " + m + sram);
+    CHECK(one.code == 0);
+    auto four = run_cardsim("check " + m + sram + " --seqs 4");
+    INFO(four.out);
+    CHECK(four.code == 1);
+    CHECK(count(four.out, "verdict: ") == 1);
+    CHECK_FALSE(contains(four.out, "refused: ")); // no error after the listing: the verdict says it
+    CHECK(contains(four.out, "  model: the arena needs"));
+    CHECK(last_line(four.out) == "verdict: the card refuses this model (1 refusal)");
+    // run gives the same refusal.
+    auto run = run_cardsim("run " + m + sram + " --seqs 4 --tokens 1");
+    CHECK(run.code == 1);
+    CHECK(contains(run.out, "the arena needs"));
+}
