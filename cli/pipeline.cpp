@@ -116,7 +116,15 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second =
         double(rep.cards) * req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
-    rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
+    if (compiled.cards.empty())
+        rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
+    else // each Moe layer's figures from the card that holds it
+        for (const auto& card : compiled.cards) {
+            auto mine = expert_stats(card.program, req.config, rep.run.routing);
+            if (rep.experts.size() < mine.size()) rep.experts.resize(mine.size());
+            for (std::size_t r = 0; r < mine.size(); ++r)
+                if (mine[r].experts) rep.experts[r] = mine[r];
+        }
     rep.fit = fit::check_fit(req.config);
     if (simulated.system) { // every card's own estimate, summed
         rep.watts = 0;

@@ -42,11 +42,22 @@ std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_
     return out;
 }
 
-/// How a run of `p` routes without data: the request's model (none given: uniform) for a
-/// timing-only run of a program with experts, else nothing (a full run's routes choose).
-std::function<graph::StepRouting(std::size_t)> routing_of(const RunRequest& req, const program::Program& p) {
-    std::size_t rows = 0;
-    auto shapes = routers_of(p, rows);
+std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows) {
+    if (c.cards.empty()) return routers_of(c.program.program, rows);
+    std::vector<graph::RouterShape> out;
+    for (const auto& card : c.cards) {
+        auto mine = routers_of(card.program, rows);
+        if (out.size() < mine.size()) out.resize(mine.size());
+        for (std::size_t r = 0; r < mine.size(); ++r)
+            if (mine[r].experts) out[r] = mine[r];
+    }
+    return out;
+}
+
+/// How a run routes without data: the request's model (none given: uniform) for a timing-only
+/// run of a model with experts (`shapes`, routing `rows` rows), else nothing (a full run's routes choose).
+std::function<graph::StepRouting(std::size_t)>
+routing_of(const RunRequest& req, std::vector<graph::RouterShape> shapes, std::size_t rows) {
     if (req.routing && shapes.empty())
         throw Error(fmt::format("--routing {}: the model has no Moe layer, so nothing routes (drop it)",
                                 *req.routing));
@@ -171,7 +182,9 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
         } catch (const Error& e) {
             throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
         }
-        const auto routing = routing_of(req, compiled.program);
+        std::size_t rows = 0;
+        auto shapes = routers_of(compiled.program, rows);
+        const auto routing = routing_of(req, std::move(shapes), rows);
         sim::RunPlan plan;
         plan.steps = chunks;
         plan.mode = sim::Mode::TimingOnly;
@@ -424,7 +437,9 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         encoder.marker_starts = {0, std::uint32_t(f.markers.size())};
         out.inputs.push_back(encoder);
     }
-    const auto routing = routing_of(req, c.program.program);
+    std::size_t router_rows = 0;
+    auto shapes = routers_of(c, router_rows);
+    const auto routing = routing_of(req, shapes, router_rows);
     sim::RunPlan plan;
     plan.steps = f.steps;
     plan.mode = req.mode;
@@ -463,8 +478,6 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     if (req.routing_out) {
-        std::size_t rows = 0;
-        const auto shapes = routers_of(c.program.program, rows);
         if (shapes.empty())
             throw Error(fmt::format("--routing-out {}: the model has no experts, so nothing routes",
                                     req.routing_out->string()));

@@ -76,6 +76,10 @@ void check_request(const RunRequest& request);
 /// `rows` the rows each routes.
 std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_t& rows);
 
+/// The routers of every card's program (under a plan: a Moe layer is routed on the card that
+/// holds it, by the graph's router number), else of the one program.
+std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows);
+
 /// Loads the checkpoint and builds its graph, and reads the program file with its image (checked
 /// against the card config and, given both, against the checkpoint).
 Source load(const RunRequest& request);

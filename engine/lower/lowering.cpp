@@ -20,6 +20,12 @@ Compiled Lowering::run() {
     place_io();
     auto fusion = shim::fuse(g_, t_.caps);
     const auto& st = o_.stage;
+    // Router numbers are the graph's (the Moe ops before this card's part count), so every card of
+    // a pipeline names a Moe layer as one card would, and a step's routing is one table for them all.
+    if (st)
+        routers_ = std::uint64_t(
+            std::count_if(g_.ops.begin(), g_.ops.begin() + std::ptrdiff_t(st->first_op),
+                          [](const auto& op) { return std::holds_alternative<graph::Moe>(op); }));
     if (st)
         for (auto v : st->receives)
             put<slots::Recv>(g_.ops.size(), {.out = on(arena(v))}, {.peer = st->card - 1});

@@ -40,14 +40,6 @@ std::vector<graph::Val> crossing(const graph::Graph& g, std::size_t at) {
 
 std::vector<Stage> pipeline_stages(const graph::Graph& g, const graph::WeightSource& ws, std::size_t cards) {
     if (cards == 0) throw Error("a pipeline needs at least one card");
-    // A Moe layer's routing lives on the card that routes it, and a run over several cards does not
-    // gather it yet (the timing of its expert matvecs and the expert statistics need it): refused,
-    // so that check, compile and run agree.
-    for (std::size_t i = 0; i < g.ops.size(); ++i)
-        if (std::holds_alternative<graph::Moe>(g.ops[i]))
-            throw Refusal(fmt::format("op {} (Moe): a pipeline over cards does not carry the experts' "
-                                      "routing yet; a model with experts runs on one card",
-                                      i));
     // Each op's weight elements, and the ops where a layer starts (the cut candidates): the first
     // op of a layer after the first, and the first op of the head after the last layer.
     std::vector<std::uint64_t> before(g.ops.size() + 1, 0); // weight elements of ops before i

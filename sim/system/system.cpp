@@ -95,6 +95,10 @@ private:
                 put(card, io.marker_rows, in.marker_rows);
                 put(card, io.marker_starts, in.marker_starts);
                 put(card, io.slots, in.slots);
+                // The experts' routing: a timing-only step's is an input (the graph's router
+                // numbers, whichever card routes a layer); a full step's, its routes' choice.
+                card.context().routing.clear();
+                if (plan_.mode == Mode::TimingOnly) card.context().routing = in.routing;
                 result_.cards[k].step_start.push_back(start);
                 result_.cards[k].step_bucket.push_back(0);
             }
@@ -112,6 +116,15 @@ private:
             while (running_ > 0)
                 sc_core::wait(card_done_);
             if (failed_) break;
+            // The step's routing, gathered: each router's rows from the card that routed it.
+            std::vector<std::vector<std::uint32_t>> routing;
+            for (auto& card : cards_) {
+                const auto& mine = card->context().routing;
+                if (routing.size() < mine.size()) routing.resize(mine.size());
+                for (std::size_t r = 0; r < mine.size(); ++r)
+                    if (!mine[r].empty()) routing[r] = mine[r];
+            }
+            if (!routing.empty()) result_.routing.push_back(std::move(routing));
             StepOutputs out;
             auto& io = programs_.back().io;
             for (auto& [v, place] : io.outputs) {
@@ -156,6 +169,7 @@ RunResult whole(const SystemResult& s) {
         r.step_bucket = s.cards.back().step_bucket;
     }
     r.step_end = s.step_end;
+    r.routing = s.routing;
     r.cycles = s.cycles;
     r.seconds = s.seconds;
     r.fault = s.fault;
@@ -185,9 +199,8 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
             const bool send = c.opcode == program::Opcode::Send;
             const auto peer = c.dims.at(0);
             const auto from = send ? k : peer, to = send ? peer : k;
-            if (std::none_of(links.begin(), links.end(), [&](auto& l) {
-                    return std::get<0>(l) == from && std::get<1>(l) == to;
-                }))
+            if (std::none_of(links.begin(), links.end(),
+                             [&](auto& l) { return std::get<0>(l) == from && std::get<1>(l) == to; }))
                 throw Error(fmt::format("card {}'s program {} card {}, and a {} of {} cards has no link from "
                                         "card {} to card {}",
                                         k, send ? "sends to" : "receives from", peer,

@@ -27,6 +27,9 @@ struct SystemResult {
     std::vector<RunResult> cards;
     std::vector<LinkTotals> links;
     std::vector<std::uint64_t> step_end; ///< the kernel cycle each step ended on every card
+    /// Per step of a model with experts: each router's chosen experts (the graph's router numbers),
+    /// gathered from the cards that routed them (sim::RunResult::routing).
+    std::vector<std::vector<std::vector<std::uint32_t>>> routing;
     std::uint64_t cycles = 0;
     double seconds = 0;
     std::optional<std::string> fault; ///< the first card's fault, naming the card
