@@ -17,7 +17,8 @@ namespace cardsim::models {
 /// The reference of a decoder checkpoint (qwen3, qwen2, llama, qwen3_next, qwen3_5).
 class DecoderReference {
 public:
-    /// Reads the config and every tensor the forward pass needs into double. Throws cardsim::Error
+    /// Reads the config; the matrices are read from `checkpoint` as they are used (see
+    /// reference::Linear), so it must outlive the reference. Throws cardsim::Error
     /// naming the file for an unknown model type or a missing field or tensor.
     explicit DecoderReference(const Checkpoint& checkpoint);
     ~DecoderReference();

@@ -84,14 +84,36 @@ Vec Linear::operator()(const Vec& x) const {
     // Each output is its own sum in the same order on any thread: the threads never change a value.
     kernels::parallel_for(out, std::max<std::size_t>(1, 8192 / std::max<std::size_t>(in, 1)),
                           [&](std::size_t begin, std::size_t end) {
+                              std::vector<float> rows;
+                              if (source) {
+                                  rows.resize((end - begin) * in);
+                                  source->read_rows_f32(tensor, graph::Whole{false}, begin, end - begin,
+                                                        rows);
+                              }
                               for (std::size_t j = begin; j < end; ++j) {
                                   double s = 0;
-                                  for (std::size_t i = 0; i < in; ++i)
-                                      s += w[j * in + i] * x[i];
+                                  if (source) {
+                                      const float* r = rows.data() + (j - begin) * in;
+                                      for (std::size_t i = 0; i < in; ++i)
+                                          s += double(r[i]) * x[i];
+                                  } else {
+                                      for (std::size_t i = 0; i < in; ++i)
+                                          s += w[j * in + i] * x[i];
+                                  }
                                   y[j] = s + (b.empty() ? 0.0 : b[j]);
                               }
                           });
+    // The matrix's mapped pages go back (they stay in the page cache): the process never holds
+    // more of the checkpoint than the matrix in use.
+    if (source) source->release(tensor);
     return y;
+}
+
+Vec Linear::row(std::size_t j) const {
+    if (!source) return Vec(w.begin() + std::ptrdiff_t(j * in), w.begin() + std::ptrdiff_t((j + 1) * in));
+    std::vector<float> r(in);
+    source->read_rows_f32(tensor, graph::Whole{false}, j, 1, r);
+    return Vec(r.begin(), r.end());
 }
 
 bool has(const Checkpoint& c, const std::string& name) {
@@ -103,15 +125,25 @@ Vec tensor(const Checkpoint& c, const std::string& name) {
     return c.values(w, graph::Whole{false});
 }
 
-Linear linear(const Checkpoint& c, const std::string& module) {
+Linear matrix(const Checkpoint& c, const std::string& name) {
     Linear l;
-    const auto w = c.require(module + ".weight");
+    const auto w = c.require(name);
     const auto shape = c.shape(w);
-    if (shape.size() != 2)
-        throw Error(fmt::format("{}: `{}.weight` is not a matrix", c.dir().string(), module));
+    if (shape.size() != 2) throw Error(fmt::format("{}: `{}` is not a matrix", c.dir().string(), name));
     l.out = shape[0];
     l.in = shape[1];
-    l.w = c.values(w, graph::Whole{false});
+    const auto d = c.dtype(w);
+    if (d == Dtype::BF16 || d == Dtype::F16 || d == Dtype::F32) { // exact in f32
+        l.source = &c;
+        l.tensor = w;
+    } else {
+        l.w = c.values(w, graph::Whole{false});
+    }
+    return l;
+}
+
+Linear linear(const Checkpoint& c, const std::string& module) {
+    Linear l = matrix(c, module + ".weight");
     if (has(c, module + ".bias")) l.b = tensor(c, module + ".bias");
     return l;
 }

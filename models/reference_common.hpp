@@ -44,14 +44,22 @@ private:
     std::string file_;
 };
 
-/// `y = W x + b` with `W` as `[out, in]` (a transformers Linear).
+/// `y = W x + b` with `W` as `[out, in]` (a transformers Linear). A matrix whose values f32 holds
+/// exactly (bf16, f16, f32: every checkpoint cardsim writes) is read from the checkpoint a block of
+/// rows at a time, as it is used, and never held in double: the reference's memory stays the
+/// checkpoint's mapped pages, not a second copy of the model 4× its bf16 size. Any other dtype is
+/// read into `w` once. Either way the products and sums are double, in the same order.
 struct Linear {
-    Vec w;
-    Vec b; ///< empty when there is no bias
+    Vec w;                              ///< `[out, in]` in double, when not read from `source`
+    const Checkpoint* source = nullptr; ///< the checkpoint the rows are read from (else `w`)
+    graph::W tensor = 0;                ///< the matrix in `source`
+    Vec b;                              ///< empty when there is no bias
     std::size_t out = 0;
     std::size_t in = 0;
     Vec operator()(const Vec& x) const;
-    bool empty() const { return w.empty(); }
+    /// Row `j` of `W` in double (an embedding's lookup).
+    Vec row(std::size_t j) const;
+    bool empty() const { return out == 0; }
 };
 
 /// The tensor `name` in double (a cardsim::Error if absent).
@@ -60,6 +68,8 @@ Vec tensor(const Checkpoint& c, const std::string& name);
 bool has(const Checkpoint& c, const std::string& name);
 /// The Linear `<module>.weight` (+ `<module>.bias` if present).
 Linear linear(const Checkpoint& c, const std::string& module);
+/// The matrix `name` (`[out, in]`) as a Linear without bias: an embedding table, read row by row.
+Linear matrix(const Checkpoint& c, const std::string& name);
 
 double sigmoid(double x);
 double silu(double x);

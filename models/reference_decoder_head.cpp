@@ -12,7 +12,7 @@
 namespace cardsim::models::reference::decoder {
 
 void load_head(const Checkpoint& c, const std::string& prefix, bool tied, Weights& W) {
-    W.embed = tensor(c, prefix + "embed_tokens.weight");
+    W.embed = matrix(c, prefix + "embed_tokens.weight");
     W.final_norm = tensor(c, prefix + "norm.weight");
     if (!tied) W.lm_head = linear(c, "lm_head");
 }
@@ -20,8 +20,7 @@ void load_head(const Checkpoint& c, const std::string& prefix, bool tied, Weight
 Vec embed(const Weights& W, std::int64_t token) {
     if (token < 0 || static_cast<std::size_t>(token) >= W.vocab)
         throw Error(fmt::format("token {} is outside the vocabulary of {}", token, W.vocab));
-    Vec x(W.embed.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(token) * W.hidden),
-          W.embed.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(token) + 1) * W.hidden));
+    Vec x = W.embed.row(static_cast<std::size_t>(token));
     for (auto& e : x)
         e *= W.embed_scale; // Gemma2Model's normalizer (1 elsewhere)
     return x;
@@ -33,13 +32,7 @@ Vec logits(const Weights& W, const Vec& x) {
     if (!W.lm_head.empty()) {
         logits = W.lm_head(f);
     } else {
-        logits.assign(W.vocab, 0.0);
-        kernels::parallel_for(W.vocab, 64,
-                              [&](std::size_t begin, std::size_t end) { // rows alone: any threads
-                                  for (std::size_t t = begin; t < end; ++t)
-                                      for (std::size_t c = 0; c < W.hidden; ++c)
-                                          logits[t] += W.embed[t * W.hidden + c] * f[c];
-                              });
+        logits = W.embed(f); // tied: the embedding table is the head
     }
     if (W.final_softcap)
         for (auto& z : logits)

@@ -48,7 +48,8 @@ struct DecoderReference::Weights {
     bool latent = false;
     std::size_t kv_rank = 0, nope = 0, rope_dim = 0, v_dim = 0;
     enum class Rotary { NeoX, Complex, Deinterleave } rotary = Rotary::NeoX;
-    reference::Vec embed, final_norm;
+    reference::Linear embed; // [vocab, hidden], read row by row (the tied head's matrix too)
+    reference::Vec final_norm;
     reference::Linear lm_head; // empty when tied
     std::vector<Layer> layers;
 };

@@ -49,6 +49,7 @@ const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::siz
     if (auto it = packed_.find(k); it != packed_.end()) return it->second;
     auto shape = weights_.view_of(w.tensor, w.view);
     auto values = weights_.values_f32(w.tensor, w.view);
+    weights_.release(w.tensor); // packed once and kept: the source's pages may go back
     std::size_t r = shape.rows, c = shape.row_len;
     if (copy_t) {
         values = transpose(values, r, c);
@@ -66,7 +67,9 @@ const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::siz
 const std::vector<float>& Golden::raw(const Weight& w) {
     auto k = key(w, false);
     if (auto it = raw_.find(k); it != raw_.end()) return it->second;
-    return raw_.emplace(k, weights_.values_f32(w.tensor, w.view)).first->second;
+    auto& values = raw_.emplace(k, weights_.values_f32(w.tensor, w.view)).first->second;
+    weights_.release(w.tensor);
+    return values;
 }
 
 const std::vector<std::vector<float>>& Golden::step(const BatchInputs& in,
