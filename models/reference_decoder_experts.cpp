@@ -43,7 +43,8 @@ std::vector<std::vector<Linear>> fused_experts(const Checkpoint& c, const std::s
 
 void load_experts(const Checkpoint& c, const std::string& p, Layer& l) {
     l.router = linear(c, p + "mlp.gate");
-    if (has(c, p + "mlp.experts.gate_up_proj")) {
+    const bool fused = has(c, p + "mlp.experts.gate_up_proj");
+    if (fused) {
         // Qwen3.5-MoE: gate_up_proj [E, 2I, H] (gate rows, then up: `.chunk(2, dim=-1)`), down_proj [E, H,
         // I].
         auto gate_up = fused_experts(c, p + "mlp.experts.gate_up_proj", l.router.out, 2);
@@ -51,7 +52,7 @@ void load_experts(const Checkpoint& c, const std::string& p, Layer& l) {
         l.eu = std::move(gate_up[1]);
         l.ed = std::move(fused_experts(c, p + "mlp.experts.down_proj", l.router.out, 1)[0]);
     }
-    for (std::size_t e = 0; l.eg.empty() && e < l.router.out; ++e) {
+    for (std::size_t e = 0; !fused && e < l.router.out; ++e) {
         l.eg.push_back(linear(c, fmt::format("{}mlp.experts.{}.gate_proj", p, e)));
         l.eu.push_back(linear(c, fmt::format("{}mlp.experts.{}.up_proj", p, e)));
         l.ed.push_back(linear(c, fmt::format("{}mlp.experts.{}.down_proj", p, e)));
