@@ -1,5 +1,5 @@
 // The decoder graph: one decode step, following transformers' Qwen3 / Qwen2 / Llama / Mistral /
-// Gemma-2 / DeepSeek-V2/V3 / Qwen3-Next / Qwen3.5 modeling code (formulas in models/README.md).
+// Gemma-2 / DeepSeek-V2/V3 / Qwen3-Next / Qwen3.5 / Qwen3.5-MoE modeling code (formulas in models/README.md).
 
 #include "models/build.hpp"
 #include "models/tensors.hpp"
@@ -273,7 +273,19 @@ private:
             Moe op;
             op.x = h;
             op.router = linear(n_.layer(i, "mlp.gate.weight"));
-            for (std::size_t e = 0; e < m.experts; ++e) {
+            if (m.fused) {
+                // Expert e's gate is rows e·2I .. e·2I + I of gate_up_proj [E·2I, H], its up the next
+                // I rows; its down rows e·H .. (e + 1)·H of down_proj [E·H, I].
+                const std::size_t I = m.intermediate, H = d_.hidden;
+                const W gate_up = w(n_.layer(i, "mlp.experts.gate_up_proj"));
+                const W down = w(n_.layer(i, "mlp.experts.down_proj"));
+                for (std::size_t e = 0; e < m.experts; ++e) {
+                    op.gate.push_back(Weight{gate_up, RowRange{2 * I * e, I, true}});
+                    op.up.push_back(Weight{gate_up, RowRange{2 * I * e + I, I, true}});
+                    op.down.push_back(Weight{down, RowRange{H * e, H, true}});
+                }
+            }
+            for (std::size_t e = 0; !m.fused && e < m.experts; ++e) {
                 op.gate.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.gate_proj.weight", e))));
                 op.up.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.up_proj.weight", e))));
                 op.down.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.down_proj.weight", e))));

@@ -10,9 +10,9 @@
 namespace cardsim::models {
 namespace {
 
-constexpr std::array<std::string_view, 12> types{"qwen3",       "qwen2",        "llama",     "qwen3_next",
-                                                 "qwen3_5",     "qwen3_5_text", "mistral",   "gemma2",
-                                                 "deepseek_v2", "deepseek_v3",  "qwen3_moe", "modernbert"};
+constexpr std::array<std::string_view, 14> types{
+    "qwen3",  "qwen2",       "llama",       "qwen3_next", "qwen3_5",     "qwen3_5_text",     "mistral",
+    "gemma2", "deepseek_v2", "deepseek_v3", "qwen3_moe",  "qwen3_5_moe", "qwen3_5_moe_text", "modernbert"};
 
 /// The tensor a decoder's prefix must hold.
 constexpr std::string_view EMBED = "embed_tokens.weight";
@@ -38,6 +38,8 @@ ModelSpec parse_config(const boost::json::object& config, const std::string& fil
     if (type == "deepseek_v2") return parse_decoder(typed, DecoderFamily::DeepseekV2, type);
     if (type == "deepseek_v3") return parse_decoder(typed, DecoderFamily::DeepseekV3, type);
     if (type == "qwen3_moe") return parse_decoder(typed, DecoderFamily::Qwen3Moe, type);
+    if (type == "qwen3_5_moe" || type == "qwen3_5_moe_text")
+        return parse_decoder(typed, DecoderFamily::Qwen3_5Moe, type);
     if (type == "modernbert") return parse_encoder(typed);
     top.fail("model_type",
              fmt::format("is `{}`, which no recogniser knows (known: {})", type, fmt::join(types, ", ")));

@@ -17,7 +17,7 @@ inline constexpr std::size_t MAX_LAYERS = 4096;
 inline constexpr std::size_t MAX_EXPERTS = 4096;
 
 /// The `model_type`s the recognisers know: qwen3, qwen2, llama, qwen3_next, qwen3_5, qwen3_5_text,
-/// mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_moe, modernbert.
+/// mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_moe, qwen3_5_moe, qwen3_5_moe_text, modernbert.
 std::span<const std::string_view> known_model_types();
 
 /// Reads the architecture from config.json's `config` (read from `file`, named in errors), with the

@@ -1,6 +1,6 @@
-// The decoder recognisers: qwen3, qwen2, llama (dense), qwen3_moe (experts) and qwen3_next, qwen3_5
-// (hybrid), following the config classes of transformers (`configuration_<type>.py`) for field names
-// and defaults.
+// The decoder recognisers: qwen3, qwen2, llama (dense), qwen3_moe (experts) and qwen3_next, qwen3_5,
+// qwen3_5_moe (hybrid), following the config classes of transformers (`configuration_<type>.py`) for field
+// names and defaults.
 
 #include "models/config_reader.hpp"
 #include "models/recognise.hpp"
@@ -31,7 +31,12 @@ std::optional<std::string> rope_type(const ConfigReader& reader) {
 }
 
 bool is_hybrid(DecoderFamily f) {
-    return f == DecoderFamily::Qwen3Next || f == DecoderFamily::Qwen3_5;
+    return f == DecoderFamily::Qwen3Next || f == DecoderFamily::Qwen3_5 || f == DecoderFamily::Qwen3_5Moe;
+}
+
+/// Whether `f` keeps Qwen3.5's layout (flat `in_proj_qkv`, the full model's fields in `text_config`).
+bool is_qwen3_5(DecoderFamily f) {
+    return f == DecoderFamily::Qwen3_5 || f == DecoderFamily::Qwen3_5Moe;
 }
 
 bool is_deepseek(DecoderFamily f) {
@@ -122,24 +127,57 @@ void parse_gemma2(const ConfigReader& c, DecoderSpec& d,
     }
 }
 
+/// Qwen3_5MoeTextConfig's experts: 256, top 8 of 512 wide, a shared expert of 512 under its sigmoid
+/// gate, in every layer, stored fused. Its router (Qwen3VLMoeTextTopKRouter) always renormalises
+/// the top k, and the config has no `norm_topk_prob`, `decoder_sparse_step` or `mlp_only_layers`:
+/// a value that would make a layer dense or leave the top k unnormalised is refused naming it.
+void parse_qwen3_5_experts(const ConfigReader& c, DecoderSpec& d) {
+    MoeShape m;
+    m.experts = c.opt_count("num_experts").value_or(256);
+    if (m.experts == 0)
+        c.fail("num_experts", "is 0; every qwen3_5_moe layer routes to experts (it has no dense MLP)");
+    if (m.experts > MAX_EXPERTS)
+        c.fail("num_experts", fmt::format("is {}, more than the {} cardsim reads", m.experts, MAX_EXPERTS));
+    m.top_k = c.opt_positive("num_experts_per_tok").value_or(8);
+    if (m.top_k > m.experts)
+        c.fail("num_experts_per_tok", fmt::format("is {}, more than num_experts = {}", m.top_k, m.experts));
+    m.intermediate = c.opt_positive("moe_intermediate_size").value_or(512);
+    m.shared_intermediate = c.opt_count("shared_expert_intermediate_size").value_or(512);
+    if (!c.opt_bool("norm_topk_prob").value_or(true))
+        c.fail("norm_topk_prob", "is false; the qwen3_5_moe router always renormalises its top k");
+    if (c.opt_positive("decoder_sparse_step").value_or(1) != 1)
+        c.fail("decoder_sparse_step", "is not 1; every qwen3_5_moe layer routes to experts");
+    if (!c.opt_counts("mlp_only_layers").value_or(std::vector<std::size_t>{}).empty())
+        c.fail("mlp_only_layers", "names layers; every qwen3_5_moe layer routes to experts");
+    m.norm_topk_prob = true;
+    m.fused = true;
+    for (auto& l : d.layers)
+        l.moe = true;
+    d.moe = m;
+}
+
 } // namespace
 
 DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const std::string& model_type) {
     DecoderSpec d;
     d.family = family;
     d.model_type = model_type;
-    d.prefix = model_type == "qwen3_5" ? "model.language_model." : "model.";
+    const bool full_model = model_type == "qwen3_5" || model_type == "qwen3_5_moe";
+    d.prefix = full_model ? "model.language_model." : "model.";
     const bool deepseek = is_deepseek(family), gemma = family == DecoderFamily::Gemma2;
 
     // Qwen3.5's full model nests the language model's fields under `text_config`.
     std::optional<ConfigReader> nested = top.sub("text_config");
-    if (model_type == "qwen3_5" && !nested)
-        top.fail("text_config", "is missing (a qwen3_5 model keeps its language model's fields there)");
-    const ConfigReader& c = family == DecoderFamily::Qwen3_5 && nested ? *nested : top;
+    if (full_model && !nested)
+        top.fail("text_config",
+                 fmt::format("is missing (a {} model keeps its language model's fields there)", model_type));
+    const ConfigReader& c = is_qwen3_5(family) && nested ? *nested : top;
 
     d.vocab = c.positive("vocab_size");
     d.hidden = c.positive("hidden_size");
-    d.intermediate = c.positive("intermediate_size");
+    // Qwen3_5MoeTextConfig has no dense MLP (every layer routes to experts): no intermediate_size.
+    d.intermediate = family == DecoderFamily::Qwen3_5Moe ? c.opt_positive("intermediate_size").value_or(0)
+                                                         : c.positive("intermediate_size");
     const std::size_t layers = c.positive("num_hidden_layers");
     if (layers > MAX_LAYERS)
         c.fail("num_hidden_layers", fmt::format("is {}, more than the {} cardsim reads", layers, MAX_LAYERS));
@@ -282,7 +320,9 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
         }
     }
 
-    if (family == DecoderFamily::Qwen3Next || family == DecoderFamily::Qwen3Moe) {
+    if (family == DecoderFamily::Qwen3_5Moe) {
+        parse_qwen3_5_experts(c, d);
+    } else if (family == DecoderFamily::Qwen3Next || family == DecoderFamily::Qwen3Moe) {
         // Qwen3NextConfig: 512 experts, top 10 of 512 wide, a shared expert of 512, renormalised;
         // Qwen3MoeConfig: 128 experts, top 8 of 768 wide, no shared expert, not renormalised.
         const bool next = family == DecoderFamily::Qwen3Next;

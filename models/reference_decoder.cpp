@@ -1,8 +1,8 @@
 // The decoder reference, written from transformers' modeling_qwen3.py, modeling_qwen2.py,
-// modeling_llama.py, modeling_mistral.py, modeling_qwen3_moe.py, modeling_qwen3_next.py and
-// modeling_qwen3_5.py: decode one token at a time, KV caches, conv histories and Gated-DeltaNet states in
-// double. The structure (which layers are linear attention, biases, QK norms, experts) comes from the tensors
-// present; sizes from config.json.
+// modeling_llama.py, modeling_mistral.py, modeling_qwen3_moe.py, modeling_qwen3_next.py,
+// modeling_qwen3_5.py and modeling_qwen3_5_moe.py: decode one token at a time, KV caches, conv histories and
+// Gated-DeltaNet states in double. The structure (which layers are linear attention, biases, QK norms,
+// experts) comes from the tensors present; sizes from config.json.
 
 #include "engine/error.hpp"
 #include "models/reference.hpp"
@@ -29,7 +29,8 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     Weights& W = *w_;
     const Fields top(c.config(), c.config_path());
     const std::string type = top.text("model_type", "");
-    const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text";
+    const bool qwen3_5_moe = type == "qwen3_5_moe" || type == "qwen3_5_moe_text";
+    const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text" || qwen3_5_moe;
     const bool gemma = type == "gemma2", deepseek = type == "deepseek_v2" || type == "deepseek_v3";
     const bool qwen3_moe = type == "qwen3_moe";
     if (!hybrid && !gemma && !deepseek && !qwen3_moe && type != "qwen3" && type != "qwen2" &&
@@ -37,7 +38,7 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         throw Error(
             fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
                         "qwen3, qwen2, llama, mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_moe, "
-                        "qwen3_next, qwen3_5 and qwen3_5_text)",
+                        "qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe and qwen3_5_moe_text)",
                         c.config_path(), type));
     const Fields f = top.object("text_config").value_or(top);
     W.vocab = f.count("vocab_size");
@@ -89,8 +90,9 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         W.dk = f.count("linear_key_head_dim");
         W.dv = f.count("linear_value_head_dim");
         W.kernel = f.count("linear_conv_kernel_dim", 4);
-        W.top_k = f.count("num_experts_per_tok", 10);
-        W.norm_topk = f.flag("norm_topk_prob", true);
+        W.top_k = f.count("num_experts_per_tok", qwen3_5_moe ? 8 : 10);
+        // Qwen3_5MoeTopKRouter always renormalises (its config has no norm_topk_prob).
+        W.norm_topk = qwen3_5_moe || f.flag("norm_topk_prob", true);
     }
     if (qwen3_moe) { // Qwen3MoeConfig: top 8, not renormalised
         W.top_k = f.count("num_experts_per_tok", 8);

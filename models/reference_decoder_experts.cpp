@@ -1,18 +1,58 @@
-// The decoder reference's sparse mixture of experts, from modeling_qwen3_moe.py and modeling_qwen3_next.py
-// (reference_decoder_parts.hpp).
+// The decoder reference's sparse mixture of experts, from modeling_qwen3_moe.py, modeling_qwen3_next.py
+// and modeling_qwen3_5_moe.py (reference_decoder_parts.hpp).
 
 #include "models/reference_decoder_parts.hpp"
 
+#include "engine/error.hpp"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <numeric>
 
 namespace cardsim::models::reference::decoder {
 
+namespace {
+
+/// Expert e of each of `n` experts in the fused tensor `name` [n, out, in] (Qwen3_5MoeExperts),
+/// split in `parts` Linears of out / parts rows each, in row order (gate_up_proj: gate, then up).
+std::vector<std::vector<Linear>> fused_experts(const Checkpoint& c, const std::string& name, std::size_t n,
+                                               std::size_t parts) {
+    const auto w = c.require(name);
+    const auto shape = c.shape(w);
+    if (shape.size() != 3 || shape[0] != n || shape[1] % parts != 0)
+        throw Error(fmt::format("{}: `{}` is [{}], expected [{}, {}·k, in] ({} experts)", c.dir().string(),
+                                name, fmt::join(shape, ", "), n, parts, n));
+    const Vec all = c.values(w, graph::Whole{false});
+    const std::size_t rows = shape[1] / parts, in = shape[2];
+    std::vector<std::vector<Linear>> out(parts);
+    for (std::size_t e = 0; e < n; ++e)
+        for (std::size_t p = 0; p < parts; ++p) {
+            Linear l;
+            l.out = rows;
+            l.in = in;
+            const auto first = all.begin() + static_cast<std::ptrdiff_t>((e * shape[1] + p * rows) * in);
+            l.w.assign(first, first + static_cast<std::ptrdiff_t>(rows * in));
+            out[p].push_back(std::move(l));
+        }
+    return out;
+}
+
+} // namespace
+
 void load_experts(const Checkpoint& c, const std::string& p, Layer& l) {
     l.router = linear(c, p + "mlp.gate");
-    for (std::size_t e = 0; e < l.router.out; ++e) {
+    const bool fused = has(c, p + "mlp.experts.gate_up_proj");
+    if (fused) {
+        // Qwen3.5-MoE: gate_up_proj [E, 2I, H] (gate rows, then up: `.chunk(2, dim=-1)`), down_proj [E, H,
+        // I].
+        auto gate_up = fused_experts(c, p + "mlp.experts.gate_up_proj", l.router.out, 2);
+        l.eg = std::move(gate_up[0]);
+        l.eu = std::move(gate_up[1]);
+        l.ed = std::move(fused_experts(c, p + "mlp.experts.down_proj", l.router.out, 1)[0]);
+    }
+    for (std::size_t e = 0; !fused && e < l.router.out; ++e) {
         l.eg.push_back(linear(c, fmt::format("{}mlp.experts.{}.gate_proj", p, e)));
         l.eu.push_back(linear(c, fmt::format("{}mlp.experts.{}.up_proj", p, e)));
         l.ed.push_back(linear(c, fmt::format("{}mlp.experts.{}.down_proj", p, e)));

@@ -29,6 +29,8 @@ std::string_view name(DecoderFamily f) {
         return "deepseek_v3";
     case DecoderFamily::Qwen3Moe:
         return "qwen3_moe";
+    case DecoderFamily::Qwen3_5Moe:
+        return "qwen3_5_moe";
     }
     return "?";
 }

@@ -21,6 +21,7 @@ enum class DecoderFamily {
     DeepseekV2, ///< `deepseek_v2`: multi-head latent attention (interleaved rotary)
     DeepseekV3, ///< `deepseek_v3`: multi-head latent attention (`rope_interleave`)
     Qwen3Moe,   ///< `qwen3_moe`: Qwen3's attention, a mixture of experts in every sparse layer
+    Qwen3_5Moe, ///< `qwen3_5_moe` / `qwen3_5_moe_text`: Qwen3.5's hybrid, experts in every layer, fused
 };
 
 /// The `model_type` spelling of a family (`qwen3_5` for Qwen3_5).
@@ -86,6 +87,10 @@ struct MoeShape {
     std::size_t intermediate = 0;        ///< each expert's
     std::size_t shared_intermediate = 0; ///< the shared expert's, 0 for none
     bool norm_topk_prob = true;          ///< renormalise the top-k router probabilities to sum 1
+    /// The routed experts are two fused tensors a layer (`qwen3_5_moe`): `mlp.experts.gate_up_proj`
+    /// [E, 2·intermediate, H] (each expert's gate rows, then its up rows) and `mlp.experts.down_proj`
+    /// [E, H, intermediate]; else three `mlp.experts.<e>.{gate,up,down}_proj.weight` an expert.
+    bool fused = false;
 };
 
 /// One decoder layer: its mixer, its attention window (sliding-window layers), and whether its MLP

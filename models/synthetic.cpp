@@ -18,8 +18,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<std::string_view, 8> arch_names{"dense",    "hybrid",  "hybrid-moe", "encoder",
-                                                     "windowed", "softcap", "mla",        "moe"};
+constexpr std::array<std::string_view, 9> arch_names{
+    "dense", "hybrid", "hybrid-moe", "encoder", "windowed", "softcap", "mla", "moe", "hybrid-moe35"};
 constexpr std::array<std::string_view, 4> size_names{"tiny", "small", "0.1b", "0.8b"};
 
 /// The shape parameters of one synthetic decoder.
@@ -51,6 +51,17 @@ DecoderSize decoder_size(SynthArch a, SynthSize s) {
             {512, 128, 8, 4, 2, 32, 384, 4, 8, 16, 16},
             {32768, 768, 12, 6, 2, 128, 2048, 6, 12, 64, 64},
             {248320, 1024, 24, 8, 2, 256, 3584, 16, 16, 128, 128}, // Qwen3.5-0.8B
+        }};
+        return t[i];
+    }
+    if (a == SynthArch::HybridMoe35) {
+        // Qwen3.5-35B-A3B's layout (the hybrid's, experts fused, a shared expert; no dense MLP).
+        if (s != SynthSize::Tiny && s != SynthSize::Small)
+            throw Error(
+                fmt::format("make-model writes --arch hybrid-moe35 in tiny or small, not {}", size_names[i]));
+        constexpr std::array<DecoderSize, 2> t{{
+            {96, 32, 4, 2, 1, 16, 0, 2, 4, 8, 8, 4, 2, 16, 32},
+            {512, 128, 8, 4, 2, 32, 0, 4, 8, 16, 16, 8, 2, 64, 128},
         }};
         return t[i];
     }
@@ -221,7 +232,8 @@ std::uint64_t tensor_key(std::string_view name, std::uint64_t seed) {
 class TensorValues {
 public:
     TensorValues(const TensorSpec& t, std::uint64_t key) : role_(t.role), key_(key) {
-        const std::size_t fan_in = t.shape.size() > 1 ? t.shape[1] : 1;
+        // A projection's input is its last dimension ([out, in], a fused expert tensor [E, out, in]).
+        const std::size_t fan_in = t.shape.size() > 1 ? t.shape.back() : 1;
         switch (t.role) {
         case Role::Embedding:
         case Role::Table:
@@ -277,8 +289,9 @@ void add_experts(json::object& c, const DecoderSize& d) {
     c["mlp_only_layers"] = json::array{};
 }
 
-/// The config.json of a Qwen3 (dense), Qwen3-MoE (moe), Qwen3.5 (hybrid) or Qwen3-Next (hybrid-moe)
-/// decoder of shape `d`, its embedding tied to the LM head when `tied` (never for the experts).
+/// The config.json of a Qwen3 (dense), Qwen3-MoE (moe), Qwen3.5 (hybrid), Qwen3-Next (hybrid-moe) or
+/// Qwen3.5-MoE (hybrid-moe35) decoder of shape `d`, its embedding tied to the LM head when `tied`
+/// (never for the experts).
 json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
     if (arch == SynthArch::Dense)
         return json::object{
@@ -326,22 +339,34 @@ json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
         {"full_attention_interval", 4},
         {"max_position_embeddings", 262144},
     };
-    if (arch == SynthArch::Hybrid) {
+    if (arch == SynthArch::Hybrid || arch == SynthArch::HybridMoe35) {
+        const bool moe = arch == SynthArch::HybridMoe35;
         json::object rope{
             {"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}};
         if (d.head_dim / 4 == 64) {
             rope["mrope_section"] = json::array{11, 11, 10};
             rope["mrope_interleaved"] = true;
         }
-        text["model_type"] = "qwen3_5_text";
+        text["model_type"] = moe ? "qwen3_5_moe_text" : "qwen3_5_text";
         text["layer_types"] = layer_types(d.layers);
+        if (moe) {
+            // Qwen3_5MoeTextConfig: no dense MLP, no norm_topk_prob (always renormalised), every layer
+            // sparse.
+            text.erase("intermediate_size");
+            text["num_experts"] = d.experts;
+            text["num_experts_per_tok"] = d.top_k;
+            text["moe_intermediate_size"] = d.moe_inter;
+            text["shared_expert_intermediate_size"] = d.shared_inter;
+            tied = false;
+        }
         text["rope_parameters"] = std::move(rope);
         text["attn_output_gate"] = true;
         text["tie_word_embeddings"] = tied;
         text["dtype"] = "bfloat16";
         return json::object{
-            {"architectures", json::array{"Qwen3_5ForConditionalGeneration"}},
-            {"model_type", "qwen3_5"},
+            {"architectures",
+             json::array{moe ? "Qwen3_5MoeForConditionalGeneration" : "Qwen3_5ForConditionalGeneration"}},
+            {"model_type", moe ? "qwen3_5_moe" : "qwen3_5"},
             {"tie_word_embeddings", tied},
             {"text_config", std::move(text)},
         };
@@ -410,7 +435,25 @@ json::object synth_config(SynthArch arch, SynthSize size) {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> published_names{"1.7b", "4b", "8b", "14b", "32b"};
+constexpr std::array<std::string_view, 10> published_names{
+    "1.7b", "4b", "8b", "14b", "32b", "30b-a3b", "235b-a22b", "80b-a3b", "35b-a3b", "122b-a10b"};
+
+/// The architecture whose published model `size` is (the expert sizes; nothing for the dense
+/// sizes, which dense and hybrid share).
+std::optional<SynthArch> expert_arch(PublishedSize size) {
+    switch (size) {
+    case PublishedSize::A3B30:
+    case PublishedSize::A22B235:
+        return SynthArch::Moe;
+    case PublishedSize::A3B80:
+        return SynthArch::HybridMoe;
+    case PublishedSize::A3B35:
+    case PublishedSize::A10B122:
+        return SynthArch::HybridMoe35;
+    default:
+        return std::nullopt;
+    }
+}
 
 } // namespace
 
@@ -426,6 +469,38 @@ std::string_view name(PublishedSize s) {
 
 Published published_model(SynthArch arch, PublishedSize size) {
     const auto i = static_cast<std::size_t>(size);
+    if (auto want = expert_arch(size)) {
+        if (*want != arch)
+            throw Error(
+                fmt::format("make-model --shapes-only --size {} is a published model of --arch {}, not {}",
+                            name(size), name(*want), name(arch)));
+        // Published config.json: vocab, hidden, layers, heads, kv heads, head_dim, dense intermediate;
+        // Gated-DeltaNet key/value heads and dims; experts, top-k, expert and shared intermediate.
+        struct ExpertRow {
+            PublishedSize size;
+            std::string_view name;
+            DecoderSize d;
+        };
+        static const std::array<ExpertRow, 5> t{{
+            {PublishedSize::A3B30,
+             "Qwen/Qwen3-30B-A3B",
+             {151936, 2048, 48, 32, 4, 128, 6144, 0, 0, 0, 0, 128, 8, 768, 0}},
+            {PublishedSize::A22B235,
+             "Qwen/Qwen3-235B-A22B",
+             {151936, 4096, 94, 64, 4, 128, 12288, 0, 0, 0, 0, 128, 8, 1536, 0}},
+            {PublishedSize::A3B80,
+             "Qwen/Qwen3-Next-80B-A3B-Instruct",
+             {151936, 2048, 48, 16, 2, 256, 5120, 16, 32, 128, 128, 512, 10, 512, 512}},
+            {PublishedSize::A3B35,
+             "Qwen/Qwen3.5-35B-A3B",
+             {248320, 2048, 40, 16, 2, 256, 0, 16, 32, 128, 128, 256, 8, 512, 512}},
+            {PublishedSize::A10B122,
+             "Qwen/Qwen3.5-122B-A10B",
+             {248320, 3072, 48, 32, 2, 256, 0, 16, 64, 128, 128, 256, 8, 1024, 1024}},
+        }};
+        for (const auto& r : t)
+            if (r.size == size) return Published{std::string(r.name), decoder_config(arch, r.d, false)};
+    }
     struct Row {
         std::string_view name;
         DecoderSize d;
@@ -459,10 +534,11 @@ Published published_model(SynthArch arch, PublishedSize size) {
                             name(size)));
         return Published{std::string(t[i]->name), decoder_config(arch, t[i]->d, t[i]->tied)};
     }
-    throw Error(
-        fmt::format("make-model --shapes-only --size {}: published shapes are written for --arch dense "
-                    "(Qwen3) and hybrid (Qwen3.5), not {}",
-                    name(size), name(arch)));
+    throw Error(fmt::format(
+        "make-model --shapes-only --size {}: published dense shapes are written for --arch dense (Qwen3) and "
+        "hybrid (Qwen3.5), not {} (its published sizes: moe 30b-a3b, 235b-a22b; hybrid-moe 80b-a3b; "
+        "hybrid-moe35 35b-a3b, 122b-a10b)",
+        name(size), name(arch)));
 }
 
 void write_config_only(const boost::json::object& config, const std::filesystem::path& dir, bool replace) {

@@ -104,7 +104,11 @@ void decoder_tensors(const DecoderSpec& d, std::vector<TensorSpec>& out) {
         if (layer.moe) {
             const auto& m = *d.moe;
             add(n.layer(i, "mlp.gate.weight"), {m.experts, H}, Role::Linear);
-            for (std::size_t e = 0; e < m.experts; ++e) {
+            if (m.fused) {
+                add(n.layer(i, "mlp.experts.gate_up_proj"), {m.experts, 2 * m.intermediate, H}, Role::Linear);
+                add(n.layer(i, "mlp.experts.down_proj"), {m.experts, H, m.intermediate}, Role::Linear);
+            }
+            for (std::size_t e = 0; !m.fused && e < m.experts; ++e) {
                 add(n.layer(i, fmt::format("mlp.experts.{}.gate_proj.weight", e)), {m.intermediate, H},
                     Role::Linear);
                 add(n.layer(i, fmt::format("mlp.experts.{}.up_proj.weight", e)), {m.intermediate, H},
@@ -192,7 +196,7 @@ std::size_t expected_tensor_count(const ModelSpec& spec) {
         else
             n += (d.delta->grouped ? 2 : 4) + 5;
         if (l.moe)
-            n += 1 + 3 * d.moe->experts + (d.moe->shared_intermediate > 0 ? 4 : 0);
+            n += 1 + (d.moe->fused ? 2 : 3 * d.moe->experts) + (d.moe->shared_intermediate > 0 ? 4 : 0);
         else
             n += 3 + (d.mlp_bias ? 3 : 0);
     }

@@ -53,8 +53,9 @@ struct Whole {
     friend bool operator==(const Whole&, const Whole&) = default;
 };
 
-/// Rows `first .. first + count` of the tensor (its leading dimension), e.g. one projection of a
-/// fused `[q | k | v]` matrix, or some channels of a convolution.
+/// Rows `first .. first + count` of the tensor (as a matrix of its last dimension: a 3-D tensor's
+/// rows run over its first two), e.g. one projection of a fused `[q | k | v]` matrix, some channels
+/// of a convolution, or one expert's gate of a fused `[E, 2I, H]` expert tensor.
 struct RowRange {
     std::size_t first = 0;
     std::size_t count = 0;

@@ -10,10 +10,11 @@
 namespace cardsim::graph {
 
 std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> shape, const View& view) {
-    std::size_t rows = shape.empty() ? 1 : shape[0];
-    std::size_t row_len = shape.size() <= 1 ? 1
-                                            : std::accumulate(shape.begin() + 1, shape.end(), std::size_t{1},
-                                                              std::multiplies<>());
+    // A matrix of [d0 · … · dn−2, dn−1]: a fused 3-D expert tensor [E, 2I, H] is E · 2I rows of H.
+    std::size_t rows = shape.size() <= 1 ? (shape.empty() ? 1 : shape[0])
+                                         : std::accumulate(shape.begin(), shape.end() - 1, std::size_t{1},
+                                                           std::multiplies<>());
+    std::size_t row_len = shape.size() <= 1 ? 1 : shape.back();
     if (auto* r = std::get_if<RowRange>(&view)) {
         if (r->first > rows || r->count > rows - r->first)
             return fmt::format("rows {}..{} lie past its {} rows", r->first, r->first + r->count, rows);

@@ -15,9 +15,10 @@
 
 namespace cardsim::graph {
 
-/// The matrix a view reads: `rows` rows of `row_len` elements, row-major. A tensor's rows are its
-/// leading dimension and each row the product of the other dimensions (a 1-D tensor of `n` is `n`
-/// rows of one element).
+/// The matrix a view reads: `rows` rows of `row_len` elements, row-major. A tensor's rows are the
+/// product of all its dimensions but the last and each row its last dimension (a 1-D tensor of `n`
+/// is `n` rows of one element; a fused expert tensor [E, 2I, H] is E · 2I rows of H, expert e's
+/// rows e · 2I .. (e + 1) · 2I).
 struct ViewShape {
     std::size_t rows = 0;
     std::size_t row_len = 0;

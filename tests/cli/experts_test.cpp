@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include <string>
+#include <tuple>
 
 using cardsim::test::contains;
 using cardsim::test::machine_values;
@@ -21,7 +22,7 @@ using cardsim::test::ScratchDir;
 
 TEST_CASE("check's verdict on a Moe model agrees with run's on every card", "[cli][experts]") {
     ScratchDir d("experts-check-run");
-    for (const std::string arch : {"moe", "hybrid-moe"}) {
+    for (const std::string arch : {"moe", "hybrid-moe", "hybrid-moe35"}) {
         const auto m = make_model(d, arch);
         const std::pair<std::string, std::string> cards[] = {
             {"", "the engine has no unit for experts"},
@@ -123,4 +124,30 @@ TEST_CASE("serve runs a Moe model: bit-exact with --check, timed by a routing mo
     auto both = run_cardsim(args + " --check --routing uniform");
     CHECK(both.code != 0);
     CHECK(contains(both.out, "--routing: with --check the router chooses"));
+}
+
+TEST_CASE("make-model --shapes-only writes the published expert models, which check recognises with experts",
+          "[cli][experts]") {
+    ScratchDir d("experts-published");
+    const std::tuple<std::string, std::string, std::string, std::string> published[] = {
+        {"moe", "30b-a3b", "Qwen/Qwen3-30B-A3B", "dense decoder with experts (qwen3_moe)"},
+        {"moe", "235b-a22b", "Qwen/Qwen3-235B-A22B", "dense decoder with experts (qwen3_moe)"},
+        {"hybrid-moe", "80b-a3b", "Qwen/Qwen3-Next-80B-A3B", "hybrid decoder with experts (qwen3_next)"},
+        {"hybrid-moe35", "35b-a3b", "Qwen/Qwen3.5-35B-A3B", "hybrid decoder with experts (qwen3_5_moe)"},
+        {"hybrid-moe35", "122b-a10b", "Qwen/Qwen3.5-122B-A10B", "hybrid decoder with experts (qwen3_5_moe)"},
+    };
+    for (const auto& [arch, size, name, kind] : published) {
+        INFO(arch << " " << size);
+        const auto m = (d / size).string();
+        auto made = run_cardsim("make-model --arch " + arch + " --shapes-only --size " + size + " -o " + m);
+        CHECK(made.code == 0);
+        CHECK(contains(made.out, name));
+        auto check = run_cardsim("check " + m + " --set capabilities.experts=true");
+        CHECK(check.code <= 1); // recognised and lowered: granted, or refused for its size alone
+        CHECK(contains(check.out, kind));
+        CHECK_FALSE(contains(check.out, "no unit for experts"));
+    }
+    auto wrong = run_cardsim("make-model --arch moe --shapes-only --size 35b-a3b -o " + (d / "x").string());
+    CHECK(wrong.code == 2);
+    CHECK(contains(wrong.out, "35b-a3b is a published model of --arch hybrid-moe35, not moe"));
 }

@@ -81,6 +81,47 @@ TEST_CASE("make-model --arch moe writes a qwen3_moe checkpoint whose experts ins
     CHECK_THAT(tiny, Contains("--arch moe in tiny or small"));
 }
 
+TEST_CASE("make-model --arch hybrid-moe35 writes a qwen3_5_moe checkpoint with fused expert tensors",
+          "[models][cli]") {
+    ScratchDir d("cli-make-moe35");
+    const auto dir = (d / "m").string();
+    auto [code, out] = run_cli("make-model --arch hybrid-moe35 --size small --seed 4 -o " + dir);
+    INFO(out);
+    REQUIRE(code == 0);
+    CHECK_THAT(out, Contains("hybrid decoder with experts (qwen3_5_moe)"));
+    const auto m = load_model(dir);
+    const std::string p = "model.language_model.layers.";
+    // Qwen3_5MoeExperts' parameters: gate_up_proj [E, 2I, H], down_proj [E, H, I] (no `.weight`).
+    const auto gate_up = m.checkpoint.find(p + "3.mlp.experts.gate_up_proj");
+    const auto down = m.checkpoint.find(p + "3.mlp.experts.down_proj");
+    REQUIRE(gate_up);
+    REQUIRE(down);
+    CHECK(
+        std::vector<std::size_t>(m.checkpoint.shape(*gate_up).begin(), m.checkpoint.shape(*gate_up).end()) ==
+        std::vector<std::size_t>{8, 128, 128});
+    CHECK(std::vector<std::size_t>(m.checkpoint.shape(*down).begin(), m.checkpoint.shape(*down).end()) ==
+          std::vector<std::size_t>{8, 128, 64});
+    CHECK(m.checkpoint.find(p + "0.mlp.shared_expert_gate.weight"));
+    CHECK(m.checkpoint.find(p + "0.linear_attn.in_proj_qkv.weight"));
+    CHECK_FALSE(m.checkpoint.find(p + "0.mlp.experts.0.gate_proj.weight"));
+    CHECK_FALSE(m.checkpoint.find(p + "0.mlp.gate_proj.weight"));
+
+    auto [icode, inspect] = run_cli("inspect " + dir);
+    INFO(inspect);
+    REQUIRE(icode == 0);
+    CHECK_THAT(inspect, Contains("6 × deltanet+moe") && Contains("2 × attention+moe"));
+    CHECK_THAT(inspect,
+               Contains("experts:      8 in each of 8 layers, 2 chosen per token (softmax over the chosen)"));
+    // Expert 1's gate, its up and its down: rows of the fused tensors.
+    CHECK_THAT(inspect, Contains("mlp.experts.gate_up_proj [8, 128, 128] rows 128..192ᵀ"));
+    CHECK_THAT(inspect, Contains("mlp.experts.gate_up_proj [8, 128, 128] rows 192..256ᵀ"));
+    CHECK_THAT(inspect, Contains("mlp.experts.down_proj [8, 128, 64] rows 128..256ᵀ"));
+    CHECK_THAT(inspect, !Contains("tensors the graph does not read"));
+    auto [bcode, big] = run_cli("make-model --arch hybrid-moe35 --size 0.1b -o " + (d / "big").string());
+    CHECK(bcode == 2);
+    CHECK_THAT(big, Contains("--arch hybrid-moe35 in tiny or small"));
+}
+
 TEST_CASE("make-model and inspect refuse bad input with exit code 2 and a reason", "[models][cli]") {
     ScratchDir d("cli-bad");
     auto [c1, o1] = run_cli("make-model --arch rnn -o " + (d / "x").string());

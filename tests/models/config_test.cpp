@@ -197,6 +197,46 @@ TEST_CASE("experts are recognised, with their own contradictions", "[models][con
     REQUIRE_THROWS_WITH(parse_config(next, "n.json"), Contains("`mlp_only_layers`") && Contains("layer 7"));
 }
 
+TEST_CASE("qwen3_5_moe is Qwen3.5's hybrid with fused experts in every layer, renormalised, nothing else",
+          "[models][config]") {
+    auto cfg = synth_config(SynthArch::HybridMoe35, SynthSize::Tiny);
+    const auto spec = std::get<DecoderSpec>(parse_config(cfg, "q.json"));
+    CHECK(spec.model_type == "qwen3_5_moe");
+    CHECK(spec.prefix == "model.language_model.");
+    REQUIRE(spec.moe);
+    REQUIRE(spec.delta);
+    CHECK_FALSE(spec.delta->grouped); // Qwen3.5's flat in_proj_qkv
+    CHECK(spec.moe->fused);
+    CHECK(spec.moe->norm_topk_prob);
+    CHECK(spec.moe->shared_intermediate == 32);
+    for (auto& l : spec.layers)
+        CHECK(l.moe);
+    // Qwen3_5MoeTextConfig's defaults: 256 experts, top 8 of 512, a shared expert of 512.
+    auto& text = cfg["text_config"].as_object();
+    for (auto key :
+         {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"})
+        text.erase(key);
+    const auto defaults = std::get<DecoderSpec>(parse_config(cfg, "q.json"));
+    CHECK(defaults.moe->experts == 256);
+    CHECK(defaults.moe->top_k == 8);
+    CHECK(defaults.moe->intermediate == 512);
+    CHECK(defaults.moe->shared_intermediate == 512);
+    // What would make a layer dense or the top k unnormalised is refused naming the field.
+    text["norm_topk_prob"] = false;
+    REQUIRE_THROWS_WITH(parse_config(cfg, "q.json"),
+                        Contains("`text_config.norm_topk_prob`") && Contains("always renormalises"));
+    text.erase("norm_topk_prob");
+    text["mlp_only_layers"] = json::array{1};
+    REQUIRE_THROWS_WITH(parse_config(cfg, "q.json"), Contains("`text_config.mlp_only_layers`"));
+    text.erase("mlp_only_layers");
+    text["num_experts"] = 0;
+    REQUIRE_THROWS_WITH(parse_config(cfg, "q.json"),
+                        Contains("`text_config.num_experts`") && Contains("is 0"));
+    text.erase("num_experts");
+    cfg.erase("text_config");
+    REQUIRE_THROWS_WITH(parse_config(cfg, "q.json"), Contains("`text_config`") && Contains("qwen3_5_moe"));
+}
+
 TEST_CASE("the encoder needs its heads' config field and consistent layer types", "[models][config]") {
     auto e = synth_config(SynthArch::Encoder, SynthSize::Tiny);
     const auto spec = std::get<EncoderSpec>(parse_config(e, "e.json"));
@@ -273,6 +313,7 @@ TEST_CASE("the tensor count matches the tensor list for every spec", "[models][c
     next["mlp_only_layers"] = json::array{0, 3};
     next["shared_expert_intermediate_size"] = 0;
     configs.push_back(next);
+    configs.push_back(synth_config(SynthArch::HybridMoe35, SynthSize::Small)); // fused experts
     for (auto& c : configs) {
         const auto spec = parse_config(c, "c.json");
         INFO(describe(spec));

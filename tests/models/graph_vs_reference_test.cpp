@@ -100,6 +100,12 @@ TEST_CASE("the qwen3_moe decoder's graph decodes like the f64 reference", "[mode
     decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
 }
 
+TEST_CASE("the qwen3_5_moe decoder's graph (fused experts) decodes like the f64 reference", "[models][reference]") {
+    ScratchDir d("gvr-qwen3-5-moe");
+    tiny(SynthArch::HybridMoe35, d / "m");
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+}
+
 TEST_CASE("qwen3_moe with its config's defaults (top 8 of 128, not renormalised) and a dense layer decodes "
           "like the reference",
           "[models][reference]") {

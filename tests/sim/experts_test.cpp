@@ -120,7 +120,8 @@ TEST_CASE("a Moe model's outputs on the card equal the golden executor's bit for
     const std::pair<models::SynthArch, models::SynthSize> cases[] = {
         {models::SynthArch::Moe, models::SynthSize::Tiny},
         {models::SynthArch::Moe, models::SynthSize::Small},
-        {models::SynthArch::HybridMoe, models::SynthSize::Tiny}, // a shared expert under its sigmoid gate
+        {models::SynthArch::HybridMoe, models::SynthSize::Tiny},   // a shared expert under its sigmoid gate
+        {models::SynthArch::HybridMoe35, models::SynthSize::Tiny}, // experts as rows of fused tensors
     };
     for (auto [arch, size] : cases) {
         const auto m = model(d, arch, size);
