@@ -87,8 +87,8 @@ Vec Linear::operator()(const Vec& x) const {
                               std::vector<float> rows;
                               if (source) {
                                   rows.resize((end - begin) * in);
-                                  source->read_rows_f32(tensor, graph::Whole{false}, begin, end - begin,
-                                                        rows);
+                                  source->read_rows_f32(tensor, graph::Whole{false}, first + begin,
+                                                        end - begin, rows);
                               }
                               for (std::size_t j = begin; j < end; ++j) {
                                   double s = 0;
@@ -112,7 +112,7 @@ Vec Linear::operator()(const Vec& x) const {
 Vec Linear::row(std::size_t j) const {
     if (!source) return Vec(w.begin() + std::ptrdiff_t(j * in), w.begin() + std::ptrdiff_t((j + 1) * in));
     std::vector<float> r(in);
-    source->read_rows_f32(tensor, graph::Whole{false}, j, 1, r);
+    source->read_rows_f32(tensor, graph::Whole{false}, first + j, 1, r);
     return Vec(r.begin(), r.end());
 }
 
@@ -138,6 +138,24 @@ Linear matrix(const Checkpoint& c, const std::string& name) {
         l.tensor = w;
     } else {
         l.w = c.values(w, graph::Whole{false});
+    }
+    return l;
+}
+
+Linear rows_of(const Checkpoint& c, graph::W w, std::size_t first, std::size_t out) {
+    const auto shape = c.shape(w);
+    Linear l;
+    l.out = out;
+    l.in = shape.back();
+    const auto d = c.dtype(w);
+    if (d == Dtype::BF16 || d == Dtype::F16 || d == Dtype::F32) {
+        l.source = &c;
+        l.tensor = w;
+        l.first = first;
+    } else {
+        const auto all = c.values(w, graph::Whole{false});
+        const auto at = all.begin() + static_cast<std::ptrdiff_t>(first * l.in);
+        l.w.assign(at, at + static_cast<std::ptrdiff_t>(out * l.in));
     }
     return l;
 }

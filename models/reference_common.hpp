@@ -53,6 +53,7 @@ struct Linear {
     Vec w;                              ///< `[out, in]` in double, when not read from `source`
     const Checkpoint* source = nullptr; ///< the checkpoint the rows are read from (else `w`)
     graph::W tensor = 0;                ///< the matrix in `source`
+    std::size_t first = 0;              ///< its first row there (an expert of a fused [E, out, in] tensor)
     Vec b;                              ///< empty when there is no bias
     std::size_t out = 0;
     std::size_t in = 0;
@@ -70,6 +71,9 @@ bool has(const Checkpoint& c, const std::string& name);
 Linear linear(const Checkpoint& c, const std::string& module);
 /// The matrix `name` (`[out, in]`) as a Linear without bias: an embedding table, read row by row.
 Linear matrix(const Checkpoint& c, const std::string& name);
+/// Rows `first` .. `first + out` of tensor `w` read as a matrix of rows `in` wide (its last
+/// dimension; the leading ones flattened), as a Linear without bias.
+Linear rows_of(const Checkpoint& c, graph::W w, std::size_t first, std::size_t out);
 
 double sigmoid(double x);
 double silu(double x);

@@ -24,18 +24,11 @@ std::vector<std::vector<Linear>> fused_experts(const Checkpoint& c, const std::s
     if (shape.size() != 3 || shape[0] != n || shape[1] % parts != 0)
         throw Error(fmt::format("{}: `{}` is [{}], expected [{}, {}·k, in] ({} experts)", c.dir().string(),
                                 name, fmt::join(shape, ", "), n, parts, n));
-    const Vec all = c.values(w, graph::Whole{false});
-    const std::size_t rows = shape[1] / parts, in = shape[2];
+    const std::size_t rows = shape[1] / parts;
     std::vector<std::vector<Linear>> out(parts);
     for (std::size_t e = 0; e < n; ++e)
-        for (std::size_t p = 0; p < parts; ++p) {
-            Linear l;
-            l.out = rows;
-            l.in = in;
-            const auto first = all.begin() + static_cast<std::ptrdiff_t>((e * shape[1] + p * rows) * in);
-            l.w.assign(first, first + static_cast<std::ptrdiff_t>(rows * in));
-            out[p].push_back(std::move(l));
-        }
+        for (std::size_t p = 0; p < parts; ++p)
+            out[p].push_back(rows_of(c, w, e * shape[1] + p * rows, rows));
     return out;
 }
 
