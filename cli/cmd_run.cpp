@@ -205,6 +205,7 @@ int run_model_command(std::span<const std::string> args) {
     if (vm.count("flip-bit")) req.flip = parse_flip(vm["flip-bit"].as<std::string>());
     if (vm.count("routing")) req.routing = vm["routing"].as<std::string>();
     req.routing_seed = vm["routing-seed"].as<std::uint64_t>();
+    req.routing_seed_given = !vm["routing-seed"].defaulted();
     if (vm.count("routing-out")) req.routing_out = vm["routing-out"].as<std::string>();
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     Outputs outputs; // checked before any work; removed again if the run fails

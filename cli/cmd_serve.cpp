@@ -138,9 +138,12 @@ int run_serve(std::span<const std::string> args) {
     req.check = vm["check"].as<bool>();
     req.routing = vm["routing"].as<std::string>();
     req.routing_given = !vm["routing"].defaulted();
+    req.routing_seed_given = !vm["routing-seed"].defaulted();
     req.routing_seed = vm["routing-seed"].as<std::uint64_t>();
     if (req.check && !vm["routing"].defaulted())
         throw Error("--routing: with --check the router chooses the experts from the data (drop one)");
+    if (req.check && req.routing_seed_given)
+        throw Error("--routing-seed: with --check the router chooses the experts from the data (drop one)");
     req.shapes_only = vm["shapes-only"].as<bool>();
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = serve_model(req);

@@ -59,6 +59,7 @@ struct RunRequest {
     /// `uniform`, `skew:S`, `trace:FILE`; none: `uniform`), seeded by `routing_seed`.
     std::optional<std::string> routing;
     std::uint64_t routing_seed = 0;
+    bool routing_seed_given = false; ///< --routing-seed was given: refused where nothing routes by a model
     /// Where to write the run's routing (per step, router and row, the chosen experts).
     std::optional<std::filesystem::path> routing_out;
     /// How the model is split over `config.system.cards` cards (`--plan`; one card: One).

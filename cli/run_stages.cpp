@@ -61,6 +61,8 @@ routing_of(const RunRequest& req, std::vector<graph::RouterShape> shapes, std::s
     if (req.routing && shapes.empty())
         throw Error(fmt::format("--routing {}: the model has no Moe layer, so nothing routes (drop it)",
                                 *req.routing));
+    if (req.routing_seed_given && shapes.empty())
+        throw Error("--routing-seed: the model has no Moe layer, so nothing routes (drop it)");
     if (req.mode != sim::Mode::TimingOnly || shapes.empty())
         return [](std::size_t) { return graph::StepRouting{}; };
     auto model = graph::RoutingModel::parse(req.routing.value_or("uniform"), req.routing_seed);
@@ -234,6 +236,10 @@ void check_request(const RunRequest& req) {
         throw Error(fmt::format("--routing {}: a full run's router chooses the experts from its data (pass "
                                 "--timing-only to route by a model or a trace)",
                                 *req.routing));
+    if (req.routing_seed_given && req.mode == sim::Mode::Full)
+        throw Error(
+            "--routing-seed: a full run's router chooses the experts from its data, so no routing model "
+            "draws them (pass --timing-only, or drop it)");
     if (req.routing)
         (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
     if (req.plan == lower::Plan::Pipeline) {

@@ -239,6 +239,8 @@ ServeReport serve_model(const ServeRequest& req) {
     if (req.routing_given && routers.front().empty())
         throw Error(fmt::format("--routing {}: the model has no Moe layer, so nothing routes (drop it)",
                                 req.routing));
+    if (req.routing_seed_given && routers.front().empty())
+        throw Error("--routing-seed: the model has no Moe layer, so nothing routes (drop it)");
     sim::SessionPlan plan;
     plan.mode = req.check ? sim::Mode::Full : sim::Mode::TimingOnly;
     plan.keep_records = false;

@@ -29,6 +29,7 @@ struct ServeRequest {
     std::string routing = "uniform";
     /// Whether --routing was given (a model without experts then refuses it, rather than ignore it).
     bool routing_given = false;
+    bool routing_seed_given = false; ///< likewise --routing-seed
     std::uint64_t routing_seed = 0;
     std::vector<serve::Request> requests;
     serve::Policy policy;
