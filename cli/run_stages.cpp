@@ -42,6 +42,10 @@ std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_
     return out;
 }
 
+std::string weights_from(const lower::Options& options, bool from_cache) {
+    return options.shapes_only ? "none" : from_cache ? "cache" : "packed";
+}
+
 std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows) {
     if (c.cards.empty()) return routers_of(c.program.program, rows);
     std::vector<graph::RouterShape> out;
@@ -414,11 +418,11 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
             c.cards.push_back(std::move(card));
         }
         c.program = c.cards.back();
-        c.weights = o.shapes_only ? "none" : cached ? "cache" : "packed";
+        c.weights = weights_from(o, cached);
         return c;
     }
     auto one = lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
-    c.weights = o.shapes_only ? "none" : one.packed_from_cache ? "cache" : "packed";
+    c.weights = weights_from(o, one.packed_from_cache);
     c.program = std::move(one);
     return c;
 }

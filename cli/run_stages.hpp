@@ -80,6 +80,10 @@ std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_
 /// holds it, by the graph's router number), else of the one program.
 std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows);
 
+/// Where a compile with `options` got its weights: `none` (shapes only), `cache` (`from_cache`:
+/// the pack cache) or `packed`.
+std::string weights_from(const lower::Options& options, bool from_cache);
+
 /// Loads the checkpoint and builds its graph, and reads the program file with its image (checked
 /// against the card config and, given both, against the checkpoint).
 Source load(const RunRequest& request);

@@ -16,6 +16,7 @@
 #include "engine/verify/verify.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
+#include "traces/report/run_facts.hpp"
 
 #include <fmt/core.h>
 
@@ -116,7 +117,7 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     const bool cached = set.front().packed_from_cache; // the set's weights are its first bucket's
     for (auto& c : set)
         p.programs.push_back(std::move(c));
-    rep.host_weights = o.shapes_only ? "none" : cached ? "cache" : "packed";
+    rep.host_weights = stages::weights_from(o, cached);
     return p;
 }
 
@@ -340,11 +341,8 @@ std::string ServeReport::text() const {
     o += fmt::format(
         "host: {:.2f} s in all: load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s for {:.6f} s "
         "simulated ({:.1f} host seconds a simulated second){}\n",
-        host_total, host_load, host_compile,
-        host_weights == "cache"  ? " (weights from the pack cache)"
-        : host_weights == "none" ? " (shapes only: no weights packed)"
-                                 : "",
-        host_seconds, run.seconds, run.seconds > 0 ? host_seconds / run.seconds : 0.0,
+        host_total, host_load, host_compile, traces::report::weights_phrase(host_weights), host_seconds,
+        run.seconds, run.seconds > 0 ? host_seconds / run.seconds : 0.0,
         bit_exact ? fmt::format(", golden {:.2f} s", host_golden) : "");
     return o;
 }

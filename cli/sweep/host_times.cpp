@@ -1,5 +1,7 @@
 #include "cli/sweep/host_times.hpp"
 
+#include "cli/sweep/results.hpp"
+
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 
@@ -19,18 +21,6 @@ constexpr std::array<std::string_view, 9> host_keys{
     "host_total_seconds",   "host_load_seconds",       "host_compile_seconds",
     "host_compile_weights", "host_simulation_seconds", "host_steps_seconds",
     "host_golden_seconds",  "host_reference_seconds",  "host_outputs_seconds"};
-
-/// The value of `key=` in `text`'s lines, if there.
-std::optional<std::string> machine_value(std::string_view text, std::string_view key) {
-    while (!text.empty()) {
-        const auto nl = std::min(text.find('\n'), text.size());
-        const auto line = text.substr(0, nl);
-        if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=')
-            return std::string(line.substr(key.size() + 1));
-        text.remove_prefix(std::min(nl + 1, text.size()));
-    }
-    return std::nullopt;
-}
 
 } // namespace
 
@@ -60,12 +50,13 @@ HostTimes::HostTimes(std::filesystem::path path) : path_(std::move(path)) {
 }
 
 void HostTimes::add(std::size_t id, std::string_view machine_output) {
+    const auto kv = key_values(machine_output);
     CsvRow row{std::to_string(id)};
     bool any = false;
     for (auto k : host_keys) {
-        auto v = machine_value(machine_output, k);
-        any = any || v.has_value();
-        row.push_back(v.value_or(""));
+        auto it = kv.find(k);
+        any = any || it != kv.end();
+        row.push_back(it == kv.end() ? std::string() : it->second);
     }
     if (!any) return;
     if (!std::filesystem::exists(path_)) append_record(path_, csv_line(header()));

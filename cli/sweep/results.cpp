@@ -102,7 +102,8 @@ std::optional<card::UnitKind> busy_kind(std::string_view key) {
     return card::parse_unit_kind(key);
 }
 
-/// `key=value` lines into a map (later keys win).
+} // namespace
+
 std::map<std::string, std::string, std::less<>> key_values(std::string_view text) {
     std::map<std::string, std::string, std::less<>> kv;
     while (!text.empty()) {
@@ -115,6 +116,8 @@ std::map<std::string, std::string, std::less<>> key_values(std::string_view text
     }
     return kv;
 }
+
+namespace {
 
 /// Standard error as one line: trimmed lines joined by ` | `, `error: ` dropped, the model's
 /// directory replaced by its name.

@@ -76,6 +76,9 @@ private:
     std::map<std::size_t, CsvRow> rows_;
 };
 
+/// `key=value` lines (`cardsim run --machine`) into a map (later keys win).
+std::map<std::string, std::string, std::less<>> key_values(std::string_view text);
+
 /// The point id of a row (its first cell); a cardsim::Error naming `where` if it is not one.
 std::size_t row_id(const CsvRow& row, std::string_view where);
 

@@ -346,6 +346,24 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
         if (!n->is_boolean()) r.fail(*n, "full", SpecReader::type_of(*n) + "; expected true or false");
         spec.full = n->as_boolean()->get();
     }
+    // A string option of the runs (`key`), or an array of them: then an axis named `key`, and
+    // nothing is returned. `read` checks one value.
+    auto text_option =
+        [&](const toml::node& n, std::string_view key, std::string_view what,
+            const std::function<std::string(const toml::node&)>& read) -> std::optional<std::string> {
+        auto arr = n.as_array();
+        if (!arr) return read(n);
+        Axis axis{std::string(key), {}, r.where(n)};
+        if (arr->empty()) r.fail(n, key, fmt::format("is an empty array; expected {}", what));
+        for (auto& v : *arr) {
+            AxisValue t{read(v)};
+            if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
+                r.fail(v, key, fmt::format("lists {} twice", cell(t)));
+            axis.values.push_back(t);
+        }
+        spec.axes.push_back(std::move(axis));
+        return std::nullopt;
+    };
     // Routing models: a string or an array of them (an axis); timing-only points only.
     if (auto n = root.get("routing_seed"))
         spec.routing_seed =
@@ -365,19 +383,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             }
             return m;
         };
-        if (auto arr = n->as_array()) {
-            Axis axis{std::string(routing_axis), {}, r.where(*n)};
-            if (arr->empty()) r.fail(*n, "routing", "is an empty array; expected routing models");
-            for (auto& v : *arr) {
-                AxisValue t{model(v)};
-                if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
-                    r.fail(v, "routing", fmt::format("lists {} twice", cell(t)));
-                axis.values.push_back(t);
-            }
-            spec.axes.push_back(std::move(axis));
-        } else {
-            spec.routing = model(*n);
-        }
+        spec.routing = text_option(*n, routing_axis, "routing models", model);
     }
     // Plans: a string or an array of them (an axis).
     if (auto n = root.get("plan")) {
@@ -391,19 +397,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
                                 p));
             return p;
         };
-        if (auto arr = n->as_array()) {
-            Axis axis{std::string(plan_axis), {}, r.where(*n)};
-            if (arr->empty()) r.fail(*n, "plan", "is an empty array; expected plans");
-            for (auto& v : *arr) {
-                AxisValue t{plan(v)};
-                if (std::find(axis.values.begin(), axis.values.end(), t) != axis.values.end())
-                    r.fail(v, "plan", fmt::format("lists {} twice", cell(t)));
-                axis.values.push_back(t);
-            }
-            spec.axes.push_back(std::move(axis));
-        } else {
-            spec.plan = plan(*n);
-        }
+        if (auto p = text_option(*n, plan_axis, "plans", plan)) spec.plan = *p;
     }
     if (auto n = root.get("prompt")) {
         auto arr = n->as_array();

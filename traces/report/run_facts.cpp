@@ -273,10 +273,14 @@ std::optional<RunFacts> recorded(const Header& header, std::string_view source) 
     return f;
 }
 
+std::string_view weights_phrase(std::string_view weights) {
+    return weights == "cache"  ? " (weights from the pack cache)"
+           : weights == "none" ? " (shapes only: no weights packed)"
+                               : "";
+}
+
 std::string host_phases(const HostFacts& h, std::size_t steps, double simulated_seconds) {
-    const std::string_view from = h.weights == "cache"  ? " (weights from the pack cache)"
-                                  : h.weights == "none" ? " (shapes only: no weights packed)"
-                                                        : "";
+    const std::string_view from = weights_phrase(h.weights);
     std::string o =
         fmt::format("load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s (setup {:.2f} s, steps "
                     "{:.2f} s: {:.3g} ms a step, {:.2f}x the simulated time)",

@@ -39,6 +39,11 @@ struct HostFacts {
     friend bool operator==(const HostFacts&, const HostFacts&) = default;
 };
 
+/// What the `host:` line adds after the compile's time for where its weights came from (`weights`
+/// as HostFacts::weights): ` (weights from the pack cache)`, ` (shapes only: no weights packed)`,
+/// or nothing.
+std::string_view weights_phrase(std::string_view weights);
+
 /// The host's phases up to the outputs, as `cardsim run` prints them after `host: `: `load 0.01 s,
 /// compile 0.20 s, simulation 0.53 s (setup 0.02 s, steps 0.51 s: 42.5 ms a step, 6.61x the
 /// simulated time), golden 0.30 s, reference 1.20 s` for a run of `steps` steps simulating
