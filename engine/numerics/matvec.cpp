@@ -618,6 +618,122 @@ void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> o
     }
 }
 
+namespace {
+
+/// The exact part the contract's terms of one row make (partial_sum.hpp): their exact sum when it
+/// fits an i128 at its lowest term's place, else their window sum at its own window (inexact).
+PartialSum part_of_terms(std::span<const Term> terms) {
+    int high = std::numeric_limits<int>::min(), low = std::numeric_limits<int>::max();
+    for (const Term& t : terms) {
+        if (t.significand == 0) continue;
+        const auto m =
+            static_cast<std::uint64_t>(t.significand < 0 ? -static_cast<unsigned __int128>(t.significand)
+                                                         : static_cast<unsigned __int128>(t.significand));
+        high = std::max(high, t.exponent + bit_length(m));
+        low = std::min(low, t.exponent);
+    }
+    PartialSum p;
+    p.flags = PartialSum::Exact;
+    if (high == std::numeric_limits<int>::min()) return p; // no nonzero term
+    const int count_bits = bit_length(static_cast<unsigned __int128>(terms.size()));
+    if (high - low + count_bits <= 126) {
+        for (const Term& t : terms)
+            if (t.significand != 0)
+                p.sum +=
+                    static_cast<__int128>(t.significand) * (static_cast<__int128>(1) << (t.exponent - low));
+        p.base = low;
+    } else { // as window_sum: every term truncated to the window [high - 64, high)
+        p.flags = 0;
+        p.base = high - WINDOW_PLACES;
+        for (const Term& t : terms) {
+            if (t.significand == 0) continue;
+            const bool negative = t.significand < 0;
+            const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(t.significand)
+                                             : static_cast<std::uint64_t>(t.significand);
+            const int shift = t.exponent - p.base;
+            const std::uint64_t placed = shift >= 0 ? m << shift : shift > -64 ? m >> -shift : 0;
+            p.sum += negative ? -static_cast<__int128>(placed) : static_cast<__int128>(placed);
+        }
+    }
+    p.top = static_cast<std::int16_t>(high);
+    return p;
+}
+
+/// The contract's terms of one row (as window_row), into `terms`.
+void row_terms(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+               const std::int32_t* mw, std::vector<Term>& terms) {
+    terms.clear();
+    const int parts = a.planes / a.words;
+    for (int w = 0; w < a.words; ++w)
+        for (std::size_t c = 0; c < a.chunks; ++c) {
+            std::int64_t d = 0;
+            for (int part = 0; part < parts; ++part) {
+                const int p = w * parts + part;
+                d += std::int64_t{dots[p * a.chunks + c]} << a.plane_shift[p];
+            }
+            terms.push_back({d * mw[c], a.exponent[w * a.chunks + c] + ew[c]});
+        }
+}
+
+} // namespace
+
+void matvec_partial(const MatrixView& m, const PreparedActivation& a, std::span<PartialSum> out,
+                    std::size_t first_row) {
+    const MatrixLayout& l = m.layout();
+    if (a.cols != l.cols || a.padded_cols != l.padded_cols())
+        throw Error("matvec: the activation was prepared for " + std::to_string(a.cols) +
+                    " columns, the matrix has " + std::to_string(l.cols));
+    if (first_row + out.size() > l.rows)
+        throw Error("matvec: rows " + std::to_string(first_row) + ".." +
+                    std::to_string(first_row + out.size()) + " of a matrix of " + std::to_string(l.rows) +
+                    " rows");
+    const bool unit = l.format.scale == ScaleFormat::E8M0;
+    const std::int64_t max_weight = l.format.codes == CodeFormat::Int8 ? 128 : 8;
+    const int count_bits = bit_length(static_cast<unsigned __int128>(a.chunks * a.planes));
+    std::vector<std::int32_t> dots(a.planes * a.chunks), ew(a.chunks + 8, 0), mw(a.chunks + 8, 1);
+    const bool fused_ok = use_avx2() && a.planes <= 2 && (a.narrow || unit);
+    std::vector<Term> terms;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        const std::size_t r = first_row + k;
+        PartialSum& p = out[k];
+        p = PartialSum{};
+        if (a.nonfinite) {
+            p.flags = PartialSum::Nan;
+            continue;
+        }
+        const RowScales rs = decode_row_scales(reinterpret_cast<const std::uint8_t*>(m.scales(r).data()), l,
+                                               ew.data(), mw.data());
+        if (rs.nan) {
+            p.flags = PartialSum::Nan;
+            continue;
+        }
+        p.flags = PartialSum::Exact;
+        if (!a.any_live || rs.m_max == 0) continue; // no nonzero term
+        const int base = a.exponent_min + rs.ew_min;
+        const int span = a.exponent_max + rs.ew_max - base;
+        const int bound_bits =
+            bit_length(static_cast<unsigned __int128>(DOT_BLOCK * max_weight * a.max_code * rs.m_max));
+        const bool in_window = span + bound_bits <= WINDOW_PLACES && span + bound_bits + 1 + count_bits <= 63;
+        if (in_window) { // the exact sum of every term, in units of 2^base, below 2^63
+            std::int64_t acc = 0;
+            if (fused_ok) {
+                acc = fused(m.codes(r).data(), l.format.codes, unit, a, ew.data(), mw.data(), base);
+            } else {
+                row_dots(m.codes(r).data(), l.format.codes, a, dots.data());
+                acc = unit ? accumulate<true>(dots.data(), a, ew.data(), mw.data(), base)
+                           : accumulate<false>(dots.data(), a, ew.data(), mw.data(), base);
+            }
+            p.sum = acc;
+            p.base = base;
+            p.top = static_cast<std::int16_t>(base + span + bound_bits);
+            continue;
+        }
+        row_dots(m.codes(r).data(), l.format.codes, a, dots.data());
+        row_terms(dots.data(), a, ew.data(), mw.data(), terms);
+        p = part_of_terms(terms);
+    }
+}
+
 void matvec(const MatrixView& m, const QuantizedActivation& q, std::span<float> out) {
     if (out.size() != m.layout().rows)
         throw Error("matvec: " + std::to_string(out.size()) + " outputs for a matrix of " +

@@ -17,6 +17,7 @@
 // a bit.
 
 #include "engine/numerics/activation.hpp"
+#include "engine/numerics/partial_sum.hpp"
 #include "engine/numerics/weights.hpp"
 
 #include <cstdint>
@@ -54,6 +55,11 @@ PreparedActivation prepare(const QuantizedActivation& a, const MatrixLayout& lay
 /// out[k] = the contract's output of matrix row first_row + k, for k < out.size().
 void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> out,
             std::size_t first_row = 0);
+
+/// out[k] = the exact part (partial_sum.hpp) of matrix row first_row + k that these columns make:
+/// the columns of a tensor-parallel card, whose parts `join` rounds into the contract's output.
+void matvec_partial(const MatrixView& m, const PreparedActivation& a, std::span<PartialSum> out,
+                    std::size_t first_row = 0);
 
 /// Every row: out.size() must be the matrix's rows.
 void matvec(const MatrixView& m, const QuantizedActivation& a, std::span<float> out);
