@@ -14,20 +14,22 @@ po::options_description plan_options() {
     po::options_description o("system of cards");
     o.add_options()("plan", po::value<std::string>()->value_name("PLAN"),
                     "split the model over the system.cards cards: pp (layers split across the cards, "
-                    "activations handed card to card); one (a single card, the default)");
+                    "activations handed card to card); tp (each layer's heads and MLP columns split "
+                    "across the cards, an all-reduce a block, system.exchange); one (a single card, "
+                    "the default)");
     return o;
 }
 
 lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config) {
     const auto plan = vm.count("plan") ? lower::parse_plan(vm["plan"].as<std::string>()) : lower::Plan::One;
     const auto cards = config.system.cards;
-    if (plan == lower::Plan::Pipeline && cards < 2)
-        throw Error(fmt::format("--plan pp splits a model over system.cards cards, and system.cards = {}: "
+    if (plan != lower::Plan::One && cards < 2)
+        throw Error(fmt::format("--plan {} splits a model over system.cards cards, and system.cards = {}: "
                                 "pass e.g. --set system.cards=2",
-                                cards));
+                                lower::name(plan), cards));
     if (plan == lower::Plan::One && cards > 1)
         throw Error(fmt::format("system.cards = {}: a system of several cards needs a plan that splits the "
-                                "model over them: pass --plan pp",
+                                "model over them: pass --plan pp or --plan tp",
                                 cards));
     return plan;
 }

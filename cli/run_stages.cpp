@@ -246,11 +246,12 @@ void check_request(const RunRequest& req) {
             "draws them (pass --timing-only, or drop it)");
     if (req.routing)
         (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
-    if (req.plan == lower::Plan::Pipeline) {
+    if (req.plan != lower::Plan::One) {
         auto refuse = [&](bool given, std::string_view what) {
             if (given)
-                throw Error(fmt::format(
-                    "--plan pp: {} is not built for a system of cards yet (docs/cards.md)", what));
+                throw Error(
+                    fmt::format("--plan {}: {} is not built for a system of cards yet (docs/cards.md)",
+                                lower::name(req.plan), what));
         };
         refuse(!req.model_dir || req.program.has_value(), "a program file (compile here from --model)");
         refuse(req.prompt_len.has_value(), "--prompt-len");
@@ -386,7 +387,7 @@ void check(const RunRequest& req, const Source& s) {
 }
 
 Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
-    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, "program"};
+    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, "program", {}};
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);
     lower::Options o;
@@ -409,6 +410,37 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
     if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
+    if (req.plan == lower::Plan::Tensor) {
+        const models::Shard base{0, req.config.system.cards,
+                                 req.config.system.exchange == card::Exchange::Exact ? graph::Exchange::Exact
+                                                                                     : graph::Exchange::F32,
+                                 req.config.weights.block_size};
+        std::vector<const graph::Graph*> graphs;
+        for (std::size_t k = 0; k < base.cards; ++k) {
+            auto shard = base;
+            shard.card = k;
+            c.shards.push_back(models::build_shard(s.model->checkpoint, s.model->spec, shard));
+        }
+        for (auto& b : c.shards)
+            graphs.push_back(&b.graph);
+        bool cached = true;
+        for (auto& card : lower::lower_shards(graphs, s.model->checkpoint, lower::target_of(req.config), o)) {
+            cached = cached && card.packed_from_cache;
+            c.cards.push_back(std::move(card));
+        }
+        c.program = c.cards.back();
+        // The last card's outputs are the whole graph's: its values by role (logits, next).
+        const auto whole = g.outputs();
+        for (std::size_t k = 0; k < c.program.io.graph_outputs() && k < whole.size(); ++k)
+            c.program.io.outputs[k].first = whole[k];
+        for (auto& e : c.program.program.host.io) {
+            if (e.role == program::IoRole::Logits && g.logits) e.value = g.logits->id;
+            if (e.role == program::IoRole::Next && g.next) e.value = g.next->id;
+            if (e.role == program::IoRole::Act && g.act) e.value = g.act->id;
+        }
+        c.weights = weights_from(o, cached);
+        return c;
+    }
     if (req.plan == lower::Plan::Pipeline) {
         c.stages = lower::pipeline_stages(g, s.model->checkpoint, req.config.system.cards);
         bool cached = true;

@@ -51,6 +51,7 @@ struct Compiled {
     /// Where the weights came from: `packed` (quantised now), `cache` (the pack cache,
     /// CARDSIM_PACK_CACHE), `none` (timed from shapes: no weight bytes), `program` (a program file).
     std::string weights = "program";
+    std::vector<models::BuiltGraph> shards; ///< under tensor parallel: each card's graph
 };
 
 /// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).

@@ -40,4 +40,16 @@ BuiltGraph build_graph(const Checkpoint& checkpoint, const ModelSpec& spec) {
     return b;
 }
 
+BuiltGraph build_shard(const Checkpoint& checkpoint, const ModelSpec& spec, const Shard& shard) {
+    if (!std::holds_alternative<DecoderSpec>(spec))
+        throw Error(fmt::format(
+            "--plan tp splits a decoder's heads and MLP over the cards; a {} is not split", describe(spec)));
+    const auto tensors = bind_tensors(checkpoint, spec);
+    BuiltGraph b = build_decoder_shard(std::get<DecoderSpec>(spec), tensors, shard);
+    if (auto problem = graph::check(b.graph))
+        throw std::logic_error(fmt::format("card {}'s graph of the {} fails its check: {}", shard.card,
+                                           describe(spec), *problem));
+    return b;
+}
+
 } // namespace cardsim::models

@@ -29,8 +29,32 @@ BuiltGraph build_graph(const Checkpoint& checkpoint, const ModelSpec& spec);
 /// The tensors `spec` needs, looked up and shape-checked in `checkpoint`: name → index.
 std::map<std::string, graph::W> bind_tensors(const Checkpoint& checkpoint, const ModelSpec& spec);
 
+/// One card's share of a tensor-parallel plan: card `card` of `cards`, joining the row-parallel
+/// matvecs' parts by `exchange`; a split of a matrix's columns must fall on multiples of `align`
+/// (the weights' scale block, so that each card's blocks are the one card's).
+struct Shard {
+    std::size_t card = 0, cards = 1;
+    graph::Exchange exchange = graph::Exchange::Exact;
+    std::size_t align = 32;
+};
+
 /// The decoder part of `build_graph`, over tensors bound by `bind_tensors`.
 BuiltGraph build_decoder(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors);
+
+/// Card `shard.card`'s graph of a decoder split Megatron-style over `shard.cards` cards: each
+/// attention layer's query, key and value heads and each MLP's intermediate columns split by card
+/// (column parallel: row ranges of q, k, v, gate and up), the output and down projections over the
+/// card's columns (row parallel: partial Gemms) joined by an AllReduce, one a block; the embedding
+/// and every norm on every card; the LM head's vocabulary split by card and joined by an AllGather.
+/// What no split can keep exact is a cardsim::Error naming it: experts, Gated-DeltaNet and latent
+/// attention layers, gated attention, biases on the row-parallel projections, and heads,
+/// intermediate columns or a vocabulary the cards do not divide (columns in whole scale blocks).
+BuiltGraph build_decoder_shard(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors,
+                               const Shard& shard);
+
+/// `build_graph`'s tensor-parallel form: card `shard.card`'s graph (build_decoder_shard); an
+/// encoder is a cardsim::Error.
+BuiltGraph build_shard(const Checkpoint& checkpoint, const ModelSpec& spec, const Shard& shard);
 /// The encoder part of `build_graph`, over tensors bound by `bind_tensors`.
 BuiltGraph build_encoder(const EncoderSpec& spec, const std::map<std::string, graph::W>& tensors);
 

@@ -1,6 +1,7 @@
 // The decoder graph: one decode step, following transformers' Qwen3 / Qwen2 / Llama / Mistral /
 // Gemma-2 / DeepSeek-V2/V3 / Qwen3-Next / Qwen3.5 / Qwen3.5-MoE modeling code (formulas in models/README.md).
 
+#include "engine/error.hpp"
 #include "models/build.hpp"
 #include "models/tensors.hpp"
 
@@ -16,7 +17,10 @@ using namespace graph;
 /// The state of building one decoder graph.
 class DecoderBuilder {
 public:
-    DecoderBuilder(const DecoderSpec& d, const std::map<std::string, W>& t) : d_(d), t_(t), n_{d} {}
+    DecoderBuilder(const DecoderSpec& d, const std::map<std::string, W>& t, std::optional<Shard> shard = {})
+        : d_(d), t_(t), n_{d}, shard_(shard) {
+        if (shard_) refuse_what_no_split_keeps();
+    }
 
     BuiltGraph build() {
         const std::size_t H = d_.hidden;
@@ -37,7 +41,18 @@ public:
         Val f = g_.val(Rows::Tokens, H, "final_norm");
         g_.push(RmsNorm{x_, plain(n_.final_norm()), d_.eps, d_.zero_centred, H, f}, head);
         Val logits = g_.val(Rows::Tokens, d_.vocab, "logits");
-        g_.push(Gemm{f, Weight{w(n_.lm_head()), Whole{true}}, std::nullopt, Epilogue::None, logits}, head);
+        if (shard_) { // this card's rows of the vocabulary, then every card's side by side
+            const std::size_t part = d_.vocab / shard_->cards;
+            Val mine = g_.val(Rows::Tokens, part, "logits_part");
+            g_.push(Gemm{f, Weight{w(n_.lm_head()), RowRange{shard_->card * part, part, true}}, std::nullopt,
+                         Epilogue::None, mine},
+                    head);
+            Val scratch = g_.val(Rows::Tokens, d_.vocab, "logits_gathered");
+            g_.push(AllGather{mine, scratch, logits, shard_->cards}, head);
+        } else {
+            g_.push(Gemm{f, Weight{w(n_.lm_head()), Whole{true}}, std::nullopt, Epilogue::None, logits},
+                    head);
+        }
         if (d_.final_softcap) {
             Val capped = g_.val(Rows::Tokens, d_.vocab, "logits_capped");
             g_.push(Softcap{logits, *d_.final_softcap, capped}, head);
@@ -68,6 +83,80 @@ private:
         g_.push(Gemm{a, weight, b, Epilogue::None, out}, site_);
         return out;
     }
+    /// This card's rows `first .. first + count` of a `total`-row projection's share (column
+    /// parallel): count = total / cards from row card · count; the whole tensor on one card.
+    Weight share_rows(const std::string& name, std::size_t total) const {
+        if (!shard_) return linear(name);
+        const std::size_t part = total / shard_->cards;
+        return Weight{w(name), RowRange{shard_->card * part, part, true}};
+    }
+    std::optional<Weight> share_bias(bool has, std::string_view module, std::size_t total) const {
+        if (!has || !shard_) return bias(has, module);
+        const std::size_t part = total / shard_->cards;
+        return Weight{w(n_.layer(layer_, fmt::format("{}.bias", module))),
+                      RowRange{shard_->card * part, part, false}};
+    }
+    /// `a` (this card's `columns` of the inputs) times a row-parallel projection `name`, `width`
+    /// outputs: on one card a Gemm; on a card of a tensor-parallel plan its partial Gemm over its
+    /// columns and the AllReduce that joins every card's.
+    Val row_parallel(Val a, const std::string& name, std::size_t columns, std::size_t width,
+                     std::string_view what) {
+        if (!shard_) return gemm(a, linear(name), std::nullopt, width, what);
+        const Weight weight{w(name), ColumnRange{shard_->card * columns, columns, true}};
+        const std::size_t N = shard_->cards;
+        Val out = val(width, what);
+        if (shard_->exchange == Exchange::Exact) {
+            Val part = val(width * partial_words, fmt::format("{}_part", what));
+            Gemm gm{a, weight, std::nullopt, Epilogue::None, part};
+            gm.partial = true;
+            g_.push(gm, site_);
+            Val scratch = val((N - 1) * width * partial_words, fmt::format("{}_parts", what));
+            g_.push(AllReduce{part, scratch, out, Exchange::Exact, N, width}, site_);
+        } else {
+            g_.push(Gemm{a, weight, std::nullopt, Epilogue::None, out}, site_);
+            Val scratch = val(width, fmt::format("{}_chunk", what));
+            g_.push(AllReduce{out, scratch, out, Exchange::F32, N, width}, site_);
+        }
+        return out;
+    }
+    /// What a tensor-parallel split cannot keep exact, refused by name.
+    void refuse_what_no_split_keeps() const {
+        const auto& s = *shard_;
+        const std::size_t N = s.cards;
+        auto refuse = [&](const std::string& why) {
+            throw Error(fmt::format("--plan tp over {} cards: {}", N, why));
+        };
+        const auto& a = d_.attention;
+        for (std::size_t i = 0; i < d_.layers.size(); ++i) {
+            if (d_.layers[i].moe)
+                refuse(fmt::format("layer {} has experts; tensor parallel splits dense MLPs "
+                                   "only (experts are split by pipeline, --plan pp)",
+                                   i));
+            if (d_.layers[i].mixer == Mixer::LatentAttention)
+                refuse(fmt::format("layer {} is latent attention, whose heads are not split yet", i));
+            if (d_.layers[i].mixer == Mixer::GatedDeltaNet)
+                refuse(fmt::format("layer {} is a Gated-DeltaNet mixer, whose heads are not split yet "
+                                   "(--plan pp splits it by layers)",
+                                   i));
+        }
+        if (a.output_gate) refuse("gated attention's interleaved query and gate rows are not split yet");
+        if (a.o_bias || d_.mlp_bias)
+            refuse("a bias on the output or down projection would be added on every card");
+        if (a.heads % N || a.kv_heads % N)
+            refuse(fmt::format("the {} query and {} key-value heads must each divide by the cards", a.heads,
+                               a.kv_heads));
+        const std::size_t q_part = a.heads / N * a.head_dim;
+        if (q_part % s.align)
+            refuse(fmt::format(
+                "each card's {} attention columns must be whole blocks of {} (weights.block_size)", q_part,
+                s.align));
+        if (d_.intermediate % N || (d_.intermediate / N) % s.align)
+            refuse(fmt::format("the MLP's {} intermediate columns must split into whole blocks of {} a card "
+                               "(weights.block_size)",
+                               d_.intermediate, s.align));
+        if (d_.vocab % N) refuse(fmt::format("the vocabulary of {} must divide by the cards", d_.vocab));
+    }
+
     /// The layer's input norm, into a new value.
     Val input_norm(std::size_t i, std::string_view tensor, std::string_view what) {
         Val h = val(d_.hidden, what);
@@ -92,6 +181,8 @@ private:
         site_ = Site{i, Part::Attention};
         const auto& a = d_.attention;
         const std::size_t hd = a.head_dim, q_width = a.heads * hd, kv_width = a.kv_heads * hd;
+        const std::size_t cards = shard_ ? shard_->cards : 1; // this card's share of the heads
+        const std::size_t heads = a.heads / cards, kv_heads = a.kv_heads / cards;
         Val h = input_norm(i, "input_layernorm.weight", "attn_norm");
         const std::string q_proj = n_.layer(i, "self_attn.q_proj.weight");
         Val q, gate{};
@@ -109,14 +200,15 @@ private:
             q = gemm(h, Weight{w(q_proj), part(0, true)}, q_bias, q_width, "q");
             gate = gemm(h, Weight{w(q_proj), part(hd, true)}, gate_bias, q_width, "gate");
         } else {
-            q = gemm(h, linear(q_proj), bias(a.qkv_bias, "self_attn.q_proj"), q_width, "q");
+            q = gemm(h, share_rows(q_proj, q_width), share_bias(a.qkv_bias, "self_attn.q_proj", q_width),
+                     q_width / cards, "q");
         }
-        Val k = gemm(h, linear(n_.layer(i, "self_attn.k_proj.weight")), bias(a.qkv_bias, "self_attn.k_proj"),
-                     kv_width, "k");
-        Val v = gemm(h, linear(n_.layer(i, "self_attn.v_proj.weight")), bias(a.qkv_bias, "self_attn.v_proj"),
-                     kv_width, "v");
+        Val k = gemm(h, share_rows(n_.layer(i, "self_attn.k_proj.weight"), kv_width),
+                     share_bias(a.qkv_bias, "self_attn.k_proj", kv_width), kv_width / cards, "k");
+        Val v = gemm(h, share_rows(n_.layer(i, "self_attn.v_proj.weight"), kv_width),
+                     share_bias(a.qkv_bias, "self_attn.v_proj", kv_width), kv_width / cards, "v");
         if (a.qk_norm) {
-            Val qn = val(q_width, "q_norm"), kn = val(kv_width, "k_norm");
+            Val qn = val(q_width / cards, "q_norm"), kn = val(kv_width / cards, "k_norm");
             g_.push(
                 RmsNorm{q, plain(n_.layer(i, "self_attn.q_norm.weight")), d_.eps, d_.zero_centred, hd, qn},
                 site_);
@@ -128,12 +220,12 @@ private:
         }
         g_.push(Rotate{q, hd, a.rotary_dim, a.theta}, site_);
         g_.push(Rotate{k, hd, a.rotary_dim, a.theta}, site_);
-        StateId keys = g_.state(KeyCache{a.kv_heads, hd});
-        StateId values = g_.state(ValueCache{a.kv_heads, hd});
+        StateId keys = g_.state(KeyCache{kv_heads, hd});
+        StateId values = g_.state(ValueCache{kv_heads, hd});
         g_.push(CacheAppend{k, keys}, site_);
         g_.push(CacheAppend{v, values}, site_);
-        Val att = val(q_width, "attn");
-        g_.push(AttendCache{q, keys, values, a.heads, a.kv_heads, hd,
+        Val att = val(q_width / cards, "attn");
+        g_.push(AttendCache{q, keys, values, heads, kv_heads, hd,
                             a.scale.value_or(1.0 / std::sqrt(static_cast<double>(hd))), d_.layers[i].window,
                             std::nullopt, a.softcap, att},
                 site_);
@@ -142,9 +234,11 @@ private:
             g_.push(SigmoidGate{att, gate, gated}, site_);
             att = gated;
         }
-        residual(gemm(att, linear(n_.layer(i, "self_attn.o_proj.weight")), bias(a.o_bias, "self_attn.o_proj"),
-                      d_.hidden, "mixer_out"),
-                 "post_attention_layernorm.weight", "mixer_out_norm");
+        Val mixed = shard_ ? row_parallel(att, n_.layer(i, "self_attn.o_proj.weight"), q_width / cards,
+                                          d_.hidden, "mixer_out")
+                           : gemm(att, linear(n_.layer(i, "self_attn.o_proj.weight")),
+                                  bias(a.o_bias, "self_attn.o_proj"), d_.hidden, "mixer_out");
+        residual(mixed, "post_attention_layernorm.weight", "mixer_out_norm");
     }
 
     /// DeepSeek's multi-head latent attention in its absorbed decode form: the cache holds one
@@ -306,19 +400,20 @@ private:
             residual(out);
             return;
         }
-        const std::size_t I = d_.intermediate;
-        Val gate = gemm(h, linear(n_.layer(i, "mlp.gate_proj.weight")), bias(d_.mlp_bias, "mlp.gate_proj"), I,
-                        "ffn_gate");
-        Val up =
-            gemm(h, linear(n_.layer(i, "mlp.up_proj.weight")), bias(d_.mlp_bias, "mlp.up_proj"), I, "ffn_up");
+        const std::size_t I = d_.intermediate / (shard_ ? shard_->cards : 1); // this card's columns
+        Val gate = gemm(h, share_rows(n_.layer(i, "mlp.gate_proj.weight"), d_.intermediate),
+                        bias(d_.mlp_bias, "mlp.gate_proj"), I, "ffn_gate");
+        Val up = gemm(h, share_rows(n_.layer(i, "mlp.up_proj.weight"), d_.intermediate),
+                      bias(d_.mlp_bias, "mlp.up_proj"), I, "ffn_up");
         Val act = val(I, "ffn_act");
         if (d_.activation == Activation::Silu)
             g_.push(SiluMul{gate, up, act}, site_);
         else
             g_.push(GeluMul{gate, up, d_.activation == Activation::GeluTanh, act}, site_);
-        residual(gemm(act, linear(n_.layer(i, "mlp.down_proj.weight")), bias(d_.mlp_bias, "mlp.down_proj"),
-                      d_.hidden, "ffn_out"),
-                 "post_feedforward_layernorm.weight", "ffn_out_norm");
+        Val down = shard_ ? row_parallel(act, n_.layer(i, "mlp.down_proj.weight"), I, d_.hidden, "ffn_out")
+                          : gemm(act, linear(n_.layer(i, "mlp.down_proj.weight")),
+                                 bias(d_.mlp_bias, "mlp.down_proj"), d_.hidden, "ffn_out");
+        residual(down, "post_feedforward_layernorm.weight", "ffn_out_norm");
     }
 
     const DecoderSpec& d_;
@@ -328,12 +423,23 @@ private:
     Val x_{};
     std::size_t layer_ = 0;
     Site site_;
+    std::optional<Shard> shard_;
 };
 
 } // namespace
 
 BuiltGraph build_decoder(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors) {
     return DecoderBuilder(spec, tensors).build();
+}
+
+BuiltGraph build_decoder_shard(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors,
+                               const Shard& shard) {
+    if (shard.cards < 2 || shard.card >= shard.cards)
+        throw Error(
+            fmt::format("a tensor-parallel share is card 0 .. cards - 1 of at least two cards, not card "
+                        "{} of {}",
+                        shard.card, shard.cards));
+    return DecoderBuilder(spec, tensors, shard).build();
 }
 
 } // namespace cardsim::models

@@ -243,13 +243,17 @@ void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size,
         throw Error(fmt::format("tensor `{}`: reading view `{}` needs room for {} elements, not {}", name(w),
                                 describe(view), count * vs.row_len, out_size));
     const auto data = bytes(w);
-    const std::size_t row_bytes = vs.row_len * size_of(dtype(w));
+    // A column range reads part of each stored row, which is as long as the whole view's rows.
+    const auto* columns = std::get_if<graph::ColumnRange>(&view);
+    const std::size_t es = size_of(dtype(w));
+    const std::size_t row_bytes = (columns ? checked_view(w, graph::Whole{}).row_len : vs.row_len) * es;
+    const std::size_t skip = columns ? columns->first * es : 0;
     for (std::size_t r = first; r < first + count; ++r) {
         std::size_t stored = r; // the stored row that view row `r` reads
         if (auto* rr = std::get_if<graph::RowRange>(&view)) stored = rr->first + r;
         if (auto* hp = std::get_if<graph::HeadPart>(&view))
             stored = r / hp->width * hp->stride + hp->offset + r % hp->width;
-        row(r - first, data.data() + stored * row_bytes, vs.row_len);
+        row(r - first, data.data() + stored * row_bytes + skip, vs.row_len);
     }
 }
 

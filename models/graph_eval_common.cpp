@@ -2,6 +2,8 @@
 
 #include "models/graph_eval_ops.hpp"
 
+#include "engine/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,7 +16,23 @@ namespace cardsim::models {
 using namespace graph;
 using namespace eval_math;
 
+void GraphEvaluator::OpEval::eval(std::size_t index, const graph::AllReduce&) {
+    throw Error(fmt::format("op {} (AllReduce) is one card's share of a tensor-parallel model: the f64 "
+                            "evaluator runs the whole model's graph",
+                            index));
+}
+
+void GraphEvaluator::OpEval::eval(std::size_t index, const graph::AllGather&) {
+    throw Error(fmt::format("op {} (AllGather) is one card's share of a tensor-parallel model: the f64 "
+                            "evaluator runs the whole model's graph",
+                            index));
+}
+
 void GraphEvaluator::OpEval::eval(std::size_t index, const Gemm& o) {
+    if (o.partial)
+        throw Error(fmt::format("op {} (a partial Gemm) is one card's share of a tensor-parallel model: the "
+                                "f64 evaluator runs the whole model's graph",
+                                index));
     const auto& w = constant(o.w);
     const graph::ViewShape vs = self.weights_.view_of(o.w.tensor, o.w.view);
     const bool t = std::visit([](auto& v) { return v.transpose; }, o.w.view);

@@ -94,6 +94,10 @@ struct GraphEvaluator::OpEval {
     void eval(std::size_t index, const graph::Relu& o);
     void eval(std::size_t index, const graph::Scale& o);
     void eval(std::size_t index, const graph::Softcap& o);
+    /// A tensor-parallel card's collectives: refused (a card's graph is one share of a model; the
+    /// evaluator runs the whole model's graph).
+    void eval(std::size_t index, const graph::AllReduce& o);
+    void eval(std::size_t index, const graph::AllGather& o);
 
     // ---- attention (graph_eval_attention.cpp) ----
 

@@ -17,6 +17,9 @@ std::string describe(const graph::View& view) {
                 return fmt::format("heads of {}: rows {}..{} of each{}", h.stride, h.offset,
                                    h.offset + h.width, h.transpose ? "ᵀ" : "");
             },
+            [](const graph::ColumnRange& c) {
+                return fmt::format("columns {}..{}{}", c.first, c.first + c.count, c.transpose ? "ᵀ" : "");
+            },
         },
         view);
 }

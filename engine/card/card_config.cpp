@@ -158,6 +158,9 @@ std::string_view name(SchedulerKind kind) {
 std::string_view name(Topology topology) {
     return topology == Topology::Ring ? "ring" : topology == Topology::Pairs ? "pairs" : "switch";
 }
+std::string_view name(Exchange exchange) {
+    return exchange == Exchange::Exact ? "exact" : "f32";
+}
 std::string_view name(ScaleKind kind) {
     return kind == ScaleKind::E8M0 ? "e8m0" : "f16";
 }

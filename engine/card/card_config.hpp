@@ -182,9 +182,16 @@ enum class Topology {
 /// The system the card is one of (`[system]`): how many cards, joined how. One card is today's
 /// card on its own; more need a plan (`--plan pp`). Not in the card's digest: it changes no
 /// card's program and no card's timing (a plan's programs carry their sends and receives).
+/// How a tensor-parallel plan's cards join the parts of a row-parallel matvec (`[system] exchange`).
+enum class Exchange {
+    Exact, ///< every card's exact parts (24 bytes an output) gathered and rounded once: the one-card bits
+    F32,   ///< each card's f32 outputs (4 bytes) summed in ring order: cheaper, not bit-exact
+};
+
 struct SystemConfig {
     std::uint32_t cards = 0;
     Topology topology = Topology::Ring;
+    Exchange exchange = Exchange::Exact;
     friend bool operator==(const SystemConfig&, const SystemConfig&) = default;
 };
 
@@ -367,5 +374,6 @@ std::string_view name(PagePolicy policy);
 std::string_view name(SchedulerKind kind);
 std::string_view name(ScaleKind kind);
 std::string_view name(Topology topology);
+std::string_view name(Exchange exchange);
 
 } // namespace cardsim::card

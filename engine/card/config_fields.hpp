@@ -18,6 +18,8 @@ inline constexpr std::array<std::pair<ScaleKind, std::string_view>, 2> scale_kin
     {{ScaleKind::E8M0, "e8m0"}, {ScaleKind::F16, "f16"}}};
 inline constexpr std::array<std::pair<Topology, std::string_view>, 3> topology_names{
     {{Topology::Ring, "ring"}, {Topology::Pairs, "pairs"}, {Topology::Switch, "switch"}}};
+inline constexpr std::array<std::pair<Exchange, std::string_view>, 2> exchange_names{
+    {{Exchange::Exact, "exact"}, {Exchange::F32, "f32"}}};
 
 /// Whether visitor `v` leaves the router's sections out of `c`: a writer does (its
 /// `omit_absent_router`) when the card has no experts (`capabilities.experts` false), since the
@@ -134,6 +136,7 @@ void describe(V& v, C& c) {
     v.system("system", [&] {
         v.integer("cards", c.system.cards, 1, 64);
         v.choice("topology", c.system.topology, topology_names);
+        v.choice("exchange", c.system.exchange, exchange_names);
     });
     v.system("link", [&] {
         auto& l = c.link;

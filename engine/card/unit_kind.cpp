@@ -13,8 +13,7 @@ constexpr std::array<std::string_view, unit_kind_count> unit_names{
     "dma",       "gelu",           "geglu",
     "layernorm", "rope",           "attention_window",
     "add_type",  "gather_markers", "act_features",
-    "router",
-    "network",
+    "router",    "network",
 };
 
 } // namespace

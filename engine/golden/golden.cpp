@@ -118,6 +118,10 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::layer_norm(x, raw(o.w), b, width(o.x), o.eps, out(o.out));
             } else if constexpr (std::is_same_v<T, Gemm>) {
+                if (o.partial) // one card's share of a tensor-parallel model: the golden runs the whole
+                    throw Error(fmt::format("op {} (a partial Gemm): the golden executor runs the whole "
+                                            "model's graph, not a tensor-parallel card's",
+                                            i));
                 auto& p = packed(o.w, width(o.out), width(o.a));
                 std::vector<float> b = o.b ? raw(*o.b) : std::vector<float>{};
                 auto a = values_[o.a.id];

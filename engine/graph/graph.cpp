@@ -47,109 +47,118 @@ std::string_view kind(const Op& op) {
                                                  "Moe",
                                                  "HeadMatmul",
                                                  "GeluMul",
-                                                 "LatentAttendCache"};
+                                                 "LatentAttendCache",
+                                                 "AllReduce",
+                                                 "AllGather"};
     static_assert(std::size(names) == std::variant_size_v<Op>, "a name per op kind");
     return names[op.index()];
 }
 
 Uses uses(const Op& op) {
-    return std::visit(Overload{
-                          [](const Embed& o) {
-                              return Uses{{}, {o.out}};
-                          },
-                          [](const LayerNorm& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Gemm& o) {
-                              return o.epilogue == Epilogue::Accumulate ? Uses{{o.a, o.out}, {o.out}}
-                                                                        : Uses{{o.a}, {o.out}};
-                          },
-                          [](const Rope& o) {
-                              return Uses{{o.qkv}, {o.qkv}};
-                          },
-                          [](const Attention& o) {
-                              return Uses{{o.qkv}, {o.out}};
-                          },
-                          [](const GeGlu& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const AddType& o) {
-                              return Uses{{o.h}, {o.h}};
-                          },
-                          [](const GatherMarkers& o) {
-                              return Uses{{o.h}, {o.out}};
-                          },
-                          [](const ActFeatures& o) {
-                              return Uses{{o.h, o.logits}, {o.out}};
-                          },
-                          [](const RmsNorm& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Rotate& o) {
-                              return Uses{{o.x}, {o.x}};
-                          },
-                          [](const CacheAppend& o) {
-                              return Uses{{o.x}, {}};
-                          },
-                          [](const AttendCache& o) {
-                              return Uses{{o.q}, {o.out}};
-                          },
-                          [](const Conv& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Silu& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const L2Norm& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const GdnGates& o) {
-                              return Uses{{o.b, o.a}, {o.beta, o.g}};
-                          },
-                          [](const DeltaStep& o) {
-                              return Uses{{o.q, o.k, o.v, o.beta, o.g}, {o.out}};
-                          },
-                          [](const GatedRmsNorm& o) {
-                              return Uses{{o.x, o.z}, {o.out}};
-                          },
-                          [](const SigmoidGate& o) {
-                              return Uses{{o.x, o.gate}, {o.out}};
-                          },
-                          [](const SiluMul& o) {
-                              return Uses{{o.gate, o.up}, {o.out}};
-                          },
-                          [](const Add& o) {
-                              return Uses{{o.a, o.b}, {o.out}};
-                          },
-                          [](const ArgMax& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Gelu& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Relu& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Scale& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Softcap& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const Moe& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const HeadMatmul& o) {
-                              return Uses{{o.x}, {o.out}};
-                          },
-                          [](const GeluMul& o) {
-                              return Uses{{o.gate, o.up}, {o.out}};
-                          },
-                          [](const LatentAttendCache& o) {
-                              return Uses{{o.q_latent, o.q_rope}, {o.out}};
-                          },
-                      },
-                      op);
+    return std::visit(
+        Overload{
+            [](const Embed& o) {
+                return Uses{{}, {o.out}};
+            },
+            [](const LayerNorm& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Gemm& o) {
+                return o.epilogue == Epilogue::Accumulate ? Uses{{o.a, o.out}, {o.out}}
+                                                          : Uses{{o.a}, {o.out}};
+            },
+            [](const Rope& o) {
+                return Uses{{o.qkv}, {o.qkv}};
+            },
+            [](const Attention& o) {
+                return Uses{{o.qkv}, {o.out}};
+            },
+            [](const GeGlu& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const AddType& o) {
+                return Uses{{o.h}, {o.h}};
+            },
+            [](const GatherMarkers& o) {
+                return Uses{{o.h}, {o.out}};
+            },
+            [](const ActFeatures& o) {
+                return Uses{{o.h, o.logits}, {o.out}};
+            },
+            [](const RmsNorm& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Rotate& o) {
+                return Uses{{o.x}, {o.x}};
+            },
+            [](const CacheAppend& o) {
+                return Uses{{o.x}, {}};
+            },
+            [](const AttendCache& o) {
+                return Uses{{o.q}, {o.out}};
+            },
+            [](const Conv& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Silu& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const L2Norm& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const GdnGates& o) {
+                return Uses{{o.b, o.a}, {o.beta, o.g}};
+            },
+            [](const DeltaStep& o) {
+                return Uses{{o.q, o.k, o.v, o.beta, o.g}, {o.out}};
+            },
+            [](const GatedRmsNorm& o) {
+                return Uses{{o.x, o.z}, {o.out}};
+            },
+            [](const SigmoidGate& o) {
+                return Uses{{o.x, o.gate}, {o.out}};
+            },
+            [](const SiluMul& o) {
+                return Uses{{o.gate, o.up}, {o.out}};
+            },
+            [](const Add& o) {
+                return Uses{{o.a, o.b}, {o.out}};
+            },
+            [](const ArgMax& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Gelu& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Relu& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Scale& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Softcap& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const Moe& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const HeadMatmul& o) {
+                return Uses{{o.x}, {o.out}};
+            },
+            [](const GeluMul& o) {
+                return Uses{{o.gate, o.up}, {o.out}};
+            },
+            [](const LatentAttendCache& o) {
+                return Uses{{o.q_latent, o.q_rope}, {o.out}};
+            },
+            [](const AllReduce& o) {
+                return o.out == o.x ? Uses{{o.x}, {o.scratch, o.x}} : Uses{{o.x}, {o.scratch, o.out}};
+            },
+            [](const AllGather& o) {
+                return Uses{{o.x}, {o.scratch, o.out}};
+            },
+        },
+        op);
 }
 
 StateUses state_uses(const Op& op) {
@@ -465,6 +474,26 @@ void check_op(OpCheck& c, const Op& op) {
                     c.fail("needs a latent cache of one head of its latent dim");
                 if (r && (r->kv_heads != 1 || r->head_dim != o.rope_dim))
                     c.fail("needs a rope-key cache of one head of its rope dim");
+            },
+            [&](const Gemm& o) {
+                if (o.partial && (o.b || o.epilogue != Epilogue::None))
+                    c.fail("a partial Gemm has no bias and no epilogue");
+            },
+            [&](const AllReduce& o) {
+                if (o.cards < 2) c.fail("an all-reduce needs at least two cards");
+                const std::size_t words = o.exchange == Exchange::Exact ? partial_words : 1;
+                c.width(o.x, o.width * words, "its parts");
+                c.width(o.out, o.width, "its outputs");
+                c.width(o.scratch, o.exchange == Exchange::Exact ? (o.cards - 1) * o.width * words : o.width,
+                        "room for what it receives");
+                if (o.exchange == Exchange::F32 && o.out != o.x) c.fail("an f32 all-reduce sums in place");
+            },
+            [&](const AllGather& o) {
+                if (o.cards < 2) c.fail("an all-gather needs at least two cards");
+                if (c.exists(o.x)) {
+                    c.width(o.out, o.cards * c.width_of(o.x), "every card's columns");
+                    c.width(o.scratch, o.cards * c.width_of(o.x), "every card's columns");
+                }
             },
             [](const auto&) {},
         },

@@ -74,8 +74,17 @@ struct HeadPart {
     friend bool operator==(const HeadPart&, const HeadPart&) = default;
 };
 
+/// Columns `first .. first + count` of every row of the tensor (as a matrix of its last
+/// dimension): a tensor-parallel card's share of a row-parallel matrix's inputs.
+struct ColumnRange {
+    std::size_t first = 0;
+    std::size_t count = 0;
+    bool transpose = true;
+    friend bool operator==(const ColumnRange&, const ColumnRange&) = default;
+};
+
 /// Which part of a checkpoint tensor a constant reads.
-using View = std::variant<Whole, RowRange, HeadPart>;
+using View = std::variant<Whole, RowRange, HeadPart, ColumnRange>;
 
 /// A graph constant: a checkpoint tensor and the view of it.
 struct Weight {
@@ -149,8 +158,15 @@ struct Gemm {
     Weight w;                ///< `[n, k]` after its view
     std::optional<Weight> b; ///< `[n]`, if there is one
     Epilogue epilogue = Epilogue::None;
-    Val out; ///< `n` wide, as many rows as `a`
+    Val out; ///< `n` wide, as many rows as `a`; `partial`: `n · partial_words` wide
+    /// A tensor-parallel card's part of a row-parallel matrix (its view some of the columns): `out`
+    /// holds each output's exact part (numerics/partial_sum.hpp, 24 bytes), not its rounding; an
+    /// AllReduce joins the cards' parts. No bias, no epilogue.
+    bool partial = false;
 };
+
+/// The f32 words of one partial output (numerics::PARTIAL_BYTES / 4).
+inline constexpr std::size_t partial_words = 6;
 
 /// Rotary embedding (NeoX, rotate-half, full head) applied in place to the q and k parts of fused
 /// `[q | k | v]` token rows, positions counted from the start of each sequence.
@@ -422,11 +438,40 @@ struct LatentAttendCache {
     Val out; ///< token rows, heads × latent_dim wide
 };
 
+/// How a tensor-parallel AllReduce joins the cards' parts.
+enum class Exchange {
+    Exact, ///< every card gathers every card's exact parts and rounds them once: the one-card bits
+    F32,   ///< each card's f32 outputs, added in ring order (a reduce-scatter then an all-gather)
+};
+
+/// Tensor parallel: the sum over the `cards` cards of each card's `x`, into `out` on every card
+/// (`width` outputs a row). Exact: `x` is a partial Gemm's parts (`width · partial_words` wide),
+/// `scratch` receives the other cards' (`(cards − 1) · width · partial_words` wide) and `out` is
+/// their join. F32: `x` is f32 and `out` is `x` (in place); `scratch` receives one chunk (`width`).
+struct AllReduce {
+    Val x;
+    Val scratch;
+    Val out;
+    Exchange exchange = Exchange::Exact;
+    std::size_t cards = 1;
+    std::size_t width = 0;
+};
+
+/// Tensor parallel: every card's `x` (its share of the columns, each card as wide), side by side in
+/// card order in every row of `out` on every card; `scratch` (`cards` × as wide as `x`) receives
+/// the cards' rows as they come round the ring.
+struct AllGather {
+    Val x;
+    Val scratch;
+    Val out;
+    std::size_t cards = 1;
+};
+
 /// One step of a graph. Every op runs on the rows the batch has, not the bucket's padded count.
 using Op = std::variant<Embed, LayerNorm, Gemm, Rope, Attention, GeGlu, AddType, GatherMarkers, ActFeatures,
                         RmsNorm, Rotate, CacheAppend, AttendCache, Conv, Silu, L2Norm, GdnGates, DeltaStep,
                         GatedRmsNorm, SigmoidGate, SiluMul, Add, ArgMax, Gelu, Relu, Scale, Softcap, Moe,
-                        HeadMatmul, GeluMul, LatentAttendCache>;
+                        HeadMatmul, GeluMul, LatentAttendCache, AllReduce, AllGather>;
 
 /// The name of an op's kind, as written in its type (`"Gemm"`, `"AttendCache"`).
 std::string_view kind(const Op& op);

@@ -28,6 +28,12 @@ std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> sha
                                h->offset + h->width, h->stride);
         return ViewShape{rows / h->stride * h->width, row_len};
     }
+    if (auto* c = std::get_if<ColumnRange>(&view)) {
+        if (c->first > row_len || c->count > row_len - c->first)
+            return fmt::format("columns {}..{} lie past its {} columns", c->first, c->first + c->count,
+                               row_len);
+        return ViewShape{rows, c->count};
+    }
     return ViewShape{rows, row_len};
 }
 
@@ -39,6 +45,7 @@ std::string rows_key(const View& view) {
     if (auto* r = std::get_if<RowRange>(&view)) return fmt::format("r{}+{}", r->first, r->count);
     if (auto* h = std::get_if<HeadPart>(&view))
         return fmt::format("h{}/{}+{}", h->stride, h->offset, h->width);
+    if (auto* c = std::get_if<ColumnRange>(&view)) return fmt::format("c{}+{}", c->first, c->count);
     return "w";
 }
 

@@ -149,6 +149,41 @@ void matvec(const numerics::MatrixView& w, std::span<const float> x, const numer
     }
 }
 
+void matvec_partial(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
+                    std::span<std::byte> out) {
+    const std::size_t n = w.layout().rows, k = w.layout().cols, rows = rows_of(x.size(), k);
+    if (out.size() != rows * n * numerics::PARTIAL_BYTES)
+        throw Error(fmt::format("partial matvec: {} bytes for {} rows of {} parts", out.size(), rows, n));
+    std::vector<numerics::PartialSum> y(n);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const auto a = numerics::prepare(
+            numerics::quantize(x.subspan(r * k, k), scheme, w.layout().format.group), w.layout());
+        parallel_for(n, std::max<std::size_t>(1, (std::size_t{1} << 16) / std::max<std::size_t>(k, 1)),
+                     [&](std::size_t begin, std::size_t end) {
+                         numerics::matvec_partial(w, a, std::span(y).subspan(begin, end - begin), begin);
+                     });
+        for (std::size_t i = 0; i < n; ++i)
+            numerics::encode(
+                y[i], out.subspan((r * n + i) * numerics::PARTIAL_BYTES).first<numerics::PARTIAL_BYTES>());
+    }
+}
+
+void sum_partials(std::span<const std::byte> mine, std::span<const std::byte> others, std::size_t parts,
+                  std::span<float> out) {
+    const std::size_t e = out.size(), b = numerics::PARTIAL_BYTES;
+    if (parts < 2 || mine.size() != e * b || others.size() != (parts - 1) * e * b)
+        throw Error(fmt::format("sum of partials: {} and {} bytes of parts of {} cards for {} values",
+                                mine.size(), others.size(), parts, e));
+    std::vector<numerics::PartialSum> row(parts);
+    for (std::size_t i = 0; i < e; ++i) {
+        row[0] = numerics::decode_partial(mine.subspan(i * b).first<numerics::PARTIAL_BYTES>());
+        for (std::size_t p = 1; p < parts; ++p)
+            row[p] = numerics::decode_partial(
+                others.subspan(((p - 1) * e + i) * b).first<numerics::PARTIAL_BYTES>());
+        out[i] = numerics::join(row);
+    }
+}
+
 void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim, double theta,
             std::span<const std::uint32_t> positions) {
     const std::size_t rows = rows_of(x.size(), width);

@@ -47,6 +47,17 @@ void layer_norm(std::span<const float> x, std::span<const float> w, std::span<co
 void matvec(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
             graph::Epilogue epilogue, std::span<const float> bias, std::span<float> out);
 
+/// Each row of `x` (`k` wide, this card's columns) times the matrix (`n` × `k`), as a partial
+/// graph::Gemm: each output's exact part (numerics::matvec_partial), written as its 24 bytes
+/// (numerics::encode) into `out`, `n` parts per row.
+void matvec_partial(const numerics::MatrixView& w, std::span<const float> x, const numerics::Scheme& scheme,
+                    std::span<std::byte> out);
+
+/// The join of every card's parts (numerics::join): `out[e]` from part `e` of `mine` and part `e`
+/// of each of the `parts − 1` blocks of `others` (each as many parts as `out` has values).
+void sum_partials(std::span<const std::byte> mine, std::span<const std::byte> others, std::size_t parts,
+                  std::span<float> out);
+
 /// NeoX rotary embedding in place on each head of each row (first `rotary_dim` of every
 /// `head_dim`), at `positions[row]`: angle of pair i = pos · theta^(−2i/rotary_dim)
 /// (numerics::rotate).

@@ -6,7 +6,7 @@
 
 namespace cardsim::lower::detail {
 
-void Lowering::emit_op(std::size_t i, const Gemm& o) {
+void Lowering::gemm(std::size_t i, const Gemm& o) {
     std::size_t n = width(o.out), k = width(o.a);
     put<slots::Matvec>(i,
                        {.x = on(arena(o.a)),

@@ -172,7 +172,10 @@ private:
 
     // ---- ops every family uses (emit_common.cpp) ----
 
+    /// A Gemm: its matvec, or a partial Gemm's exact parts (emit_collectives.cpp).
     void emit_op(std::size_t i, const Gemm& o);
+    /// A whole (not partial) Gemm's matvec.
+    void gemm(std::size_t i, const Gemm& o);
     /// One matvec over the merged matrix of a MergedQkv group, writing up to three values.
     void merged_matvec(const shim::Group& grp);
     void emit_op(std::size_t i, const LayerNorm& o);
@@ -236,6 +239,13 @@ private:
     void emit_op(std::size_t i, const AddType& o);
     void emit_op(std::size_t i, const GatherMarkers& o);
     void emit_op(std::size_t i, const ActFeatures& o);
+
+    // ---- a tensor-parallel card's collectives (emit_collectives.cpp) ----
+
+    /// This card's index and the plan's card count, for op `i` (an Error without a plan).
+    std::pair<std::size_t, std::size_t> ring(std::size_t i) const;
+    void emit_op(std::size_t i, const AllReduce& o);
+    void emit_op(std::size_t i, const AllGather& o);
 
     /// Any other op: no command on this card.
     template <class T>

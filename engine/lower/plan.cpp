@@ -12,14 +12,15 @@ namespace cardsim::lower {
 
 Plan parse_plan(std::string_view text) {
     if (text == "pp") return Plan::Pipeline;
+    if (text == "tp") return Plan::Tensor;
     if (text == "one") return Plan::One;
-    throw Error(fmt::format("--plan {}: expected pp (layers split across the cards) or one (a single card); "
-                            "tp and tp×pp are not built yet",
+    throw Error(fmt::format("--plan {}: expected pp (layers split across the cards), tp (heads and MLP "
+                            "columns split across the cards) or one (a single card); tp×pp is not built yet",
                             text));
 }
 
 std::string_view name(Plan plan) {
-    return plan == Plan::Pipeline ? "pp" : "one";
+    return plan == Plan::Pipeline ? "pp" : plan == Plan::Tensor ? "tp" : "one";
 }
 
 namespace {
@@ -109,6 +110,28 @@ std::vector<Compiled> lower_stages(const graph::Graph& g, const graph::WeightSou
             out.push_back(detail::Lowering(g, weights, target, o).run());
         } catch (const Refusal& r) {
             throw Refusal(fmt::format("card {} of {}: {}", s.card, s.cards, r.what()));
+        }
+    }
+    return out;
+}
+
+std::vector<Compiled> lower_shards(std::span<const graph::Graph* const> cards,
+                                   const graph::WeightSource& weights, const Target& target,
+                                   const Options& options, bool refuse_over_capacity) {
+    if (!options.probes.empty()) throw Error("a plan over several cards observes no values (probes)");
+    std::vector<Compiled> out;
+    for (std::size_t k = 0; k < cards.size(); ++k) {
+        Options o = options;
+        Stage s;
+        s.card = k;
+        s.cards = cards.size();
+        s.first_op = 0;
+        s.end_op = cards[k]->ops.size();
+        o.stage = s;
+        try {
+            out.push_back(detail::Lowering(*cards[k], weights, target, o, refuse_over_capacity).run());
+        } catch (const Refusal& r) {
+            throw Refusal(fmt::format("card {} of {}: {}", k, cards.size(), r.what()));
         }
     }
     return out;

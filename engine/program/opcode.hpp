@@ -55,8 +55,10 @@ enum class Opcode : std::uint16_t {
                    ///< (numerics/combine.hpp)
     Send,          ///< the network unit sends `x` to card `peer` (a plan's activations)
     Recv,          ///< the network unit receives the next message from card `peer` into `out`
+    SumPartials,   ///< the add unit joins each output's exact parts from every card of a tensor-
+                   ///< parallel plan (numerics/partial_sum.hpp): `x` its own, `others` the rest's
 };
-inline constexpr std::size_t opcode_count = 30;
+inline constexpr std::size_t opcode_count = 31;
 
 /// How a command touches an operand.
 enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
@@ -135,7 +137,8 @@ inline constexpr std::uint32_t EpilogueGelu = 1u << 2;  ///< Matvec applies GELU
 inline constexpr std::uint32_t EpilogueRelu = 1u << 3;  ///< Matvec applies ReLU
 inline constexpr std::uint32_t FusedSilu = 1u << 4;     ///< Conv applies SiLU to its result
 inline constexpr std::uint32_t Transposed = 1u << 5;    ///< Matvec's weight is stored `[k, n]`
-inline constexpr std::uint32_t Defined = (1u << 6) - 1; ///< every flag bit defined so far
+inline constexpr std::uint32_t Partial = 1u << 6;       ///< Matvec writes exact parts (24 B each)
+inline constexpr std::uint32_t Defined = (1u << 7) - 1; ///< every flag bit defined so far
 } // namespace flag
 
 } // namespace cardsim::program

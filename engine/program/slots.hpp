@@ -257,6 +257,8 @@ inline std::uint64_t param_bits(std::uint64_t v) {
 #define CARDSIM_SEND_OPERANDS(X) X(x, Read, false)
 #define CARDSIM_RECV_OPERANDS(X) X(out, Write, false)
 #define CARDSIM_PEER_DIMS(X) X(peer)
+#define CARDSIM_SUMPARTIALS_OPERANDS(X) X(x, Read, false) X(others, Read, false) X(out, Write, false)
+#define CARDSIM_SUMPARTIALS_DIMS(X) X(elements) X(parts)
 
 /// The slots of every opcode, one struct each, named as the opcode.
 namespace slots {
@@ -291,6 +293,7 @@ CARDSIM_SLOTS(ExpertMatvec, CARDSIM_EXPERTMATVEC_OPERANDS, CARDSIM_EXPERTMATVEC_
 CARDSIM_SLOTS(Combine, CARDSIM_COMBINE_OPERANDS, CARDSIM_COMBINE_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(Send, CARDSIM_SEND_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(Recv, CARDSIM_RECV_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(SumPartials, CARDSIM_SUMPARTIALS_OPERANDS, CARDSIM_SUMPARTIALS_DIMS, CARDSIM_NO_PARAMS)
 } // namespace slots
 
 /// Calls `f(slots::X{})` with the slots struct of opcode `op` and returns what it returns.
@@ -357,6 +360,8 @@ decltype(auto) with_slots(Opcode op, F&& f) {
         return f(slots::Send{});
     case Opcode::Recv:
         return f(slots::Recv{});
+    case Opcode::SumPartials:
+        return f(slots::SumPartials{});
     }
     throw Error("an opcode outside the table");
 }

@@ -22,6 +22,8 @@ public:
         : c_(c), index_(index), file_(file), config_(config) {}
 
     const card::CardConfig* config() const { return config_; }
+    /// The command's flags.
+    std::uint32_t flags() const { return c_.flags; }
 
     [[noreturn]] void fail(const std::string& what) const {
         throw Error(fmt::format("{}: command {} ({}): {}", file_, index_, name(c_.opcode), what));
@@ -197,6 +199,16 @@ void shapes(const Check& k, const Args<slots::Matvec>& a) {
         k.fail(fmt::format("dims n1 {} + n2 {} exceed n {}", d.n1, d.n2, d.n));
     const std::uint64_t n3 = d.n - d.n1 - d.n2;
     k.f32s(at(O::x), k.product({d.rows, d.k}, "rows × k"), "rows × k");
+    if (k.flags() & flag::Partial) { // exact parts, 24 bytes each, one output
+        if (d.n1 != d.n) k.fail("writes exact parts (flag Partial) to one output, expected n1 = n");
+        k.absent(at(O::b), "and it writes exact parts (flag Partial)");
+        if (k.flags() & (flag::Accumulate | flag::EpilogueGelu | flag::EpilogueRelu))
+            k.fail("writes exact parts (flag Partial) and has an epilogue, expected none");
+        k.bytes(at(O::out), k.product({d.rows, d.n, 24}, "rows × n × 24"),
+                "rows × n exact parts of 24 bytes");
+        if (k.config()) k.bytes(at(O::w), packed_bytes(k, d.n, d.k), "a packed n × k matrix");
+        return;
+    }
     k.absent_or_f32s(at(O::b), d.n, "n");
     k.f32s(at(O::out), k.product({d.rows, d.n1}, "rows × n1"), "rows × n1");
     if (d.n2)
@@ -431,6 +443,17 @@ void shapes(const Check& k, const Args<slots::Recv>& a) {
     if (a.operands.out.bytes == 0) k.fail("receives no bytes, expected at least one");
 }
 
+void shapes(const Check& k, const Args<slots::SumPartials>& a) {
+    using O = slots::SumPartials::Operand;
+    auto& d = a.dims;
+    k.at_least("elements", d.elements, 1);
+    k.at_least("parts", d.parts, 2);
+    k.bytes(at(O::x), k.product({d.elements, 24}, "elements × 24"), "elements exact parts of 24 bytes");
+    k.bytes(at(O::others), k.product({d.parts - 1, d.elements, 24}, "(parts − 1) × elements × 24"),
+            "(parts − 1) × elements exact parts of 24 bytes");
+    k.f32s(at(O::out), d.elements, "elements");
+}
+
 void shapes(const Check& k, const Args<slots::ActFeatures>& a) {
     using O = slots::ActFeatures::Operand;
     auto& d = a.dims;
@@ -506,7 +529,7 @@ std::uint32_t flags_of(Opcode op) {
     case Opcode::RmsNorm:
         return flag::ZeroCentred;
     case Opcode::Matvec:
-        return flag::Accumulate | flag::EpilogueGelu | flag::EpilogueRelu;
+        return flag::Accumulate | flag::EpilogueGelu | flag::EpilogueRelu | flag::Partial;
     case Opcode::Conv:
         return flag::FusedSilu;
     default:

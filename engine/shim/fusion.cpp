@@ -266,6 +266,11 @@ std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
         if (!caps.has(Unit::Gelu)) return none("GELU");
         return none(m->tanh ? "GELU's tanh approximation" : "GELU of one projection times another");
     }
+    if (std::holds_alternative<AllReduce>(op) || std::holds_alternative<AllGather>(op)) {
+        // Sends and receives on the network unit a card has in a system of several.
+        if (caps.cards < 2) return none("a collective across cards (the card is in no system)");
+        return std::nullopt;
+    }
     if (std::holds_alternative<Scale>(op) && !caps.embedding_scale) return none("an embedding scale");
     if (std::holds_alternative<Softcap>(op) && !caps.logit_softcap) return none("a logit soft cap");
     if (std::holds_alternative<Relu>(op) && !caps.matvec_relu) return none("a ReLU");
@@ -337,6 +342,8 @@ std::optional<Opcode> opcode_of(const Op& op) {
                 return Opcode::ArgMax;
             else if constexpr (std::is_same_v<T, Gelu>)
                 return Opcode::Gelu;
+            else if constexpr (std::is_same_v<T, AllReduce> || std::is_same_v<T, AllGather>)
+                return Opcode::Send; // and receives, adds or copies (lower/emit_collectives.cpp)
             else
                 return std::nullopt; // Relu, Scale, Softcap, Moe, HeadMatmul, GeluMul, LatentAttendCache:
                                      // no unit runs them alone

@@ -166,9 +166,9 @@ Support supports(ClassId c, const Capabilities& caps) {
     case CudaGraphs:
         return Refuse{"the engine runs a program of commands, not kernel launches"};
     case AllreduceNorm:
-        if (caps.cards > 1)
-            return Refuse{"the engine splits a model over its cards by layers (pipeline parallel), "
-                          "which needs no all-reduce; it has no all-reduce yet"};
+        // Tensor parallel: the all-reduce runs as the network unit's sends and receives, the
+        // residual add and the norm after it as commands of their own.
+        if (caps.cards > 1) return Decompose{};
         return Refuse{"the engine runs on one card"};
     }
     return Refuse{"unknown class"};

@@ -75,6 +75,10 @@ public:
         auto d = program::args<S>(c).dims;
         auto o = program::each<S>(operands);
         auto w = packed_matrix(config_, o.w, d.n, d.k);
+        if (c.flags & program::flag::Partial) { // a tensor-parallel card's exact parts
+            kernels::matvec_partial(w, f32s(o.x), scheme_, o.out);
+            return;
+        }
         auto epilogue = program::epilogue_of(c.flags);
         if (d.n1 == d.n) {
             kernels::matvec(w, f32s(o.x), scheme_, epilogue, f32s(o.b), f32s(o.out));

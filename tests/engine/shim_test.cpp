@@ -52,9 +52,8 @@ TEST_CASE("a card with the features answers natively where the default refuses")
     caps.experts = true;
     REQUIRE(to_string(supports(ClassId::RouterTopk, caps)) == "Native");
     caps.cards = 2;
-    // Several cards split a model by layers, which needs no all-reduce; there is none yet.
-    REQUIRE(
-        to_string(supports(ClassId::AllreduceNorm, caps)).starts_with("Refuse: the engine splits a model"));
+    // Several cards: a tensor-parallel all-reduce runs as sends and receives, the norm after it alone.
+    REQUIRE(to_string(supports(ClassId::AllreduceNorm, caps)) == "Decompose");
     caps.set(Unit::Conv, false);
     REQUIRE(to_string(supports(ClassId::ConvBiasSilu, caps)) == "Refuse: the engine has no conv unit");
 }

@@ -1,0 +1,99 @@
+// Lowering of a tensor-parallel card's collectives (lowering.hpp): the ring all-reduce and
+// all-gather as the network unit's sends and receives, the add unit's sums and joins, and the DMA's
+// copies. Card k sends to card k + 1 and receives from card k − 1 (mod N), in the ring's order.
+
+#include "engine/lower/lowering.hpp"
+
+#include "engine/numerics/partial_sum.hpp"
+
+namespace cardsim::lower::detail {
+namespace {
+
+/// Bytes `from .. from + bytes` of place `p`.
+Place part_of(const Place& p, std::uint64_t from, std::uint64_t bytes) {
+    return Place{p.region, p.offset + from, bytes};
+}
+
+} // namespace
+
+std::pair<std::size_t, std::size_t> Lowering::ring(std::size_t i) const {
+    if (!o_.stage || o_.stage->cards < 2)
+        throw Error(fmt::format("op {} ({}) joins the cards of a tensor-parallel plan, and this lowering is "
+                                "for one card",
+                                i, kind(g_.ops[i])));
+    return {o_.stage->card, o_.stage->cards};
+}
+
+void Lowering::emit_op(std::size_t i, const Gemm& o) {
+    std::size_t k = width(o.a);
+    if (o.partial) { // a row-parallel card's exact parts (numerics/partial_sum.hpp)
+        const std::size_t n = width(o.out) / graph::partial_words;
+        put<slots::Matvec>(i, {.x = on(arena(o.a)), .w = on(matrix(o.w, n, k)), .out = on(arena(o.out))},
+                           {.rows = rows(o.a), .n = n, .k = k, .n1 = n, .n2 = 0}, {}, program::flag::Partial);
+        return;
+    }
+    gemm(i, o);
+}
+
+void Lowering::emit_op(std::size_t i, const AllReduce& o) {
+    const auto [card, N] = ring(i);
+    const std::uint32_t next = std::uint32_t((card + 1) % N), prev = std::uint32_t((card + N - 1) % N);
+    const std::size_t elements = rows(o.out) * o.width;
+    if (elements < N)
+        throw Error(fmt::format("op {} (AllReduce): {} values do not make a chunk for each of {} cards", i,
+                                elements, N));
+    const Place x = arena(o.x), scratch = arena(o.scratch), out = arena(o.out);
+    if (o.exchange == Exchange::Exact) {
+        // Every card's parts go round the ring whole; each card joins all of them.
+        const std::uint64_t bytes = elements * numerics::PARTIAL_BYTES;
+        for (std::size_t s = 0; s + 1 < N; ++s) {
+            const Place from = s == 0 ? x : part_of(scratch, (s - 1) * bytes, bytes);
+            put<slots::Send>(i, {.x = on(from)}, {.peer = next});
+            put<slots::Recv>(i, {.out = on(part_of(scratch, s * bytes, bytes))}, {.peer = prev});
+        }
+        put<slots::SumPartials>(i, {.x = on(x), .others = on(scratch), .out = on(out)},
+                                {.elements = elements, .parts = N});
+        return;
+    }
+    // f32: a reduce-scatter (each chunk summed along the ring from the card after its owner), then
+    // an all-gather of the summed chunks.
+    auto chunk = [&](std::size_t j) {
+        const std::size_t from = (j % N) * elements / N, to = (j % N + 1) * elements / N;
+        return part_of(x, 4 * from, 4 * (to - from));
+    };
+    for (std::size_t s = 0; s + 1 < N; ++s) {
+        const Place send = chunk(card + N - s), mine = chunk(card + 2 * N - s - 1);
+        const Place got = part_of(scratch, 0, mine.bytes);
+        put<slots::Send>(i, {.x = on(send)}, {.peer = next});
+        put<slots::Recv>(i, {.out = on(got)}, {.peer = prev});
+        put<slots::Add>(i, {.a = on(got), .b = on(mine), .out = on(mine)},
+                        {.rows = 1, .width = mine.bytes / 4});
+    }
+    for (std::size_t s = 0; s + 1 < N; ++s) {
+        put<slots::Send>(i, {.x = on(chunk(card + 1 + N - s))}, {.peer = next});
+        put<slots::Recv>(i, {.out = on(chunk(card + N - s))}, {.peer = prev});
+    }
+}
+
+void Lowering::emit_op(std::size_t i, const AllGather& o) {
+    const auto [card, N] = ring(i);
+    const std::uint32_t next = std::uint32_t((card + 1) % N), prev = std::uint32_t((card + N - 1) % N);
+    const Place x = arena(o.x), scratch = arena(o.scratch), out = arena(o.out);
+    const std::uint64_t block = x.bytes; // one card's rows
+    auto block_of = [&](std::size_t j) { return part_of(scratch, (j % N) * block, block); };
+    for (std::size_t s = 0; s + 1 < N; ++s) {
+        const std::size_t from = (card + N - s) % N, into = (card + 2 * N - s - 1) % N;
+        put<slots::Send>(i, {.x = on(from == card ? x : block_of(from))}, {.peer = next});
+        put<slots::Recv>(i, {.out = on(block_of(into))}, {.peer = prev});
+    }
+    // Each row of `out`: every card's row of its columns, in card order.
+    const std::size_t r_count = rows(o.x);
+    const std::uint64_t row = block / r_count;
+    for (std::size_t r = 0; r < r_count; ++r)
+        for (std::size_t j = 0; j < N; ++j) {
+            const Place src = j == card ? part_of(x, r * row, row) : part_of(block_of(j), r * row, row);
+            put<slots::Copy>(i, {.src = on(src), .dst = on(part_of(out, (r * N + j) * row, row))}, {});
+        }
+}
+
+} // namespace cardsim::lower::detail
