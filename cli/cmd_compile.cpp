@@ -9,8 +9,8 @@
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
 #include "engine/lower/lower.hpp"
-#include "engine/lower/plan.hpp"
 #include "engine/lower/pack_cache.hpp"
+#include "engine/lower/plan.hpp"
 #include "engine/program/program_set.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
@@ -209,26 +209,40 @@ int run_compile(std::span<const std::string> args) {
         outputs.keep();
         return Ok;
     }
-    if (plan == lower::Plan::Pipeline) {
+    if (plan != lower::Plan::One) {
         if (vm.count("rows") || vm.count("check-layers"))
             throw Error(
-                "--plan pp: a set for serving and --check-layers are not built for a system of cards yet");
+                fmt::format("--plan {}: a set for serving and --check-layers are not built for a system "
+                            "of cards yet",
+                            lower::name(plan)));
         // One program a card: OUT.cardK and its image OUT.cardK.ddr.
-        const auto stages = lower::pipeline_stages(built.graph, model.checkpoint, config.system.cards);
-        for (std::size_t k = 0; k < stages.size(); ++k) {
+        const std::size_t n = config.system.cards;
+        for (std::size_t k = 0; k < n; ++k) {
             outputs.file("-o (a card's program)", fmt::format("{}.card{}", out, k));
             outputs.file("-o (a card's DDR image)", fmt::format("{}.card{}.ddr", out, k));
         }
-        auto cards = lower::lower_stages(built.graph, model.checkpoint, lower::target_of(config), o, stages);
+        std::vector<lower::Compiled> cards;
+        std::vector<std::string> parts;
+        if (plan == lower::Plan::Pipeline) {
+            const auto stages = lower::pipeline_stages(built.graph, model.checkpoint, n);
+            cards = lower::lower_stages(built.graph, model.checkpoint, lower::target_of(config), o, stages);
+            for (auto& st : stages)
+                parts.push_back(fmt::format("ops {} .. {}", st.first_op, st.end_op));
+        } else {
+            const auto shards = tensor_shards(model, config);
+            cards = lower::lower_shards(graphs_of(shards), model.checkpoint, lower::target_of(config), o);
+            for (std::size_t k = 0; k < n; ++k)
+                parts.push_back(fmt::format("1/{} of the heads and MLP columns", n));
+        }
         for (std::size_t k = 0; k < cards.size(); ++k) {
             const auto name = fmt::format("{}.card{}", out, k);
             program::write(cards[k].image, name + ".ddr");
             program::write(cards[k].program, name);
-            fmt::print("{}: card {} of {}, ops {} .. {}: {} commands, arena {} bytes, {} bytes of weights; "
+            fmt::print("{}: card {} of {}, {}: {} commands, arena {} bytes, {} bytes of weights; "
                        "image {}.ddr ({} bytes)\n",
-                       name, k, cards.size(), stages[k].first_op, stages[k].end_op,
-                       cards[k].program.commands.size(), cards[k].program.arena_bytes,
-                       cards[k].program.region(program::Region::Weights)->size, name, cards[k].image.bytes());
+                       name, k, cards.size(), parts[k], cards[k].program.commands.size(),
+                       cards[k].program.arena_bytes, cards[k].program.region(program::Region::Weights)->size,
+                       name, cards[k].image.bytes());
         }
         outputs.keep();
         return Ok;

@@ -34,4 +34,23 @@ lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config)
     return plan;
 }
 
+std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config) {
+    std::vector<models::BuiltGraph> out;
+    for (std::size_t k = 0; k < config.system.cards; ++k)
+        out.push_back(models::build_shard(model.checkpoint, model.spec,
+                                          models::Shard{k, config.system.cards,
+                                                        config.system.exchange == card::Exchange::Exact
+                                                            ? graph::Exchange::Exact
+                                                            : graph::Exchange::F32,
+                                                        config.weights.block_size}));
+    return out;
+}
+
+std::vector<const graph::Graph*> graphs_of(const std::vector<models::BuiltGraph>& shards) {
+    std::vector<const graph::Graph*> out;
+    for (auto& b : shards)
+        out.push_back(&b.graph);
+    return out;
+}
+
 } // namespace cardsim::cli

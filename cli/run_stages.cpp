@@ -540,6 +540,9 @@ Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const 
     else if (!s.model)
         v.unchecked = "a program alone has no checkpoint: pass --model DIR, the checkpoint it was compiled "
                       "from, for the bit-exact check and the accuracy";
+    else if (req.plan == lower::Plan::Tensor && req.config.system.exchange == card::Exchange::F32)
+        v.unchecked = "the f32 exchange (system.exchange = f32) adds the cards' rounded parts in ring order, "
+                      "which is not the one-card contract; its accuracy against the f64 reference is below";
     if (!v.unchecked.empty()) return v;
     std::vector<verify::Readback> readback;
     for (auto& o : sim.run.outputs)

@@ -46,7 +46,7 @@ BuiltGraph build_decoder(const DecoderSpec& spec, const std::map<std::string, gr
 /// (column parallel: row ranges of q, k, v, gate and up), the output and down projections over the
 /// card's columns (row parallel: partial Gemms) joined by an AllReduce, one a block; the embedding
 /// and every norm on every card; the LM head's vocabulary split by card and joined by an AllGather.
-/// What no split can keep exact is a cardsim::Error naming it: experts, Gated-DeltaNet and latent
+/// What no split can keep exact is a cardsim::Refusal naming it: experts, Gated-DeltaNet and latent
 /// attention layers, gated attention, biases on the row-parallel projections, and heads,
 /// intermediate columns or a vocabulary the cards do not divide (columns in whole scale blocks).
 BuiltGraph build_decoder_shard(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors,

@@ -124,7 +124,7 @@ private:
         const auto& s = *shard_;
         const std::size_t N = s.cards;
         auto refuse = [&](const std::string& why) {
-            throw Error(fmt::format("--plan tp over {} cards: {}", N, why));
+            throw Refusal(fmt::format("--plan tp over {} cards: {}", N, why));
         };
         const auto& a = d_.attention;
         for (std::size_t i = 0; i < d_.layers.size(); ++i) {
@@ -142,9 +142,11 @@ private:
         if (a.output_gate) refuse("gated attention's interleaved query and gate rows are not split yet");
         if (a.o_bias || d_.mlp_bias)
             refuse("a bias on the output or down projection would be added on every card");
-        if (a.heads % N || a.kv_heads % N)
-            refuse(fmt::format("the {} query and {} key-value heads must each divide by the cards", a.heads,
-                               a.kv_heads));
+        if (a.heads % N || (a.kv_heads % N && N % a.kv_heads))
+            refuse(
+                fmt::format("the {} query heads must divide by the cards, and the {} key-value heads by the "
+                            "cards or the cards by them",
+                            a.heads, a.kv_heads));
         const std::size_t q_part = a.heads / N * a.head_dim;
         if (q_part % s.align)
             refuse(fmt::format(
@@ -180,9 +182,20 @@ private:
         layer_ = i;
         site_ = Site{i, Part::Attention};
         const auto& a = d_.attention;
-        const std::size_t hd = a.head_dim, q_width = a.heads * hd, kv_width = a.kv_heads * hd;
+        const std::size_t hd = a.head_dim, q_width = a.heads * hd;
         const std::size_t cards = shard_ ? shard_->cards : 1; // this card's share of the heads
-        const std::size_t heads = a.heads / cards, kv_heads = a.kv_heads / cards;
+        // With fewer key-value heads than cards each card keeps the one its query heads read
+        // (cards sharing it compute it alike), as Megatron and vLLM replicate them.
+        const std::size_t heads = a.heads / cards, kv_heads = std::max<std::size_t>(1, a.kv_heads / cards);
+        const std::size_t first_kv = shard_ ? shard_->card * a.kv_heads / cards : 0;
+        auto kv_rows = [&](const std::string& name) {
+            return shard_ ? Weight{w(name), RowRange{first_kv * hd, kv_heads * hd, true}} : linear(name);
+        };
+        auto kv_bias = [&](std::string_view module) -> std::optional<Weight> {
+            if (!a.qkv_bias || !shard_) return bias(a.qkv_bias, module);
+            return Weight{w(n_.layer(layer_, fmt::format("{}.bias", module))),
+                          RowRange{first_kv * hd, kv_heads * hd, false}};
+        };
         Val h = input_norm(i, "input_layernorm.weight", "attn_norm");
         const std::string q_proj = n_.layer(i, "self_attn.q_proj.weight");
         Val q, gate{};
@@ -203,12 +216,12 @@ private:
             q = gemm(h, share_rows(q_proj, q_width), share_bias(a.qkv_bias, "self_attn.q_proj", q_width),
                      q_width / cards, "q");
         }
-        Val k = gemm(h, share_rows(n_.layer(i, "self_attn.k_proj.weight"), kv_width),
-                     share_bias(a.qkv_bias, "self_attn.k_proj", kv_width), kv_width / cards, "k");
-        Val v = gemm(h, share_rows(n_.layer(i, "self_attn.v_proj.weight"), kv_width),
-                     share_bias(a.qkv_bias, "self_attn.v_proj", kv_width), kv_width / cards, "v");
+        Val k = gemm(h, kv_rows(n_.layer(i, "self_attn.k_proj.weight")), kv_bias("self_attn.k_proj"),
+                     kv_heads * hd, "k");
+        Val v = gemm(h, kv_rows(n_.layer(i, "self_attn.v_proj.weight")), kv_bias("self_attn.v_proj"),
+                     kv_heads * hd, "v");
         if (a.qk_norm) {
-            Val qn = val(q_width / cards, "q_norm"), kn = val(kv_width / cards, "k_norm");
+            Val qn = val(q_width / cards, "q_norm"), kn = val(kv_heads * hd, "k_norm");
             g_.push(
                 RmsNorm{q, plain(n_.layer(i, "self_attn.q_norm.weight")), d_.eps, d_.zero_centred, hd, qn},
                 site_);

@@ -16,6 +16,19 @@ using cardsim::test::contains;
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
 
+namespace {
+
+/// The value of `key=` on its own line of `--machine` output, or empty.
+std::string value_of(const std::string& out, const std::string& key) {
+    const std::string text = "\n" + out;
+    const auto at = text.find("\n" + key + "=");
+    if (at == std::string::npos) return {};
+    const auto from = at + key.size() + 2;
+    return text.substr(from, text.find('\n', from) - from);
+}
+
+} // namespace
+
 TEST_CASE("a card count without a plan is refused, never ignored, and a plan needs cards") {
     ScratchDir dir("cards-refuse");
     const auto m = (dir.path() / "m").string();
@@ -34,9 +47,68 @@ TEST_CASE("a card count without a plan is refused, never ignored, and a plan nee
     auto old = run_cardsim("run " + m + " --set capabilities.cards=2");
     CHECK(old.code == 2);
     CHECK(contains(old.out, "has moved to `system.cards`"));
-    auto tp = run_cardsim("run " + m + " --set system.cards=2 --plan tp");
+    auto tp = run_cardsim("run " + m + " --plan tp");
     CHECK(tp.code == 2);
-    CHECK(contains(tp.out, "not built yet"));
+    CHECK(contains(tp.out, "--plan tp splits a model over system.cards cards, and system.cards = 1"));
+}
+
+TEST_CASE("a tensor-parallel run over 2 and 4 cards gives the one-card run's outputs bit for bit") {
+    ScratchDir dir("cards-tp");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    auto one = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine");
+    REQUIRE(one.code == 0);
+    for (int cards : {2, 4}) {
+        auto tp = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine --plan tp --set system.cards=" +
+                              std::to_string(cards));
+        INFO(tp.out);
+        REQUIRE(tp.code == 0);
+        CHECK(contains(tp.out, "bit_exact=yes"));
+        CHECK(contains(tp.out, "cards=" + std::to_string(cards)));
+        // The same logits as one card (the bit-exact check held them to the golden executor, which
+        // is the one card's): the same error against the f64 reference, to the last digit.
+        CHECK(value_of(tp.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+        CHECK(value_of(tp.out, "kl") == value_of(one.out, "kl"));
+        CHECK(std::stod(value_of(tp.out, "link_bytes")) > 0);
+    }
+}
+
+TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
+    ScratchDir dir("cards-tp-f32");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    auto exact = run_cardsim("run " + m + " --tokens 3 --machine --plan tp --set system.cards=2");
+    auto f32 = run_cardsim("run " + m +
+                           " --tokens 3 --machine --plan tp --set system.cards=2 "
+                           "--set system.exchange=f32");
+    INFO(exact.out << f32.out);
+    REQUIRE(exact.code == 0);
+    REQUIRE(f32.code == 0);
+    // Per row-parallel output: 24 bytes of exact part against 4 of f32 (both: the logits' all-gather).
+    const double e = std::stod(value_of(exact.out, "link_bytes")),
+                 f = std::stod(value_of(f32.out, "link_bytes"));
+    CHECK(f < e / 4);
+    CHECK(f > e / 8);
+    CHECK(contains(f32.out, "bit_exact=unchecked"));
+    CHECK(!value_of(f32.out, "max_abs_error").empty());
+    CHECK(std::stod(value_of(f32.out, "top1_agreement")) >= 0.99);
+}
+
+TEST_CASE("a tensor-parallel split that would not stay exact is refused, naming what") {
+    ScratchDir dir("cards-tp-refuse");
+    const auto hybrid = (dir.path() / "h").string(), dense = (dir.path() / "d").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size small --seed 1 -o " + hybrid).code == 0);
+    REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + dense).code == 0);
+    auto h = run_cardsim("check " + hybrid + " --plan tp --set system.cards=2");
+    CHECK(h.code == 1);
+    CHECK(contains(h.out, "layer 0 is a Gated-DeltaNet mixer, whose heads are not split yet"));
+    // The tiny model's 16 attention columns a card are half a scale block.
+    auto d = run_cardsim("run " + dense + " --plan tp --set system.cards=2");
+    CHECK(d.code == 1);
+    CHECK(contains(d.out, "must be whole blocks of 32"));
+    auto eight = run_cardsim("check " + dense + " --plan tp --set system.cards=8");
+    CHECK(eight.code == 1);
+    CHECK(contains(eight.out, "the 4 query heads must divide by the cards"));
 }
 
 TEST_CASE("Qwen3-32B at int8, which one card refuses, fits on two cards by layers, and over a card's DDR "

@@ -74,8 +74,9 @@ TEST_CASE(
     REQUIRE(caches <= one.caches + 3 * lower::target_of(config).stripe());
 }
 
-TEST_CASE("a plan is spelled pp or one, and tensor parallel is refused as not built") {
+TEST_CASE("a plan is spelled pp, tp or one, and tp×pp is refused as not built") {
     REQUIRE(lower::parse_plan("pp") == lower::Plan::Pipeline);
+    REQUIRE(lower::parse_plan("tp") == lower::Plan::Tensor);
     REQUIRE(lower::parse_plan("one") == lower::Plan::One);
-    REQUIRE_THROWS_WITH(lower::parse_plan("tp"), Catch::Contains("not built yet"));
+    REQUIRE_THROWS_WITH(lower::parse_plan("tp×pp"), Catch::Contains("not built yet"));
 }
