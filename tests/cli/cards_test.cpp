@@ -185,3 +185,21 @@ TEST_CASE("a model with experts runs over a pipeline of cards bit-exact, and its
         }
     }
 }
+
+TEST_CASE("tensor parallel on 2 cards decodes the 8B shape at least 1.7 times as fast as one card, and "
+          "no faster than two cards' DDR roofline") {
+    ScratchDir dir("cards-tp-8b");
+    const auto m = (dir.path() / "qwen3-8b").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size 8b --shapes-only -o " + m).code == 0);
+    auto one = run_cardsim("run " + m + " --timing-only --tokens 2 --machine");
+    auto two = run_cardsim("run " + m + " --timing-only --tokens 2 --machine --plan tp --set system.cards=2");
+    INFO(one.out << two.out);
+    REQUIRE(one.code == 0);
+    REQUIRE(two.code == 0);
+    const double t1 = std::stod(value_of(one.out, "decode_tokens_per_second"));
+    const double t2 = std::stod(value_of(two.out, "decode_tokens_per_second"));
+    CHECK(t2 >= 1.7 * t1);
+    // One card's decode at its whole DDR roofline, twice over, bounds two cards that split its bytes.
+    const double roofline = t1 / std::stod(value_of(one.out, "roofline_fraction"));
+    CHECK(t2 <= 2 * roofline);
+}
