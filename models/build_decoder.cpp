@@ -47,8 +47,7 @@ public:
             g_.push(Gemm{f, Weight{w(n_.lm_head()), RowRange{shard_->card * part, part, true}}, std::nullopt,
                          Epilogue::None, mine},
                     head);
-            Val scratch = g_.val(Rows::Tokens, d_.vocab, "logits_gathered");
-            g_.push(AllGather{mine, scratch, logits, shard_->cards}, head);
+            g_.push(AllGather{mine, logits, shard_->cards}, head);
         } else {
             g_.push(Gemm{f, Weight{w(n_.lm_head()), Whole{true}}, std::nullopt, Epilogue::None, logits},
                     head);

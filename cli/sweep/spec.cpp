@@ -389,12 +389,11 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     if (auto n = root.get("plan")) {
         auto plan = [&](const toml::node& v) {
             std::string p = r.text(v, "plan");
-            if (p != "none" && p != "pp")
-                r.fail(
-                    v, "plan",
-                    fmt::format("is \"{}\"; expected \"none\" (one card) or \"pp\" (pipeline parallel over "
-                                "system.cards cards)",
-                                p));
+            if (p != "none" && p != "pp" && p != "tp")
+                r.fail(v, "plan",
+                       fmt::format("is \"{}\"; expected \"none\" (one card), \"pp\" (pipeline parallel) or "
+                                   "\"tp\" (tensor parallel) over system.cards cards",
+                                   p));
             return p;
         };
         if (auto p = text_option(*n, plan_axis, "plans", plan)) spec.plan = *p;

@@ -50,7 +50,7 @@ inline constexpr std::string_view seqs_axis = "seqs";
 /// The axis a `routing = ["uniform", "skew:1.2"]` array makes: it sets `--routing` (how a
 /// timing-only point's Moe layers choose their experts), not a config key.
 inline constexpr std::string_view routing_axis = "routing";
-/// The axis a `plan = ["none", "pp"]` array makes: `cardsim run --plan` (how a model splits over
+/// The axis a `plan = ["none", "pp", "tp"]` array makes: `cardsim run --plan` (how a model splits over
 /// the `system.cards` cards; `none`: one card), not a config key.
 inline constexpr std::string_view plan_axis = "plan";
 /// The axes a `[serve]` table's arrays make (`serve.rate = [5.0, 10.0]`): options of `cardsim serve`.

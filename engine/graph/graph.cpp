@@ -155,7 +155,7 @@ Uses uses(const Op& op) {
                 return o.out == o.x ? Uses{{o.x}, {o.scratch, o.x}} : Uses{{o.x}, {o.scratch, o.out}};
             },
             [](const AllGather& o) {
-                return Uses{{o.x}, {o.scratch, o.out}};
+                return Uses{{o.x}, {o.out}};
             },
         },
         op);
@@ -490,10 +490,7 @@ void check_op(OpCheck& c, const Op& op) {
             },
             [&](const AllGather& o) {
                 if (o.cards < 2) c.fail("an all-gather needs at least two cards");
-                if (c.exists(o.x)) {
-                    c.width(o.out, o.cards * c.width_of(o.x), "every card's columns");
-                    c.width(o.scratch, o.cards * c.width_of(o.x), "every card's columns");
-                }
+                if (c.exists(o.x)) c.width(o.out, o.cards * c.width_of(o.x), "every card's columns");
             },
             [](const auto&) {},
         },

@@ -458,11 +458,10 @@ struct AllReduce {
 };
 
 /// Tensor parallel: every card's `x` (its share of the columns, each card as wide), side by side in
-/// card order in every row of `out` on every card; `scratch` (`cards` × as wide as `x`) receives
-/// the cards' rows as they come round the ring.
+/// card order in every row of `out` on every card; the rows come round the ring straight into their
+/// places in `out`.
 struct AllGather {
     Val x;
-    Val scratch;
     Val out;
     std::size_t cards = 1;
 };

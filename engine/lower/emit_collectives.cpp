@@ -78,22 +78,23 @@ void Lowering::emit_op(std::size_t i, const AllReduce& o) {
 void Lowering::emit_op(std::size_t i, const AllGather& o) {
     const auto [card, N] = ring(i);
     const std::uint32_t next = std::uint32_t((card + 1) % N), prev = std::uint32_t((card + N - 1) % N);
-    const Place x = arena(o.x), scratch = arena(o.scratch), out = arena(o.out);
-    const std::uint64_t block = x.bytes; // one card's rows
-    auto block_of = [&](std::size_t j) { return part_of(scratch, (j % N) * block, block); };
+    const Place x = arena(o.x), out = arena(o.out);
+    const std::size_t r_count = rows(o.x);
+    const std::uint64_t row = x.bytes / r_count; // one card's columns of a row
+    // Card j's columns of row r in `out`.
+    auto place = [&](std::size_t r, std::size_t j) { return part_of(out, (r * N + j % N) * row, row); };
+    // Step s: send the block of card k − s (this card's own first, then the one received last),
+    // then receive card k − s − 1's, a message a row, each straight into its place.
     for (std::size_t s = 0; s + 1 < N; ++s) {
         const std::size_t from = (card + N - s) % N, into = (card + 2 * N - s - 1) % N;
-        put<slots::Send>(i, {.x = on(from == card ? x : block_of(from))}, {.peer = next});
-        put<slots::Recv>(i, {.out = on(block_of(into))}, {.peer = prev});
+        for (std::size_t r = 0; r < r_count; ++r)
+            put<slots::Send>(i, {.x = on(from == card ? part_of(x, r * row, row) : place(r, from))},
+                             {.peer = next});
+        for (std::size_t r = 0; r < r_count; ++r)
+            put<slots::Recv>(i, {.out = on(place(r, into))}, {.peer = prev});
     }
-    // Each row of `out`: every card's row of its columns, in card order.
-    const std::size_t r_count = rows(o.x);
-    const std::uint64_t row = block / r_count;
     for (std::size_t r = 0; r < r_count; ++r)
-        for (std::size_t j = 0; j < N; ++j) {
-            const Place src = j == card ? part_of(x, r * row, row) : part_of(block_of(j), r * row, row);
-            put<slots::Copy>(i, {.src = on(src), .dst = on(part_of(out, (r * N + j) * row, row))}, {});
-        }
+        put<slots::Copy>(i, {.src = on(part_of(x, r * row, row)), .dst = on(place(r, card))}, {});
 }
 
 } // namespace cardsim::lower::detail
