@@ -55,19 +55,16 @@ void Lowering::emit_op(std::size_t i, const AllReduce& o) {
                                 {.elements = elements, .parts = N});
         return;
     }
-    // f32: a reduce-scatter (each chunk summed along the ring from the card after its owner), then
-    // an all-gather of the summed chunks.
+    // f32: a reduce-scatter (each chunk summed along the ring from the card after its owner, the
+    // receive adding as the bytes arrive), then an all-gather of the summed chunks.
     auto chunk = [&](std::size_t j) {
         const std::size_t from = (j % N) * elements / N, to = (j % N + 1) * elements / N;
         return part_of(x, 4 * from, 4 * (to - from));
     };
     for (std::size_t s = 0; s + 1 < N; ++s) {
         const Place send = chunk(card + N - s), mine = chunk(card + 2 * N - s - 1);
-        const Place got = part_of(scratch, 0, mine.bytes);
         put<slots::Send>(i, {.x = on(send)}, {.peer = next});
-        put<slots::Recv>(i, {.out = on(got)}, {.peer = prev});
-        put<slots::Add>(i, {.a = on(got), .b = on(mine), .out = on(mine)},
-                        {.rows = 1, .width = mine.bytes / 4});
+        put<slots::RecvAdd>(i, {.out = on(mine)}, {.peer = prev}); // added as it arrives
     }
     for (std::size_t s = 0; s + 1 < N; ++s) {
         put<slots::Send>(i, {.x = on(chunk(card + 1 + N - s))}, {.peer = next});

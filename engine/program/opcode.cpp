@@ -44,6 +44,7 @@ constexpr std::array<OpcodeSpec, opcode_count> specs{{
     row<slots::Combine>(Unit::Router),
     row<slots::Send>(Unit::Network),
     row<slots::Recv>(Unit::Network),
+    row<slots::RecvAdd>(Unit::Network),
     row<slots::SumPartials>(Unit::Add),
 }};
 

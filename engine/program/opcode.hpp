@@ -55,10 +55,12 @@ enum class Opcode : std::uint16_t {
                    ///< (numerics/combine.hpp)
     Send,          ///< the network unit sends `x` to card `peer` (a plan's activations)
     Recv,          ///< the network unit receives the next message from card `peer` into `out`
+    RecvAdd,       ///< the network unit receives the next message from card `peer` and adds it, f32 by
+                   ///< f32, to `out` (received + held, each rounded once): a ring reduce-scatter's step
     SumPartials,   ///< the add unit joins each output's exact parts from every card of a tensor-
                    ///< parallel plan (numerics/partial_sum.hpp): `x` its own, `others` the rest's
 };
-inline constexpr std::size_t opcode_count = 31;
+inline constexpr std::size_t opcode_count = 32;
 
 /// How a command touches an operand.
 enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };

@@ -256,6 +256,7 @@ inline std::uint64_t param_bits(std::uint64_t v) {
 
 #define CARDSIM_SEND_OPERANDS(X) X(x, Read, false)
 #define CARDSIM_RECV_OPERANDS(X) X(out, Write, false)
+#define CARDSIM_RECVADD_OPERANDS(X) X(out, ReadWrite, false)
 #define CARDSIM_PEER_DIMS(X) X(peer)
 #define CARDSIM_SUMPARTIALS_OPERANDS(X) X(x, Read, false) X(others, Read, false) X(out, Write, false)
 #define CARDSIM_SUMPARTIALS_DIMS(X) X(elements) X(parts)
@@ -293,6 +294,7 @@ CARDSIM_SLOTS(ExpertMatvec, CARDSIM_EXPERTMATVEC_OPERANDS, CARDSIM_EXPERTMATVEC_
 CARDSIM_SLOTS(Combine, CARDSIM_COMBINE_OPERANDS, CARDSIM_COMBINE_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(Send, CARDSIM_SEND_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(Recv, CARDSIM_RECV_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(RecvAdd, CARDSIM_RECVADD_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(SumPartials, CARDSIM_SUMPARTIALS_OPERANDS, CARDSIM_SUMPARTIALS_DIMS, CARDSIM_NO_PARAMS)
 } // namespace slots
 
@@ -360,6 +362,8 @@ decltype(auto) with_slots(Opcode op, F&& f) {
         return f(slots::Send{});
     case Opcode::Recv:
         return f(slots::Recv{});
+    case Opcode::RecvAdd:
+        return f(slots::RecvAdd{});
     case Opcode::SumPartials:
         return f(slots::SumPartials{});
     }

@@ -443,6 +443,11 @@ void shapes(const Check& k, const Args<slots::Recv>& a) {
     if (a.operands.out.bytes == 0) k.fail("receives no bytes, expected at least one");
 }
 
+void shapes(const Check& k, const Args<slots::RecvAdd>& a) {
+    if (a.operands.out.bytes == 0 || a.operands.out.bytes % 4)
+        k.fail(fmt::format("adds {} bytes, expected a positive number of f32", a.operands.out.bytes));
+}
+
 void shapes(const Check& k, const Args<slots::SumPartials>& a) {
     using O = slots::SumPartials::Operand;
     auto& d = a.dims;

@@ -1,6 +1,7 @@
 #include "sim/card/unit_module.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/kernels.hpp"
 #include "engine/program/slots.hpp"
 
 #include <fmt/core.h>
@@ -171,14 +172,15 @@ void UnitModule::run() {
         // its `link` part (after its dependencies on this card).
         Message message;
         std::uint64_t link_wait = 0;
-        const bool network = c.opcode == program::Opcode::Send || c.opcode == program::Opcode::Recv;
+        const bool receive = c.opcode == program::Opcode::Recv || c.opcode == program::Opcode::RecvAdd;
+        const bool network = c.opcode == program::Opcode::Send || receive;
         if (network && !ctx_.network) {
             ctx_.bus_error(index, "the card is in no system: it has no link to send or receive over");
             return;
         }
-        if (c.opcode == program::Opcode::Recv) {
+        if (receive) {
             const auto before = ctx_.clock.cycle_at_or_after(sc_core::sc_time_stamp());
-            const auto peer = static_cast<std::uint32_t>(program::args<program::slots::Recv>(c).dims.peer);
+            const auto peer = static_cast<std::uint32_t>(c.dims.at(0)); // Recv's and RecvAdd's `peer`
             if (auto why = ctx_.network->receive(peer, message)) {
                 ctx_.bus_error(index, *why);
                 return;
@@ -282,6 +284,11 @@ void UnitModule::run() {
             }
             if (c.opcode == program::Opcode::Recv && !message.data.empty())
                 std::copy(message.data.begin(), message.data.end(), views_[0].begin());
+            if (c.opcode == program::Opcode::RecvAdd && !message.data.empty()) { // received + held
+                const auto got = units::f32s(std::span<std::byte>(message.data));
+                auto held = units::f32s(views_[0]);
+                kernels::add(got, held, held);
+            }
             try { // a unit that refuses its operands (an RTL result that differs) stops the run
                 behaviour_.compute(c, views_);
             } catch (const Error& e) {

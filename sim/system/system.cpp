@@ -195,7 +195,9 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
         program::validate(programs[k].program, &config, fmt::format("card {}'s program", k));
         // Every send and receive goes over a link the topology has.
         for (auto& c : programs[k].program.commands) {
-            if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv) continue;
+            if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv &&
+                c.opcode != program::Opcode::RecvAdd)
+                continue;
             const bool send = c.opcode == program::Opcode::Send;
             const auto peer = c.dims.at(0);
             const auto from = send ? k : peer, to = send ? peer : k;

@@ -9,7 +9,7 @@
 namespace cardsim::sim::units {
 namespace {
 
-class NetworkUnit final : public UnitOf<program::slots::Send, program::slots::Recv> {
+class NetworkUnit final : public UnitOf<program::slots::Send, program::slots::Recv, program::slots::RecvAdd> {
 public:
     NetworkUnit() : UnitOf(card::UnitKind::Network) {}
 

@@ -180,3 +180,77 @@ TEST_CASE("a single sequence under pipeline parallel is never faster than one ca
     const double one_card_peak = config.ddr.channels * config.ddr.channel_peak_bytes_per_second();
     REQUIRE(run.result.seconds >= double(bytes) / one_card_peak);
 }
+
+namespace {
+
+/// The kernel cycles one all-reduce of `width` f32 a row takes over `cards` cards (f32 exchange,
+/// timing only): from the first send on any card to the last receive's end on any card.
+struct AllReduceTime {
+    double cycles = 0;
+    double bound = 0; ///< 2(N − 1)·α + 2(N − 1)/N·M/β, in kernel cycles
+};
+
+AllReduceTime all_reduce_time(std::size_t width, std::uint32_t cards) {
+    using namespace graph;
+    auto config = system_of(cards);
+    Graph g;
+    const Val x = g.val(Rows::Tokens, width, "x"), chunk = g.val(Rows::Tokens, width, "chunk");
+    const Val next = g.val(Rows::Tokens, 1, "next");
+    g.push(Embed{Weight{0, Whole{true}}, x});
+    g.push(AllReduce{x, chunk, x, Exchange::F32, cards, width});
+    g.push(ArgMax{x, next});
+    g.logits = x;
+    g.next = next;
+    test::GraphWeights w(g);
+    w.set(0, {4, width});
+    std::vector<const Graph*> graphs(cards, &g);
+    auto compiled = lower::lower_shards(graphs, w, lower::target_of(config), lower::Options{{1, 1, 0}, 1});
+    std::vector<program::Loaded> programs(compiled.begin(), compiled.end());
+    sim::RunPlan plan;
+    plan.steps = 1;
+    plan.mode = sim::Mode::TimingOnly;
+    plan.keep_records = true;
+    plan.inputs = [](std::size_t, const sim::StepOutputs*) {
+        return graph::BatchInputs{{1}, {0}, {}, {}, {}, {}, {}, {}};
+    };
+    auto result = sim::system::simulate(config, programs, plan);
+    REQUIRE_FALSE(result.fault);
+    double first = 1e300, last = 0;
+    for (auto& card : result.cards)
+        for (auto& r : card.records) {
+            if (r.opcode == program::Opcode::Send) first = std::min(first, double(r.start));
+            if (r.opcode == program::Opcode::Recv || r.opcode == program::Opcode::RecvAdd)
+                last = std::max(last, double(r.end));
+        }
+    const double N = cards, M = 4.0 * double(width);
+    const std::uint32_t ports = cards == 2 ? config.link.ports : 1; // two cards stripe over both
+    const double beta = config.link.gbps * ports / 8.0;             // bytes a ns
+    const double ns = 2 * (N - 1) * config.link.latency_ns + 2 * (N - 1) / N * M / beta;
+    return {last - first, ns * config.clock.kernel_mhz * 1e-3};
+}
+
+} // namespace
+
+/// One all-reduce's time held to the ring formula's bound and 10 % above it (one simulation a case).
+void require_ring_bound(std::uint32_t cards, std::size_t width) {
+    auto t = all_reduce_time(width, cards);
+    INFO(cards << " cards, " << 4 * width << " bytes: " << t.cycles << " cycles, bound " << t.bound);
+    CHECK(t.cycles >= t.bound);
+    CHECK(t.cycles <= 1.10 * t.bound);
+}
+
+TEST_CASE("a ring all-reduce of 16 KiB over 2 cards takes between 2(N-1)a + 2(N-1)/N M/b and 10 % more") {
+    require_ring_bound(2, 4096);
+}
+
+TEST_CASE("a ring all-reduce of 1 MiB over 2 cards takes between 2(N-1)a + 2(N-1)/N M/b and 10 % more") {
+    require_ring_bound(2, 262144);
+}
+
+TEST_CASE("a ring all-reduce of 16 KiB over 4 cards takes between 2(N-1)a + 2(N-1)/N M/b and 10 % more") {
+    require_ring_bound(4, 4096);
+}
+
+TEST_CASE("a ring all-reduce of 1 MiB over 4 cards takes between 2(N-1)a + 2(N-1)/N M/b and 10 % more") {
+    require_ring_bound(4, 262144);
+}
