@@ -50,11 +50,11 @@ TEST_CASE("a plan axis splits each point's model over its system.cards cards, an
 TEST_CASE("a plan in a sweep spec is checked when the spec is read, naming the key") {
     ScratchDir s("sweep-cards-bad");
     const std::string model = "model = { generate = { arch = \"dense\", size = \"tiny\", seed = 1 } }\n";
-    write(s / "a.toml", model + "plan = \"tp\"\n");
+    write(s / "a.toml", model + "plan = \"dp\"\n");
     auto a = run_cardsim("sweep " + (s / "a.toml").string() + " -o " + (s / "o").string());
     CHECK(a.code == 2);
     CHECK(contains(a.out, "a.toml:2"));
-    CHECK(contains(a.out, "expected \"none\" (one card) or \"pp\""));
+    CHECK(contains(a.out, "expected \"none\" (one card), \"pp\" (pipeline parallel) or \"tp\""));
     write(s / "b.toml", model + "plan = \"pp\"\n[serve]\nrate = 10.0\n");
     auto b = run_cardsim("sweep " + (s / "b.toml").string() + " -o " + (s / "o").string());
     CHECK(b.code == 2);
