@@ -133,12 +133,18 @@ private:
                                    i));
             if (d_.layers[i].mixer == Mixer::LatentAttention)
                 refuse(fmt::format("layer {} is latent attention, whose heads are not split yet", i));
-            if (d_.layers[i].mixer == Mixer::GatedDeltaNet)
-                refuse(fmt::format("layer {} is a Gated-DeltaNet mixer, whose heads are not split yet "
-                                   "(--plan pp splits it by layers)",
+            if (d_.layers[i].mixer == Mixer::GatedDeltaNet && d_.delta->grouped)
+                refuse(fmt::format("layer {} is a Qwen3-Next Gated-DeltaNet mixer, whose grouped projections "
+                                   "are not split yet (--plan pp splits it by layers)",
                                    i));
         }
-        if (a.output_gate) refuse("gated attention's interleaved query and gate rows are not split yet");
+        if (d_.delta && !d_.delta->grouped &&
+            (d_.delta->key_heads % N || d_.delta->value_heads % N ||
+             (d_.delta->value_heads / N * d_.delta->value_dim) % s.align))
+            refuse(
+                fmt::format("the Gated-DeltaNet's {} key and {} value heads must divide by the cards, each "
+                            "card's value columns in whole blocks of {} (weights.block_size)",
+                            d_.delta->key_heads, d_.delta->value_heads, s.align));
         if (a.o_bias || d_.mlp_bias)
             refuse("a bias on the output or down projection would be added on every card");
         if (a.heads % N || (a.kv_heads % N && N % a.kv_heads))
@@ -201,16 +207,18 @@ private:
         if (a.output_gate) {
             // q_proj viewed as [heads, 2·hd]: each head's query, then its output gate.
             const std::string qb = n_.layer(i, "self_attn.q_proj.bias");
+            // On a card of a tensor-parallel plan, its heads only.
             auto part = [&](std::size_t offset, bool transpose) {
-                return HeadPart{2 * hd, offset, hd, transpose};
+                return shard_ ? HeadPart{2 * hd, offset, hd, transpose, shard_->card * heads, heads}
+                              : HeadPart{2 * hd, offset, hd, transpose};
             };
             std::optional<Weight> q_bias, gate_bias;
             if (a.qkv_bias) {
                 q_bias = Weight{w(qb), part(0, false)};
                 gate_bias = Weight{w(qb), part(hd, false)};
             }
-            q = gemm(h, Weight{w(q_proj), part(0, true)}, q_bias, q_width, "q");
-            gate = gemm(h, Weight{w(q_proj), part(hd, true)}, gate_bias, q_width, "gate");
+            q = gemm(h, Weight{w(q_proj), part(0, true)}, q_bias, q_width / cards, "q");
+            gate = gemm(h, Weight{w(q_proj), part(hd, true)}, gate_bias, q_width / cards, "gate");
         } else {
             q = gemm(h, share_rows(q_proj, q_width), share_bias(a.qkv_bias, "self_attn.q_proj", q_width),
                      q_width / cards, "q");
@@ -242,7 +250,7 @@ private:
                             std::nullopt, a.softcap, att},
                 site_);
         if (a.output_gate) {
-            Val gated = val(q_width, "attn_gated");
+            Val gated = val(q_width / cards, "attn_gated");
             g_.push(SigmoidGate{att, gate, gated}, site_);
             att = gated;
         }
@@ -316,6 +324,15 @@ private:
         const auto& gd = *d_.delta;
         const std::size_t nk = gd.key_heads, nv = gd.value_heads, dk = gd.key_dim, dv = gd.value_dim;
         const std::size_t key = nk * dk, value = nv * dv, r = nv / nk;
+        // On a card of a tensor-parallel plan, its share of the key and value heads (value head h
+        // reads key head h / r, so a card's value heads read its own key heads).
+        const std::size_t cards = shard_ ? shard_->cards : 1, card = shard_ ? shard_->card : 0;
+        const std::size_t nkc = nk / cards, nvc = nv / cards, keyc = nkc * dk, valuec = nvc * dv;
+        auto rows_of = [&](const std::string& name, std::size_t first, std::size_t count, bool transpose) {
+            if (!shard_)
+                return transpose ? linear(name) : plain(name); // the whole tensor, as one card reads it
+            return Weight{w(name), RowRange{first, count, transpose}};
+        };
         Val h = input_norm(i, "input_layernorm.weight", "mixer_norm");
         Val q, k, v, z, b, a;
         if (gd.grouped) {
@@ -333,12 +350,16 @@ private:
         } else {
             // Qwen3.5: in_proj_qkv is [q | k | v], one projection after another from its first row.
             const W qkv = w(n_.layer(i, "linear_attn.in_proj_qkv.weight"));
-            q = gemm(h, Weight{qkv, RowRange{0, key, true}}, std::nullopt, key, "q");
-            k = gemm(h, Weight{qkv, RowRange{key, key, true}}, std::nullopt, key, "k");
-            v = gemm(h, Weight{qkv, RowRange{2 * key, value, true}}, std::nullopt, value, "v");
-            z = gemm(h, linear(n_.layer(i, "linear_attn.in_proj_z.weight")), std::nullopt, value, "z");
-            b = gemm(h, linear(n_.layer(i, "linear_attn.in_proj_b.weight")), std::nullopt, nv, "b");
-            a = gemm(h, linear(n_.layer(i, "linear_attn.in_proj_a.weight")), std::nullopt, nv, "a");
+            q = gemm(h, Weight{qkv, RowRange{card * keyc, keyc, true}}, std::nullopt, keyc, "q");
+            k = gemm(h, Weight{qkv, RowRange{key + card * keyc, keyc, true}}, std::nullopt, keyc, "k");
+            v = gemm(h, Weight{qkv, RowRange{2 * key + card * valuec, valuec, true}}, std::nullopt, valuec,
+                     "v");
+            z = gemm(h, rows_of(n_.layer(i, "linear_attn.in_proj_z.weight"), card * valuec, valuec, true),
+                     std::nullopt, valuec, "z");
+            b = gemm(h, rows_of(n_.layer(i, "linear_attn.in_proj_b.weight"), card * nvc, nvc, true),
+                     std::nullopt, nvc, "b");
+            a = gemm(h, rows_of(n_.layer(i, "linear_attn.in_proj_a.weight"), card * nvc, nvc, true),
+                     std::nullopt, nvc, "a");
         }
         // The conv runs over the channels [q | k | v]; each part its own rows of the kernel.
         const W conv = w(n_.layer(i, "linear_attn.conv1d.weight"));
@@ -349,23 +370,22 @@ private:
             g_.push(Silu{out, out}, site_);
             return out;
         };
-        Val qc = conv_silu(q, 0, key, "q_conv");
-        Val kc = conv_silu(k, key, key, "k_conv");
-        Val vc = conv_silu(v, 2 * key, value, "v_conv");
-        Val ql = val(key, "q_l2"), kl = val(key, "k_l2");
+        Val qc = conv_silu(q, card * keyc, keyc, "q_conv");
+        Val kc = conv_silu(k, key + card * keyc, keyc, "k_conv");
+        Val vc = conv_silu(v, 2 * key + card * valuec, valuec, "v_conv");
+        Val ql = val(keyc, "q_l2"), kl = val(keyc, "k_l2");
         g_.push(L2Norm{qc, dk, 1e-6, 1.0 / std::sqrt(static_cast<double>(dk)), ql}, site_);
         g_.push(L2Norm{kc, dk, 1e-6, 1.0, kl}, site_);
-        Val beta = val(nv, "beta"), decay = val(nv, "g");
-        g_.push(GdnGates{b, a, plain(n_.layer(i, "linear_attn.A_log")),
-                         plain(n_.layer(i, "linear_attn.dt_bias")), beta, decay},
+        Val beta = val(nvc, "beta"), decay = val(nvc, "g");
+        g_.push(GdnGates{b, a, rows_of(n_.layer(i, "linear_attn.A_log"), card * nvc, nvc, false),
+                         rows_of(n_.layer(i, "linear_attn.dt_bias"), card * nvc, nvc, false), beta, decay},
                 site_);
-        StateId state = g_.state(DeltaState{nv, dk, dv});
-        Val o = val(value, "delta");
-        g_.push(DeltaStep{ql, kl, vc, beta, decay, state, nk, nv, dk, dv, o}, site_);
-        Val y = val(value, "delta_norm");
+        StateId state = g_.state(DeltaState{nvc, dk, dv});
+        Val o = val(valuec, "delta");
+        g_.push(DeltaStep{ql, kl, vc, beta, decay, state, nkc, nvc, dk, dv, o}, site_);
+        Val y = val(valuec, "delta_norm");
         g_.push(GatedRmsNorm{o, z, plain(n_.layer(i, "linear_attn.norm.weight")), d_.eps, dv, y}, site_);
-        residual(gemm(y, linear(n_.layer(i, "linear_attn.out_proj.weight")), std::nullopt, d_.hidden,
-                      "mixer_out"));
+        residual(row_parallel(y, n_.layer(i, "linear_attn.out_proj.weight"), valuec, d_.hidden, "mixer_out"));
     }
 
     void ffn(std::size_t i) {

@@ -252,7 +252,7 @@ void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size,
         std::size_t stored = r; // the stored row that view row `r` reads
         if (auto* rr = std::get_if<graph::RowRange>(&view)) stored = rr->first + r;
         if (auto* hp = std::get_if<graph::HeadPart>(&view))
-            stored = r / hp->width * hp->stride + hp->offset + r % hp->width;
+            stored = (hp->first_head + r / hp->width) * hp->stride + hp->offset + r % hp->width;
         row(r - first, data.data() + stored * row_bytes + skip, vs.row_len);
     }
 }

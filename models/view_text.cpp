@@ -14,8 +14,10 @@ std::string describe(const graph::View& view) {
                 return fmt::format("rows {}..{}{}", r.first, r.first + r.count, r.transpose ? "ᵀ" : "");
             },
             [](const graph::HeadPart& h) {
-                return fmt::format("heads of {}: rows {}..{} of each{}", h.stride, h.offset,
-                                   h.offset + h.width, h.transpose ? "ᵀ" : "");
+                return fmt::format("heads {}of {}: rows {}..{} of each{}",
+                                   h.heads ? fmt::format("{}..{} ", h.first_head, h.first_head + h.heads)
+                                           : "",
+                                   h.stride, h.offset, h.offset + h.width, h.transpose ? "ᵀ" : "");
             },
             [](const graph::ColumnRange& c) {
                 return fmt::format("columns {}..{}{}", c.first, c.first + c.count, c.transpose ? "ᵀ" : "");

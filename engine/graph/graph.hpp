@@ -65,12 +65,15 @@ struct RowRange {
 
 /// The tensor's rows grouped by head, `stride` rows a head; the view takes rows
 /// `offset .. offset + width` of every head, in head order (e.g. each head's query half of a gated
-/// attention's `q_proj`).
+/// attention's `q_proj`); with `heads` > 0 only heads `first_head .. first_head + heads` (a
+/// tensor-parallel card's share).
 struct HeadPart {
     std::size_t stride = 0;
     std::size_t offset = 0;
     std::size_t width = 0;
     bool transpose = true;
+    std::size_t first_head = 0;
+    std::size_t heads = 0; ///< 0: every head
     friend bool operator==(const HeadPart&, const HeadPart&) = default;
 };
 

@@ -26,7 +26,10 @@ std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> sha
         if (h->offset > h->stride || h->width > h->stride - h->offset)
             return fmt::format("rows {}..{} of each head lie past its stride of {}", h->offset,
                                h->offset + h->width, h->stride);
-        return ViewShape{rows / h->stride * h->width, row_len};
+        if (h->heads && (h->first_head > rows / h->stride || h->heads > rows / h->stride - h->first_head))
+            return fmt::format("heads {}..{} lie past its {} heads of {} rows", h->first_head,
+                               h->first_head + h->heads, rows / h->stride, h->stride);
+        return ViewShape{(h->heads ? h->heads : rows / h->stride) * h->width, row_len};
     }
     if (auto* c = std::get_if<ColumnRange>(&view)) {
         if (c->first > row_len || c->count > row_len - c->first)
@@ -44,7 +47,9 @@ bool transposed(const View& view) {
 std::string rows_key(const View& view) {
     if (auto* r = std::get_if<RowRange>(&view)) return fmt::format("r{}+{}", r->first, r->count);
     if (auto* h = std::get_if<HeadPart>(&view))
-        return fmt::format("h{}/{}+{}", h->stride, h->offset, h->width);
+        return h->heads
+                   ? fmt::format("h{}/{}+{}@{}+{}", h->stride, h->offset, h->width, h->first_head, h->heads)
+                   : fmt::format("h{}/{}+{}", h->stride, h->offset, h->width);
     if (auto* c = std::get_if<ColumnRange>(&view)) return fmt::format("c{}+{}", c->first, c->count);
     return "w";
 }

@@ -231,7 +231,7 @@ bool one_matrix(std::span<const Weight> parts) {
     }
     if (ranges) return true;
     auto* h1 = std::get_if<HeadPart>(&parts[0].view);
-    if (!h1 || !h1->transpose || h1->offset != 0 || h1->stride != 2 * h1->width) return false;
+    if (!h1 || !h1->transpose || h1->offset != 0 || h1->stride != 2 * h1->width || h1->heads) return false;
     if (parts.size() == 1) return true;
     if (parts.size() > 2) return false;
     auto* h2 = std::get_if<HeadPart>(&parts[1].view);

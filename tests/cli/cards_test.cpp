@@ -52,24 +52,28 @@ TEST_CASE("a card count without a plan is refused, never ignored, and a plan nee
     CHECK(contains(tp.out, "--plan tp splits a model over system.cards cards, and system.cards = 1"));
 }
 
-TEST_CASE("a tensor-parallel run over 2 and 4 cards gives the one-card run's outputs bit for bit") {
+TEST_CASE("a tensor-parallel run over 2 and 4 cards gives the one-card run's outputs bit for bit, dense "
+          "and hybrid") {
     ScratchDir dir("cards-tp");
-    const auto m = (dir.path() / "m").string();
-    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
-    auto one = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine");
-    REQUIRE(one.code == 0);
-    for (int cards : {2, 4}) {
-        auto tp = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine --plan tp --set system.cards=" +
-                              std::to_string(cards));
-        INFO(tp.out);
-        REQUIRE(tp.code == 0);
-        CHECK(contains(tp.out, "bit_exact=yes"));
-        CHECK(contains(tp.out, "cards=" + std::to_string(cards)));
-        // The same logits as one card (the bit-exact check held them to the golden executor, which
-        // is the one card's): the same error against the f64 reference, to the last digit.
-        CHECK(value_of(tp.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
-        CHECK(value_of(tp.out, "kl") == value_of(one.out, "kl"));
-        CHECK(std::stod(value_of(tp.out, "link_bytes")) > 0);
+    for (const std::string arch : {"dense", "hybrid"}) {
+        const auto m = (dir.path() / arch).string();
+        REQUIRE(run_cardsim("make-model --arch " + arch + " --size small --seed 3 -o " + m).code == 0);
+        auto one = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine");
+        REQUIRE(one.code == 0);
+        for (int cards : {2, 4}) {
+            auto tp =
+                run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine --plan tp --set system.cards=" +
+                            std::to_string(cards));
+            INFO(arch << " on " << cards << " cards:\n" << tp.out);
+            REQUIRE(tp.code == 0);
+            CHECK(contains(tp.out, "bit_exact=yes"));
+            CHECK(contains(tp.out, "cards=" + std::to_string(cards)));
+            // The same logits as one card (the bit-exact check held them to the golden executor,
+            // which is the one card's): the same error against the f64 reference, to the last digit.
+            CHECK(value_of(tp.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+            CHECK(value_of(tp.out, "kl") == value_of(one.out, "kl"));
+            CHECK(std::stod(value_of(tp.out, "link_bytes")) > 0);
+        }
     }
 }
 
@@ -97,11 +101,13 @@ TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, an
 TEST_CASE("a tensor-parallel split that would not stay exact is refused, naming what") {
     ScratchDir dir("cards-tp-refuse");
     const auto hybrid = (dir.path() / "h").string(), dense = (dir.path() / "d").string();
-    REQUIRE(run_cardsim("make-model --arch hybrid --size small --seed 1 -o " + hybrid).code == 0);
+    REQUIRE(run_cardsim("make-model --arch hybrid-moe --size tiny --seed 1 -o " + hybrid).code == 0);
     REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + dense).code == 0);
-    auto h = run_cardsim("check " + hybrid + " --plan tp --set system.cards=2");
+    // Experts are split by layers (pipeline parallel), not by columns.
+    auto h =
+        run_cardsim("check " + hybrid + " --plan tp --set system.cards=2 --set capabilities.experts=true");
     CHECK(h.code == 1);
-    CHECK(contains(h.out, "layer 0 is a Gated-DeltaNet mixer, whose heads are not split yet"));
+    CHECK(contains(h.out, "layer 0 has experts; tensor parallel splits dense MLPs only"));
     // The tiny model's 16 attention columns a card are half a scale block.
     auto d = run_cardsim("run " + dense + " --plan tp --set system.cards=2");
     CHECK(d.code == 1);
