@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -208,4 +209,34 @@ TEST_CASE("tensor parallel on 2 cards decodes the 8B shape at least 1.7 times as
     // One card's decode at its whole DDR roofline, twice over, bounds two cards that split its bytes.
     const double roofline = t1 / std::stod(value_of(one.out, "roofline_fraction"));
     CHECK(t2 <= 2 * roofline);
+}
+
+TEST_CASE("Llama-3.1-70B at int8 splits by heads over 4 cards, and a card over its DDR is refused by name") {
+    ScratchDir dir("cards-tp-70b");
+    const auto m = dir.path() / "llama-70b";
+    std::filesystem::create_directories(m);
+    // The published config.json of Llama-3.1-70B (its shape: the weights are not needed to check it).
+    std::ofstream(m / "config.json")
+        << R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":8192,)"
+           R"("intermediate_size":28672,"num_hidden_layers":80,"num_attention_heads":64,)"
+           R"("num_key_value_heads":8,"head_dim":128,"vocab_size":128256,"rms_norm_eps":1e-05,)"
+           R"("rope_theta":500000.0,"max_position_embeddings":131072,"tie_word_embeddings":false,)"
+           R"("hidden_act":"silu","attention_bias":false,"mlp_bias":false,"torch_dtype":"bfloat16"})";
+    const auto base = "check " + m.string() + " --shapes-only --plan tp ";
+    // Each card of two keeps half of every layer and the whole embedding: 34.4 GiB, over 32 GiB.
+    auto two = run_cardsim(base + "--set system.cards=2");
+    INFO(two.out);
+    CHECK(two.code == 1);
+    CHECK(contains(two.out, "card 0 of 2: the weights need 34.4 GiB at int8"));
+    CHECK(contains(two.out, "card 1 of 2: the weights need 34.4 GiB at int8"));
+    auto four = run_cardsim(base + "--set system.cards=4");
+    INFO(four.out);
+    CHECK(four.code == 0);
+    CHECK(contains(four.out, "card 3 of 4 (1/4 of every layer's heads and MLP columns)"));
+    CHECK(contains(four.out, "weights (int8): 17.7 GiB"));
+    // With two channels a card (16 GiB) the same split no longer fits: every card is named.
+    auto small = run_cardsim(base + "--set system.cards=4 --set ddr.channels=2");
+    CHECK(small.code == 1);
+    for (int k = 0; k < 4; ++k)
+        CHECK(contains(small.out, "card " + std::to_string(k) + " of 4: the weights need 17.7 GiB at int8"));
 }
