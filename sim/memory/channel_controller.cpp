@@ -345,10 +345,11 @@ void ChannelController::find_event_after_serving(Direction dir) {
     if (dir != cand_dir_) {
         cand_dir_ = dir;
         dirty_ = ~std::uint64_t{0};
+        incremental_ = 0;
     }
     const std::uint64_t banks = buffer_.banks_with(dir);
     for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1)
-        pick(static_cast<std::uint32_t>(std::countr_zero(mask)), dir);
+        repick(static_cast<std::uint32_t>(std::countr_zero(mask)), dir);
     dirty_ &= ~banks;
     // Rank the picks by a lower bound of their column command (no command bus), plan the best
     // exactly; if the command bus moved it, rank again with its true time. The bound is the pick's
@@ -363,11 +364,7 @@ void ChannelController::find_event_after_serving(Direction dir) {
     if (!exhaustive_) {
         if (eager_groups_) { // every group's parts at once (one rank of at most 4 groups: 8 of them)
             for (std::uint32_t r = 0; r < core_.ranks(); ++r)
-                for (std::uint32_t g = 0; g < groups_; ++g) {
-                    const std::size_t k = (r * 8 + g) * 2;
-                    group_floor_[k] = core_.group_floor(r, g, write, false);
-                    group_floor_[k + 1] = core_.group_floor(r, g, write, true);
-                }
+                core_.group_floors(r, write, &group_floor_[r * 16]);
         } else {
             ++group_stamp_;
             for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
@@ -449,14 +446,45 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
     bm.row = core_.open_row(b);
     bm.decision = std::max(bank_free_[b], buffer_[first].accept);
     bm.direction = dir;
-    c.entry = scheduler_->next_request(bm);
-    if (c.entry == RequestBuffer::none) return;
+    const std::int32_t entry = scheduler_->next_request(bm);
+    if (entry != RequestBuffer::none) set_candidate(b, entry, bm.decision);
+}
+
+void ChannelController::set_candidate(std::uint32_t b, std::int32_t entry, Cycle ready) {
+    Candidate& c = cand_[b];
     cand_valid_ |= std::uint64_t{1} << b;
-    c.target = target_of(buffer_[c.entry]);
-    c.ready = bm.decision;
-    c.seq = buffer_[c.entry].seq;
+    c.entry = entry;
+    c.target = target_of(buffer_[entry]);
+    c.ready = ready;
+    c.seq = buffer_[entry].seq;
     c.own = core_.bank_floor(c.target, c.ready, c.hit);
     c.group_key = static_cast<std::uint16_t>((c.target.rank * 8 + c.target.group) * 2 + (c.hit ? 1 : 0));
+}
+
+bool ChannelController::repick(std::uint32_t b, Direction dir) {
+    const std::uint64_t bit = std::uint64_t{1} << b;
+    dirty_ &= ~bit;
+    const Candidate& c = cand_[b];
+    if (!(incremental_ & bit) || c.entry == RequestBuffer::none || cand_dir_ != dir) {
+        pick(b, dir);
+        return true;
+    }
+    incremental_ &= ~bit;
+    // The bank's first burst that may go, hence its decision, is the kept one's: only the new
+    // youngest burst can change the answer, and only if it may go itself.
+    const std::int32_t added = buffer_.youngest_in_bank(b);
+    const QueuedBurst& e = buffer_[added];
+    if (e.direction != dir || e.blocker != RequestBuffer::none) return false;
+    BankMachine bm;
+    bm.bank = b;
+    bm.open = core_.bank_open(b);
+    bm.row = core_.open_row(b);
+    bm.decision = c.ready;
+    bm.direction = dir;
+    const std::int32_t entry = scheduler_->next_request_after_push(bm, c.entry, added);
+    if (entry == c.entry) return false;
+    set_candidate(b, entry, bm.decision);
+    return true;
 }
 
 bool ChannelController::update_event() {
@@ -472,10 +500,10 @@ bool ChannelController::update_event() {
     const std::uint64_t touched = touched_ & buffer_.banks_with(dir);
     const std::uint32_t winner_bank = event_.target.bank;
     if (touched >> winner_bank & 1) { // the winner's own bank may pick another burst
-        pick(winner_bank, dir);
-        dirty_ &= ~(std::uint64_t{1} << winner_bank);
+        repick(winner_bank, dir);
         if (cand_[winner_bank].entry != event_.entry) {
             dirty_ |= touched;
+            incremental_ &= ~touched;
             find_event_after_serving(dir);
             return true;
         }
@@ -485,8 +513,7 @@ bool ChannelController::update_event() {
     best.at = best.plan.cas;
     for (std::uint64_t mask = touched & ~(std::uint64_t{1} << winner_bank); mask != 0; mask &= mask - 1) {
         const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-        pick(b, dir);
-        dirty_ &= ~(std::uint64_t{1} << b);
+        if (!repick(b, dir)) continue; // the kept pick: it lost to the kept winner already
         Candidate& c = cand_[b];
         if (c.entry == RequestBuffer::none) continue;
         const Cycle bound = std::max(c.own, core_.group_floor(c.target.rank, c.target.group, write, c.hit));
