@@ -345,29 +345,38 @@ void ChannelController::find_event_after_serving(Direction dir) {
     if (dir != cand_dir_) {
         cand_dir_ = dir;
         dirty_ = ~std::uint64_t{0};
+        incremental_ = 0;
     }
     const std::uint64_t banks = buffer_.banks_with(dir);
     for (std::uint64_t mask = dirty_ & banks; mask != 0; mask &= mask - 1)
-        pick(static_cast<std::uint32_t>(std::countr_zero(mask)), dir);
+        repick(static_cast<std::uint32_t>(std::countr_zero(mask)), dir);
     dirty_ &= ~banks;
     // Rank the picks by a lower bound of their column command (no command bus), plan the best
     // exactly; if the command bus moved it, rank again with its true time. The bound is the pick's
     // own bank part, kept until its bank changes, with its group's part, computed once per rank,
     // group and outcome (`set_exhaustive_ranking`: the whole bound per pick, for tests).
-    // The first ranking pass computes the bounds and the best of them at once (without branches
-    // on the comparisons: the picks' order is unpredictable).
-    std::uint32_t best = ~0u;
-    Cycle best_bound = never;
-    std::uint64_t best_seq = ~std::uint64_t{0};
+    // The first ranking pass computes the bounds and the best of them at once. The order of
+    // (bound, seq) is one unsigned 128-bit key, the bank in the seq part's low 6 bits (a burst's
+    // seq stays below 2^58), so the pass has no branch on the comparisons (the picks' order is
+    // unpredictable).
+    __extension__ using RankKey = unsigned __int128;
+    const auto key_of = [](const Candidate& c, std::uint32_t b) {
+        return RankKey{c.bound} << 64 | (c.seq << 6 | b);
+    };
+    constexpr RankKey no_key = ~RankKey{0};
+    RankKey best_key = no_key;
     const std::uint64_t valid = banks & cand_valid_;
-    if (!exhaustive_) {
+    if (exhaustive_) {
+        for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
+            const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+            Candidate& c = cand_[b];
+            c.bound = core_.earliest_cas(c.target, write, c.ready);
+            best_key = std::min(best_key, key_of(c, b));
+        }
+    } else {
         if (eager_groups_) { // every group's parts at once (one rank of at most 4 groups: 8 of them)
             for (std::uint32_t r = 0; r < core_.ranks(); ++r)
-                for (std::uint32_t g = 0; g < groups_; ++g) {
-                    const std::size_t k = (r * 8 + g) * 2;
-                    group_floor_[k] = core_.group_floor(r, g, write, false);
-                    group_floor_[k + 1] = core_.group_floor(r, g, write, true);
-                }
+                core_.group_floors(r, write, &group_floor_[r * 16]);
         } else {
             ++group_stamp_;
             for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
@@ -379,30 +388,22 @@ void ChannelController::find_event_after_serving(Direction dir) {
                 }
             }
         }
-    }
-    for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
-        const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-        Candidate& c = cand_[b];
-        const Cycle bound = exhaustive_ ? core_.earliest_cas(c.target, write, c.ready)
-                                        : std::max(c.own, group_floor_[c.group_key]);
-        c.bound = bound;
-        const bool better = (bound < best_bound) | ((bound == best_bound) & (c.seq < best_seq));
-        best = better ? b : best;
-        best_bound = better ? bound : best_bound;
-        best_seq = better ? c.seq : best_seq;
+        for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
+            const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
+            Candidate& c = cand_[b];
+            c.bound = std::max(c.own, group_floor_[c.group_key]);
+            best_key = std::min(best_key, key_of(c, b));
+        }
     }
     for (bool first = true;; first = false) {
         if (!first) {
-            best = ~0u;
-            for (std::uint64_t mask = banks; mask != 0; mask &= mask - 1) {
+            best_key = no_key;
+            for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
                 const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-                const Candidate& c = cand_[b];
-                if (c.entry == RequestBuffer::none) continue;
-                if (best == ~0u || c.bound < cand_[best].bound ||
-                    (c.bound == cand_[best].bound && c.seq < cand_[best].seq))
-                    best = b;
+                best_key = std::min(best_key, key_of(cand_[b], b));
             }
         }
+        const std::uint32_t best = best_key == no_key ? ~0u : static_cast<std::uint32_t>(best_key & 63);
         if (best == ~0u) break;
         Candidate& c = cand_[best];
         const ChannelTiming::Plan p = core_.plan(c.target, write, c.ready);
@@ -449,14 +450,45 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
     bm.row = core_.open_row(b);
     bm.decision = std::max(bank_free_[b], buffer_[first].accept);
     bm.direction = dir;
-    c.entry = scheduler_->next_request(bm);
-    if (c.entry == RequestBuffer::none) return;
+    const std::int32_t entry = scheduler_->next_request(bm);
+    if (entry != RequestBuffer::none) set_candidate(b, entry, bm.decision);
+}
+
+void ChannelController::set_candidate(std::uint32_t b, std::int32_t entry, Cycle ready) {
+    Candidate& c = cand_[b];
     cand_valid_ |= std::uint64_t{1} << b;
-    c.target = target_of(buffer_[c.entry]);
-    c.ready = bm.decision;
-    c.seq = buffer_[c.entry].seq;
+    c.entry = entry;
+    c.target = target_of(buffer_[entry]);
+    c.ready = ready;
+    c.seq = buffer_[entry].seq;
     c.own = core_.bank_floor(c.target, c.ready, c.hit);
     c.group_key = static_cast<std::uint16_t>((c.target.rank * 8 + c.target.group) * 2 + (c.hit ? 1 : 0));
+}
+
+bool ChannelController::repick(std::uint32_t b, Direction dir) {
+    const std::uint64_t bit = std::uint64_t{1} << b;
+    dirty_ &= ~bit;
+    const Candidate& c = cand_[b];
+    if (!(incremental_ & bit) || c.entry == RequestBuffer::none || cand_dir_ != dir) {
+        pick(b, dir);
+        return true;
+    }
+    incremental_ &= ~bit;
+    // The bank's first burst that may go, hence its decision, is the kept one's: only the new
+    // youngest burst can change the answer, and only if it may go itself.
+    const std::int32_t added = buffer_.youngest_in_bank(b);
+    const QueuedBurst& e = buffer_[added];
+    if (e.direction != dir || e.blocker != RequestBuffer::none) return false;
+    BankMachine bm;
+    bm.bank = b;
+    bm.open = core_.bank_open(b);
+    bm.row = core_.open_row(b);
+    bm.decision = c.ready;
+    bm.direction = dir;
+    const std::int32_t entry = scheduler_->next_request_after_push(bm, c.entry, added);
+    if (entry == c.entry) return false;
+    set_candidate(b, entry, bm.decision);
+    return true;
 }
 
 bool ChannelController::update_event() {
@@ -472,10 +504,10 @@ bool ChannelController::update_event() {
     const std::uint64_t touched = touched_ & buffer_.banks_with(dir);
     const std::uint32_t winner_bank = event_.target.bank;
     if (touched >> winner_bank & 1) { // the winner's own bank may pick another burst
-        pick(winner_bank, dir);
-        dirty_ &= ~(std::uint64_t{1} << winner_bank);
+        repick(winner_bank, dir);
         if (cand_[winner_bank].entry != event_.entry) {
             dirty_ |= touched;
+            incremental_ &= ~touched;
             find_event_after_serving(dir);
             return true;
         }
@@ -485,8 +517,7 @@ bool ChannelController::update_event() {
     best.at = best.plan.cas;
     for (std::uint64_t mask = touched & ~(std::uint64_t{1} << winner_bank); mask != 0; mask &= mask - 1) {
         const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-        pick(b, dir);
-        dirty_ &= ~(std::uint64_t{1} << b);
+        if (!repick(b, dir)) continue; // the kept pick: it lost to the kept winner already
         Candidate& c = cand_[b];
         if (c.entry == RequestBuffer::none) continue;
         const Cycle bound = std::max(c.own, core_.group_floor(c.target.rank, c.target.group, write, c.hit));
@@ -517,7 +548,7 @@ Cycle ChannelController::decide() {
 bool ChannelController::step(Cycle limit) {
     const Cycle at = next_event();
     if (at == never || (at >= limit && !event_.exempt)) return false;
-    const Event ev = event_;
+    const Event& ev = event_; // nothing below finds a next action: it stays as it is
     if (ev.kind == Event::Refresh) {
         core_.refresh_until(ev.target.rank, std::min(limit - 1, ev.ready));
         refreshed_[ev.target.rank] = true;
@@ -525,28 +556,30 @@ bool ChannelController::step(Cycle limit) {
         return true;
     }
     const std::int32_t i = ev.entry;
-    const QueuedBurst e = buffer_[i];
+    // The burst's fields still needed once it left the buffer.
+    const QueuedBurst& e = buffer_[i];
+    const std::uint32_t bank = e.bank, rank = e.rank, slot = e.request, passed = e.passed;
     const bool write = e.direction == Direction::Write;
-    const BurstFloors floors = core_.floors(ev.plan, e.rank);
+    const BurstFloors floors = core_.floors(ev.plan, rank);
     const Cycle end = core_.commit(ev.plan, ev.target, write);
-    refreshed_[e.rank] = false;
-    if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, e.passed});
+    refreshed_[rank] = false;
+    if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, passed});
     scheduler_->served(i);
     ChannelStats& st = core_.mutable_stats();
-    st.max_passed = std::max(st.max_passed, e.passed);
+    st.max_passed = std::max(st.max_passed, passed);
     st.write_batches = scheduler_->write_batches();
     if (buffer_.blocked(write ? Direction::Read : Direction::Write) > 0)
         for (std::int32_t j = e.next; j != RequestBuffer::none; j = buffer_[j].next)
             if (buffer_[j].blocker == i) buffer_.unblock(j);
-    bank_free_[e.bank] = ev.plan.cas;
+    bank_free_[bank] = ev.plan.cas;
     buffer_.erase(i);
-    dirty(std::uint64_t{1} << e.bank);
+    dirty(std::uint64_t{1} << bank);
     if (!write || !posted_) {
         // A posted write's request finished when it was accepted (its slot may be reused since).
-        Request& r = requests_[e.request];
+        Request& r = requests_[slot];
         attribute(r.track, floors, core_.burst_cycles());
         r.done = std::max(r.done, end);
-        if (--r.in_buffer == 0 && r.next == r.stop) finish(e.request);
+        if (--r.in_buffer == 0 && r.next == r.stop) finish(slot);
     }
     if (front_blocked_) {
         admit_floor_ = std::max(admit_floor_, ev.plan.cas);

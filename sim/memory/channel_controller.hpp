@@ -154,6 +154,12 @@ private:
     void refresh_first();
     /// Recomputes bank `b`'s pick in direction `dir`.
     void pick(std::uint32_t b, Direction dir);
+    /// Brings bank `b`'s dirty pick up to date (its dirty mark is cleared): from its kept pick
+    /// when one burst entered since and nothing else changed (see `incremental_`), else afresh.
+    /// False when the pick is the kept one.
+    bool repick(std::uint32_t b, Direction dir);
+    /// Fills `c`, bank `b`'s pick, for queued burst `entry` decided at `ready`.
+    void set_candidate(std::uint32_t b, std::int32_t entry, Cycle ready);
     /// A request is complete: its split is closed and (when queued) it joins the finished heap.
     void finish(std::uint32_t slot);
     /// Adds a completion to the finished ones.
@@ -180,6 +186,7 @@ private:
     /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
     void dirty(std::uint64_t banks) {
         dirty_ |= banks;
+        incremental_ &= ~banks;
         invalidate();
     }
     /// The next action must be found afresh.
@@ -190,6 +197,7 @@ private:
     /// Bursts entered banks `banks` and nothing else changed: the next action kept is updated
     /// with those banks' new picks (unless it was invalid already).
     void touch(std::uint64_t banks) {
+        incremental_ = (incremental_ & ~banks) | (banks & ~dirty_);
         dirty_ |= banks;
         if (event_valid_) {
             event_valid_ = false;
@@ -203,6 +211,10 @@ private:
     RequestBuffer buffer_;
     std::vector<Candidate> cand_;
     std::uint64_t dirty_ = ~std::uint64_t{0};
+    /// Banks whose pick was clean when their youngest burst entered, the one change since (a
+    /// second burst, or anything else that marks the bank dirty, clears the bank's bit): `repick`
+    /// then only weighs that burst against the kept pick.
+    std::uint64_t incremental_ = 0;
     Direction cand_dir_ = Direction::Read;
     std::unique_ptr<SchedulerIF> scheduler_;
     bool in_order_;

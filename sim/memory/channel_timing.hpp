@@ -100,6 +100,9 @@ public:
     /// scheduler ranking many banks' picks keeps the first per pick and computes the second per
     /// group.
     Cycle group_floor(std::uint32_t rank, std::uint32_t group, bool write, bool hit) const;
+    /// group_floor for every bank group of `rank` at once, the parts they share computed once:
+    /// `out[2 g]` for a miss in group g, `out[2 g + 1]` for a hit.
+    void group_floors(std::uint32_t rank, bool write, Cycle* out) const;
     /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
     /// after it when `close_after` (or the page policy is closed). Returns its last data beat.
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
@@ -296,6 +299,26 @@ inline Cycle ChannelTiming::group_floor(std::uint32_t rank, std::uint32_t group,
         floor =
             std::max(floor, std::max({rk.act_ready, rk.act_ready_bg[group], rk.faw[rk.faw_next]}) + trcd_);
     return floor;
+}
+
+inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* out) const {
+    const Rank& rk = rank_[rank];
+    Cycle shared = std::max(cas_ready_, write ? write_ready_ : rk.read_ready);
+    if (rank != last_rank_) {
+        shared = std::max(shared, switch_ready_);
+        if (!write && any_write_ && rank != last_write_rank_ && write_data_end_ + trtrs_ > cl_)
+            shared = std::max(shared, write_data_end_ + trtrs_ - cl_);
+        if (write && any_read_ && rank != last_read_rank_ && read_data_end_ + trtrs_ > cwl_)
+            shared = std::max(shared, read_data_end_ + trtrs_ - cwl_);
+    }
+    const Cycle act = std::max(rk.act_ready, rk.faw[rk.faw_next]);
+    const std::uint32_t groups = bank_count_ / banks_per_group_;
+    for (std::uint32_t g = 0; g < groups; ++g) {
+        Cycle hit = std::max(shared, rk.cas_ready_bg[g]);
+        if (!write) hit = std::max(hit, rk.read_ready_bg[g]);
+        out[2 * g + 1] = hit;
+        out[2 * g] = std::max(hit, std::max(act, rk.act_ready_bg[g]) + trcd_);
+    }
 }
 
 [[gnu::always_inline]] inline Cycle ChannelTiming::commit(const Plan& p, const BurstTarget& t, bool write,

@@ -25,6 +25,7 @@ DdrMemory::DdrMemory(const sc_core::sc_module_name& name, const card::DdrConfig&
 }
 
 Cycle DdrMemory::flush() {
+    stale_ = ~std::uint64_t{0};
     Cycle end = 0;
     for (auto& c : channels_)
         end = std::max(end, c->controller().flush());
@@ -32,6 +33,7 @@ Cycle DdrMemory::flush() {
 }
 
 void DdrMemory::reset(Cycle origin) {
+    stale_ = ~std::uint64_t{0};
     for (auto& c : channels_)
         c->controller().reset(origin);
     tickets_.clear();
@@ -45,11 +47,13 @@ tlm::tlm_response_status DdrMemory::submit(const MemRequest& request, Cycle arri
     // A request in one channel goes there under its own tag (odd); one split over channels under
     // a ticket (even) that collects its parts.
     if (length == 0) {
+        stale_ |= 1;
         channels_[0]->controller().submit(request.direction, 0, 0, arrival, tag << 1 | 1);
         return tlm::TLM_OK_RESPONSE;
     }
     if (interleave_.single(address, length)) {
         const auto at = interleave_.locate(address);
+        stale_ |= at.channel < 64 ? std::uint64_t{1} << at.channel : ~std::uint64_t{0};
         channels_[at.channel]->controller().submit(request.direction, at.local, length, arrival,
                                                    tag << 1 | 1);
         return tlm::TLM_OK_RESPONSE;
@@ -63,6 +67,7 @@ tlm::tlm_response_status DdrMemory::submit(const MemRequest& request, Cycle arri
         free_tickets_.pop_back();
     }
     tickets_[t] = Ticket{tag, arrival, arrival, {}, 0};
+    stale_ = ~std::uint64_t{0};
     interleave_.split(address, length, ranges_);
     for (const auto& r : ranges_)
         if (!r.empty()) ++tickets_[t].parts;
@@ -91,14 +96,17 @@ bool DdrMemory::merge(const ChannelCompletion& part, MemCompletion& out) {
 
 bool DdrMemory::next_completion(MemCompletion& out) {
     constexpr Cycle never = ChannelController::never;
-    // Each channel's earliest completion and next action, read once here and then again only for
-    // the channel that acted (the others' do not change).
+    // Each channel's earliest completion and next action, kept from the last call for the
+    // channels nothing reached since, and then read again only for the channel that acted (the
+    // others' do not change).
     const std::uint32_t n = channels();
     for (std::uint32_t c = 0; c < n; ++c) {
+        if (c < 64 && !(stale_ >> c & 1)) continue;
         ChannelController& ctl = channels_[c]->controller();
         finished_at_[c] = ctl.earliest_finished();
         acts_at_[c] = ctl.next_event();
     }
+    stale_ = 0;
     for (;;) {
         // The earliest completion is final once no channel can act before it: every later action
         // (a column command or a refresh) completes a request no earlier than it happens.
@@ -133,6 +141,7 @@ bool DdrMemory::next_completion(MemCompletion& out) {
 }
 
 bool DdrMemory::take_served(MemCompletion& out) {
+    stale_ = ~std::uint64_t{0};
     for (auto& ch : channels_) {
         ChannelController& ctl = ch->controller();
         while (ctl.earliest_finished() != ChannelController::never)
@@ -181,6 +190,7 @@ std::string DdrMemory::describe_error(const tlm::tlm_generic_payload& gp) const 
 }
 
 void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    stale_ = ~std::uint64_t{0};
     const tlm::tlm_command cmd = gp.get_command();
     const std::uint64_t address = gp.get_address();
     const std::uint64_t length = gp.get_data_length();

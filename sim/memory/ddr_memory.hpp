@@ -66,7 +66,10 @@ public:
               std::uint64_t data_bytes = ~std::uint64_t{0});
 
     std::uint32_t channels() const { return static_cast<std::uint32_t>(channels_.size()); }
-    DdrChannel& channel(std::uint32_t i) { return *channels_[i]; }
+    DdrChannel& channel(std::uint32_t i) {
+        stale_ = ~std::uint64_t{0}; // the caller may change it
+        return *channels_[i];
+    }
     const DdrChannel& channel(std::uint32_t i) const { return *channels_[i]; }
     const ChannelInterleave& interleave() const { return interleave_; }
     /// Bytes of the whole DDR address space.
@@ -126,7 +129,10 @@ private:
     std::vector<std::uint32_t> free_tickets_;
     tlm::tlm_generic_payload part_;                ///< reused for per-channel parts
     std::vector<ChannelInterleave::Range> ranges_; ///< reused per split request
-    std::vector<Cycle> finished_at_, acts_at_;     ///< next_completion's view of each channel (scratch)
+    std::vector<Cycle> finished_at_, acts_at_;     ///< next_completion's view of each channel, kept
+    /// Channels whose view may be out of date (one bit each; every bit past 64 channels): those
+    /// the queued port submitted to since, all of them after anything else reached the channels.
+    std::uint64_t stale_ = ~std::uint64_t{0};
     RequestObserver* observer_ = nullptr;
 };
 

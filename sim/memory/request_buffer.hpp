@@ -102,4 +102,61 @@ private:
     std::uint32_t write_capacity_;
 };
 
+// push and erase run once per burst: inline, for the controller's loop.
+
+inline std::int32_t RequestBuffer::push(const QueuedBurst& burst) {
+    const std::int32_t i = free_.back();
+    free_.pop_back();
+    QueuedBurst& e = pool_[static_cast<std::size_t>(i)];
+    e = burst;
+    const std::uint32_t b = e.bank;
+    const std::size_t d = index(e.direction);
+    e.prev = bank_tail_[b];
+    e.next = none;
+    if (e.prev != none)
+        pool_[static_cast<std::size_t>(e.prev)].next = i;
+    else
+        bank_head_[b] = i;
+    bank_tail_[b] = i;
+    e.dprev = dir_tail_[d];
+    e.dnext = none;
+    if (e.dprev != none)
+        pool_[static_cast<std::size_t>(e.dprev)].dnext = i;
+    else
+        dir_head_[d] = i;
+    dir_tail_[d] = i;
+    if (e.direction == Direction::Read || write_capacity_ == 0) ++bank_entries_[b];
+    ++per_bank_[b][d];
+    ++queued_[d];
+    mask_[d] |= std::uint64_t{1} << b;
+    return i;
+}
+
+inline void RequestBuffer::erase(std::int32_t i) {
+    QueuedBurst& e = pool_[static_cast<std::size_t>(i)];
+    const std::uint32_t b = e.bank;
+    const std::size_t d = index(e.direction);
+    if (e.prev != none)
+        pool_[static_cast<std::size_t>(e.prev)].next = e.next;
+    else
+        bank_head_[b] = e.next;
+    if (e.next != none)
+        pool_[static_cast<std::size_t>(e.next)].prev = e.prev;
+    else
+        bank_tail_[b] = e.prev;
+    if (e.dprev != none)
+        pool_[static_cast<std::size_t>(e.dprev)].dnext = e.dnext;
+    else
+        dir_head_[d] = e.dnext;
+    if (e.dnext != none)
+        pool_[static_cast<std::size_t>(e.dnext)].dprev = e.dprev;
+    else
+        dir_tail_[d] = e.dprev;
+    if (e.blocker != none) --blocked_[d];
+    if (e.direction == Direction::Read || write_capacity_ == 0) --bank_entries_[b];
+    if (--per_bank_[b][d] == 0) mask_[d] &= ~(std::uint64_t{1} << b);
+    --queued_[d];
+    free_.push_back(i);
+}
+
 } // namespace cardsim::sim::memory

@@ -35,6 +35,16 @@ public:
     /// The burst `bank` should serve next in `bank.direction`, or RequestBuffer::none. Only bursts
     /// that entered by `bank.decision` and are not blocked by a hazard qualify.
     virtual std::int32_t next_request(const BankMachine& bank) const = 0;
+    /// What `next_request(bank)` answers now that burst `added` entered `bank.bank`'s queue as its
+    /// youngest (of `bank.direction`, not blocked), given that it answered `previous` (not none)
+    /// just before, with the bank, its decision and every other burst unchanged. A policy may
+    /// answer without scanning the queue; by default it scans.
+    virtual std::int32_t next_request_after_push(const BankMachine& bank, std::int32_t previous,
+                                                 std::int32_t added) const {
+        (void)previous;
+        (void)added;
+        return next_request(bank);
+    }
     /// Whether a queued burst of `direction` other than `except` hits `row` of `bank`.
     virtual bool has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                                      std::int32_t except) const = 0;

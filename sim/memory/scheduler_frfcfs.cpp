@@ -44,6 +44,18 @@ std::int32_t SchedulerFrFcfs::next_request(const BankMachine& bank) const {
     return oldest;
 }
 
+std::int32_t SchedulerFrFcfs::next_request_after_push(const BankMachine& bank, std::int32_t previous,
+                                                      std::int32_t added) const {
+    // next_request's scan reaches the youngest burst only when it found neither a row hit nor a
+    // starved oldest burst (`previous` is then the oldest, its answer at the end of the scan).
+    const QueuedBurst& p = buffer_[previous];
+    if ((bank.open && p.row == bank.row) || p.passed >= limit_) return previous;
+    const QueuedBurst& e = buffer_[added];
+    // Admission is in order: when the youngest is visible, so is every burst before it.
+    if (e.accept > bank.decision) return previous;
+    return bank.open && e.row == bank.row ? added : previous;
+}
+
 bool SchedulerFrFcfs::has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                                           std::int32_t except) const {
     for (std::int32_t i = buffer_.oldest_in_bank(bank); i != RequestBuffer::none; i = buffer_[i].next)

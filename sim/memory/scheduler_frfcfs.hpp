@@ -19,6 +19,8 @@ public:
     bool in_order() const override { return false; }
     Direction serving() override;
     std::int32_t next_request(const BankMachine& bank) const override;
+    std::int32_t next_request_after_push(const BankMachine& bank, std::int32_t previous,
+                                         std::int32_t added) const override;
     bool has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                              std::int32_t except) const override;
     void served(std::int32_t i) override;
