@@ -31,6 +31,10 @@ lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config)
         throw Error(fmt::format("system.cards = {}: a system of several cards needs a plan that splits the "
                                 "model over them: pass --plan pp or --plan tp",
                                 cards));
+    if (plan != lower::Plan::Tensor && config.system.exchange != card::Exchange::Exact)
+        throw Error(fmt::format("system.exchange = {}: only a tensor-parallel plan (--plan tp) exchanges "
+                                "partial sums between cards",
+                                card::name(config.system.exchange)));
     return plan;
 }
 

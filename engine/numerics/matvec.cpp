@@ -208,9 +208,9 @@ std::int64_t accumulate(const std::int32_t* dots, const PreparedActivation& a, c
     return accumulate_body<UnitScale>(dots, a, ew, mw, base);
 }
 
-/// The terms of the contract (one per chunk and word) for the general window sum.
-float window_row(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
-                 const std::int32_t* mw, std::vector<Term>& terms) {
+/// The contract's terms of one row (one per chunk and word), into `terms`.
+void row_terms(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+               const std::int32_t* mw, std::vector<Term>& terms) {
     terms.clear();
     const int parts = a.planes / a.words;
     for (int w = 0; w < a.words; ++w)
@@ -222,6 +222,12 @@ float window_row(const std::int32_t* dots, const PreparedActivation& a, const st
             }
             terms.push_back({d * mw[c], a.exponent[w * a.chunks + c] + ew[c]});
         }
+}
+
+/// The general window sum of one row's terms.
+float window_row(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
+                 const std::int32_t* mw, std::vector<Term>& terms) {
+    row_terms(dots, a, ew, mw, terms);
     return window_sum(terms);
 }
 
@@ -657,22 +663,6 @@ PartialSum part_of_terms(std::span<const Term> terms) {
     }
     p.top = static_cast<std::int16_t>(high);
     return p;
-}
-
-/// The contract's terms of one row (as window_row), into `terms`.
-void row_terms(const std::int32_t* dots, const PreparedActivation& a, const std::int32_t* ew,
-               const std::int32_t* mw, std::vector<Term>& terms) {
-    terms.clear();
-    const int parts = a.planes / a.words;
-    for (int w = 0; w < a.words; ++w)
-        for (std::size_t c = 0; c < a.chunks; ++c) {
-            std::int64_t d = 0;
-            for (int part = 0; part < parts; ++part) {
-                const int p = w * parts + part;
-                d += std::int64_t{dots[p * a.chunks + c]} << a.plane_shift[p];
-            }
-            terms.push_back({d * mw[c], a.exponent[w * a.chunks + c] + ew[c]});
-        }
 }
 
 } // namespace
