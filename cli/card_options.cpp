@@ -39,6 +39,11 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
         throw Error(fmt::format("system.cards = {}: this command runs one card; a system of several cards "
                                 "runs under --plan pp, which check, compile and run take (docs/cards.md)",
                                 config.system.cards));
+    // Nor is a card-to-card exchange without a plan that exchanges anything.
+    if (config.system.exchange != card::Exchange::Exact && !vm.count("plan"))
+        throw Error(fmt::format("system.exchange = {}: this command runs one card, which exchanges no "
+                                "partial sums; the exchange is for --plan tp (docs/cards.md)",
+                                card::name(config.system.exchange)));
     return config;
 }
 

@@ -17,7 +17,8 @@ boost::program_options::options_description card_options();
 /// The card config the parsed options ask for: the default, the `--config` file, the `--set`
 /// overrides, then `extra` (a subcommand's own overrides, e.g. `--channels`). Bad input is a
 /// cardsim::Error naming the file or the option, the key and what was expected; so is a system of
-/// several cards (`system.cards`) for a command without `--plan` (it runs one card).
+/// several cards (`system.cards`), or an exchange other than `exact` (`system.exchange`), for a
+/// command without `--plan` (it runs one card).
 card::CardConfig load_card(const boost::program_options::variables_map& vm,
                            std::span<const card::Override> extra = {});
 

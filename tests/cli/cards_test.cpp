@@ -51,6 +51,14 @@ TEST_CASE("a card count without a plan is refused, never ignored, and a plan nee
     auto tp = run_cardsim("run " + m + " --plan tp");
     CHECK(tp.code == 2);
     CHECK(contains(tp.out, "--plan tp splits a model over system.cards cards, and system.cards = 1"));
+    // The exchange between cards is refused by every command that runs one card, not ignored.
+    for (const auto& cmd : {"run " + m, "serve " + m + " --gen poisson", "run " + m + " --plan pp"}) {
+        auto r = run_cardsim(cmd + " --set system.exchange=f32" +
+                             (cmd.find("--plan") != std::string::npos ? " --set system.cards=2" : ""));
+        INFO(cmd << ":\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "system.exchange = f32"));
+    }
 }
 
 TEST_CASE("a tensor-parallel run over 2 and 4 cards gives the one-card run's outputs bit for bit, dense "
