@@ -52,10 +52,7 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
         std::uint64_t busy = 0;
         for (auto& [name, b] : c.unit_busy)
             busy = std::max(busy, b);
-        std::string part;
-        if (k < compiled.stages.size())
-            part = fmt::format("ops {} .. {}, {:.4g} M weight elements; ", compiled.stages[k].first_op,
-                               compiled.stages[k].end_op, double(compiled.stages[k].weight_elements) / 1e6);
+        const std::string part = k < compiled.parts.size() ? compiled.parts[k] + "; " : "";
         rep.system +=
             fmt::format("  card {}: {}{:.1f} MB of DDR moved; busiest unit {:.1f} % of the time\n", k, part,
                         double(ddr) / 1e6, sys.cycles ? 100.0 * double(busy) / double(sys.cycles) : 0.0);

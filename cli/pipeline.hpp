@@ -63,7 +63,7 @@ struct RunRequest {
     /// Where to write the run's routing (per step, router and row, the chosen experts).
     std::optional<std::filesystem::path> routing_out;
     /// How the model is split over `config.system.cards` cards (`--plan`; one card: One).
-    lower::Plan plan = lower::Plan::One;
+    lower::Plan plan;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command

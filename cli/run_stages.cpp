@@ -2,6 +2,7 @@
 
 #include "cli/check_layers.hpp"
 #include "cli/child_process.hpp"
+#include "cli/plan_option.hpp"
 #include "cli/report_facts.hpp"
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
@@ -246,7 +247,7 @@ void check_request(const RunRequest& req) {
             "draws them (pass --timing-only, or drop it)");
     if (req.routing)
         (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
-    if (req.plan != lower::Plan::One) {
+    if (!req.plan.one()) {
         auto refuse = [&](bool given, std::string_view what) {
             if (given)
                 throw Error(
@@ -387,7 +388,7 @@ void check(const RunRequest& req, const Source& s) {
 }
 
 Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
-    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, "program", {}};
+    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, {}, "program", {}};
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);
     lower::Options o;
@@ -410,46 +411,28 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
     if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
-    if (req.plan == lower::Plan::Tensor) {
-        const models::Shard base{0, req.config.system.cards,
-                                 req.config.system.exchange == card::Exchange::Exact ? graph::Exchange::Exact
-                                                                                     : graph::Exchange::F32,
-                                 req.config.weights.block_size};
-        std::vector<const graph::Graph*> graphs;
-        for (std::size_t k = 0; k < base.cards; ++k) {
-            auto shard = base;
-            shard.card = k;
-            c.shards.push_back(models::build_shard(s.model->checkpoint, s.model->spec, shard));
-        }
-        for (auto& b : c.shards)
-            graphs.push_back(&b.graph);
+    if (!req.plan.one()) {
+        auto planned = lower_plan(req.plan, *s.model, g, req.config, o);
         bool cached = true;
-        for (auto& card : lower::lower_shards(graphs, s.model->checkpoint, lower::target_of(req.config), o)) {
+        for (auto& card : planned.cards) {
             cached = cached && card.packed_from_cache;
             c.cards.push_back(std::move(card));
         }
+        c.stages = std::move(planned.stages);
+        c.parts = std::move(planned.parts);
+        c.shards = std::move(planned.shards);
         c.program = c.cards.back();
-        // The last card's outputs are the whole graph's: its values by role (logits, next).
-        const auto whole = g.outputs();
-        for (std::size_t k = 0; k < c.program.io.graph_outputs() && k < whole.size(); ++k)
-            c.program.io.outputs[k].first = whole[k];
-        for (auto& e : c.program.program.host.io) {
-            if (e.role == program::IoRole::Logits && g.logits) e.value = g.logits->id;
-            if (e.role == program::IoRole::Next && g.next) e.value = g.next->id;
-            if (e.role == program::IoRole::Act && g.act) e.value = g.act->id;
+        if (req.plan.tensor > 1) {
+            // The last card's outputs are the whole graph's: its values by role (logits, next).
+            const auto whole = g.outputs();
+            for (std::size_t k = 0; k < c.program.io.graph_outputs() && k < whole.size(); ++k)
+                c.program.io.outputs[k].first = whole[k];
+            for (auto& e : c.program.program.host.io) {
+                if (e.role == program::IoRole::Logits && g.logits) e.value = g.logits->id;
+                if (e.role == program::IoRole::Next && g.next) e.value = g.next->id;
+                if (e.role == program::IoRole::Act && g.act) e.value = g.act->id;
+            }
         }
-        c.weights = weights_from(o, cached);
-        return c;
-    }
-    if (req.plan == lower::Plan::Pipeline) {
-        c.stages = lower::pipeline_stages(g, s.model->checkpoint, req.config.system.cards);
-        bool cached = true;
-        for (auto& card :
-             lower::lower_stages(g, s.model->checkpoint, lower::target_of(req.config), o, c.stages)) {
-            cached = cached && card.packed_from_cache;
-            c.cards.push_back(std::move(card));
-        }
-        c.program = c.cards.back();
         c.weights = weights_from(o, cached);
         return c;
     }
@@ -540,7 +523,7 @@ Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const 
     else if (!s.model)
         v.unchecked = "a program alone has no checkpoint: pass --model DIR, the checkpoint it was compiled "
                       "from, for the bit-exact check and the accuracy";
-    else if (req.plan == lower::Plan::Tensor && req.config.system.exchange == card::Exchange::F32)
+    else if (req.plan.tensor > 1 && req.config.system.exchange == card::Exchange::F32)
         v.unchecked = "the f32 exchange (system.exchange = f32) adds the cards' rounded parts in ring order, "
                       "which is not the one-card contract; its accuracy against the f64 reference is below";
     if (!v.unchecked.empty()) return v;

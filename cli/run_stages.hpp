@@ -48,6 +48,7 @@ struct Compiled {
     std::optional<Phase> prefill;
     std::vector<program::Loaded> cards; ///< under a plan: each card's program
     std::vector<lower::Stage> stages;   ///< under a plan: each card's part
+    std::vector<std::string> parts;     ///< under a plan: each card's part in words
     /// Where the weights came from: `packed` (quantised now), `cache` (the pack cache,
     /// CARDSIM_PACK_CACHE), `none` (timed from shapes: no weight bytes), `program` (a program file).
     std::string weights = "program";

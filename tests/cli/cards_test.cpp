@@ -86,6 +86,35 @@ TEST_CASE("a tensor-parallel run over 2 and 4 cards gives the one-card run's out
     }
 }
 
+TEST_CASE("a tp×pp run over 2 × 2 cards gives the one-card run's outputs bit for bit, dense and hybrid, "
+          "each stage's pair joined by its own links") {
+    ScratchDir dir("cards-tpxpp");
+    for (const std::string arch : {"dense", "hybrid"}) {
+        const auto m = (dir.path() / arch).string();
+        REQUIRE(run_cardsim("make-model --arch " + arch + " --size small --seed 3 -o " + m).code == 0);
+        auto one = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine");
+        REQUIRE(one.code == 0);
+        auto both = run_cardsim("run " + m + " --tokens 4 --seqs 2 --plan tp×pp --set system.cards=4");
+        INFO(arch << ":\n" << both.out);
+        REQUIRE(both.code == 0);
+        CHECK(contains(both.out, "bit-exact: yes"));
+        CHECK(contains(both.out, "system: 4 cards, tp2xpp2 plan"));
+        // Stage 0 on cards 0 and 1, stage 1 on cards 3 and 2: every message goes to a ring neighbour.
+        CHECK(contains(both.out, "card 3: rank 0 of 2: 1/2 of every layer's heads and MLP columns; ops "));
+        CHECK(contains(both.out, "link 0 -> 3 (1 port)"));
+        CHECK(contains(both.out, "link 1 -> 2 (1 port)"));
+        CHECK_FALSE(contains(both.out, "link 3 -> 0"));
+        auto machine =
+            run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine --plan tp2xpp2 --set system.cards=4");
+        REQUIRE(machine.code == 0);
+        CHECK(value_of(machine.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+        CHECK(value_of(machine.out, "kl") == value_of(one.out, "kl"));
+    }
+    auto odd = run_cardsim("run " + (dir.path() / "dense").string() + " --plan tp×pp --set system.cards=2");
+    CHECK(odd.code == 2);
+    CHECK(contains(odd.out, "need an even system.cards of 4 or more, and system.cards = 2"));
+}
+
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
     ScratchDir dir("cards-tp-f32");
     const auto m = (dir.path() / "m").string();
