@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
 
 namespace cardsim::sim::system {
@@ -46,6 +47,30 @@ links_of(const card::CardConfig& config) {
         break;
     }
     return out;
+}
+
+Routes routes_of(const std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>& links,
+                 std::uint32_t cards) {
+    std::vector<std::vector<std::uint32_t>> next(cards);
+    for (auto [a, b, p] : links)
+        next[a].push_back(b);
+    for (auto& n : next)
+        std::sort(n.begin(), n.end());
+    Routes routes(cards, std::vector<std::optional<std::uint32_t>>(cards));
+    for (std::uint32_t from = 0; from < cards; ++from) {
+        // Breadth first, neighbours in card order: a card's first hop is its discoverer's.
+        std::vector<std::uint32_t> queue{from};
+        std::vector<bool> seen(cards, false);
+        seen[from] = true;
+        for (std::size_t q = 0; q < queue.size(); ++q)
+            for (auto b : next[queue[q]])
+                if (!seen[b]) {
+                    seen[b] = true;
+                    routes[from][b] = queue[q] == from ? b : *routes[from][queue[q]];
+                    queue.push_back(b);
+                }
+    }
+    return routes;
 }
 
 namespace {
@@ -188,12 +213,13 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
     auto config = given;
     config.units[card::UnitKind::Network] = card::UnitSpec{1, 1, 0}; // the ports' unit: one a card
     const auto links = links_of(config);
+    const auto routes = routes_of(links, n);
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     if (plan.mode == Mode::Full) kernels::weight_format(config);
     for (std::uint32_t k = 0; k < n; ++k) {
         program::validate(programs[k].program, &config, fmt::format("card {}'s program", k));
-        // Every send and receive goes over a link the topology has.
+        // Every send and receive goes over a route the topology has.
         for (auto& c : programs[k].program.commands) {
             if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv &&
                 c.opcode != program::Opcode::RecvAdd)
@@ -201,12 +227,12 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
             const bool send = c.opcode == program::Opcode::Send;
             const auto peer = c.dims.at(0);
             const auto from = send ? k : peer, to = send ? peer : k;
-            if (std::none_of(links.begin(), links.end(),
-                             [&](auto& l) { return std::get<0>(l) == from && std::get<1>(l) == to; }))
-                throw Error(fmt::format("card {}'s program {} card {}, and a {} of {} cards has no link from "
-                                        "card {} to card {}",
-                                        k, send ? "sends to" : "receives from", peer,
-                                        card::name(config.system.topology), n, from, to));
+            if (from >= n || to >= n || from == to || !routes[from][to])
+                throw Error(
+                    fmt::format("card {}'s program {} card {}, and a {} of {} cards has no route from "
+                                "card {} to card {}",
+                                k, send ? "sends to" : "receives from", peer,
+                                card::name(config.system.topology), n, from, to));
         }
     }
     SystemResult result;
@@ -222,11 +248,15 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
         ctx.keep_data = plan.keep_data;
         ctx.keep_records = plan.keep_records;
         std::vector<std::uint32_t> to, from;
-        for (auto [a, b, p] : links) {
+        std::map<std::uint32_t, std::uint32_t> hops;
+        for (auto [a, b, p] : links)
             if (a == k) to.push_back(b);
-            if (b == k) from.push_back(a);
+        for (std::uint32_t j = 0; j < n; ++j) {
+            if (routes[j][k]) from.push_back(j);
+            if (routes[k][j]) hops[j] = *routes[k][j];
         }
-        ports.push_back(std::make_unique<NetworkPort>(fmt::format("card{}_ports", k).c_str(), k, to, from));
+        ports.push_back(std::make_unique<NetworkPort>(fmt::format("card{}_ports", k).c_str(), k, to, from,
+                                                      std::move(hops)));
         ctx.network = ports.back().get();
     }
     std::vector<std::unique_ptr<Link>> wires;
