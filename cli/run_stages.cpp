@@ -49,8 +49,13 @@ std::string weights_from(const lower::Options& options, bool from_cache) {
 
 std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows) {
     if (c.cards.empty()) return routers_of(c.program.program, rows);
+    return routers_of(c.cards, rows);
+}
+
+std::vector<graph::RouterShape> routers_of(std::span<const program::Loaded> cards, std::size_t& rows) {
+    if (cards.size() == 1) return routers_of(cards.front().program, rows);
     std::vector<graph::RouterShape> out;
-    for (const auto& card : c.cards) {
+    for (const auto& card : cards) {
         auto mine = routers_of(card.program, rows);
         if (out.size() < mine.size()) out.resize(mine.size());
         for (std::size_t r = 0; r < mine.size(); ++r)
@@ -177,23 +182,29 @@ std::vector<std::size_t> encoder_markers(std::size_t n) {
 /// The prefill of a prompt of `request.prompt_len` tokens in `chunks` steps of `request.chunk`
 /// tokens of one sequence (positions from 0; the last chunk's rows past the prompt are timed too,
 /// as a fixed bucket runs them), simulated in a child process on a program compiled for that
-/// bucket with `decode_options`' caches.
-Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::WeightSource& weights,
+/// bucket with `decode_options`' caches: one card's, or under a plan every card's (the system
+/// steps as a decode step does).
+Phase prefill_phase(const RunRequest& req, const models::Model& model, const graph::Graph& g,
                     const lower::Options& decode_options, std::size_t chunks) {
     return parse_phase(in_child([&] {
         lower::Options o = decode_options;
         o.bucket = graph::Bucket{req.chunk, 1, 0};
-        lower::Compiled compiled;
+        std::vector<program::Loaded> cards;
         try {
-            compiled = lower::lower(g, weights, lower::target_of(req.config), o);
+            if (req.plan.one())
+                cards.push_back(lower::lower(g, model.checkpoint, lower::target_of(req.config), o));
+            else
+                for (auto& card : lower_plan(req.plan, model, g, req.config, o).cards)
+                    cards.push_back(std::move(card));
         } catch (const Error& e) {
             throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
         }
         std::size_t rows = 0;
-        auto shapes = routers_of(compiled.program, rows);
+        auto shapes = routers_of(cards, rows);
         const auto routing = routing_of(req, std::move(shapes), rows);
         sim::RunPlan plan;
         plan.steps = chunks;
+        plan.lag = chunks; // a chunk's inputs read no outputs: a pipeline of cards overlaps the chunks
         plan.mode = sim::Mode::TimingOnly;
         plan.inputs = [&](std::size_t s, const sim::StepOutputs*) {
             graph::BatchInputs in;
@@ -205,7 +216,8 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
             if (req.progress) fmt::print(stderr, "\rprefill chunk {}/{}", s + 1, chunks);
             return in;
         };
-        auto run = sim::simulate(req.config, compiled, plan);
+        auto run = req.plan.one() ? sim::simulate(req.config, cards.front(), plan)
+                                  : sim::system::whole(sim::system::simulate(req.config, cards, plan));
         if (run.fault) throw Error("the prefill stopped on a bus error: " + *run.fault);
         return phase_of(run, req.config, *req.prompt_len).encode();
     }));
@@ -255,7 +267,6 @@ void check_request(const RunRequest& req) {
                                 lower::name(req.plan), what));
         };
         refuse(!req.model_dir || req.program.has_value(), "a program file (compile here from --model)");
-        refuse(req.prompt_len.has_value(), "--prompt-len");
         refuse(req.check_layers.has_value(), "--check-layers");
         refuse(req.flip.has_value(), "--flip-bit");
         refuse(req.rtl_matvec, "--rtl");
@@ -410,7 +421,7 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     o.pack_cache = lower::pack_cache_from_environment(); // CARDSIM_PACK_CACHE
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
-    if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
+    if (req.prompt_len) c.prefill = prefill_phase(req, *s.model, g, o, chunks);
     if (!req.plan.one()) {
         auto planned = lower_plan(req.plan, *s.model, g, req.config, o);
         bool cached = true;

@@ -78,6 +78,10 @@ void check_request(const RunRequest& request);
 /// `rows` the rows each routes.
 std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_t& rows);
 
+/// The routers of the programs of a system's `cards` (a Moe layer is routed on the card that
+/// holds it, by the graph's router number), or of one card's.
+std::vector<graph::RouterShape> routers_of(std::span<const program::Loaded> cards, std::size_t& rows);
+
 /// The routers of every card's program (under a plan: a Moe layer is routed on the card that
 /// holds it, by the graph's router number), else of the one program.
 std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows);

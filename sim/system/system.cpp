@@ -103,7 +103,36 @@ private:
         card.write(p.region, p.offset, bytes);
     }
 
+    /// Card `k`'s inputs `in` for its next step, written into its io places.
+    void write_inputs(std::size_t k, const StepInputs& in) {
+        auto& io = programs_[k].io;
+        auto& card = *cards_[k];
+        put(card, io.ids, in.ids);
+        put(card, io.positions, in.positions);
+        put(card, io.seq_starts, in.seq_starts);
+        put(card, io.qtype, in.qtype);
+        put(card, io.marker_rows, in.marker_rows);
+        put(card, io.marker_starts, in.marker_starts);
+        put(card, io.slots, in.slots);
+        // The experts' routing: a timing-only step's is an input (the graph's router numbers,
+        // whichever card routes a layer); a full step's, its routes' choice.
+        card.context().routing.clear();
+        if (plan_.mode == Mode::TimingOnly) card.context().routing = in.routing;
+    }
+
+    /// The last card's outputs, read from its io places after a step.
+    StepOutputs read_outputs() {
+        StepOutputs out;
+        for (auto& [v, place] : programs_.back().io.outputs) {
+            std::vector<std::byte> bytes(place.bytes);
+            cards_.back()->read(place.region, place.offset, bytes);
+            out.values.push_back(std::move(bytes));
+        }
+        return out;
+    }
+
     void run() {
+        if (plan_.lag > 1) return overlapped();
         const StepOutputs* previous = nullptr;
         auto& clock = cards_.front()->context().clock;
         auto& last = result_.cards.back();
@@ -111,19 +140,7 @@ private:
             auto in = plan_.inputs(s, previous);
             const auto start = clock.cycle_at_or_after(sc_core::sc_time_stamp());
             for (std::size_t k = 0; k < cards_.size(); ++k) {
-                auto& io = programs_[k].io;
-                auto& card = *cards_[k];
-                put(card, io.ids, in.ids);
-                put(card, io.positions, in.positions);
-                put(card, io.seq_starts, in.seq_starts);
-                put(card, io.qtype, in.qtype);
-                put(card, io.marker_rows, in.marker_rows);
-                put(card, io.marker_starts, in.marker_starts);
-                put(card, io.slots, in.slots);
-                // The experts' routing: a timing-only step's is an input (the graph's router
-                // numbers, whichever card routes a layer); a full step's, its routes' choice.
-                card.context().routing.clear();
-                if (plan_.mode == Mode::TimingOnly) card.context().routing = in.routing;
+                write_inputs(k, in);
                 result_.cards[k].step_start.push_back(start);
                 result_.cards[k].step_bucket.push_back(0);
             }
@@ -150,13 +167,7 @@ private:
                     if (!mine[r].empty()) routing[r] = mine[r];
             }
             if (!routing.empty()) result_.routing.push_back(std::move(routing));
-            StepOutputs out;
-            auto& io = programs_.back().io;
-            for (auto& [v, place] : io.outputs) {
-                std::vector<std::byte> bytes(place.bytes);
-                cards_.back()->read(place.region, place.offset, bytes);
-                out.values.push_back(std::move(bytes));
-            }
+            auto out = read_outputs();
             if (plan_.mode == Mode::TimingOnly) last.outputs.clear();
             last.outputs.push_back(std::move(out));
             previous = &last.outputs.back();
@@ -165,6 +176,78 @@ private:
             for (auto& r : result_.cards)
                 r.step_end.push_back(end);
         }
+    }
+
+    /// Steps overlapped (RunPlan::lag > 1): the host makes step t's inputs once step t − lag's
+    /// outputs are read, and each card runs its steps in order as their inputs come, its sends
+    /// and receives ordering it against the others. A step ends when its last card has.
+    void overlapped() {
+        const std::size_t n = cards_.size(), steps = plan_.steps, lag = plan_.lag;
+        auto& clock = cards_.front()->context().clock;
+        std::vector<StepInputs> inputs;             // made so far, by step
+        std::map<std::size_t, StepOutputs> outputs; // the last card's, by step, while still needed
+        std::size_t read_steps = 0;
+        std::vector<std::size_t> finished(steps, 0); // cards done with each step
+        std::vector<std::uint64_t> ended(steps, 0);  // the kernel cycle each step's last card ended
+        std::vector<std::vector<std::vector<std::uint32_t>>> routing(steps);
+        sc_core::sc_event made, read;
+        std::size_t alive = n;
+        for (std::size_t k = 0; k < n; ++k)
+            sc_core::sc_spawn(
+                [&, k] {
+                    for (std::size_t s = 0; s < steps && !failed_; ++s) {
+                        while (inputs.size() <= s && !failed_)
+                            sc_core::wait(made);
+                        if (failed_) break;
+                        write_inputs(k, inputs[s]);
+                        result_.cards[k].step_start.push_back(
+                            clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+                        result_.cards[k].step_bucket.push_back(0);
+                        if (!cards_[k]->run_step(static_cast<std::uint32_t>(s), inputs[s].positions,
+                                                 inputs[s].slots)) {
+                            failed_ = true;
+                            made.notify(sc_core::SC_ZERO_TIME);
+                            read.notify(sc_core::SC_ZERO_TIME);
+                            break;
+                        }
+                        const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
+                        result_.cards[k].step_end.push_back(end);
+                        ended[s] = std::max(ended[s], end);
+                        const auto& mine = cards_[k]->context().routing;
+                        if (routing[s].size() < mine.size()) routing[s].resize(mine.size());
+                        for (std::size_t r = 0; r < mine.size(); ++r)
+                            if (!mine[r].empty()) routing[s][r] = mine[r];
+                        if (k + 1 == n) {
+                            if (plan_.mode == Mode::Full || s + lag < steps || s + 1 == steps)
+                                outputs[s] = read_outputs();
+                            ++read_steps;
+                            read.notify(sc_core::SC_ZERO_TIME);
+                        }
+                        ++finished[s];
+                    }
+                    --alive;
+                    card_done_.notify(sc_core::SC_ZERO_TIME);
+                },
+                fmt::format("card{}_steps", k).c_str());
+        for (std::size_t s = 0; s < steps && !failed_; ++s) {
+            while (s >= lag && read_steps <= s - lag && !failed_)
+                sc_core::wait(read);
+            if (failed_) break;
+            inputs.push_back(plan_.inputs(s, s >= lag ? &outputs.at(s - lag) : nullptr));
+            // A timing-only run keeps only the outputs a later step's inputs read, and the last.
+            if (plan_.mode == Mode::TimingOnly && s >= lag) outputs.erase(s - lag);
+            made.notify(sc_core::SC_ZERO_TIME);
+        }
+        while (alive > 0)
+            sc_core::wait(card_done_);
+        auto& last = result_.cards.back();
+        for (std::size_t s = 0; s < steps && finished[s] == n; ++s) {
+            result_.step_end.push_back(ended[s]);
+            if (!routing[s].empty()) result_.routing.push_back(std::move(routing[s]));
+        }
+        last.outputs.clear();
+        for (auto& [step, out] : outputs)
+            if (plan_.mode == Mode::Full || step + 1 == read_steps) last.outputs.push_back(std::move(out));
     }
 };
 
