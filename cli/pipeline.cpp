@@ -41,9 +41,11 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
                     const sim::system::SystemResult& sys) {
     rep.cards = sys.cards.size();
     const auto& cfg = req.config;
-    rep.system = fmt::format("system: {} cards, {} plan, {} of links at {} Gb/s a port, {} ns a hop\n",
-                             rep.cards, lower::name(req.plan), card::name(cfg.system.topology), cfg.link.gbps,
-                             cfg.link.latency_ns);
+    rep.microbatches = compiled.microbatches;
+    rep.system = fmt::format("system: {} cards, {} plan{}, {} of links at {} Gb/s a port, {} ns a hop\n",
+                             rep.cards, lower::name(req.plan),
+                             rep.microbatches > 1 ? fmt::format(" in {} microbatches", rep.microbatches) : "",
+                             card::name(cfg.system.topology), cfg.link.gbps, cfg.link.latency_ns);
     for (std::size_t k = 0; k < sys.cards.size(); ++k) {
         const auto& c = sys.cards[k];
         std::uint64_t ddr = 0;
@@ -340,6 +342,7 @@ std::string RunReport::machine() const {
     kv("arena_bytes", arena_bytes);
     if (cards > 1) {
         kv("cards", cards);
+        kv("microbatches", microbatches);
         kv("link_bytes", link_bytes);
         kv("link_busy_seconds", link_busy_seconds);
         kv("link_utilisation", link_utilisation);

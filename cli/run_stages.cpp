@@ -223,6 +223,36 @@ Phase prefill_phase(const RunRequest& req, const models::Model& model, const gra
     }));
 }
 
+/// A microbatched run as a run of decode steps: each step's end is its last group's, and (a full
+/// run) its outputs its groups' rows joined in sequence order; the groups' own outputs are kept
+/// for the bit-exact check.
+void join_microbatches(Simulated& out, std::size_t micro, std::size_t steps, sim::Mode mode) {
+    auto& r = out.run;
+    std::vector<std::uint64_t> start, end;
+    std::vector<std::size_t> bucket;
+    for (std::size_t s = 0; s < steps && (s + 1) * micro <= r.step_end.size(); ++s) {
+        end.push_back(*std::max_element(r.step_end.begin() + std::ptrdiff_t(s * micro),
+                                        r.step_end.begin() + std::ptrdiff_t((s + 1) * micro)));
+        if (s * micro < r.step_start.size()) start.push_back(r.step_start[s * micro]);
+        if (s * micro < r.step_bucket.size()) bucket.push_back(r.step_bucket[s * micro]);
+    }
+    r.step_end = std::move(end);
+    r.step_start = std::move(start);
+    r.step_bucket = std::move(bucket);
+    if (mode != sim::Mode::Full) return;
+    out.microbatch_outputs = std::move(r.outputs);
+    r.outputs.clear();
+    for (std::size_t s = 0; (s + 1) * micro <= out.microbatch_outputs.size(); ++s) {
+        sim::StepOutputs joined = out.microbatch_outputs[s * micro];
+        for (std::size_t j = 1; j < micro; ++j)
+            for (std::size_t o = 0; o < joined.values.size(); ++o) {
+                const auto& more = out.microbatch_outputs[s * micro + j].values[o];
+                joined.values[o].insert(joined.values[o].end(), more.begin(), more.end());
+            }
+        r.outputs.push_back(std::move(joined));
+    }
+}
+
 } // namespace
 
 void check_request(const RunRequest& req) {
@@ -398,13 +428,50 @@ void check(const RunRequest& req, const Source& s) {
     require_card_runs(s.built->graph, req.config, *req.model_dir);
 }
 
+namespace {
+
+/// The groups a pipeline steps a decode step's sequences in (RunRequest::microbatches): as given
+/// (a divisor of the sequences; above 1 only under a pipeline), else the largest divisor of the
+/// sequences up to the stages.
+std::size_t microbatches_of(const RunRequest& req, const Feed& f) {
+    if (req.microbatches) {
+        const auto m = *req.microbatches;
+        if (m == 0 || f.seqs % m != 0)
+            throw Error(
+                fmt::format("--microbatches {}: a step's {} sequences split into equal groups: give a "
+                            "divisor of {}",
+                            m, f.seqs, f.seqs));
+        if (m > 1 && req.plan.stages < 2)
+            throw Error(
+                fmt::format("--microbatches {}: microbatches fill the stages of a pipeline, and --plan "
+                            "{} has one stage",
+                            m, lower::name(req.plan)));
+        return m;
+    }
+    if (req.plan.stages < 2 || !f.decoder) return 1;
+    for (std::size_t m = std::min(req.plan.stages, f.seqs); m > 1; --m)
+        if (f.seqs % m == 0) return m;
+    return 1;
+}
+
+} // namespace
+
 Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
-    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, {}, "program", {}};
+    if (s.program) {
+        if (req.microbatches.value_or(1) != 1)
+            throw Error("--microbatches: a program file runs the bucket it was compiled for");
+        return {std::move(*s.program), std::nullopt, {}, {}, {}, "program", {}};
+    }
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);
+    const std::size_t micro = microbatches_of(req, f);
     lower::Options o;
     o.bucket =
         s.decoder ? graph::Bucket{f.seqs, f.seqs, 0} : graph::Bucket{f.prompt.size(), 1, f.markers.size()};
+    if (micro > 1) { // each step a group's rows, naming their sequences' stores
+        o.bucket = graph::Bucket{f.seqs / micro, f.seqs / micro, 0};
+        o.slots = f.seqs;
+    }
     const std::size_t chunks = (prompt_len + req.chunk - 1) / req.chunk;
     const std::size_t needed = std::max(prompt_len + f.steps, chunks * req.chunk);
     o.max_positions = s.decoder ? req.max_positions.value_or(req.prompt_len ? needed : f.steps) : 1;
@@ -421,6 +488,7 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     o.pack_cache = lower::pack_cache_from_environment(); // CARDSIM_PACK_CACHE
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
+    c.microbatches = micro;
     if (req.prompt_len) c.prefill = prefill_phase(req, *s.model, g, o, chunks);
     if (!req.plan.one()) {
         auto planned = lower_plan(req.plan, *s.model, g, req.config, o);
@@ -477,7 +545,9 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     auto shapes = routers_of(c, router_rows);
     const auto routing = routing_of(req, shapes, router_rows);
     sim::RunPlan plan;
-    plan.steps = f.steps;
+    const std::size_t micro = c.microbatches, group = f.seqs / micro;
+    plan.steps = f.steps * micro; // a step a group, the groups of a decode step in turn
+    plan.lag = micro;             // a group's step reads its own previous step's outputs
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
     // Every command's record, when something reads them: the trace and its exports, or the RTL's
@@ -486,11 +556,13 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     plan.flip = req.flip;
     plan.inputs = [&](std::size_t step, const sim::StepOutputs* prev) {
         if (!f.decoder) return encoder;
-        auto in = f.batch.inputs(step, prev && next_out ? std::span(prev->values[*next_out])
-                                                        : std::span<const std::byte>());
+        const auto next =
+            prev && next_out ? std::span(prev->values[*next_out]) : std::span<const std::byte>();
+        auto in = micro == 1 ? f.batch.inputs(step, next)
+                             : f.batch.inputs(step / micro, next, (step % micro) * group, group);
         in.routing = routing(step);
         if (req.mode == sim::Mode::Full) out.inputs.push_back(in); // the bit-exact check replays them
-        if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, f.steps);
+        if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, plan.steps);
         return in;
     };
     std::optional<sim::memory::TraceExporter> exporter;
@@ -513,6 +585,7 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);
     }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
+    if (micro > 1) join_microbatches(out, micro, f.steps, req.mode);
     if (req.routing_out) {
         if (shapes.empty())
             throw Error(fmt::format("--routing-out {}: the model has no experts, so nothing routes",
@@ -539,7 +612,7 @@ Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const 
                       "which is not the one-card contract; its accuracy against the f64 reference is below";
     if (!v.unchecked.empty()) return v;
     std::vector<verify::Readback> readback;
-    for (auto& o : sim.run.outputs)
+    for (auto& o : sim.microbatch_outputs.empty() ? sim.run.outputs : sim.microbatch_outputs)
         readback.push_back(o.values);
     const auto& g = s.built->graph;
     auto checked = verify::verify(g, s.model->checkpoint, req.config, c.program, sim.inputs, readback);

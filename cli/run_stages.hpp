@@ -53,6 +53,9 @@ struct Compiled {
     /// CARDSIM_PACK_CACHE), `none` (timed from shapes: no weight bytes), `program` (a program file).
     std::string weights = "program";
     std::vector<models::BuiltGraph> shards; ///< under tensor parallel: each card's graph
+    /// Under a pipeline: the groups a decode step's sequences are stepped in (each a step of
+    /// the simulation, its rows naming their sequences' store slots); 1 otherwise.
+    std::size_t microbatches = 1;
 };
 
 /// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).
@@ -61,6 +64,9 @@ struct Simulated {
     std::vector<graph::BatchInputs> inputs;
     std::string ddr_trace; ///< what the exported DDR trace holds, when one was written
     std::optional<sim::system::SystemResult> system; ///< under a plan: each card's run and the links
+    /// With microbatches: each microbatch step's outputs as the card wrote them (what the bit-exact
+    /// check replays against); `run` then holds each decode step's, its groups' rows joined.
+    std::vector<sim::StepOutputs> microbatch_outputs;
 };
 
 /// The bit-exact check of a run: its verdict, or why it did not run.

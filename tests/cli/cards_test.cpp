@@ -141,6 +141,32 @@ TEST_CASE("a prompt's chunks overlap across a pipeline of cards: its time to fir
     }
 }
 
+TEST_CASE("a pipeline steps its sequences in microbatches, bit-exact, and refuses a split that is not one") {
+    ScratchDir dir("cards-micro");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size small --seed 3 -o " + m).code == 0);
+    auto one = run_cardsim("run " + m + " --tokens 4 --seqs 4 --machine");
+    REQUIRE(one.code == 0);
+    for (const std::string plan : {"pp --set system.cards=2", "pp --set system.cards=4 --microbatches 2",
+                                   "tp×pp --set system.cards=4"}) {
+        auto r = run_cardsim("run " + m + " --tokens 4 --seqs 4 --machine --plan " + plan);
+        INFO(plan << ":\n" << r.out);
+        REQUIRE(r.code == 0);
+        CHECK(value_of(r.out, "microbatches") == "2");
+        CHECK(value_of(r.out, "bit_exact") == "yes");
+        CHECK(value_of(r.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+        CHECK(value_of(r.out, "kl") == value_of(one.out, "kl"));
+    }
+    auto four = run_cardsim("run " + m + " --tokens 4 --seqs 4 --machine --plan pp --set system.cards=4");
+    CHECK(value_of(four.out, "microbatches") == "4"); // the largest divisor up to the stages
+    auto odd = run_cardsim("run " + m + " --seqs 4 --plan pp --set system.cards=2 --microbatches 3");
+    CHECK(odd.code == 2);
+    CHECK(contains(odd.out, "--microbatches 3: a step's 4 sequences split into equal groups"));
+    auto tp = run_cardsim("run " + m + " --seqs 4 --plan tp --set system.cards=2 --microbatches 2");
+    CHECK(tp.code == 2);
+    CHECK(contains(tp.out, "microbatches fill the stages of a pipeline, and --plan tp has one stage"));
+}
+
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
     ScratchDir dir("cards-tp-f32");
     const auto m = (dir.path() / "m").string();
