@@ -58,4 +58,10 @@ RunResult whole(const SystemResult& system);
 SystemResult simulate(const card::CardConfig& config, std::span<const program::Loaded> programs,
                       const RunPlan& plan);
 
+/// As above for an open-ended session (sim::simulate's over a set): card k holds the set `sets[k]`
+/// (its buckets lowered together, the same count on every card; the first carries the DDR image),
+/// and each step of `plan.next` runs its bucket on every card, the steps one after another.
+SystemResult simulate(const card::CardConfig& config, std::span<const std::vector<program::Loaded>> sets,
+                      const SessionPlan& plan);
+
 } // namespace cardsim::sim::system
