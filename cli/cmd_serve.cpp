@@ -4,6 +4,7 @@
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/plan_option.hpp"
 #include "cli/serve_run.hpp"
 #include "engine/error.hpp"
 #include "serve/generate.hpp"
@@ -24,6 +25,7 @@ int run_serve(std::span<const std::string> args) {
     po::options_description opts("options");
     opts.add(card_options());
     opts.add(knob_options());
+    opts.add(plan_options());
     opts.add_options()("input", po::value<std::string>(),
                        "the checkpoint directory to serve, or a program set (cardsim compile --rows)")(
         "model", po::value<std::string>(),
@@ -130,6 +132,7 @@ int run_serve(std::span<const std::string> args) {
     req.default_budget = vm["token-budget"].defaulted();
     req.requests = std::move(requests);
     req.config = load_card(vm, knob_overrides(vm));
+    req.plan = plan_of(vm, req.config);
     req.policy.order = serve::parse_order(vm["policy"].as<std::string>());
     req.policy.token_budget = vm["token-budget"].as<std::size_t>();
     req.policy.chunk = vm["chunk"].as<std::size_t>();

@@ -63,18 +63,15 @@ std::vector<const graph::Graph*> graphs_of(const std::vector<models::BuiltGraph>
     return out;
 }
 
-PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
-                        const card::CardConfig& config, const lower::Options& options,
-                        bool refuse_over_capacity) {
-    PlannedCards out;
-    std::vector<const graph::Graph*> graphs{&whole};
+PlanParts plan_parts(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
+                     const card::CardConfig& config) {
+    PlanParts out;
+    out.graphs = {&whole};
     if (plan.tensor > 1) {
         out.shards = tensor_shards(model, config, plan.tensor);
-        graphs = graphs_of(out.shards);
+        out.graphs = graphs_of(out.shards);
     }
-    out.stages = lower::system_stages(graphs, model.checkpoint, plan);
-    out.cards = lower::lower_system(graphs, model.checkpoint, lower::target_of(config), options, out.stages,
-                                    refuse_over_capacity);
+    out.stages = lower::system_stages(out.graphs, model.checkpoint, plan);
     for (auto& st : out.stages) {
         std::string part;
         if (plan.tensor > 1)
@@ -86,6 +83,30 @@ PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, con
                                 st.first_op, st.end_op, double(st.weight_elements) / 1e6);
         out.parts.push_back(std::move(part));
     }
+    return out;
+}
+
+void name_whole_graph_outputs(program::Loaded& last, const graph::Graph& whole) {
+    const auto outputs = whole.outputs();
+    for (std::size_t k = 0; k < last.io.graph_outputs() && k < outputs.size(); ++k)
+        last.io.outputs[k].first = outputs[k];
+    for (auto& e : last.program.host.io) {
+        if (e.role == program::IoRole::Logits && whole.logits) e.value = whole.logits->id;
+        if (e.role == program::IoRole::Next && whole.next) e.value = whole.next->id;
+        if (e.role == program::IoRole::Act && whole.act) e.value = whole.act->id;
+    }
+}
+
+PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
+                        const card::CardConfig& config, const lower::Options& options,
+                        bool refuse_over_capacity) {
+    auto parts = plan_parts(plan, model, whole, config);
+    PlannedCards out;
+    out.cards = lower::lower_system(parts.graphs, model.checkpoint, lower::target_of(config), options,
+                                    parts.stages, refuse_over_capacity);
+    out.stages = std::move(parts.stages);
+    out.parts = std::move(parts.parts);
+    out.shards = std::move(parts.shards);
     return out;
 }
 

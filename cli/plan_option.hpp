@@ -30,6 +30,28 @@ std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const 
 /// Pointers to the graphs of `shards`, in card order.
 std::vector<const graph::Graph*> graphs_of(const std::vector<models::BuiltGraph>& shards);
 
+/// A plan's parts before lowering: each tensor rank's graph (`shards`, none when the plan splits
+/// no heads), the graph each rank runs (`graphs`: the whole graph or the shards), every card's
+/// stage in card order, and each card's part in words.
+struct PlanParts {
+    std::vector<models::BuiltGraph> shards;
+    std::vector<const graph::Graph*> graphs;
+    std::vector<lower::Stage> stages;
+    std::vector<std::string> parts;
+    /// The graph card `k` runs.
+    const graph::Graph& graph_of(std::size_t k) const { return *graphs[stages[k].rank]; }
+};
+
+/// The parts of plan `plan` (not one card) of `model`, whose whole graph is `whole` (tensor ranks'
+/// graphs by tensor_shards, cut into stages by lower::system_stages).
+PlanParts plan_parts(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
+                     const card::CardConfig& config);
+
+/// Makes the io of `last` (the program of a tensor-parallel plan's last card, whose values are its
+/// rank's graph's) name the whole graph `whole`'s values, by role: its outputs (logits, next, act)
+/// are the whole graph's, which the golden executor and the reference compute.
+void name_whole_graph_outputs(program::Loaded& last, const graph::Graph& whole);
+
 /// A plan's cards, lowered: each card's program (card order), its part of the model in words,
 /// its stage, and (under tensor parallel) each rank's graph.
 struct PlannedCards {

@@ -501,17 +501,7 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
         c.parts = std::move(planned.parts);
         c.shards = std::move(planned.shards);
         c.program = c.cards.back();
-        if (req.plan.tensor > 1) {
-            // The last card's outputs are the whole graph's: its values by role (logits, next).
-            const auto whole = g.outputs();
-            for (std::size_t k = 0; k < c.program.io.graph_outputs() && k < whole.size(); ++k)
-                c.program.io.outputs[k].first = whole[k];
-            for (auto& e : c.program.program.host.io) {
-                if (e.role == program::IoRole::Logits && g.logits) e.value = g.logits->id;
-                if (e.role == program::IoRole::Next && g.next) e.value = g.next->id;
-                if (e.role == program::IoRole::Act && g.act) e.value = g.act->id;
-            }
-        }
+        if (req.plan.tensor > 1) name_whole_graph_outputs(c.program, g);
         c.weights = weights_from(o, cached);
         return c;
     }

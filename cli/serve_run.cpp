@@ -5,6 +5,7 @@
 
 #include "cli/decode_batch.hpp"
 #include "cli/pipeline.hpp"
+#include "cli/plan_option.hpp"
 #include "cli/run_stages.hpp"
 #include "engine/error.hpp"
 #include "engine/fit/fit.hpp"
@@ -16,6 +17,7 @@
 #include "engine/verify/verify.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
+#include "sim/system/system.hpp"
 #include "traces/report/run_facts.hpp"
 
 #include <fmt/core.h>
@@ -44,7 +46,9 @@ namespace {
 /// its graph when they were read (compiling here, or a set with --model), and what the scheduler
 /// needs of the card.
 struct Prepared {
-    std::vector<program::Loaded> programs;
+    std::vector<program::Loaded>
+        programs; ///< under a plan: the last card's, naming the whole graph's outputs
+    std::vector<std::vector<program::Loaded>> cards; ///< under a plan: each card's set
     std::optional<models::Model> model;
     std::optional<models::BuiltGraph> built;
     serve::Capacity capacity;
@@ -104,7 +108,23 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     // The slots the card's DDR holds beside the weights, io and programs of the set, from the
     // lowering's own placement; the stores are laid out for as many as may be admitted at once.
     o.bucket = buckets.front();
-    auto room = lower::slot_capacity(g, model.checkpoint, target, o, buckets);
+    // Under a plan each card holds its part's stores: the slots are the fewest any card holds.
+    std::optional<PlanParts> parts;
+    if (!req.plan.one()) parts = plan_parts(req.plan, model, g, req.config);
+    auto for_card = [&](std::size_t k) {
+        auto ok = o;
+        ok.stage = parts->stages[k];
+        return ok;
+    };
+    lower::SlotCapacity room;
+    if (!parts)
+        room = lower::slot_capacity(g, model.checkpoint, target, o, buckets);
+    else
+        for (std::size_t k = 0; k < parts->stages.size(); ++k) {
+            auto mine =
+                lower::slot_capacity(parts->graph_of(k), model.checkpoint, target, for_card(k), buckets);
+            if (k == 0 || mine.slots < room.slots) room = mine;
+        }
     rep.slot_bytes = room.per_slot;
     rep.slots = std::size_t(room.slots);
     rep.ddr_fixed_bytes = rep.ddr_capacity_bytes - room.free;
@@ -113,6 +133,28 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     p.capacity = serve::Capacity{rep.buckets, rep.slots, rep.max_positions, decoder.vocab};
     rep.laid_out = std::max<std::size_t>(1, admit);
     o.slots = rep.laid_out;
+    if (parts) {
+        bool cached = true;
+        for (std::size_t k = 0; k < parts->stages.size(); ++k) {
+            std::vector<lower::Compiled> set;
+            try {
+                set = lower::lower_set(parts->graph_of(k), model.checkpoint, target, for_card(k), buckets);
+            } catch (const Refusal& r) {
+                throw Refusal(fmt::format("card {} of {}: {}", k, parts->stages.size(), r.what()));
+            }
+            cached = cached && set.front().packed_from_cache;
+            p.cards.emplace_back(std::make_move_iterator(set.begin()), std::make_move_iterator(set.end()));
+        }
+        // The last card's set names the whole graph's outputs (the host reads them, --check checks
+        // them); the copy carries no weights.
+        for (auto& l : p.cards.back()) {
+            program::Loaded mine{l.program, {}, l.io};
+            if (req.plan.tensor > 1) name_whole_graph_outputs(mine, g);
+            p.programs.push_back(std::move(mine));
+        }
+        rep.host_weights = stages::weights_from(o, cached);
+        return p;
+    }
     auto set = lower::lower_set(g, model.checkpoint, target, o, buckets);
     const bool cached = set.front().packed_from_cache; // the set's weights are its first bucket's
     for (auto& c : set)
@@ -126,6 +168,10 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
 Prepared prepare_from_set(const ServeRequest& req, ServeReport& rep) {
     Prepared p;
     const auto& path = *req.program;
+    if (!req.plan.one())
+        throw Error(fmt::format("--plan {}: {} is a set for one card (compile --rows compiles for one); "
+                                "serve the checkpoint under the plan",
+                                lower::name(req.plan), path.string()));
     if (req.shapes_only)
         throw Error("--shapes-only reads a checkpoint's config.json; a program set was compiled already");
     auto set = program::read_set(path);
@@ -233,9 +279,15 @@ ServeReport serve_model(const ServeRequest& req) {
     // Without data, each bucket's Moe layers route by the routing model (none without experts).
     const auto routing = graph::RoutingModel::parse(req.routing, req.routing_seed);
     std::vector<std::vector<graph::RouterShape>> routers;
-    for (auto& p : programs) {
+    for (std::size_t b = 0; b < programs.size(); ++b) {
         std::size_t rows = 0;
-        routers.push_back(stages::routers_of(p.program, rows));
+        routers.push_back(stages::routers_of(programs[b].program, rows));
+        for (auto& card : prepared.cards) { // under a plan, each Moe layer's router on its card
+            auto mine = stages::routers_of(card[b].program, rows);
+            if (routers[b].size() < mine.size()) routers[b].resize(mine.size());
+            for (std::size_t r = 0; r < mine.size(); ++r)
+                if (mine[r].experts) routers[b][r] = mine[r];
+        }
     }
     if (req.routing_given && routers.front().empty())
         throw Error(fmt::format("--routing {}: the model has no Moe layer, so nothing routes (drop it)",
@@ -288,13 +340,31 @@ ServeReport serve_model(const ServeRequest& req) {
         if (req.progress) fmt::print(stderr, "\rstep {}", step + 1);
         return st;
     };
-    rep.run = sim::simulate(req.config, programs, plan);
+    std::optional<sim::system::SystemResult> system;
+    if (!prepared.cards.empty()) {
+        system = sim::system::simulate(req.config, prepared.cards, plan);
+        rep.run = sim::system::whole(*system);
+        rep.cards = system->cards.size();
+        rep.system = fmt::format("system: {} cards, {} plan, {} of links at {} Gb/s a port, {} ns a hop\n",
+                                 rep.cards, lower::name(req.plan), card::name(req.config.system.topology),
+                                 req.config.link.gbps, req.config.link.latency_ns);
+        for (auto& l : system->links) {
+            if (!l.messages) continue;
+            rep.link_bytes += l.bytes;
+            const double use = system->seconds > 0 ? l.busy_seconds / system->seconds : 0.0;
+            rep.link_utilisation = std::max(rep.link_utilisation, use);
+            rep.system += fmt::format("  link {} -> {}: {} messages, {:.3f} MB, busy {:.2f} % of the run\n",
+                                      l.from, l.to, l.messages, double(l.bytes) / 1e6, 100 * use);
+        }
+    } else
+        rep.run = sim::simulate(req.config, programs, plan);
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     rep.summary = serve::summarise(scheduler, step_count, busy, rows_run, padded);
     rep.times = scheduler.times();
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
-    rep.peak_bytes_per_second = req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+    rep.peak_bytes_per_second =
+        double(rep.cards) * req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
     rep.host_seconds = rep.run.host_seconds;
     watch.lap();
     if (req.check && !rep.run.fault) {
@@ -309,8 +379,19 @@ ServeReport serve_model(const ServeRequest& req) {
         rep.host_golden = watch.lap();
     }
     rep.fit = fit::check_fit(req.config);
-    rep.watts =
-        fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run)).total();
+    if (system) { // every card's own estimate, summed
+        for (auto& card : system->cards) {
+            auto run = card;
+            run.cycles = rep.run.cycles;
+            run.seconds = rep.run.seconds;
+            rep.watts +=
+                fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, run))
+                    .total();
+        }
+    } else
+        rep.watts =
+            fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run))
+                .total();
     rep.host_total = process_seconds();
     return rep;
 }
@@ -326,9 +407,11 @@ std::string ServeReport::text() const {
                          b, laid_out, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
     else
         o += fmt::format(
-            "card: buckets of {} token rows on {} store slots; its DDR holds {} slots of {} positions "
+            "{}: buckets of {} token rows on {} store slots; {} DDR holds {} slots of {} positions "
             "({} a slot) beside {} of weights, io and programs\n",
-            b, laid_out, slots, max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
+            cards > 1 ? "cards" : "card", b, laid_out, slots, cards > 1 ? "the fullest card's" : "its",
+            max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
+    o += system;
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);
     o += serve::text(summary);
     o += fmt::format(
@@ -367,6 +450,11 @@ std::string ServeReport::machine() const {
     kv("tokens_per_joule", watts > 0 ? summary.tokens_per_second / watts : 0.0);
     kv("fits", fit.fits() ? "yes" : "no");
     kv("served_from", from_set ? "set" : "checkpoint");
+    if (cards > 1) {
+        kv("cards", cards);
+        kv("link_bytes", link_bytes);
+        kv("link_utilisation", link_utilisation);
+    }
     kv("slots", slots);
     kv("slots_laid_out", laid_out);
     kv("slot_bytes", slot_bytes);

@@ -5,6 +5,7 @@
 
 #include "engine/card/card_config.hpp"
 #include "engine/fit/fit.hpp"
+#include "engine/lower/plan.hpp"
 #include "serve/metrics.hpp"
 #include "serve/request.hpp"
 #include "serve/scheduler.hpp"
@@ -38,6 +39,9 @@ struct ServeRequest {
     /// Positions each slot's caches hold (none: the most any request needs, prompt + output - 1).
     std::optional<std::size_t> max_positions;
     bool check = false; ///< full run: every step's tokens checked bit for bit against the golden executor
+    /// How the model is split over `config.system.cards` cards (`--plan`): each card holds its
+    /// part's set of buckets, and every step runs on every card.
+    lower::Plan plan;
     bool shapes_only = false; ///< read config.json alone (timing only)
     bool progress = false;
 };
@@ -46,9 +50,9 @@ struct ServeRequest {
 struct ServeReport {
     std::string model;
     std::vector<std::size_t> buckets; ///< token rows of each bucket program compiled
-    std::size_t slots = 0;            ///< sequences whose stores the card's DDR holds
-    std::size_t laid_out = 0;         ///< slots the programs' stores are laid out for (the most admitted)
-    std::uint64_t slot_bytes = 0;     ///< DDR bytes of one slot's caches and states
+    std::size_t slots = 0;        ///< sequences whose stores the card's DDR holds (a plan's: every card's)
+    std::size_t laid_out = 0;     ///< slots the programs' stores are laid out for (the most admitted)
+    std::uint64_t slot_bytes = 0; ///< DDR bytes of one slot's caches and states
     std::uint64_t ddr_fixed_bytes = 0, ddr_capacity_bytes = 0; ///< weights + io + program; the card's DDR
     std::size_t max_positions = 0;
     bool from_set = false; ///< served a program set as compiled (else compiled here from the checkpoint)
@@ -66,8 +70,12 @@ struct ServeReport {
     /// Where the compile's weights came from: `packed`, `cache` (the pack cache), `none` (shapes
     /// only), `program` (a program set's file).
     std::string host_weights = "program";
-    fit::FitReport fit; ///< whether the card config fits the device
-    double watts = 0;   ///< average power over the run (engine/fit)
+    std::string system; ///< under a plan: the cards, each card's part and the links' use
+    std::size_t cards = 1;
+    std::uint64_t link_bytes = 0;
+    double link_utilisation = 0; ///< the busiest link's busy time over the run
+    fit::FitReport fit;          ///< whether the card config fits the device
+    double watts = 0;            ///< average power over the run (engine/fit)
 
     std::string text() const;
     std::string machine() const;

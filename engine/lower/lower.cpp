@@ -96,10 +96,12 @@ SlotCapacity slot_capacity(const Graph& g, const WeightSource& weights, const Ta
     o.shapes_only = true;
     auto cap = Lowering(g, weights, target, o, false, &shares.front()).run().capacity;
     SlotCapacity sc;
-    for (auto& s : g.states)
-        sc.per_slot += align_up(state_bytes(s, o.max_positions, target.storage.cache_row_bytes,
-                                            target.storage.state_element_bytes),
-                                line);
+    const auto kept = detail::states_kept(g, o.stage); // a card of a plan keeps its own part's
+    for (std::size_t k = 0; k < g.states.size(); ++k)
+        if (kept[k])
+            sc.per_slot += align_up(state_bytes(g.states[k], o.max_positions, target.storage.cache_row_bytes,
+                                                target.storage.state_element_bytes),
+                                    line);
     // Beside the weights, io and programs: the pad slot, and the stripe each of the two store
     // regions may round up to.
     const std::uint64_t fixed = cap.weights + cap.io + cap.program + sc.per_slot + 2 * target.stripe();

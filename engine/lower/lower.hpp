@@ -97,7 +97,8 @@ std::vector<Compiled> lower_set(const graph::Graph& g, const graph::WeightSource
                                 std::span<const graph::Bucket> buckets);
 
 /// How many slots a card holds for a graph: what one slot's stores take (`per_slot`: every
-/// cache, state and window of one sequence for `max_positions`, each part rounded up to a line as
+/// cache, state and window of one sequence for `max_positions` (under a plan, `options.stage`'s
+/// own), each part rounded up to a line as
 /// lowering lays it out), the DDR left for slots (`free`: the card's DDR less the weights, the io
 /// and program regions of the set of `buckets`, the pad slot, and a stripe for the rounding of
 /// each of the two store regions), and `slots = floor(free / per_slot)`: a lowering (or set) with

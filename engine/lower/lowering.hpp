@@ -41,6 +41,10 @@ inline std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
     return a ? (v + a - 1) / a * a : v;
 }
 
+/// Which of `g`'s states a card keeps: those the ops of its part of a plan (`stage`) read or
+/// write, or every state on one card.
+std::vector<bool> states_kept(const Graph& g, const std::optional<Stage>& stage);
+
 /// How a constant is stored: packed in the weight format, or as raw f32.
 enum class Storing { Packed, PackedTransposed, RawF32 };
 

@@ -23,18 +23,23 @@ program::IoEntry entry(program::IoRole role, const Place& p) {
 
 } // namespace
 
-void Lowering::place_states() {
-    const std::size_t seqs = store_sequences();
-    // One card's part of a plan keeps the stores of its own ops only.
-    std::vector<bool> used(g_.states.size(), !o_.stage);
-    if (o_.stage)
-        for (std::size_t i = o_.stage->first_op; i < o_.stage->end_op; ++i) {
-            auto u = state_uses(g_.ops[i]);
+std::vector<bool> states_kept(const Graph& g, const std::optional<Stage>& stage) {
+    std::vector<bool> used(g.states.size(), !stage);
+    if (stage)
+        for (std::size_t i = stage->first_op; i < stage->end_op; ++i) {
+            auto u = state_uses(g.ops[i]);
             for (auto s : u.reads)
                 used[s.id] = true;
             for (auto s : u.writes)
                 used[s.id] = true;
         }
+    return used;
+}
+
+void Lowering::place_states() {
+    const std::size_t seqs = store_sequences();
+    // One card's part of a plan keeps the stores of its own ops only.
+    const auto used = states_kept(g_, o_.stage);
     for (std::size_t k = 0; k < g_.states.size(); ++k) {
         const auto& s = g_.states[k];
         const bool cache = std::holds_alternative<KeyCache>(s) || std::holds_alternative<ValueCache>(s);

@@ -167,6 +167,37 @@ TEST_CASE("a pipeline steps its sequences in microbatches, bit-exact, and refuse
     CHECK(contains(tp.out, "microbatches fill the stages of a pipeline, and --plan tp has one stage"));
 }
 
+TEST_CASE("serve steps every card of a system, bit-exact under tp, pp and tp×pp, each card holding its "
+          "part's stores") {
+    ScratchDir dir("cards-serve");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size small --seed 3 -o " + m).code == 0);
+    const std::string base = "serve " + m +
+                             " --gen poisson --rate 20000 --count 8 --prompt-len 6 --output-len 4 --seed 1 "
+                             "--check --machine";
+    auto one = run_cardsim(base);
+    REQUIRE(one.code == 0);
+    const double one_slot = std::stod(value_of(one.out, "slot_bytes"));
+    for (const std::string plan :
+         {"tp --set system.cards=2", "pp --set system.cards=2", "tp×pp --set system.cards=4"}) {
+        auto r = run_cardsim(base + " --plan " + plan);
+        INFO(plan << ":\n" << r.out);
+        REQUIRE(r.code == 0);
+        CHECK(value_of(r.out, "bit_exact") == "yes");
+        CHECK(std::stod(value_of(r.out, "link_bytes")) > 0);
+        CHECK(value_of(r.out, "served") == value_of(one.out, "served"));
+        // A card keeps its own heads' or layers' caches and states: under half of one card's a slot
+        // on two cards, a quarter on four (plus each store's rounding to a line).
+        const double cards = std::stod(value_of(r.out, "cards"));
+        CHECK(std::stod(value_of(r.out, "slot_bytes")) < one_slot / cards * 1.1);
+    }
+    auto set = run_cardsim("compile " + m + " -o " + m + ".set --rows 1,2");
+    REQUIRE(set.code == 0);
+    auto refused = run_cardsim("serve " + m + ".set --gen poisson --count 2 --plan pp --set system.cards=2");
+    CHECK(refused.code == 2);
+    CHECK(contains(refused.out, "is a set for one card"));
+}
+
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
     ScratchDir dir("cards-tp-f32");
     const auto m = (dir.path() / "m").string();
