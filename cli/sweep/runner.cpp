@@ -287,6 +287,7 @@ std::vector<std::string> serve_argv(const SweepSpec& spec, const Point& p, const
                  std::to_string(point_serve(spec, p, "serve.chunk", sv.chunk))});
     if (spec.full) argv.emplace_back("--check");
     routing_args(spec, p, argv);
+    if (auto plan = point_plan(spec, p); plan != "none") argv.insert(argv.end(), {"--plan", plan});
     return argv;
 }
 

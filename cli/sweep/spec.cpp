@@ -430,8 +430,6 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
         for (auto k : {"tokens", "seqs", "prompt", "prompt_len"})
             if (auto m = root.get(k))
                 r.fail(*m, k, "given together with [serve]; a served trace gives each request's lengths");
-        if (auto m = root.get("plan"))
-            r.fail(*m, "plan", "given together with [serve]; cardsim serve runs one card (no --plan yet)");
         ServeSpec sv;
         if (auto m = t->get("requests")) {
             sv.requests = r.resolve(r.text(*m, "serve.requests"));

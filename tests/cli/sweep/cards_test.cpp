@@ -55,9 +55,25 @@ TEST_CASE("a plan in a sweep spec is checked when the spec is read, naming the k
     CHECK(a.code == 2);
     CHECK(contains(a.out, "a.toml:2"));
     CHECK(contains(a.out, "expected \"none\" (one card), \"pp\" (pipeline parallel), \"tp\""));
-    write(s / "b.toml", model + "plan = \"pp\"\n[serve]\nrate = 10.0\n");
-    auto b = run_cardsim("sweep " + (s / "b.toml").string() + " -o " + (s / "o").string());
-    CHECK(b.code == 2);
-    CHECK(contains(b.out, "`plan` given together with [serve]"));
     CHECK_FALSE(std::filesystem::exists(s / "o"));
+}
+
+TEST_CASE("a serving sweep takes a plan axis: each point serves its trace on its system of cards") {
+    ScratchDir s("sweep-cards-serve");
+    write(s / "spec.toml", "model = { generate = { arch = \"dense\", size = \"small\", seed = 1 } }\n"
+                           "plan = [\"tp\", \"tp×pp\"]\n"
+                           "[axes]\nsystem.cards = [4]\n"
+                           "[serve]\nrate = 20000.0\ncount = 6\nprompt_len = \"4\"\noutput_len = \"3\"\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    const auto& h = rows[0];
+    for (std::size_t k = 1; k < rows.size(); ++k) {
+        CHECK(rows[k][column(h, "status")] == "ok");
+        CHECK(rows[k][column(h, "cards")] == "4");
+        CHECK(rows[k][column(h, "served")] == "6");
+        CHECK(std::stod(rows[k][column(h, "link_bytes")]) > 0);
+    }
 }
