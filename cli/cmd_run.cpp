@@ -149,8 +149,11 @@ int run_model_command(std::span<const std::string> args) {
     if (vm.count("input")) {
         std::filesystem::path in = vm["input"].as<std::string>();
         bool dir = std::filesystem::is_directory(in);
-        if (!dir && !std::filesystem::is_regular_file(in))
-            throw Error(fmt::format("{}: no such checkpoint directory or program file", in.string()));
+        // Under a plan, PROG names the cards' programs PROG.card0, PROG.card1, ...
+        const bool cards = !req.plan.one() && std::filesystem::is_regular_file(in.string() + ".card0");
+        if (!dir && !cards && !std::filesystem::is_regular_file(in))
+            throw Error(fmt::format("{}: no such checkpoint directory or program file{}", in.string(),
+                                    req.plan.one() ? "" : fmt::format(" (nor {}.card0)", in.string())));
         auto& slot = dir ? req.model_dir : req.program;
         if (slot)
             throw Error(fmt::format("{} is a {} and --{} names another one: give one", in.string(),

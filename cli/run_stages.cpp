@@ -296,7 +296,6 @@ void check_request(const RunRequest& req) {
                     fmt::format("--plan {}: {} is not built for a system of cards yet (docs/cards.md)",
                                 lower::name(req.plan), what));
         };
-        refuse(!req.model_dir || req.program.has_value(), "a program file (compile here from --model)");
         refuse(req.check_layers.has_value(), "--check-layers");
         refuse(req.flip.has_value(), "--flip-bit");
         refuse(req.rtl_matvec, "--rtl");
@@ -328,7 +327,42 @@ Source load(const RunRequest& req) {
         if (req.prompt_len && !std::holds_alternative<models::DecoderSpec>(s.model->spec))
             throw Error("--prompt-len: an encoder runs its prompt in one step (give --prompt)");
     }
-    if (req.program) {
+    if (req.program && !req.plan.one()) {
+        // A plan's programs: PROG.cardK and its image, one a card (`compile --plan` writes them).
+        const auto n = req.config.system.cards;
+        for (std::size_t k = 0; k <= n; ++k) {
+            const std::filesystem::path path = fmt::format("{}.card{}", req.program->string(), k);
+            if (k == n) {
+                if (std::filesystem::exists(path))
+                    throw Error(
+                        fmt::format("{}: the programs were compiled for more than system.cards = {} cards",
+                                    path.string(), n));
+                break;
+            }
+            if (!std::filesystem::exists(path))
+                throw Error(
+                    fmt::format("{}: missing; a plan over {} cards runs one program a card, PROG.card0 .. "
+                                "PROG.card{} (cardsim compile --plan writes them)",
+                                path.string(), n, n - 1));
+            s.cards.push_back(read_program(path, req.config));
+        }
+        // What the host drives and checks is the last card's (its outputs are the system's).
+        s.program = program::Loaded{s.cards.back().program, {}, s.cards.back().io};
+        s.program->image = {};
+        if (s.model && req.plan.tensor > 1) name_whole_graph_outputs(*s.program, s.built->graph);
+        for (auto& card : s.cards) {
+            auto* w = card.program.region(program::Region::Weights);
+            if (req.mode == sim::Mode::Full && w && w->size > 0 && card.image.chunks.empty())
+                throw Error(
+                    fmt::format("{}.card*: their DDR images hold no weights (compiled with "
+                                "--shapes-only): a full run computes on them; run it with --timing-only",
+                                req.program->string()));
+        }
+        if (s.model)
+            check_compiled_from(*s.program, fmt::format("{}.card{}", req.program->string(), n - 1),
+                                *req.model_dir, *s.model, s.built->graph);
+        if (!s.program->program.host.model.empty()) s.name = s.program->program.host.model;
+    } else if (req.program) {
         s.program = read_program(*req.program, req.config);
         auto* weights = s.program->program.region(program::Region::Weights);
         if (req.mode == sim::Mode::Full && weights && weights->size > 0 && s.program->image.chunks.empty())
@@ -460,7 +494,9 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     if (s.program) {
         if (req.microbatches.value_or(1) != 1)
             throw Error("--microbatches: a program file runs the bucket it was compiled for");
-        return {std::move(*s.program), std::nullopt, {}, {}, {}, "program", {}};
+        Compiled c{std::move(*s.program), std::nullopt, {}, {}, {}, "program", {}};
+        c.cards = std::move(s.cards);
+        return c;
     }
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);

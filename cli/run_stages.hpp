@@ -25,8 +25,11 @@ struct Source {
     std::optional<models::Model> model;
     std::optional<models::BuiltGraph> built;
     std::optional<program::Loaded> program; ///< a program file and its image, read and validated
-    std::string name;                       ///< the recognised architecture (or the program's model)
-    bool decoder = true;                    ///< a decoder (token by token) or an encoder (one step)
+    /// Under a plan, from program files: each card's program and image (PROG.cardK); `program`
+    /// is then the last card's without its image.
+    std::vector<program::Loaded> cards;
+    std::string name;    ///< the recognised architecture (or the program's model)
+    bool decoder = true; ///< a decoder (token by token) or an encoder (one step)
     std::size_t vocab = 0;
 };
 

@@ -198,6 +198,38 @@ TEST_CASE("serve steps every card of a system, bit-exact under tp, pp and tp×pp
     CHECK(contains(refused.out, "is a set for one card"));
 }
 
+TEST_CASE("a plan's programs compiled to files run as the checkpoint does, to the cycle and the bit") {
+    ScratchDir dir("cards-prog");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    int n = 0;
+    for (const std::string plan :
+         {"pp --set system.cards=2", "tp --set system.cards=2", "tp×pp --set system.cards=4"}) {
+        const char* const names[] = {"p0", "p1", "p2"};
+        const auto prog = (dir.path() / names[n++]).string();
+        REQUIRE(run_cardsim("compile " + m + " -o " + prog + " --plan " + plan).code == 0);
+        auto files = run_cardsim("run " + prog + " --model " + m + " --tokens 3 --machine --plan " + plan);
+        auto here = run_cardsim("run " + m + " --tokens 3 --machine --max-positions 256 --plan " + plan);
+        INFO(plan << ":\n" << files.out << here.out);
+        REQUIRE(files.code == 0);
+        REQUIRE(here.code == 0);
+        CHECK(value_of(files.out, "bit_exact") == "yes");
+        CHECK(value_of(files.out, "cycles") == value_of(here.out, "cycles"));
+        CHECK(value_of(files.out, "link_bytes") == value_of(here.out, "link_bytes"));
+        CHECK(value_of(files.out, "max_abs_error") == value_of(here.out, "max_abs_error"));
+    }
+    // Card 1's program missing, and programs for more cards than the system has, are named.
+    const auto p0 = (dir.path() / "p0").string();
+    std::filesystem::remove(p0 + ".card1");
+    auto missing = run_cardsim("run " + p0 + " --plan pp --set system.cards=2 --timing-only");
+    CHECK(missing.code == 2);
+    CHECK(contains(missing.out, "p0.card1: missing; a plan over 2 cards runs one program a card"));
+    const auto p2 = (dir.path() / "p2").string();
+    auto more = run_cardsim("run " + p2 + " --plan pp --set system.cards=2 --timing-only");
+    CHECK(more.code == 2);
+    CHECK(contains(more.out, "compiled for more than system.cards = 2 cards"));
+}
+
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
     ScratchDir dir("cards-tp-f32");
     const auto m = (dir.path() / "m").string();
