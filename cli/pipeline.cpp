@@ -66,8 +66,9 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
         rep.system +=
             fmt::format("  link {} -> {} ({} port{}): {} messages, {:.3f} MB, busy {:.3f} ms ({:.2f} % "
                         "of the run)\n",
-                        l.from, l.to, l.ports, l.ports == 1 ? "" : "s", l.messages, double(l.bytes) / 1e6,
-                        l.busy_seconds * 1e3, sys.seconds > 0 ? 100.0 * l.busy_seconds / sys.seconds : 0.0);
+                        sim::system::node_name(l.from, cfg), sim::system::node_name(l.to, cfg), l.ports,
+                        l.ports == 1 ? "" : "s", l.messages, double(l.bytes) / 1e6, l.busy_seconds * 1e3,
+                        sys.seconds > 0 ? 100.0 * l.busy_seconds / sys.seconds : 0.0);
     }
     std::size_t used = 0;
     for (auto& l : sys.links)

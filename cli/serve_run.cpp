@@ -354,7 +354,9 @@ ServeReport serve_model(const ServeRequest& req) {
             const double use = system->seconds > 0 ? l.busy_seconds / system->seconds : 0.0;
             rep.link_utilisation = std::max(rep.link_utilisation, use);
             rep.system += fmt::format("  link {} -> {}: {} messages, {:.3f} MB, busy {:.2f} % of the run\n",
-                                      l.from, l.to, l.messages, double(l.bytes) / 1e6, 100 * use);
+                                      sim::system::node_name(l.from, req.config),
+                                      sim::system::node_name(l.to, req.config), l.messages,
+                                      double(l.bytes) / 1e6, 100 * use);
         }
     } else
         rep.run = sim::simulate(req.config, programs, plan);

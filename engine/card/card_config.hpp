@@ -202,6 +202,9 @@ struct LinkConfig {
     std::uint32_t ports = 0;                ///< QSFP ports a card has
     std::uint32_t frame_payload_bytes = 0;  ///< most payload bytes one frame carries
     std::uint32_t frame_overhead_bytes = 0; ///< bytes a frame adds on the wire (header, check, gap)
+    /// A switch's port-to-port latency, ns (topology "switch"): it forwards a message cut-through,
+    /// its first bytes this long after they arrived.
+    double switch_latency_ns = 0;
     /// Seconds the link takes to carry `bytes` of payload over `ports` parallel port links: the
     /// frames' wire bytes at the data rate, plus one hop's latency.
     double seconds(std::uint64_t bytes, std::uint32_t ports_used = 1) const {

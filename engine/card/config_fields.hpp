@@ -145,6 +145,7 @@ void describe(V& v, C& c) {
         v.integer("ports", l.ports, 1, 16);
         v.integer("frame_payload_bytes", l.frame_payload_bytes, 64, 1u << 20);
         v.integer("frame_overhead_bytes", l.frame_overhead_bytes, 0, 4096);
+        v.real("switch_latency_ns", l.switch_latency_ns, 0.0, 1.0e6);
     });
     v.estimates("fit", [&] {
         auto& f = c.fit;

@@ -16,8 +16,8 @@ std::uint64_t address_of(std::uint32_t origin, std::uint32_t dest) {
 
 NetworkPort::NetworkPort(const sc_core::sc_module_name& name, std::uint32_t card,
                          const std::vector<std::uint32_t>& to, const std::vector<std::uint32_t>& from,
-                         std::map<std::uint32_t, std::uint32_t> hops)
-    : sc_core::sc_module(name), in("in"), card_(card), hops_(std::move(hops)) {
+                         std::map<std::uint32_t, std::uint32_t> hops, std::optional<CutThrough> cut_through)
+    : sc_core::sc_module(name), in("in"), card_(card), hops_(std::move(hops)), cut_through_(cut_through) {
     in.register_b_transport(this, &NetworkPort::b_transport);
     for (auto peer : to)
         out_[peer] = std::make_unique<tlm_utils::simple_initiator_socket<NetworkPort>>(
@@ -59,7 +59,14 @@ void NetworkPort::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::s
     a.at = sc_core::sc_time_stamp() + delay;
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
     if (dest != card_) { // passing through: sent on when it has arrived whole
-        passing_.emplace(a.at, Passing{origin, dest, std::move(a)});
+        auto on = a.at;
+        if (cut_through_) { // or the switch's latency after its first bytes arrived
+            const auto& c = *cut_through_;
+            const double wire = c.link.seconds(a.message.bytes, c.ports) - c.link.latency_ns * 1e-9;
+            on = a.at - sc_core::sc_time(wire, sc_core::SC_SEC) +
+                 sc_core::sc_time(c.latency_ns, sc_core::SC_NS);
+        }
+        passing_.emplace(on, Passing{origin, dest, std::move(a)});
         passing_arrived_.notify(sc_core::SC_ZERO_TIME);
         return;
     }

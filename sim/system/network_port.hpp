@@ -2,6 +2,7 @@
 // A card's network ports: the card's side of its links (sim/card/network.hpp's Network), and the
 // forwarding of messages between cards that no link joins directly.
 
+#include "engine/card/card_config.hpp"
 #include "sim/card/network.hpp"
 
 #include <systemc>
@@ -18,6 +19,14 @@
 #include <vector>
 
 namespace cardsim::sim::system {
+
+/// How a switch forwards: cut-through, a message's first bytes `latency_ns` after they arrived,
+/// its links carrying it at `link`'s rate over `ports` ports.
+struct CutThrough {
+    card::LinkConfig link;
+    std::uint32_t ports = 1;
+    double latency_ns = 0;
+};
 
 /// Card `card`'s ports: one initiator socket per outgoing link (to a neighbour), and one target
 /// socket every incoming link binds to. A message to a card that is not a neighbour leaves over
@@ -37,8 +46,11 @@ public:
 
     /// Card `card`'s ports with a link to each card of `to`, receiving from each card of `from`
     /// (every card with a route to it), sending to each destination of `hops` over its first hop.
+    /// With `cut_through` (a switch's ports), a passing message goes on `latency_ns` after its first
+    /// bytes arrived rather than after its last.
     NetworkPort(const sc_core::sc_module_name& name, std::uint32_t card, const std::vector<std::uint32_t>& to,
-                const std::vector<std::uint32_t>& from, std::map<std::uint32_t, std::uint32_t> hops);
+                const std::vector<std::uint32_t>& from, std::map<std::uint32_t, std::uint32_t> hops,
+                std::optional<CutThrough> cut_through = std::nullopt);
 
     /// The outgoing socket of the link to card `peer` (bind it to the link's `in`).
     tlm_utils::simple_initiator_socket<NetworkPort>& to(std::uint32_t peer) { return *out_.at(peer); }
@@ -74,6 +86,7 @@ private:
     std::uint32_t card_;
     std::map<std::uint32_t, std::unique_ptr<tlm_utils::simple_initiator_socket<NetworkPort>>> out_;
     std::map<std::uint32_t, std::uint32_t> hops_;
+    std::optional<CutThrough> cut_through_;
     std::map<std::uint32_t, Inbox> inboxes_;
     std::multimap<sc_core::sc_time, Passing> passing_;
     sc_core::sc_event passing_arrived_;

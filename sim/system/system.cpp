@@ -26,10 +26,10 @@ links_of(const card::CardConfig& config) {
         out.emplace_back(b, a, p);
     };
     switch (config.system.topology) {
-    case card::Topology::Switch:
-        throw Error(fmt::format("system.topology = \"switch\": the simulator has no switch model yet; use "
-                                "\"ring\" or \"pairs\" for {} cards",
-                                n));
+    case card::Topology::Switch: // node n is the switch, every card joined to it by all its ports
+        for (std::uint32_t a = 0; a < n; ++a)
+            both(a, n, ports);
+        break;
     case card::Topology::Pairs:
         for (std::uint32_t a = 0; a + 1 < n; a += 2)
             both(a, a + 1, ports);
@@ -48,6 +48,16 @@ links_of(const card::CardConfig& config) {
         break;
     }
     return out;
+}
+
+std::uint32_t nodes_of(const card::CardConfig& config) {
+    return config.system.cards + (config.system.topology == card::Topology::Switch ? 1 : 0);
+}
+
+std::string node_name(std::uint32_t node, const card::CardConfig& config) {
+    return config.system.topology == card::Topology::Switch && node == config.system.cards
+               ? "switch"
+               : std::to_string(node);
 }
 
 Routes routes_of(const std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>& links,
@@ -395,7 +405,8 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
     auto config = given;
     config.units[card::UnitKind::Network] = card::UnitSpec{1, 1, 0}; // the ports' unit: one a card
     const auto links = links_of(config);
-    const auto routes = routes_of(links, n);
+    const auto nodes = nodes_of(config);
+    const auto routes = routes_of(links, nodes);
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     if (e.mode == Mode::Full) kernels::weight_format(config);
@@ -453,6 +464,17 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
         ports.push_back(std::make_unique<NetworkPort>(fmt::format("card{}_ports", k).c_str(), k, to, from,
                                                       std::move(hops)));
         ctx.network = ports.back().get();
+    }
+    if (nodes > n) { // the switch: a port to every card, forwarding cut-through
+        std::vector<std::uint32_t> all;
+        std::map<std::uint32_t, std::uint32_t> hops;
+        for (std::uint32_t j = 0; j < n; ++j) {
+            all.push_back(j);
+            hops[j] = j;
+        }
+        ports.push_back(std::make_unique<NetworkPort>(
+            "switch_ports", n, all, std::vector<std::uint32_t>{}, std::move(hops),
+            CutThrough{config.link, config.link.ports, config.link.switch_latency_ns}));
     }
     std::vector<std::unique_ptr<Link>> wires;
     for (auto [from, to, p] : links) {

@@ -18,9 +18,15 @@ namespace cardsim::sim::system {
 
 /// The links of a topology: (from, to, parallel ports) for each direction of each joined pair.
 /// Ring: each card to its two neighbours over one port each (two cards: to each other over every
-/// port); pairs: 2j and 2j + 1 over every port (an odd last card has none). A switch, or a ring of
-/// more than two cards on fewer than two ports, is a cardsim::Error saying so.
+/// port); pairs: 2j and 2j + 1 over every port (an odd last card has none); switch: every card to
+/// node `cards` (the switch) over every port. A ring of more than two cards on fewer than two
+/// ports is a cardsim::Error saying so.
 std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links_of(const card::CardConfig& config);
+
+/// The nodes the links join: the cards, and a switch's node after them.
+std::uint32_t nodes_of(const card::CardConfig& config);
+/// A node as a summary names it: the card's index, or `switch`.
+std::string node_name(std::uint32_t node, const card::CardConfig& config);
 
 /// The first hop of the shortest route between each pair of cards over `links` (links_of):
 /// `routes[from][to]`, or no value when no route joins them (and for `to == from`). Among routes

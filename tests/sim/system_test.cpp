@@ -209,6 +209,38 @@ TEST_CASE("steps whose inputs read no earlier outputs overlap across a pipeline'
         CHECK(run.result.step_end[s] == std::max(first.step_end[s], second.step_end[s]));
 }
 
+TEST_CASE("a message through a switch takes its frames once, two hops and the switch's latency "
+          "(cut-through), and the pipeline stays bit-exact") {
+    auto config = system_of(2);
+    config.system.topology = card::Topology::Switch;
+    PipelineRun run(config, sim::Mode::Full);
+    require_golden(config, run);
+    const double mhz = config.clock.kernel_mhz;
+    for (std::size_t s = 0; s < steps; ++s) {
+        const sim::CommandRecord *send = nullptr, *recv = nullptr;
+        for (auto& r : run.result.cards[0].records)
+            if (r.step == s && r.opcode == program::Opcode::Send) send = &r;
+        for (auto& r : run.result.cards[1].records)
+            if (r.step == s && r.opcode == program::Opcode::Recv) recv = &r;
+        REQUIRE(send);
+        REQUIRE(recv);
+        const auto bytes = run.programs[0].program.commands[send->index].operands[0].bytes;
+        // Each card reaches the switch over both its ports.
+        const double bound = (config.link.seconds(bytes, config.link.ports) + config.link.latency_ns * 1e-9 +
+                              config.link.switch_latency_ns * 1e-9) *
+                             mhz * 1e6;
+        const double hop = config.link.seconds(bytes, config.link.ports) * mhz * 1e6;
+        const double handoff = double(recv->start) - double(send->start);
+        const double read = double(send->end - send->start) - (hop - config.link.latency_ns * 1e-3 * mhz);
+        INFO("step " << s << ": " << bytes << " bytes, handoff " << handoff << " cycles, bound " << bound);
+        REQUIRE(handoff >= bound - 1);
+        REQUIRE(handoff <= 1.10 * bound + std::max(read, 0.0) + 2);
+    }
+    REQUIRE(run.result.links.size() == 4); // each card to the switch and back
+    for (auto& l : run.result.links)
+        CHECK(l.messages == ((l.from == 0 || l.to == 1) ? steps : 0));
+}
+
 TEST_CASE("a ring joins each card to its two neighbours (two cards over both ports), pairs join 2j and "
           "2j+1, a switch is refused") {
     auto c = system_of(4);
@@ -228,8 +260,14 @@ TEST_CASE("a ring joins each card to its two neighbours (two cards over both por
     c.system.topology = card::Topology::Ring;
     c.link.ports = 1;
     CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("needs two ports"));
-    c.system.topology = card::Topology::Switch;
-    CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("no switch model"));
+    c.system.topology = card::Topology::Switch; // node 5 is the switch
+    const auto star = sim::system::links_of(c);
+    CHECK(star.size() == 10);
+    for (auto [a, b, p] : star) {
+        CHECK((a == 5) != (b == 5));
+        CHECK(p == c.link.ports);
+    }
+    CHECK(sim::system::routes_of(star, 6)[0][3] == 5u);
 }
 
 TEST_CASE("a plan that sends where the topology has no route is refused naming the cards") {
