@@ -233,6 +233,7 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
     for (auto [from, to, p] : links) {
         wires.push_back(
             std::make_unique<Link>(fmt::format("link{}to{}", from, to).c_str(), config.link, from, to, p));
+        wires.back()->keep_messages(plan.keep_records); // a trace's message lines
         ports[from]->to(to).bind(wires.back()->in);
         wires.back()->out.bind(ports[to]->in);
     }
