@@ -586,8 +586,9 @@ void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s,
     if (!rep.experts.empty()) t.header.meta["run.experts"] = expert_lines(rep.experts);
     if (req.report)
         traces::report::write_run_page(
-            *req.report,
-            {t, facts, req.trace ? req.trace->filename().string() : "", program_text(c.program.program)});
+            *req.report, {t, facts, req.trace ? req.trace->filename().string() : "",
+                          c.cards.empty() ? program_text(c.program.program)
+                                          : std::vector<std::string>{}}); // a system: cards' programs differ
     if (req.trace) traces::write_trace(*req.trace, t);
     if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
     if (req.vcd) traces::write_vcd(*req.vcd, t); // from the records: unit busy, DDR channel activity

@@ -12,7 +12,8 @@ namespace cardsim::traces {
 namespace {
 
 /// A link's totals over `t`'s messages.
-void add_link_totals(const Trace& t, bool a, std::map<std::pair<std::uint32_t, std::uint32_t>, LinkChange>& out) {
+void add_link_totals(const Trace& t, bool a,
+                     std::map<std::pair<std::uint32_t, std::uint32_t>, LinkChange>& out) {
     for (auto& l : t.header.links) {
         auto& c = out[{l.from, l.to}];
         c.from = l.from;
@@ -101,20 +102,21 @@ std::string to_text(const SystemDiffReport& r, std::string_view name_a, std::str
     out += fmt::format("A: {}, B: {}: systems of {} cards, compared card by card\n", name_a, name_b,
                        r.cards.size());
     if (!r.links.empty()) {
-        out += fmt::format("  {:<14} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>18}\n", "link", "messages A",
-                           "messages B", "bytes A", "bytes B", "busy A", "busy B", "change");
+        out += fmt::format("  {:<14} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>18}\n", "link",
+                           "messages A", "messages B", "bytes A", "bytes B", "busy A", "busy B", "change");
         for (auto& l : r.links)
             out += fmt::format("  {:<14} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>18}{}\n",
                                fmt::format("{} -> {}", l.from, l.to), l.messages_a, l.messages_b, l.bytes_a,
                                l.bytes_b, l.busy_a, l.busy_b, change(l.busy_a, l.busy_b),
-                               !l.in_a  ? " (only in B)"
-                               : !l.in_b ? " (only in A)"
+                               !l.in_a                       ? " (only in B)"
+                               : !l.in_b                     ? " (only in A)"
                                : l.differs(r.cycles_tol_pct) ? " differs"
                                                              : "");
     }
     for (std::size_t k = 0; k < r.cards.size(); ++k)
-        out += fmt::format("\ncard {}: {}", k, to_text(r.cards[k], fmt::format("{} card {}", name_a, k),
-                                                      fmt::format("{} card {}", name_b, k)));
+        out += fmt::format(
+            "\ncard {}: {}", k,
+            to_text(r.cards[k], fmt::format("{} card {}", name_a, k), fmt::format("{} card {}", name_b, k)));
     return out;
 }
 
@@ -165,8 +167,8 @@ std::string to_csv(const SystemDiffReport& r, std::string_view name_a, std::stri
         auto row = [&](std::string_view field, std::uint64_t a, std::uint64_t b) {
             const auto delta = static_cast<long long>(b) - static_cast<long long>(a);
             const auto pct = a ? fmt::format("{:.4f}", 100.0 * double(delta) / double(a)) : std::string();
-            out += fmt::format(",link,{}->{},{},{},{},{},{},{},,,,,,\n", l.from, l.to, field, a, b, delta, pct,
-                               over);
+            out += fmt::format(",link,{}->{},{},{},{},{},{},{},,,,,,\n", l.from, l.to, field, a, b, delta,
+                               pct, over);
         };
         row("messages", l.messages_a, l.messages_b);
         row("bytes", l.bytes_a, l.bytes_b);
