@@ -103,6 +103,8 @@ std::string to_text(const Summary& s, const Header& h, std::string_view file, bo
     }
     if (s.commands == 0)
         out += "commands: 0\n";
+    else if (s.cards > 1) // each card's indices are its own
+        out += fmt::format("commands: {} on {} cards, {} carrying data\n", s.commands, s.cards, s.with_data);
     else
         out += fmt::format("commands: {} (indices {} to {}), {} carrying data\n", s.commands, s.first_index,
                            s.last_index, s.with_data);
