@@ -317,9 +317,18 @@ TEST_CASE("a system run writes one trace, each record carrying its card and each
     CHECK(faster.code == 1);
     CHECK(contains(faster.out, "\"format\":\"cardsim-trace-diff-system\""));
     CHECK(contains(faster.out, "link 0 -> 1 differs"));
-    // A one-card trace against a system's is refused, saying why.
+    // A one-card trace against a system's is refused, saying why; so is the diff page of systems.
     REQUIRE(run_cardsim("run " + m + " --tokens 2 --trace " + at("one.trace")).code == 0);
     auto mixed = run_cardsim("trace diff " + at("one.trace") + " " + at("a.trace"));
     CHECK(mixed.code == 2);
     CHECK(contains(mixed.out, "A is a trace of one card and B a system of 2 cards"));
+    auto page_of_two = run_cardsim("report " + at("a.trace") + " " + at("b.trace") + " -o " + at("d.html"));
+    CHECK(page_of_two.code == 2);
+    CHECK(contains(page_of_two.out, "`cardsim trace diff` compares systems card by card"));
+    // The f32 exchange's ring reduce-scatter receives (RecvAdd) wait on the link too.
+    REQUIRE(run_cardsim("run " + m + tp + " --set system.exchange=f32 --trace " + at("f.trace")).code == 0);
+    std::size_t add_waits = 0;
+    for (auto& rec : traces::read_trace(at("f.trace")).records)
+        if (rec.opcode == "RecvAdd" && rec.split && (*rec.split)[traces::TimePart::Link] > 0) ++add_waits;
+    CHECK(add_waits > 0);
 }
