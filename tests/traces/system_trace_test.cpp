@@ -4,6 +4,8 @@
 // and what was expected; the exports show a card per process / scope and a track per link.
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "traces/csv.hpp"
 #include "traces/lexical.hpp"
 #include "traces/perfetto.hpp"
@@ -102,6 +104,29 @@ TEST_CASE("a system trace carries each record's card and its links' messages and
     REQUIRE(back.records[3].card == 1u);
     CHECK(back.records[3].ready() == 40); // its wait for the message is its link part
     CHECK(card_count(back.header) == 2);
+}
+
+TEST_CASE("the streaming writer writes a system trace's bytes as to_text spells them, and the streaming "
+          "reader gives its messages after its records",
+          "[traces][system]") {
+    cardsim::test::ScratchDir dir("traces");
+    const auto path = dir.path() / "sys.trace";
+    auto t = two_card_trace();
+    write_trace(path, t);
+    CHECK(cardsim::io::read_file(path) == to_text(t));
+    auto reader = Reader::open(path);
+    std::size_t records = 0;
+    while (reader.next()) {
+        ++records;
+        if (records < t.records.size()) CHECK(reader.messages().empty());
+    }
+    CHECK(records == 4);
+    CHECK(reader.messages() == t.messages);
+    // A record after a message is refused: the messages follow every command.
+    Writer w(dir.path() / "late.trace", t.header);
+    w.add(t.records[0]);
+    w.add(t.messages[0]);
+    CHECK_THROWS_WITH(w.add(t.records[1]), Catch::Contains("after a message, expected every command before"));
 }
 
 TEST_CASE("a one-card trace keeps version 2's bytes: no card, link or message line", "[traces][system]") {
