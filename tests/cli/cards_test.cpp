@@ -317,14 +317,24 @@ TEST_CASE("a system run writes one trace, each record carrying its card and each
     CHECK(faster.code == 1);
     CHECK(contains(faster.out, "\"format\":\"cardsim-trace-diff-system\""));
     CHECK(contains(faster.out, "link 0 -> 1 differs"));
-    // A one-card trace against a system's is refused, saying why; so is the diff page of systems.
+    // The diff page of two systems: the links, then a section per card.
+    auto page_of_two = run_cardsim("report " + at("a.trace") + " " + at("b.trace") + " -o " + at("d.html"));
+    CHECK(page_of_two.code == 0);
+    std::ifstream diff_page(at("d.html"));
+    std::stringstream diff_html;
+    diff_html << diff_page.rdbuf();
+    CHECK(contains(diff_html.str(), "id=\"link-table\""));
+    CHECK(contains(diff_html.str(), "<section id=\"card-1\">"));
+    CHECK(contains(diff_html.str(), "id=\"card1-unit-table\""));
+    // A one-card trace against a system's is refused, saying why, by the diff and its page.
     REQUIRE(run_cardsim("run " + m + " --tokens 2 --trace " + at("one.trace")).code == 0);
     auto mixed = run_cardsim("trace diff " + at("one.trace") + " " + at("a.trace"));
     CHECK(mixed.code == 2);
     CHECK(contains(mixed.out, "A is a trace of one card and B a system of 2 cards"));
-    auto page_of_two = run_cardsim("report " + at("a.trace") + " " + at("b.trace") + " -o " + at("d.html"));
-    CHECK(page_of_two.code == 2);
-    CHECK(contains(page_of_two.out, "`cardsim trace diff` compares systems card by card"));
+    auto mixed_page = run_cardsim("report " + at("one.trace") + " " + at("a.trace") + " -o " + at("m.html"));
+    CHECK(mixed_page.code == 2);
+    CHECK(contains(mixed_page.out, "A is a trace of one card and B a system of 2 cards"));
+    CHECK_FALSE(std::filesystem::exists(at("m.html")));
     // The f32 exchange's ring reduce-scatter receives (RecvAdd) wait on the link too.
     REQUIRE(run_cardsim("run " + m + tp + " --set system.exchange=f32 --trace " + at("f.trace")).code == 0);
     std::size_t add_waits = 0;
