@@ -19,7 +19,6 @@
 using cardsim::test::contains;
 using cardsim::test::run_cardsim;
 using cardsim::test::ScratchDir;
-namespace traces = cardsim::traces;
 
 namespace {
 
@@ -265,7 +264,7 @@ TEST_CASE("a system run writes one trace, each record carrying its card and each
     INFO(r.out);
     REQUIRE(r.code == 0);
     CHECK(contains(r.out, "bit_exact=yes"));
-    auto t = traces::read_trace(at("a.trace"));
+    auto t = cardsim::traces::read_trace(at("a.trace"));
     REQUIRE(t.header.cards.size() == 2);
     CHECK(t.header.links.size() == 2);
     std::size_t per_card[2] = {0, 0}, link_waits = 0;
@@ -274,7 +273,7 @@ TEST_CASE("a system run writes one trace, each record carrying its card and each
         REQUIRE(*rec.card < 2);
         ++per_card[*rec.card];
         if ((rec.opcode == "Recv" || rec.opcode == "RecvAdd") && rec.split &&
-            (*rec.split)[traces::TimePart::Link] > 0)
+            (*rec.split)[cardsim::traces::TimePart::Link] > 0)
             ++link_waits;
     }
     CHECK(per_card[0] > 0);
@@ -338,7 +337,8 @@ TEST_CASE("a system run writes one trace, each record carrying its card and each
     // The f32 exchange's ring reduce-scatter receives (RecvAdd) wait on the link too.
     REQUIRE(run_cardsim("run " + m + tp + " --set system.exchange=f32 --trace " + at("f.trace")).code == 0);
     std::size_t add_waits = 0;
-    for (auto& rec : traces::read_trace(at("f.trace")).records)
-        if (rec.opcode == "RecvAdd" && rec.split && (*rec.split)[traces::TimePart::Link] > 0) ++add_waits;
+    for (auto& rec : cardsim::traces::read_trace(at("f.trace")).records)
+        if (rec.opcode == "RecvAdd" && rec.split && (*rec.split)[cardsim::traces::TimePart::Link] > 0)
+            ++add_waits;
     CHECK(add_waits > 0);
 }
