@@ -210,6 +210,8 @@ void Reader::read_header() {
             if (header_.ddr_channels) fail(line.number, "a second `ddr_channels` line, expected one at most");
             if (!header_.meta.empty())
                 fail(line.number, "the `ddr_channels` line follows meta lines, expected it before them");
+            if (!header_.cards.empty())
+                fail(line.number, "the `ddr_channels` line follows `card` lines, expected it before them");
             tokenize(line);
             if (tokens_.size() != 2)
                 fail(line.number,

@@ -234,7 +234,18 @@ TEST_CASE("every malformed card, link or message field is an error naming the fi
         CHECK_THAT(message, Catch::StartsWith(fmt::format("sys.trace:{}: ", e.error_line)));
         CHECK_THAT(message, Catch::Contains(e.expected));
     }
-    // Messages out of the header's link order, a single card, and a message among the commands.
+    // ddr_channels after the cards, messages out of the header's link order, a single card, and a
+    // message among the commands.
+    {
+        auto lines = good;
+        const auto channels = line_of(good, "ddr_channels");
+        REQUIRE(channels + 1 == card0);
+        std::swap(lines[channels - 1], lines[card0 - 1]);
+        auto message = system_error(lines);
+        INFO(message);
+        CHECK_THAT(message, Catch::StartsWith(fmt::format("sys.trace:{}: ", card0)));
+        CHECK_THAT(message, Catch::Contains("the `ddr_channels` line follows `card` lines"));
+    }
     {
         auto lines = good;
         std::swap(lines[msg0 - 1], lines[msg1 - 1]);
