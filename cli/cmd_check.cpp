@@ -27,10 +27,10 @@ int run_check(std::span<const std::string> args) {
         "seqs", po::value<std::size_t>()->default_value(1), "sequences the caches are kept for")(
         "shapes-only", po::bool_switch(), "read config.json alone, never the safetensors");
     const char* const positional[] = {"model"};
-    auto vm = parse(
-        "check",
-        "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only] [--plan pp|tp]",
-        args, opts, positional);
+    auto vm = parse("check",
+                    "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only] "
+                    "[--plan pp|tp|tp×pp]",
+                    args, opts, positional);
     auto config = load_card(vm, knob_overrides(vm));
     const auto plan = plan_of(vm, config);
     auto model = models::load_model(vm["model"].as<std::string>(), vm["shapes-only"].as<bool>());
@@ -49,31 +49,20 @@ int run_check(std::span<const std::string> args) {
     // weight is read); over the capacity is one more refusal, so the verdict below is the only one.
     if (report.runs() && decoder) {
         lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
-        if (plan != lower::Plan::One) {
+        if (!plan.one()) {
             // Each card's budget: its layers' (pp) or its heads' and columns' (tp) weights and stores;
             // a card over its DDR is a refusal naming it.
             std::vector<lower::Capacity> caps;
             std::vector<std::string> parts;
-            if (plan == lower::Plan::Pipeline) {
-                const auto stages =
-                    lower::pipeline_stages(built.graph, model.checkpoint, config.system.cards);
-                caps =
-                    lower::stage_capacity(built.graph, model.checkpoint, lower::target_of(config), o, stages);
-                for (auto& st : stages)
-                    parts.push_back(fmt::format("ops {} .. {}", st.first_op, st.end_op));
-            } else {
-                o.shapes_only = true;
-                try { // a split that cannot stay exact is the verdict's refusal
-                    const auto shards = tensor_shards(model, config);
-                    for (auto& c : lower::lower_shards(graphs_of(shards), model.checkpoint,
-                                                       lower::target_of(config), o, false))
-                        caps.push_back(c.capacity);
-                } catch (const Refusal& r) {
-                    report.refusals.push_back({std::nullopt, r.what()});
-                    fmt::print("refusals:\n  {}\n", report.refusals.back().text());
-                }
-                for (std::size_t k = 0; k < caps.size(); ++k)
-                    parts.push_back(fmt::format("1/{} of every layer's heads and MLP columns", caps.size()));
+            o.shapes_only = true;
+            try { // a split that cannot stay exact is the verdict's refusal
+                auto planned = lower_plan(plan, model, built.graph, config, o, false);
+                for (auto& c : planned.cards)
+                    caps.push_back(c.capacity);
+                parts = std::move(planned.parts);
+            } catch (const Refusal& r) {
+                report.refusals.push_back({std::nullopt, r.what()});
+                fmt::print("refusals:\n  {}\n", report.refusals.back().text());
             }
             std::vector<std::string> over;
             for (std::size_t k = 0; k < caps.size(); ++k) {

@@ -209,7 +209,7 @@ int run_compile(std::span<const std::string> args) {
         outputs.keep();
         return Ok;
     }
-    if (plan != lower::Plan::One) {
+    if (!plan.one()) {
         if (vm.count("rows") || vm.count("check-layers"))
             throw Error(
                 fmt::format("--plan {}: a set for serving and --check-layers are not built for a system "
@@ -221,19 +221,9 @@ int run_compile(std::span<const std::string> args) {
             outputs.file("-o (a card's program)", fmt::format("{}.card{}", out, k));
             outputs.file("-o (a card's DDR image)", fmt::format("{}.card{}.ddr", out, k));
         }
-        std::vector<lower::Compiled> cards;
-        std::vector<std::string> parts;
-        if (plan == lower::Plan::Pipeline) {
-            const auto stages = lower::pipeline_stages(built.graph, model.checkpoint, n);
-            cards = lower::lower_stages(built.graph, model.checkpoint, lower::target_of(config), o, stages);
-            for (auto& st : stages)
-                parts.push_back(fmt::format("ops {} .. {}", st.first_op, st.end_op));
-        } else {
-            const auto shards = tensor_shards(model, config);
-            cards = lower::lower_shards(graphs_of(shards), model.checkpoint, lower::target_of(config), o);
-            for (std::size_t k = 0; k < n; ++k)
-                parts.push_back(fmt::format("1/{} of the heads and MLP columns", n));
-        }
+        auto planned = lower_plan(plan, model, built.graph, config, o);
+        const auto& cards = planned.cards;
+        const auto& parts = planned.parts;
         for (std::size_t k = 0; k < cards.size(); ++k) {
             const auto name = fmt::format("{}.card{}", out, k);
             program::write(cards[k].image, name + ".ddr");

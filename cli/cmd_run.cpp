@@ -113,8 +113,11 @@ int run_model_command(std::span<const std::string> args) {
         "no-reference", po::bool_switch(), "skip the f64 reference")(
         "prompt-len", po::value<std::size_t>(),
         "time a prompt of N tokens (timing-only): prefill in chunks, then --tokens decode steps after it")(
-        "chunk", po::value<std::size_t>()->default_value(16),
-        "with --prompt-len: tokens a prefill step takes")(
+        "microbatches", po::value<std::size_t>(),
+        "under a pipeline plan: split a step's --seqs sequences into M groups stepped one after another, "
+        "so that the stages work on different groups at once (default: the largest divisor of the "
+        "sequences up to the stages)")("chunk", po::value<std::size_t>()->default_value(16),
+                                       "with --prompt-len: tokens a prefill step takes")(
         "shapes-only", po::bool_switch(),
         "read the checkpoint's config.json alone: never read or pack weights (with --timing-only)")(
         "flip-bit", po::value<std::string>(),
@@ -188,6 +191,7 @@ int run_model_command(std::span<const std::string> args) {
     req.reference = !vm["no-reference"].as<bool>();
     req.shapes_only = vm["shapes-only"].as<bool>();
     if (vm.count("prompt-len")) req.prompt_len = vm["prompt-len"].as<std::size_t>();
+    if (vm.count("microbatches")) req.microbatches = vm["microbatches"].as<std::size_t>();
     req.chunk = vm["chunk"].as<std::size_t>();
     if (vm.count("trace")) req.trace = vm["trace"].as<std::string>();
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();

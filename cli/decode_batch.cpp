@@ -51,12 +51,20 @@ std::size_t DecodeBatch::prefill_steps() const {
 }
 
 graph::BatchInputs DecodeBatch::inputs(std::size_t step, std::span<const std::byte> next) {
+    auto in = inputs(step, next, 0, seqs());
+    in.slots.clear();
+    return in;
+}
+
+graph::BatchInputs DecodeBatch::inputs(std::size_t step, std::span<const std::byte> next, std::size_t first,
+                                       std::size_t count) {
     graph::BatchInputs in;
-    for (std::size_t r = 0; r < seqs(); ++r) {
-        auto& fed = fed_[r];
+    for (std::size_t r = 0; r < count; ++r) {
+        auto& fed = fed_.at(first + r);
         if (step >= fed.size()) fed.push_back(row_token(next, r));
         in.ids.push_back(fed[step]);
         in.positions.push_back(first_position_ + std::uint32_t(step));
+        in.slots.push_back(std::uint32_t(first + r));
     }
     return in;
 }

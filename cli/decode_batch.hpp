@@ -44,6 +44,11 @@ public:
     /// `first_position + step`. `next` is the previous step's arg-max output (one f32 row per sequence;
     /// fewer, as in a timing-only run: 0 is fed).
     graph::BatchInputs inputs(std::size_t step, std::span<const std::byte> next);
+    /// The inputs of step `step` for sequences `first .. first + count` only (a microbatch of a
+    /// pipeline, each group's steps in order): row r feeds sequence first + r and names it as its
+    /// store slot; `next` is that group's previous step's arg-max output.
+    graph::BatchInputs inputs(std::size_t step, std::span<const std::byte> next, std::size_t first,
+                              std::size_t count);
     /// Appends the last step's arg-max to each sequence's generated tokens.
     void finish(std::span<const std::byte> next);
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <sstream>
+#include <vector>
 
 namespace cardsim::cli {
 
@@ -48,20 +49,26 @@ Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::s
     p.seconds = run.seconds;
     for (auto& ch : run.channels)
         p.ddr_bytes += ch.read_bytes + ch.write_bytes;
-    std::array<std::uint64_t, card::unit_kind_count> compute{};
-    for (auto& r : run.records)
-        compute[static_cast<std::size_t>(r.unit)] += r.compute_cycles;
-    p.roofline_seconds =
-        double(p.ddr_bytes) / (config.ddr.channels * config.ddr.channel_peak_bytes_per_second());
-    const double cycle = 1e-6 / config.clock.kernel_mhz;
-    for (auto kind : card::all_unit_kinds) {
-        const auto count = config.units[kind].count;
-        if (!count) continue;
-        const double s = double(compute[static_cast<std::size_t>(kind)]) * cycle / count;
-        if (!p.busiest.empty() && s <= p.compute_seconds) continue;
-        p.compute_seconds = s;
-        p.busiest = std::string(card::name(kind));
+    // Each card's compute cycles by unit kind (a system's records carry their card).
+    std::vector<std::array<std::uint64_t, card::unit_kind_count>> compute(1);
+    for (auto& r : run.records) {
+        if (r.card >= compute.size()) compute.resize(r.card + 1);
+        compute[r.card][static_cast<std::size_t>(r.unit)] += r.compute_cycles;
     }
+    // Every channel the run had (a system's: every card's) at its peak.
+    const auto channels = run.channels.empty() ? config.ddr.channels : run.channels.size();
+    p.roofline_seconds =
+        double(p.ddr_bytes) / (double(channels) * config.ddr.channel_peak_bytes_per_second());
+    const double cycle = 1e-6 / config.clock.kernel_mhz;
+    for (auto& card : compute)
+        for (auto kind : card::all_unit_kinds) {
+            const auto count = config.units[kind].count;
+            if (!count) continue;
+            const double s = double(card[static_cast<std::size_t>(kind)]) * cycle / count;
+            if (!p.busiest.empty() && s <= p.compute_seconds) continue;
+            p.compute_seconds = s;
+            p.busiest = std::string(card::name(kind));
+        }
     return p;
 }
 

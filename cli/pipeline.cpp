@@ -42,9 +42,11 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
     rep.cards = sys.cards.size();
     rep.links = sys.links;
     const auto& cfg = req.config;
-    rep.system = fmt::format("system: {} cards, {} plan, {} of links at {} Gb/s a port, {} ns a hop\n",
-                             rep.cards, lower::name(req.plan), card::name(cfg.system.topology), cfg.link.gbps,
-                             cfg.link.latency_ns);
+    rep.microbatches = compiled.microbatches;
+    rep.system = fmt::format("system: {} cards, {} plan{}, {} of links at {} Gb/s a port, {} ns a hop\n",
+                             rep.cards, lower::name(req.plan),
+                             rep.microbatches > 1 ? fmt::format(" in {} microbatches", rep.microbatches) : "",
+                             card::name(cfg.system.topology), cfg.link.gbps, cfg.link.latency_ns);
     for (std::size_t k = 0; k < sys.cards.size(); ++k) {
         const auto& c = sys.cards[k];
         std::uint64_t ddr = 0;
@@ -53,10 +55,7 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
         std::uint64_t busy = 0;
         for (auto& [name, b] : c.unit_busy)
             busy = std::max(busy, b);
-        std::string part;
-        if (k < compiled.stages.size())
-            part = fmt::format("ops {} .. {}, {:.4g} M weight elements; ", compiled.stages[k].first_op,
-                               compiled.stages[k].end_op, double(compiled.stages[k].weight_elements) / 1e6);
+        const std::string part = k < compiled.parts.size() ? compiled.parts[k] + "; " : "";
         rep.system +=
             fmt::format("  card {}: {}{:.1f} MB of DDR moved; busiest unit {:.1f} % of the time\n", k, part,
                         double(ddr) / 1e6, sys.cycles ? 100.0 * double(busy) / double(sys.cycles) : 0.0);
@@ -344,6 +343,7 @@ std::string RunReport::machine() const {
     kv("arena_bytes", arena_bytes);
     if (cards > 1) {
         kv("cards", cards);
+        kv("microbatches", microbatches);
         kv("link_bytes", link_bytes);
         kv("link_busy_seconds", link_busy_seconds);
         kv("link_utilisation", link_utilisation);

@@ -64,7 +64,11 @@ struct RunRequest {
     /// Where to write the run's routing (per step, router and row, the chosen experts).
     std::optional<std::filesystem::path> routing_out;
     /// How the model is split over `config.system.cards` cards (`--plan`; one card: One).
-    lower::Plan plan = lower::Plan::One;
+    lower::Plan plan;
+    /// Under a pipeline, the groups a step's sequences are split into, each stepped on its own so
+    /// that the stages work on different groups at once (`--microbatches`; none: the largest
+    /// divisor of the sequences up to the stages).
+    std::optional<std::size_t> microbatches;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command
@@ -124,6 +128,7 @@ struct RunReport {
     /// bytes, busy time and utilisation), and the links' bytes and busy seconds in all.
     std::string system;
     std::size_t cards = 1;
+    std::size_t microbatches = 1; ///< the groups of sequences a pipeline overlaps
     std::uint64_t link_bytes = 0;
     double link_busy_seconds = 0, link_utilisation = 0;
     std::vector<sim::system::LinkTotals> links; ///< each link's totals (and messages, when records were kept)

@@ -1,6 +1,7 @@
 #include "cli/plan_option.hpp"
 
 #include "engine/error.hpp"
+#include "engine/lower/target.hpp"
 
 #include <fmt/core.h>
 
@@ -15,34 +16,39 @@ po::options_description plan_options() {
     o.add_options()("plan", po::value<std::string>()->value_name("PLAN"),
                     "split the model over the system.cards cards: pp (layers split across the cards, "
                     "activations handed card to card); tp (each layer's heads and MLP columns split "
-                    "across the cards, an all-reduce a block, system.exchange); one (a single card, "
-                    "the default)");
+                    "across the cards, an all-reduce a block, system.exchange); tp×pp or tpxpp (pairs "
+                    "of cards split heads and columns, the pairs split the layers), tpT×ppP (groups of "
+                    "T cards in P stages); one (a single card, the default)");
     return o;
 }
 
 lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config) {
-    const auto plan = vm.count("plan") ? lower::parse_plan(vm["plan"].as<std::string>()) : lower::Plan::One;
     const auto cards = config.system.cards;
-    if (plan != lower::Plan::One && cards < 2)
+    const std::string text = vm.count("plan") ? vm["plan"].as<std::string>() : "one";
+    if (text != "one" && cards < 2) {
+        (void)lower::parse_plan(text, 4); // a misspelt plan says so first
         throw Error(fmt::format("--plan {} splits a model over system.cards cards, and system.cards = {}: "
                                 "pass e.g. --set system.cards=2",
-                                lower::name(plan), cards));
-    if (plan == lower::Plan::One && cards > 1)
+                                text, cards));
+    }
+    const auto plan = lower::parse_plan(text, cards);
+    if (plan.one() && cards > 1)
         throw Error(fmt::format("system.cards = {}: a system of several cards needs a plan that splits the "
                                 "model over them: pass --plan pp or --plan tp",
                                 cards));
-    if (plan != lower::Plan::Tensor && config.system.exchange != card::Exchange::Exact)
+    if (plan.tensor == 1 && config.system.exchange != card::Exchange::Exact)
         throw Error(fmt::format("system.exchange = {}: only a tensor-parallel plan (--plan tp) exchanges "
                                 "partial sums between cards",
                                 card::name(config.system.exchange)));
     return plan;
 }
 
-std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config) {
+std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config,
+                                              std::size_t ranks) {
     std::vector<models::BuiltGraph> out;
-    for (std::size_t k = 0; k < config.system.cards; ++k)
+    for (std::size_t k = 0; k < ranks; ++k)
         out.push_back(models::build_shard(model.checkpoint, model.spec,
-                                          models::Shard{k, config.system.cards,
+                                          models::Shard{k, ranks,
                                                         config.system.exchange == card::Exchange::Exact
                                                             ? graph::Exchange::Exact
                                                             : graph::Exchange::F32,
@@ -54,6 +60,32 @@ std::vector<const graph::Graph*> graphs_of(const std::vector<models::BuiltGraph>
     std::vector<const graph::Graph*> out;
     for (auto& b : shards)
         out.push_back(&b.graph);
+    return out;
+}
+
+PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
+                        const card::CardConfig& config, const lower::Options& options,
+                        bool refuse_over_capacity) {
+    PlannedCards out;
+    std::vector<const graph::Graph*> graphs{&whole};
+    if (plan.tensor > 1) {
+        out.shards = tensor_shards(model, config, plan.tensor);
+        graphs = graphs_of(out.shards);
+    }
+    out.stages = lower::system_stages(graphs, model.checkpoint, plan);
+    out.cards = lower::lower_system(graphs, model.checkpoint, lower::target_of(config), options, out.stages,
+                                    refuse_over_capacity);
+    for (auto& st : out.stages) {
+        std::string part;
+        if (plan.tensor > 1)
+            part = fmt::format("{}1/{} of every layer's heads and MLP columns",
+                               plan.stages > 1 ? fmt::format("rank {} of {}: ", st.rank, plan.tensor) : "",
+                               plan.tensor);
+        if (plan.stages > 1)
+            part += fmt::format("{}ops {} .. {}, {:.4g} M weight elements", part.empty() ? "" : "; ",
+                                st.first_op, st.end_op, double(st.weight_elements) / 1e6);
+        out.parts.push_back(std::move(part));
+    }
     return out;
 }
 

@@ -1,30 +1,50 @@
 #pragma once
-// `--plan pp|tp`: how check, compile and run split a model over the cards of `[system]`.
+// `--plan pp|tp|tp×pp`: how check, compile and run split a model over the cards of `[system]`,
+// and each card's part lowered.
 
 #include "engine/card/card_config.hpp"
 #include "engine/lower/plan.hpp"
 #include "models/model.hpp"
 
+#include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
 
 namespace cardsim::cli {
 
-/// `--plan one|pp|tp`.
+/// `--plan one|pp|tp|tp×pp|tpT×ppP`.
 boost::program_options::options_description plan_options();
 
-/// The plan the parsed options ask for, checked against the config's card count: `pp` needs
-/// `system.cards` of at least 2 and more than one card needs `pp` (cardsim::Error otherwise, saying
-/// which to set).
+/// The plan the parsed options ask for, checked against the config's card count: a plan needs
+/// `system.cards` of at least 2, more than one card needs a plan, and `system.exchange` other than
+/// exact needs tensor parallel (cardsim::Error otherwise, saying which to set).
 lower::Plan plan_of(const boost::program_options::variables_map& vm, const card::CardConfig& config);
 
-/// Each card's graph of `model` under tensor parallel over `config.system.cards` cards, joined as
+/// Each rank's graph of `model` under tensor parallel over `ranks` cards, joined as
 /// `system.exchange` says, split on the weights' scale blocks (models::build_shard; what no split
 /// keeps exact is a cardsim::Refusal).
-std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config);
+std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config,
+                                              std::size_t ranks);
 
 /// Pointers to the graphs of `shards`, in card order.
 std::vector<const graph::Graph*> graphs_of(const std::vector<models::BuiltGraph>& shards);
+
+/// A plan's cards, lowered: each card's program (card order), its part of the model in words,
+/// its stage, and (under tensor parallel) each rank's graph.
+struct PlannedCards {
+    std::vector<lower::Compiled> cards;
+    std::vector<std::string> parts;
+    std::vector<lower::Stage> stages;
+    std::vector<models::BuiltGraph> shards;
+};
+
+/// Lowers `model` (its whole graph `whole`) for plan `plan` (not one card) with `options`: tensor
+/// ranks' graphs (tensor_shards), cut into stages (lower::system_stages), each card lowered
+/// (lower::lower_system; a card over its DDR is a cardsim::Refusal naming it unless
+/// `refuse_over_capacity` is false, as `check` shows it).
+PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
+                        const card::CardConfig& config, const lower::Options& options,
+                        bool refuse_over_capacity = true);
 
 } // namespace cardsim::cli

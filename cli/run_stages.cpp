@@ -2,6 +2,7 @@
 
 #include "cli/check_layers.hpp"
 #include "cli/child_process.hpp"
+#include "cli/plan_option.hpp"
 #include "cli/report_facts.hpp"
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
@@ -48,8 +49,13 @@ std::string weights_from(const lower::Options& options, bool from_cache) {
 
 std::vector<graph::RouterShape> routers_of(const Compiled& c, std::size_t& rows) {
     if (c.cards.empty()) return routers_of(c.program.program, rows);
+    return routers_of(c.cards, rows);
+}
+
+std::vector<graph::RouterShape> routers_of(std::span<const program::Loaded> cards, std::size_t& rows) {
+    if (cards.size() == 1) return routers_of(cards.front().program, rows);
     std::vector<graph::RouterShape> out;
-    for (const auto& card : c.cards) {
+    for (const auto& card : cards) {
         auto mine = routers_of(card.program, rows);
         if (out.size() < mine.size()) out.resize(mine.size());
         for (std::size_t r = 0; r < mine.size(); ++r)
@@ -176,23 +182,29 @@ std::vector<std::size_t> encoder_markers(std::size_t n) {
 /// The prefill of a prompt of `request.prompt_len` tokens in `chunks` steps of `request.chunk`
 /// tokens of one sequence (positions from 0; the last chunk's rows past the prompt are timed too,
 /// as a fixed bucket runs them), simulated in a child process on a program compiled for that
-/// bucket with `decode_options`' caches.
-Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::WeightSource& weights,
+/// bucket with `decode_options`' caches: one card's, or under a plan every card's (the system
+/// steps as a decode step does).
+Phase prefill_phase(const RunRequest& req, const models::Model& model, const graph::Graph& g,
                     const lower::Options& decode_options, std::size_t chunks) {
     return parse_phase(in_child([&] {
         lower::Options o = decode_options;
         o.bucket = graph::Bucket{req.chunk, 1, 0};
-        lower::Compiled compiled;
+        std::vector<program::Loaded> cards;
         try {
-            compiled = lower::lower(g, weights, lower::target_of(req.config), o);
+            if (req.plan.one())
+                cards.push_back(lower::lower(g, model.checkpoint, lower::target_of(req.config), o));
+            else
+                for (auto& card : lower_plan(req.plan, model, g, req.config, o).cards)
+                    cards.push_back(std::move(card));
         } catch (const Error& e) {
             throw Error(fmt::format("the prefill program for --chunk {}: {}", req.chunk, e.what()));
         }
         std::size_t rows = 0;
-        auto shapes = routers_of(compiled.program, rows);
+        auto shapes = routers_of(cards, rows);
         const auto routing = routing_of(req, std::move(shapes), rows);
         sim::RunPlan plan;
         plan.steps = chunks;
+        plan.lag = chunks; // a chunk's inputs read no outputs: a pipeline of cards overlaps the chunks
         plan.mode = sim::Mode::TimingOnly;
         plan.inputs = [&](std::size_t s, const sim::StepOutputs*) {
             graph::BatchInputs in;
@@ -204,10 +216,41 @@ Phase prefill_phase(const RunRequest& req, const graph::Graph& g, const graph::W
             if (req.progress) fmt::print(stderr, "\rprefill chunk {}/{}", s + 1, chunks);
             return in;
         };
-        auto run = sim::simulate(req.config, compiled, plan);
+        auto run = req.plan.one() ? sim::simulate(req.config, cards.front(), plan)
+                                  : sim::system::whole(sim::system::simulate(req.config, cards, plan));
         if (run.fault) throw Error("the prefill stopped on a bus error: " + *run.fault);
         return phase_of(run, req.config, *req.prompt_len).encode();
     }));
+}
+
+/// A microbatched run as a run of decode steps: each step's end is its last group's, and (a full
+/// run) its outputs its groups' rows joined in sequence order; the groups' own outputs are kept
+/// for the bit-exact check.
+void join_microbatches(Simulated& out, std::size_t micro, std::size_t steps, sim::Mode mode) {
+    auto& r = out.run;
+    std::vector<std::uint64_t> start, end;
+    std::vector<std::size_t> bucket;
+    for (std::size_t s = 0; s < steps && (s + 1) * micro <= r.step_end.size(); ++s) {
+        end.push_back(*std::max_element(r.step_end.begin() + std::ptrdiff_t(s * micro),
+                                        r.step_end.begin() + std::ptrdiff_t((s + 1) * micro)));
+        if (s * micro < r.step_start.size()) start.push_back(r.step_start[s * micro]);
+        if (s * micro < r.step_bucket.size()) bucket.push_back(r.step_bucket[s * micro]);
+    }
+    r.step_end = std::move(end);
+    r.step_start = std::move(start);
+    r.step_bucket = std::move(bucket);
+    if (mode != sim::Mode::Full) return;
+    out.microbatch_outputs = std::move(r.outputs);
+    r.outputs.clear();
+    for (std::size_t s = 0; (s + 1) * micro <= out.microbatch_outputs.size(); ++s) {
+        sim::StepOutputs joined = out.microbatch_outputs[s * micro];
+        for (std::size_t j = 1; j < micro; ++j)
+            for (std::size_t o = 0; o < joined.values.size(); ++o) {
+                const auto& more = out.microbatch_outputs[s * micro + j].values[o];
+                joined.values[o].insert(joined.values[o].end(), more.begin(), more.end());
+            }
+        r.outputs.push_back(std::move(joined));
+    }
 }
 
 } // namespace
@@ -246,7 +289,7 @@ void check_request(const RunRequest& req) {
             "draws them (pass --timing-only, or drop it)");
     if (req.routing)
         (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
-    if (req.plan != lower::Plan::One) {
+    if (!req.plan.one()) {
         auto refuse = [&](bool given, std::string_view what) {
             if (given)
                 throw Error(
@@ -254,7 +297,6 @@ void check_request(const RunRequest& req) {
                                 lower::name(req.plan), what));
         };
         refuse(!req.model_dir || req.program.has_value(), "a program file (compile here from --model)");
-        refuse(req.prompt_len.has_value(), "--prompt-len");
         refuse(req.check_layers.has_value(), "--check-layers");
         refuse(req.flip.has_value(), "--flip-bit");
         refuse(req.rtl_matvec, "--rtl");
@@ -384,13 +426,50 @@ void check(const RunRequest& req, const Source& s) {
     require_card_runs(s.built->graph, req.config, *req.model_dir);
 }
 
+namespace {
+
+/// The groups a pipeline steps a decode step's sequences in (RunRequest::microbatches): as given
+/// (a divisor of the sequences; above 1 only under a pipeline), else the largest divisor of the
+/// sequences up to the stages.
+std::size_t microbatches_of(const RunRequest& req, const Feed& f) {
+    if (req.microbatches) {
+        const auto m = *req.microbatches;
+        if (m == 0 || f.seqs % m != 0)
+            throw Error(
+                fmt::format("--microbatches {}: a step's {} sequences split into equal groups: give a "
+                            "divisor of {}",
+                            m, f.seqs, f.seqs));
+        if (m > 1 && req.plan.stages < 2)
+            throw Error(
+                fmt::format("--microbatches {}: microbatches fill the stages of a pipeline, and --plan "
+                            "{} has one stage",
+                            m, lower::name(req.plan)));
+        return m;
+    }
+    if (req.plan.stages < 2 || !f.decoder) return 1;
+    for (std::size_t m = std::min(req.plan.stages, f.seqs); m > 1; --m)
+        if (f.seqs % m == 0) return m;
+    return 1;
+}
+
+} // namespace
+
 Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
-    if (s.program) return {std::move(*s.program), std::nullopt, {}, {}, "program", {}};
+    if (s.program) {
+        if (req.microbatches.value_or(1) != 1)
+            throw Error("--microbatches: a program file runs the bucket it was compiled for");
+        return {std::move(*s.program), std::nullopt, {}, {}, {}, "program", {}};
+    }
     const auto& g = s.built->graph;
     const std::size_t prompt_len = req.prompt_len.value_or(0);
+    const std::size_t micro = microbatches_of(req, f);
     lower::Options o;
     o.bucket =
         s.decoder ? graph::Bucket{f.seqs, f.seqs, 0} : graph::Bucket{f.prompt.size(), 1, f.markers.size()};
+    if (micro > 1) { // each step a group's rows, naming their sequences' stores
+        o.bucket = graph::Bucket{f.seqs / micro, f.seqs / micro, 0};
+        o.slots = f.seqs;
+    }
     const std::size_t chunks = (prompt_len + req.chunk - 1) / req.chunk;
     const std::size_t needed = std::max(prompt_len + f.steps, chunks * req.chunk);
     o.max_positions = s.decoder ? req.max_positions.value_or(req.prompt_len ? needed : f.steps) : 1;
@@ -407,47 +486,30 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     o.pack_cache = lower::pack_cache_from_environment(); // CARDSIM_PACK_CACHE
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
-    if (req.prompt_len) c.prefill = prefill_phase(req, g, s.model->checkpoint, o, chunks);
-    if (req.plan == lower::Plan::Tensor) {
-        const models::Shard base{0, req.config.system.cards,
-                                 req.config.system.exchange == card::Exchange::Exact ? graph::Exchange::Exact
-                                                                                     : graph::Exchange::F32,
-                                 req.config.weights.block_size};
-        std::vector<const graph::Graph*> graphs;
-        for (std::size_t k = 0; k < base.cards; ++k) {
-            auto shard = base;
-            shard.card = k;
-            c.shards.push_back(models::build_shard(s.model->checkpoint, s.model->spec, shard));
-        }
-        for (auto& b : c.shards)
-            graphs.push_back(&b.graph);
+    c.microbatches = micro;
+    if (req.prompt_len) c.prefill = prefill_phase(req, *s.model, g, o, chunks);
+    if (!req.plan.one()) {
+        auto planned = lower_plan(req.plan, *s.model, g, req.config, o);
         bool cached = true;
-        for (auto& card : lower::lower_shards(graphs, s.model->checkpoint, lower::target_of(req.config), o)) {
+        for (auto& card : planned.cards) {
             cached = cached && card.packed_from_cache;
             c.cards.push_back(std::move(card));
         }
+        c.stages = std::move(planned.stages);
+        c.parts = std::move(planned.parts);
+        c.shards = std::move(planned.shards);
         c.program = c.cards.back();
-        // The last card's outputs are the whole graph's: its values by role (logits, next).
-        const auto whole = g.outputs();
-        for (std::size_t k = 0; k < c.program.io.graph_outputs() && k < whole.size(); ++k)
-            c.program.io.outputs[k].first = whole[k];
-        for (auto& e : c.program.program.host.io) {
-            if (e.role == program::IoRole::Logits && g.logits) e.value = g.logits->id;
-            if (e.role == program::IoRole::Next && g.next) e.value = g.next->id;
-            if (e.role == program::IoRole::Act && g.act) e.value = g.act->id;
+        if (req.plan.tensor > 1) {
+            // The last card's outputs are the whole graph's: its values by role (logits, next).
+            const auto whole = g.outputs();
+            for (std::size_t k = 0; k < c.program.io.graph_outputs() && k < whole.size(); ++k)
+                c.program.io.outputs[k].first = whole[k];
+            for (auto& e : c.program.program.host.io) {
+                if (e.role == program::IoRole::Logits && g.logits) e.value = g.logits->id;
+                if (e.role == program::IoRole::Next && g.next) e.value = g.next->id;
+                if (e.role == program::IoRole::Act && g.act) e.value = g.act->id;
+            }
         }
-        c.weights = weights_from(o, cached);
-        return c;
-    }
-    if (req.plan == lower::Plan::Pipeline) {
-        c.stages = lower::pipeline_stages(g, s.model->checkpoint, req.config.system.cards);
-        bool cached = true;
-        for (auto& card :
-             lower::lower_stages(g, s.model->checkpoint, lower::target_of(req.config), o, c.stages)) {
-            cached = cached && card.packed_from_cache;
-            c.cards.push_back(std::move(card));
-        }
-        c.program = c.cards.back();
         c.weights = weights_from(o, cached);
         return c;
     }
@@ -481,7 +543,9 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     auto shapes = routers_of(c, router_rows);
     const auto routing = routing_of(req, shapes, router_rows);
     sim::RunPlan plan;
-    plan.steps = f.steps;
+    const std::size_t micro = c.microbatches, group = f.seqs / micro;
+    plan.steps = f.steps * micro; // a step a group, the groups of a decode step in turn
+    plan.lag = micro;             // a group's step reads its own previous step's outputs
     plan.mode = req.mode;
     plan.keep_data = req.trace_data;
     // Every command's record, when something reads them: the trace and its exports, or the RTL's
@@ -490,11 +554,13 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     plan.flip = req.flip;
     plan.inputs = [&](std::size_t step, const sim::StepOutputs* prev) {
         if (!f.decoder) return encoder;
-        auto in = f.batch.inputs(step, prev && next_out ? std::span(prev->values[*next_out])
-                                                        : std::span<const std::byte>());
+        const auto next =
+            prev && next_out ? std::span(prev->values[*next_out]) : std::span<const std::byte>();
+        auto in = micro == 1 ? f.batch.inputs(step, next)
+                             : f.batch.inputs(step / micro, next, (step % micro) * group, group);
         in.routing = routing(step);
         if (req.mode == sim::Mode::Full) out.inputs.push_back(in); // the bit-exact check replays them
-        if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, f.steps);
+        if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, plan.steps);
         return in;
     };
     std::optional<sim::memory::TraceExporter> exporter;
@@ -517,6 +583,7 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);
     }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
+    if (micro > 1) join_microbatches(out, micro, f.steps, req.mode);
     if (req.routing_out) {
         if (shapes.empty())
             throw Error(fmt::format("--routing-out {}: the model has no experts, so nothing routes",
@@ -538,12 +605,12 @@ Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const 
     else if (!s.model)
         v.unchecked = "a program alone has no checkpoint: pass --model DIR, the checkpoint it was compiled "
                       "from, for the bit-exact check and the accuracy";
-    else if (req.plan == lower::Plan::Tensor && req.config.system.exchange == card::Exchange::F32)
+    else if (req.plan.tensor > 1 && req.config.system.exchange == card::Exchange::F32)
         v.unchecked = "the f32 exchange (system.exchange = f32) adds the cards' rounded parts in ring order, "
                       "which is not the one-card contract; its accuracy against the f64 reference is below";
     if (!v.unchecked.empty()) return v;
     std::vector<verify::Readback> readback;
-    for (auto& o : sim.run.outputs)
+    for (auto& o : sim.microbatch_outputs.empty() ? sim.run.outputs : sim.microbatch_outputs)
         readback.push_back(o.values);
     const auto& g = s.built->graph;
     auto checked = verify::verify(g, s.model->checkpoint, req.config, c.program, sim.inputs, readback);

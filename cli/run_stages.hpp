@@ -48,10 +48,14 @@ struct Compiled {
     std::optional<Phase> prefill;
     std::vector<program::Loaded> cards; ///< under a plan: each card's program
     std::vector<lower::Stage> stages;   ///< under a plan: each card's part
+    std::vector<std::string> parts;     ///< under a plan: each card's part in words
     /// Where the weights came from: `packed` (quantised now), `cache` (the pack cache,
     /// CARDSIM_PACK_CACHE), `none` (timed from shapes: no weight bytes), `program` (a program file).
     std::string weights = "program";
     std::vector<models::BuiltGraph> shards; ///< under tensor parallel: each card's graph
+    /// Under a pipeline: the groups a decode step's sequences are stepped in (each a step of
+    /// the simulation, its rows naming their sequences' store slots); 1 otherwise.
+    std::size_t microbatches = 1;
 };
 
 /// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).
@@ -60,6 +64,9 @@ struct Simulated {
     std::vector<graph::BatchInputs> inputs;
     std::string ddr_trace; ///< what the exported DDR trace holds, when one was written
     std::optional<sim::system::SystemResult> system; ///< under a plan: each card's run and the links
+    /// With microbatches: each microbatch step's outputs as the card wrote them (what the bit-exact
+    /// check replays against); `run` then holds each decode step's, its groups' rows joined.
+    std::vector<sim::StepOutputs> microbatch_outputs;
 };
 
 /// The bit-exact check of a run: its verdict, or why it did not run.
@@ -76,6 +83,10 @@ void check_request(const RunRequest& request);
 /// The routers of program `p` (its Route commands by router number: experts and top_k), and in
 /// `rows` the rows each routes.
 std::vector<graph::RouterShape> routers_of(const program::Program& p, std::size_t& rows);
+
+/// The routers of the programs of a system's `cards` (a Moe layer is routed on the card that
+/// holds it, by the graph's router number), or of one card's.
+std::vector<graph::RouterShape> routers_of(std::span<const program::Loaded> cards, std::size_t& rows);
 
 /// The routers of every card's program (under a plan: a Moe layer is routed on the card that
 /// holds it, by the graph's router number), else of the one program.

@@ -123,7 +123,7 @@ private:
         const auto& s = *shard_;
         const std::size_t N = s.cards;
         auto refuse = [&](const std::string& why) {
-            throw Refusal(fmt::format("--plan tp over {} cards: {}", N, why));
+            throw Refusal(fmt::format("tensor parallel over {} cards: {}", N, why));
         };
         const auto& a = d_.attention;
         for (std::size_t i = 0; i < d_.layers.size(); ++i) {

@@ -4,6 +4,7 @@
 #include "engine/error.hpp"
 #include "engine/graph/routing.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/lower/plan.hpp"
 #include "models/synthetic.hpp"
 #include "serve/generate.hpp"
 
@@ -389,10 +390,13 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     if (auto n = root.get("plan")) {
         auto plan = [&](const toml::node& v) {
             std::string p = r.text(v, "plan");
-            if (p != "none" && p != "pp" && p != "tp")
+            // tp×pp and tpT×ppP: their split is checked against each point's system.cards.
+            const bool spelt = p == "none" || (p != "one" && lower::spells_plan(p));
+            if (!spelt)
                 r.fail(v, "plan",
-                       fmt::format("is \"{}\"; expected \"none\" (one card), \"pp\" (pipeline parallel) or "
-                                   "\"tp\" (tensor parallel) over system.cards cards",
+                       fmt::format("is \"{}\"; expected \"none\" (one card), \"pp\" (pipeline parallel), "
+                                   "\"tp\" (tensor parallel), \"tp×pp\" or \"tpT×ppP\" (both) over "
+                                   "system.cards cards",
                                    p));
             return p;
         };

@@ -1,6 +1,7 @@
 // Lowering of a tensor-parallel card's collectives (lowering.hpp): the ring all-reduce and
 // all-gather as the network unit's sends and receives, the add unit's sums and joins, and the DMA's
-// copies. Card k sends to card k + 1 and receives from card k − 1 (mod N), in the ring's order.
+// copies. Rank k of a group sends to rank k + 1 and receives from rank k − 1 (mod N), in the
+// ring's order.
 
 #include "engine/lower/lowering.hpp"
 
@@ -16,12 +17,17 @@ Place part_of(const Place& p, std::uint64_t from, std::uint64_t bytes) {
 
 } // namespace
 
-std::pair<std::size_t, std::size_t> Lowering::ring(std::size_t i) const {
-    if (!o_.stage || o_.stage->cards < 2)
+Lowering::Ring Lowering::ring(std::size_t i, std::size_t cards) const {
+    if (!o_.stage || o_.stage->group.size() < 2)
         throw Error(fmt::format("op {} ({}) joins the cards of a tensor-parallel plan, and this lowering is "
-                                "for one card",
+                                "for a card in no group",
                                 i, kind(g_.ops[i])));
-    return {o_.stage->card, o_.stage->cards};
+    const auto& group = o_.stage->group;
+    const std::size_t n = group.size(), k = o_.stage->rank;
+    if (cards != n)
+        throw Error(fmt::format("op {} ({}) joins {} cards, and card {}'s group has {}", i, kind(g_.ops[i]),
+                                cards, o_.stage->card, n));
+    return {k, n, group[(k + 1) % n], group[(k + n - 1) % n]};
 }
 
 void Lowering::emit_op(std::size_t i, const Gemm& o) {
@@ -36,8 +42,7 @@ void Lowering::emit_op(std::size_t i, const Gemm& o) {
 }
 
 void Lowering::emit_op(std::size_t i, const AllReduce& o) {
-    const auto [card, N] = ring(i);
-    const std::uint32_t next = std::uint32_t((card + 1) % N), prev = std::uint32_t((card + N - 1) % N);
+    const auto [card, N, next, prev] = ring(i, o.cards);
     const std::size_t elements = rows(o.out) * o.width;
     if (elements < N)
         throw Error(fmt::format("op {} (AllReduce): {} values do not make a chunk for each of {} cards", i,
@@ -73,8 +78,7 @@ void Lowering::emit_op(std::size_t i, const AllReduce& o) {
 }
 
 void Lowering::emit_op(std::size_t i, const AllGather& o) {
-    const auto [card, N] = ring(i);
-    const std::uint32_t next = std::uint32_t((card + 1) % N), prev = std::uint32_t((card + N - 1) % N);
+    const auto [card, N, next, prev] = ring(i, o.cards);
     const Place x = arena(o.x), out = arena(o.out);
     const std::size_t r_count = rows(o.x);
     const std::uint64_t row = x.bytes / r_count; // one card's columns of a row

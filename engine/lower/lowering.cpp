@@ -28,7 +28,7 @@ Compiled Lowering::run() {
                           [](const auto& op) { return std::holds_alternative<graph::Moe>(op); }));
     if (st)
         for (auto v : st->receives)
-            put<slots::Recv>(g_.ops.size(), {.out = on(arena(v))}, {.peer = st->card - 1});
+            put<slots::Recv>(g_.ops.size(), {.out = on(arena(v))}, {.peer = st->from});
     for (auto& grp : fusion.groups) {
         if (st) { // one card's part: the group's ops in it (a group run as one command is never cut)
             auto mine = [&](std::size_t i) { return i >= st->first_op && i < st->end_op; };
@@ -52,8 +52,8 @@ Compiled Lowering::run() {
     }
     if (st)
         for (auto v : st->sends)
-            put<slots::Send>(g_.ops.size(), {.x = on(arena(v))}, {.peer = st->card + 1});
-    if (!st || st->last()) copy_outputs();
+            put<slots::Send>(g_.ops.size(), {.x = on(arena(v))}, {.peer = st->to});
+    if (!st || st->outputs) copy_outputs();
     add_dependencies(out_.program);
     map_regions(); // refuses a program over the card's DDR before any weight is read
     run_jobs();

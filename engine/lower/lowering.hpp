@@ -242,8 +242,15 @@ private:
 
     // ---- a tensor-parallel card's collectives (emit_collectives.cpp) ----
 
-    /// This card's index and the plan's card count, for op `i` (an Error without a plan).
-    std::pair<std::size_t, std::size_t> ring(std::size_t i) const;
+    /// A card's place in its tensor-parallel group's ring: its rank of `n`, and the cards it sends
+    /// to (`next`, rank + 1) and receives from (`prev`, rank − 1), mod n.
+    struct Ring {
+        std::size_t rank = 0, n = 1;
+        std::uint32_t next = 0, prev = 0;
+    };
+    /// This card's ring, for op `i` (an Error without a plan, or when the op's card count is not
+    /// its group's).
+    Ring ring(std::size_t i, std::size_t cards) const;
     void emit_op(std::size_t i, const AllReduce& o);
     void emit_op(std::size_t i, const AllGather& o);
 

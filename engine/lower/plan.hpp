@@ -4,21 +4,37 @@
 #include "engine/lower/lower.hpp"
 #include "engine/lower/stage.hpp"
 
-#include <optional>
+#include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace cardsim::lower {
 
-/// How a model is split over the cards of a system: not at all (one card), by layers (pipeline),
-/// or by heads and columns (tensor parallel, Megatron-style).
-enum class Plan { One, Pipeline, Tensor };
+/// How a model is split over the cards of a system: groups of `tensor` cards split every layer's
+/// heads and MLP columns (tensor parallel, Megatron-style), and `stages` such groups split the
+/// layers (pipeline parallel). One card is 1 × 1; `pp` is 1 × N, `tp` is N × 1.
+struct Plan {
+    std::size_t tensor = 1, stages = 1;
+    std::size_t cards() const { return tensor * stages; }
+    bool one() const { return cards() == 1; }
+    bool operator==(const Plan&) const = default;
+};
 
-/// The plan spelled `text` (`pp`, `tp`, `one`), or a cardsim::Error listing the spellings.
-Plan parse_plan(std::string_view text);
-/// The spelling of a plan (`one`, `pp`, `tp`).
-std::string_view name(Plan plan);
+/// The plan spelled `text` for a system of `cards` cards: `one`, `pp` (1 × cards), `tp` (cards × 1),
+/// `tp×pp` (or `tpxpp`: groups of 2, cards / 2 stages) or `tpT×ppP` (T × P, T · P = cards). Anything
+/// else, or a split that does not make `cards`, is a cardsim::Error saying what is accepted.
+Plan parse_plan(std::string_view text, std::size_t cards);
+/// Whether `text` spells a plan (`one`, `pp`, `tp`, `tp×pp`, `tpT×ppP`), whatever the card count.
+bool spells_plan(std::string_view text);
+/// The plan's spelling: `one`, `pp`, `tp` or `tpTxppP` (ASCII, as a sweep's CSV carries it).
+std::string name(const Plan& plan);
+
+/// Where plan `p` puts stage `stage`'s rank `rank`: stage s takes cards s·T .. s·T + T − 1, in rank
+/// order on even stages and reversed on odd ones, so that on a ring of 2 × P cards each rank's
+/// stages and each group's ranks are neighbours.
+std::uint32_t card_of(const Plan& p, std::size_t stage, std::size_t rank);
 
 /// Pipeline parallel over `cards` cards: the graph cut at layer boundaries (where the residual
 /// stream alone crosses) so that each card's weights are as near an equal share of the whole as
@@ -28,18 +44,29 @@ std::string_view name(Plan plan);
 std::vector<Stage> pipeline_stages(const graph::Graph& g, const graph::WeightSource& weights,
                                    std::size_t cards);
 
-/// One lowering a card of `stages` (options' probes must be empty): each program holds its card's
-/// weights, caches and states only, and receives and sends the values crossing its cuts. A card
-/// whose program does not fit its DDR is a cardsim::Refusal naming the card; with
-/// `refuse_over_capacity` false none is refused (what `check` shows).
+/// Every card's part of plan `p`, in card order: `graphs[r]` is tensor rank r's graph
+/// (models::build_shard; one graph when `p.tensor` is 1), cut into `p.stages` stages where rank 0's
+/// graph balances (pipeline_stages; every rank's graph has the same ops, else cardsim::Error).
+std::vector<Stage> system_stages(std::span<const graph::Graph* const> graphs,
+                                 const graph::WeightSource& weights, const Plan& p);
+
+/// Lowers each card of `stages` (options' probes must be empty) with its rank's graph of
+/// `graphs`: each program holds its card's weights, caches and states only, receives and sends
+/// the values crossing its cuts, and runs its group's collectives round the group's ring. A card
+/// whose program does not fit its DDR is a cardsim::Refusal naming the card (none with
+/// `refuse_over_capacity` false: what `check` shows).
+std::vector<Compiled> lower_system(std::span<const graph::Graph* const> graphs,
+                                   const graph::WeightSource& weights, const Target& target,
+                                   const Options& options, const std::vector<Stage>& stages,
+                                   bool refuse_over_capacity = true);
+
+/// lower_system of pipeline `stages` of the one graph `g`.
 std::vector<Compiled> lower_stages(const graph::Graph& g, const graph::WeightSource& weights,
                                    const Target& target, const Options& options,
                                    const std::vector<Stage>& stages);
 
-/// Tensor parallel: lowers card k's graph `cards[k]` (models::build_shard) as card k of the plan:
-/// its collectives become sends and receives round the ring. Each program holds its card's share
-/// of the weights and caches; a card whose program does not fit its DDR is a cardsim::Refusal
-/// naming the card (none with `refuse_over_capacity` false).
+/// Tensor parallel: lower_system of card k's graph `cards[k]` (models::build_shard) as rank k of
+/// one group of all the cards.
 std::vector<Compiled> lower_shards(std::span<const graph::Graph* const> cards,
                                    const graph::WeightSource& weights, const Target& target,
                                    const Options& options, bool refuse_over_capacity = true);

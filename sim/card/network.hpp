@@ -26,11 +26,11 @@ public:
     virtual ~Network() = default;
     /// Sends `bytes` bytes (`data`, or none in a timing-only run) to card `peer`, leaving at
     /// now + `delay`; on return `delay` is when the last byte has left the card. An error
-    /// sentence when the card has no link to `peer`.
+    /// sentence when the card has no route to `peer`.
     virtual std::optional<std::string> send(std::uint32_t peer, std::span<const std::byte> data,
                                             std::uint64_t bytes, sc_core::sc_time& delay) = 0;
     /// Waits until the next message from card `peer` has arrived whole and takes it; an error
-    /// sentence (and no wait) when the card has no link from `peer`.
+    /// sentence (and no wait) when the card has no route from `peer`.
     virtual std::optional<std::string> receive(std::uint32_t peer, Message& out) = 0;
 };
 

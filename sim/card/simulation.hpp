@@ -32,6 +32,12 @@ struct StepOutputs {
 struct RunPlan {
     std::size_t steps = 1;
     std::function<StepInputs(std::size_t step, const StepOutputs* previous)> inputs;
+    /// Step t's inputs read step t − lag's outputs (`previous`; none for the first `lag` steps).
+    /// On one card, and in a system with lag 1, steps run one after another. A system with a
+    /// larger lag runs them overlapped (a pipeline's microbatches or a prompt's chunks): each card
+    /// starts step t when it has finished step t − 1 and the host has step t's inputs, so card k
+    /// may run step t while card k + 1 runs step t − 1.
+    std::size_t lag = 1;
     Mode mode = Mode::Full;
     std::optional<units::UnitSet> units;
     bool keep_data = false;   ///< records carry the bytes each command wrote

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "engine/kernels/formats.hpp"
+#include "engine/program/program_set.hpp"
 #include "engine/program/validate.hpp"
 #include "sim/system/network_port.hpp"
 
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
 
 namespace cardsim::sim::system {
@@ -48,23 +50,61 @@ links_of(const card::CardConfig& config) {
     return out;
 }
 
+Routes routes_of(const std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>& links,
+                 std::uint32_t cards) {
+    std::vector<std::vector<std::uint32_t>> next(cards);
+    for (auto [a, b, p] : links)
+        next[a].push_back(b);
+    for (auto& n : next)
+        std::sort(n.begin(), n.end());
+    Routes routes(cards, std::vector<std::optional<std::uint32_t>>(cards));
+    for (std::uint32_t from = 0; from < cards; ++from) {
+        // Breadth first, neighbours in card order: a card's first hop is its discoverer's.
+        std::vector<std::uint32_t> queue{from};
+        std::vector<bool> seen(cards, false);
+        seen[from] = true;
+        for (std::size_t q = 0; q < queue.size(); ++q)
+            for (auto b : next[queue[q]])
+                if (!seen[b]) {
+                    seen[b] = true;
+                    routes[from][b] = queue[q] == from ? b : *routes[from][queue[q]];
+                    queue.push_back(b);
+                }
+    }
+    return routes;
+}
+
 namespace {
 
+/// Each card's set of programs (its buckets; one for a run of one bucket).
+using Sets = std::vector<std::vector<const program::Loaded*>>;
+
 /// The system's host: one thread that writes each step's inputs into every card, starts every
-/// card's command processor on it, and waits for all of them.
+/// card's command processor on it, and waits for all of them; or, for a session, asks for each
+/// step (its bucket and inputs) first.
 class Host : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(Host);
-    Host(const sc_core::sc_module_name& name, std::vector<std::unique_ptr<Card>>& cards,
-         std::span<const program::Loaded> programs, const RunPlan& plan, SystemResult& result)
-        : sc_core::sc_module(name), cards_(cards), programs_(programs), plan_(plan), result_(result) {
+    /// A run of `plan`'s steps on each card's one program.
+    Host(const sc_core::sc_module_name& name, std::vector<std::unique_ptr<Card>>& cards, const Sets& sets,
+         const RunPlan& plan, SystemResult& result)
+        : sc_core::sc_module(name), cards_(cards), sets_(sets), plan_(plan), result_(result) {
+        SC_THREAD(run);
+    }
+    /// An open-ended session: `session`'s steps, each on its bucket of every card's set.
+    Host(const sc_core::sc_module_name& name, std::vector<std::unique_ptr<Card>>& cards, const Sets& sets,
+         const SessionPlan& session, SystemResult& result)
+        : sc_core::sc_module(name), cards_(cards), sets_(sets), session_(&session), result_(result) {
+        plan_.mode = session.mode;
         SC_THREAD(run);
     }
 
 private:
     std::vector<std::unique_ptr<Card>>& cards_;
-    std::span<const program::Loaded> programs_;
-    const RunPlan& plan_;
+    const Sets& sets_;
+    RunPlan plan_;                         ///< a run's (a session's mode only)
+    const SessionPlan* session_ = nullptr; ///< a session's
+    std::size_t bucket_ = 0;               ///< the bucket the cards use
     SystemResult& result_;
     sc_core::sc_event card_done_;
     std::size_t running_ = 0;
@@ -78,7 +118,37 @@ private:
         card.write(p.region, p.offset, bytes);
     }
 
+    /// Card `k`'s inputs `in` for its next step, written into its io places.
+    void write_inputs(std::size_t k, const StepInputs& in) {
+        auto& io = sets_[k][bucket_]->io;
+        auto& card = *cards_[k];
+        put(card, io.ids, in.ids);
+        put(card, io.positions, in.positions);
+        put(card, io.seq_starts, in.seq_starts);
+        put(card, io.qtype, in.qtype);
+        put(card, io.marker_rows, in.marker_rows);
+        put(card, io.marker_starts, in.marker_starts);
+        put(card, io.slots, in.slots);
+        // The experts' routing: a timing-only step's is an input (the graph's router numbers,
+        // whichever card routes a layer); a full step's, its routes' choice.
+        card.context().routing.clear();
+        if (plan_.mode == Mode::TimingOnly) card.context().routing = in.routing;
+    }
+
+    /// The last card's outputs, read from its io places after a step.
+    StepOutputs read_outputs() {
+        StepOutputs out;
+        for (auto& [v, place] : sets_.back()[bucket_]->io.outputs) {
+            std::vector<std::byte> bytes(place.bytes);
+            cards_.back()->read(place.region, place.offset, bytes);
+            out.values.push_back(std::move(bytes));
+        }
+        return out;
+    }
+
     void run() {
+        if (session_) return session();
+        if (plan_.lag > 1) return overlapped();
         const StepOutputs* previous = nullptr;
         auto& clock = cards_.front()->context().clock;
         auto& last = result_.cards.back();
@@ -86,19 +156,7 @@ private:
             auto in = plan_.inputs(s, previous);
             const auto start = clock.cycle_at_or_after(sc_core::sc_time_stamp());
             for (std::size_t k = 0; k < cards_.size(); ++k) {
-                auto& io = programs_[k].io;
-                auto& card = *cards_[k];
-                put(card, io.ids, in.ids);
-                put(card, io.positions, in.positions);
-                put(card, io.seq_starts, in.seq_starts);
-                put(card, io.qtype, in.qtype);
-                put(card, io.marker_rows, in.marker_rows);
-                put(card, io.marker_starts, in.marker_starts);
-                put(card, io.slots, in.slots);
-                // The experts' routing: a timing-only step's is an input (the graph's router
-                // numbers, whichever card routes a layer); a full step's, its routes' choice.
-                card.context().routing.clear();
-                if (plan_.mode == Mode::TimingOnly) card.context().routing = in.routing;
+                write_inputs(k, in);
                 result_.cards[k].step_start.push_back(start);
                 result_.cards[k].step_bucket.push_back(0);
             }
@@ -125,13 +183,7 @@ private:
                     if (!mine[r].empty()) routing[r] = mine[r];
             }
             if (!routing.empty()) result_.routing.push_back(std::move(routing));
-            StepOutputs out;
-            auto& io = programs_.back().io;
-            for (auto& [v, place] : io.outputs) {
-                std::vector<std::byte> bytes(place.bytes);
-                cards_.back()->read(place.region, place.offset, bytes);
-                out.values.push_back(std::move(bytes));
-            }
+            auto out = read_outputs();
             if (plan_.mode == Mode::TimingOnly) last.outputs.clear();
             last.outputs.push_back(std::move(out));
             previous = &last.outputs.back();
@@ -140,6 +192,149 @@ private:
             for (auto& r : result_.cards)
                 r.step_end.push_back(end);
         }
+    }
+
+    /// Stops the session with the host's refusal of step `s` (the last card's fault).
+    void refuse(std::size_t s, const std::string& why) {
+        cards_.back()->context().fault = fmt::format("step {}: {}", s, why);
+    }
+
+    /// An open-ended session (sim::simulate's over a set, on every card at once): each step on the
+    /// bucket the plan names, after the simulated second it may start at; the outputs are the last card's.
+    void session() {
+        auto& clock = cards_.front()->context().clock;
+        auto& last = result_.cards.back();
+        const StepOutputs* previous = nullptr;
+        const auto& plan = *session_;
+        for (std::size_t s = 0;; ++s) {
+            const double now = clock.seconds(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+            auto step = plan.next(s, now, previous);
+            if (!step) break;
+            if (step->bucket >= sets_.front().size()) {
+                refuse(s, fmt::format("bucket {} of a set of {}", step->bucket, sets_.front().size()));
+                break;
+            }
+            bucket_ = step->bucket;
+            auto& in = step->inputs;
+            if (auto why = program::slots_refusal(sets_.front()[bucket_]->io, in.slots)) {
+                refuse(s, *why);
+                break;
+            }
+            if (step->not_before_seconds > now) { // idle until the step may start
+                const auto until = clock.time_of(
+                    clock.cycle_at_or_after(sc_core::sc_time(step->not_before_seconds, sc_core::SC_SEC)));
+                if (until > sc_core::sc_time_stamp()) sc_core::wait(until - sc_core::sc_time_stamp());
+            }
+            const auto start = clock.cycle_at_or_after(sc_core::sc_time_stamp());
+            for (std::size_t k = 0; k < cards_.size(); ++k) {
+                cards_[k]->use(bucket_);
+                write_inputs(k, in);
+                result_.cards[k].step_start.push_back(start);
+                result_.cards[k].step_bucket.push_back(bucket_);
+            }
+            running_ = cards_.size();
+            for (std::size_t k = 0; k < cards_.size(); ++k)
+                sc_core::sc_spawn(
+                    [this, k, s, &in] {
+                        if (!cards_[k]->run_step(static_cast<std::uint32_t>(s), in.positions, in.slots))
+                            failed_ = true;
+                        --running_;
+                        card_done_.notify(sc_core::SC_ZERO_TIME);
+                    },
+                    fmt::format("step{}_card{}", s, k).c_str());
+            while (running_ > 0)
+                sc_core::wait(card_done_);
+            if (failed_) break;
+            std::vector<std::vector<std::uint32_t>> routing;
+            for (auto& card : cards_) {
+                const auto& mine = card->context().routing;
+                if (routing.size() < mine.size()) routing.resize(mine.size());
+                for (std::size_t r = 0; r < mine.size(); ++r)
+                    if (!mine[r].empty()) routing[r] = mine[r];
+            }
+            if (!routing.empty()) result_.routing.push_back(std::move(routing));
+            auto out = read_outputs();
+            // As one card's session: a timing-only run (or one not keeping them) keeps the last only.
+            if (plan.mode == Mode::TimingOnly || !plan.keep_outputs) last.outputs.clear();
+            last.outputs.push_back(std::move(out));
+            previous = &last.outputs.back();
+            const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
+            result_.step_end.push_back(end);
+            for (auto& r : result_.cards)
+                r.step_end.push_back(end);
+        }
+    }
+
+    /// Steps overlapped (RunPlan::lag > 1): the host makes step t's inputs once step t − lag's
+    /// outputs are read, and each card runs its steps in order as their inputs come, its sends
+    /// and receives ordering it against the others. A step ends when its last card has.
+    void overlapped() {
+        const std::size_t n = cards_.size(), steps = plan_.steps, lag = plan_.lag;
+        auto& clock = cards_.front()->context().clock;
+        std::vector<StepInputs> inputs;             // made so far, by step
+        std::map<std::size_t, StepOutputs> outputs; // the last card's, by step, while still needed
+        std::size_t read_steps = 0;
+        std::vector<std::size_t> finished(steps, 0); // cards done with each step
+        std::vector<std::uint64_t> ended(steps, 0);  // the kernel cycle each step's last card ended
+        std::vector<std::vector<std::vector<std::uint32_t>>> routing(steps);
+        sc_core::sc_event made, read;
+        std::size_t alive = n;
+        for (std::size_t k = 0; k < n; ++k)
+            sc_core::sc_spawn(
+                [&, k] {
+                    for (std::size_t s = 0; s < steps && !failed_; ++s) {
+                        while (inputs.size() <= s && !failed_)
+                            sc_core::wait(made);
+                        if (failed_) break;
+                        write_inputs(k, inputs[s]);
+                        result_.cards[k].step_start.push_back(
+                            clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+                        result_.cards[k].step_bucket.push_back(0);
+                        if (!cards_[k]->run_step(static_cast<std::uint32_t>(s), inputs[s].positions,
+                                                 inputs[s].slots)) {
+                            failed_ = true;
+                            made.notify(sc_core::SC_ZERO_TIME);
+                            read.notify(sc_core::SC_ZERO_TIME);
+                            break;
+                        }
+                        const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
+                        result_.cards[k].step_end.push_back(end);
+                        ended[s] = std::max(ended[s], end);
+                        const auto& mine = cards_[k]->context().routing;
+                        if (routing[s].size() < mine.size()) routing[s].resize(mine.size());
+                        for (std::size_t r = 0; r < mine.size(); ++r)
+                            if (!mine[r].empty()) routing[s][r] = mine[r];
+                        if (k + 1 == n) {
+                            if (plan_.mode == Mode::Full || s + lag < steps || s + 1 == steps)
+                                outputs[s] = read_outputs();
+                            ++read_steps;
+                            read.notify(sc_core::SC_ZERO_TIME);
+                        }
+                        ++finished[s];
+                    }
+                    --alive;
+                    card_done_.notify(sc_core::SC_ZERO_TIME);
+                },
+                fmt::format("card{}_steps", k).c_str());
+        for (std::size_t s = 0; s < steps && !failed_; ++s) {
+            while (s >= lag && read_steps <= s - lag && !failed_)
+                sc_core::wait(read);
+            if (failed_) break;
+            inputs.push_back(plan_.inputs(s, s >= lag ? &outputs.at(s - lag) : nullptr));
+            // A timing-only run keeps only the outputs a later step's inputs read, and the last.
+            if (plan_.mode == Mode::TimingOnly && s >= lag) outputs.erase(s - lag);
+            made.notify(sc_core::SC_ZERO_TIME);
+        }
+        while (alive > 0)
+            sc_core::wait(card_done_);
+        auto& last = result_.cards.back();
+        for (std::size_t s = 0; s < steps && finished[s] == n; ++s) {
+            result_.step_end.push_back(ended[s]);
+            if (!routing[s].empty()) result_.routing.push_back(std::move(routing[s]));
+        }
+        last.outputs.clear();
+        for (auto& [step, out] : outputs)
+            if (plan_.mode == Mode::Full || step + 1 == read_steps) last.outputs.push_back(std::move(out));
     }
 };
 
@@ -178,35 +373,57 @@ RunResult whole(const SystemResult& s) {
     return r;
 }
 
-SystemResult simulate(const card::CardConfig& given, std::span<const program::Loaded> programs,
-                      const RunPlan& plan) {
+namespace {
+
+/// What elaborating a system needs of a run or a session: its mode, units and what it keeps.
+struct Elaboration {
+    Mode mode = Mode::Full;
+    std::optional<units::UnitSet> units;
+    bool keep_data = false, keep_records = true;
+};
+
+/// Elaborates the system of `given` with card k holding `sets[k]` (its programs; the first
+/// carries the DDR image), checks every program and its sends' and receives' routes, makes the
+/// host (`make_host(cards, result)`), runs the simulation and collects each card's and link's totals.
+template <class MakeHost>
+SystemResult run_system(const card::CardConfig& given, const Sets& sets, const Elaboration& e,
+                        MakeHost make_host) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::uint32_t n = given.system.cards;
-    if (programs.size() != n)
-        throw Error(
-            fmt::format("a system of {} cards runs one program a card; given {}", n, programs.size()));
+    if (sets.size() != n)
+        throw Error(fmt::format("a system of {} cards runs one program a card; given {}", n, sets.size()));
     auto config = given;
     config.units[card::UnitKind::Network] = card::UnitSpec{1, 1, 0}; // the ports' unit: one a card
     const auto links = links_of(config);
+    const auto routes = routes_of(links, n);
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-    if (plan.mode == Mode::Full) kernels::weight_format(config);
+    if (e.mode == Mode::Full) kernels::weight_format(config);
     for (std::uint32_t k = 0; k < n; ++k) {
-        program::validate(programs[k].program, &config, fmt::format("card {}'s program", k));
-        // Every send and receive goes over a link the topology has.
-        for (auto& c : programs[k].program.commands) {
-            if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv &&
-                c.opcode != program::Opcode::RecvAdd)
-                continue;
-            const bool send = c.opcode == program::Opcode::Send;
-            const auto peer = c.dims.at(0);
-            const auto from = send ? k : peer, to = send ? peer : k;
-            if (std::none_of(links.begin(), links.end(),
-                             [&](auto& l) { return std::get<0>(l) == from && std::get<1>(l) == to; }))
-                throw Error(fmt::format("card {}'s program {} card {}, and a {} of {} cards has no link from "
-                                        "card {} to card {}",
-                                        k, send ? "sends to" : "receives from", peer,
-                                        card::name(config.system.topology), n, from, to));
+        if (sets[k].size() != sets.front().size())
+            throw Error(
+                fmt::format("card {} holds {} programs and card 0 {}: every card runs each step's bucket", k,
+                            sets[k].size(), sets.front().size()));
+        for (std::size_t b = 0; b < sets[k].size(); ++b) {
+            const auto& program = sets[k][b]->program;
+            program::validate(program, &config,
+                              sets[k].size() == 1 ? fmt::format("card {}'s program", k)
+                                                  : fmt::format("card {}'s bucket {}", k, b));
+            // Every send and receive goes over a route the topology has.
+            for (auto& c : program.commands) {
+                if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv &&
+                    c.opcode != program::Opcode::RecvAdd)
+                    continue;
+                const bool send = c.opcode == program::Opcode::Send;
+                const auto peer = c.dims.at(0);
+                const auto from = send ? k : peer, to = send ? peer : k;
+                if (from >= n || to >= n || from == to || !routes[from][to])
+                    throw Error(
+                        fmt::format("card {}'s program {} card {}, and a {} of {} cards has no route from "
+                                    "card {} to card {}",
+                                    k, send ? "sends to" : "receives from", peer,
+                                    card::name(config.system.topology), n, from, to));
+            }
         }
     }
     SystemResult result;
@@ -214,19 +431,27 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
     std::vector<std::unique_ptr<Card>> cards;
     std::vector<std::unique_ptr<NetworkPort>> ports;
     for (std::uint32_t k = 0; k < n; ++k) {
-        const program::Program* p = &programs[k].program;
+        std::vector<const program::Program*> programs;
+        for (auto* l : sets[k])
+            programs.push_back(&l->program);
+        if (auto why = program::share_refusal(programs))
+            throw Error(fmt::format("card {}'s buckets cannot share it: {}", k, *why));
         cards.push_back(std::make_unique<Card>(
-            fmt::format("card{}", k).c_str(), config, std::span<const program::Program* const>(&p, 1),
-            programs[k].image, plan.mode, plan.units ? *plan.units : units::UnitSet::standard(config)));
+            fmt::format("card{}", k).c_str(), config, std::span<const program::Program* const>(programs),
+            sets[k].front()->image, e.mode, e.units ? *e.units : units::UnitSet::standard(config)));
         auto& ctx = cards.back()->context();
-        ctx.keep_data = plan.keep_data;
-        ctx.keep_records = plan.keep_records;
+        ctx.keep_data = e.keep_data;
+        ctx.keep_records = e.keep_records;
         std::vector<std::uint32_t> to, from;
-        for (auto [a, b, p] : links) {
+        std::map<std::uint32_t, std::uint32_t> hops;
+        for (auto [a, b, p] : links)
             if (a == k) to.push_back(b);
-            if (b == k) from.push_back(a);
+        for (std::uint32_t j = 0; j < n; ++j) {
+            if (routes[j][k]) from.push_back(j);
+            if (routes[k][j]) hops[j] = *routes[k][j];
         }
-        ports.push_back(std::make_unique<NetworkPort>(fmt::format("card{}_ports", k).c_str(), k, to, from));
+        ports.push_back(std::make_unique<NetworkPort>(fmt::format("card{}_ports", k).c_str(), k, to, from,
+                                                      std::move(hops)));
         ctx.network = ports.back().get();
     }
     std::vector<std::unique_ptr<Link>> wires;
@@ -237,10 +462,10 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
         ports[from]->to(to).bind(wires.back()->in);
         wires.back()->out.bind(ports[to]->in);
     }
-    Host host("host", cards, programs, plan, result);
+    auto host = make_host(cards, result);
     sc_core::sc_start();
     for (std::uint32_t k = 0; k < n; ++k) {
-        collect(*cards[k], plan.keep_records, result.cards[k]);
+        collect(*cards[k], e.keep_records, result.cards[k]);
         for (auto& r : result.cards[k].records)
             r.card = k;
         if (result.cards[k].fault && !result.fault)
@@ -252,6 +477,33 @@ SystemResult simulate(const card::CardConfig& given, std::span<const program::Lo
     result.seconds = cards.front()->context().clock.seconds(result.cycles);
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
+}
+
+} // namespace
+
+SystemResult simulate(const card::CardConfig& config, std::span<const program::Loaded> programs,
+                      const RunPlan& plan) {
+    Sets sets;
+    for (auto& p : programs)
+        sets.push_back({&p});
+    return run_system(config, sets, {plan.mode, plan.units, plan.keep_data, plan.keep_records},
+                      [&](auto& cards, SystemResult& result) {
+                          return std::make_unique<Host>("host", cards, sets, plan, result);
+                      });
+}
+
+SystemResult simulate(const card::CardConfig& config, std::span<const std::vector<program::Loaded>> sets,
+                      const SessionPlan& plan) {
+    Sets pointers;
+    for (auto& set : sets) {
+        pointers.emplace_back();
+        for (auto& p : set)
+            pointers.back().push_back(&p);
+    }
+    return run_system(config, pointers, {plan.mode, plan.units, plan.keep_data, plan.keep_records},
+                      [&](auto& cards, SystemResult& result) {
+                          return std::make_unique<Host>("host", cards, pointers, plan, result);
+                      });
 }
 
 } // namespace cardsim::sim::system

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,13 @@ namespace cardsim::sim::system {
 /// port); pairs: 2j and 2j + 1 over every port (an odd last card has none). A switch, or a ring of
 /// more than two cards on fewer than two ports, is a cardsim::Error saying so.
 std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links_of(const card::CardConfig& config);
+
+/// The first hop of the shortest route between each pair of cards over `links` (links_of):
+/// `routes[from][to]`, or no value when no route joins them (and for `to == from`). Among routes
+/// of equal length, the one through the lower-numbered neighbour.
+using Routes = std::vector<std::vector<std::optional<std::uint32_t>>>;
+Routes routes_of(const std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>& links,
+                 std::uint32_t cards);
 
 /// What a system run produced: each card's run (its records, DDR channels and units), the links'
 /// totals, and the system's cycles and seconds (every card's steps end together).
@@ -42,11 +50,18 @@ struct SystemResult {
 RunResult whole(const SystemResult& system);
 
 /// Elaborates `config.system.cards` cards (the card of `config`, with a network unit) and their
-/// links, loads program `k` of `programs` on card `k` (one a card, else cardsim::Error), and runs
+/// links, loads program `k` of `programs` on card `k` (one a card, else cardsim::Error; so is a
+/// send or receive between cards no route joins), and runs
 /// `plan`'s steps: before each, the host writes the step's inputs into every card's io places;
 /// every card runs its program; the step ends when all have; the outputs handed to the next
 /// step's inputs are the last card's. One simulation per process, as sim::simulate.
 SystemResult simulate(const card::CardConfig& config, std::span<const program::Loaded> programs,
                       const RunPlan& plan);
+
+/// As above for an open-ended session (sim::simulate's over a set): card k holds the set `sets[k]`
+/// (its buckets lowered together, the same count on every card; the first carries the DDR image),
+/// and each step of `plan.next` runs its bucket on every card, the steps one after another.
+SystemResult simulate(const card::CardConfig& config, std::span<const std::vector<program::Loaded>> sets,
+                      const SessionPlan& plan);
 
 } // namespace cardsim::sim::system

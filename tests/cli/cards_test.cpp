@@ -89,6 +89,87 @@ TEST_CASE("a tensor-parallel run over 2 and 4 cards gives the one-card run's out
     }
 }
 
+TEST_CASE("a tp×pp run over 2 × 2 cards gives the one-card run's outputs bit for bit, dense and hybrid, "
+          "each stage's pair joined by its own links") {
+    ScratchDir dir("cards-tpxpp");
+    for (const std::string arch : {"dense", "hybrid"}) {
+        const auto m = (dir.path() / arch).string();
+        REQUIRE(run_cardsim("make-model --arch " + arch + " --size small --seed 3 -o " + m).code == 0);
+        auto one = run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine");
+        REQUIRE(one.code == 0);
+        auto both = run_cardsim("run " + m + " --tokens 4 --seqs 2 --plan tp×pp --set system.cards=4");
+        INFO(arch << ":\n" << both.out);
+        REQUIRE(both.code == 0);
+        CHECK(contains(both.out, "bit-exact: yes"));
+        CHECK(contains(both.out, "system: 4 cards, tp2xpp2 plan"));
+        // Stage 0 on cards 0 and 1, stage 1 on cards 3 and 2: every message goes to a ring neighbour.
+        CHECK(contains(both.out, "card 3: rank 0 of 2: 1/2 of every layer's heads and MLP columns; ops "));
+        CHECK(contains(both.out, "link 0 -> 3 (1 port)"));
+        CHECK(contains(both.out, "link 1 -> 2 (1 port)"));
+        CHECK_FALSE(contains(both.out, "link 3 -> 0"));
+        auto machine =
+            run_cardsim("run " + m + " --tokens 4 --seqs 2 --machine --plan tp2xpp2 --set system.cards=4");
+        REQUIRE(machine.code == 0);
+        CHECK(value_of(machine.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+        CHECK(value_of(machine.out, "kl") == value_of(one.out, "kl"));
+    }
+    auto odd = run_cardsim("run " + (dir.path() / "dense").string() + " --plan tp×pp --set system.cards=2");
+    CHECK(odd.code == 2);
+    CHECK(contains(odd.out, "need an even system.cards of 4 or more, and system.cards = 2"));
+}
+
+TEST_CASE("a prompt's chunks overlap across a pipeline of cards: its time to first token lies between "
+          "every card's DDR at its peak and one card's") {
+    ScratchDir dir("cards-ttft");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    const std::string base = "run " + m + " --timing-only --prompt-len 256 --chunk 16 --tokens 2 --machine";
+    auto one = run_cardsim(base);
+    REQUIRE(one.code == 0);
+    const double alone = std::stod(value_of(one.out, "ttft_seconds"));
+    for (const std::string plan : {"pp --set system.cards=2", "pp --set system.cards=4",
+                                   "tp --set system.cards=2", "tp×pp --set system.cards=4"}) {
+        auto r = run_cardsim(base + " --plan " + plan);
+        INFO(plan << ":\n" << r.out);
+        REQUIRE(r.code == 0);
+        const double ttft = std::stod(value_of(r.out, "ttft_seconds"));
+        const double fraction = std::stod(value_of(r.out, "prefill_roofline_fraction"));
+        // The roofline is the prefill's DDR bytes over every card's channels at their peak.
+        CHECK(fraction > 0);
+        CHECK(fraction <= 1.0);
+        CHECK(ttft > 0);
+        // Handed on chunk by chunk without overlap, N stages would take one card's time or more;
+        // overlapped, C chunks take about (C + N − 1) / (C · N) of it: 0.53 on 2 cards, 0.30 on 4.
+        if (plan.rfind("pp", 0) == 0) CHECK(ttft < 0.75 * alone);
+    }
+}
+
+TEST_CASE("a pipeline steps its sequences in microbatches, bit-exact, and refuses a split that is not one") {
+    ScratchDir dir("cards-micro");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size small --seed 3 -o " + m).code == 0);
+    auto one = run_cardsim("run " + m + " --tokens 4 --seqs 4 --machine");
+    REQUIRE(one.code == 0);
+    for (const std::string plan : {"pp --set system.cards=2", "pp --set system.cards=4 --microbatches 2",
+                                   "tp×pp --set system.cards=4"}) {
+        auto r = run_cardsim("run " + m + " --tokens 4 --seqs 4 --machine --plan " + plan);
+        INFO(plan << ":\n" << r.out);
+        REQUIRE(r.code == 0);
+        CHECK(value_of(r.out, "microbatches") == "2");
+        CHECK(value_of(r.out, "bit_exact") == "yes");
+        CHECK(value_of(r.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+        CHECK(value_of(r.out, "kl") == value_of(one.out, "kl"));
+    }
+    auto four = run_cardsim("run " + m + " --tokens 4 --seqs 4 --machine --plan pp --set system.cards=4");
+    CHECK(value_of(four.out, "microbatches") == "4"); // the largest divisor up to the stages
+    auto odd = run_cardsim("run " + m + " --seqs 4 --plan pp --set system.cards=2 --microbatches 3");
+    CHECK(odd.code == 2);
+    CHECK(contains(odd.out, "--microbatches 3: a step's 4 sequences split into equal groups"));
+    auto tp = run_cardsim("run " + m + " --seqs 4 --plan tp --set system.cards=2 --microbatches 2");
+    CHECK(tp.code == 2);
+    CHECK(contains(tp.out, "microbatches fill the stages of a pipeline, and --plan tp has one stage"));
+}
+
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
     ScratchDir dir("cards-tp-f32");
     const auto m = (dir.path() / "m").string();

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace cardsim;
 
 namespace {
@@ -74,9 +76,57 @@ TEST_CASE(
     REQUIRE(caches <= one.caches + 3 * lower::target_of(config).stripe());
 }
 
-TEST_CASE("a plan is spelled pp, tp or one, and tp×pp is refused as not built") {
-    REQUIRE(lower::parse_plan("pp") == lower::Plan::Pipeline);
-    REQUIRE(lower::parse_plan("tp") == lower::Plan::Tensor);
-    REQUIRE(lower::parse_plan("one") == lower::Plan::One);
-    REQUIRE_THROWS_WITH(lower::parse_plan("tp×pp"), Catch::Contains("not built yet"));
+TEST_CASE("a plan is spelled one, pp, tp, tp×pp or tpT×ppP, and its split makes the system's cards") {
+    REQUIRE(lower::parse_plan("pp", 4) == lower::Plan{1, 4});
+    REQUIRE(lower::parse_plan("tp", 4) == lower::Plan{4, 1});
+    REQUIRE(lower::parse_plan("one", 1) == lower::Plan{1, 1});
+    REQUIRE(lower::parse_plan("tp×pp", 4) == lower::Plan{2, 2});
+    REQUIRE(lower::parse_plan("tpxpp", 8) == lower::Plan{2, 4});
+    REQUIRE(lower::parse_plan("tp4×pp2", 8) == lower::Plan{4, 2});
+    REQUIRE(lower::name(lower::Plan{4, 2}) == "tp4xpp2");
+    REQUIRE(lower::name(lower::Plan{1, 3}) == "pp");
+    REQUIRE_THROWS_WITH(lower::parse_plan("tp×pp", 2), Catch::Contains("even system.cards of 4 or more"));
+    REQUIRE_THROWS_WITH(lower::parse_plan("tp4×pp2", 6),
+                        Catch::Contains("4 × 2 cards, and system.cards = 6"));
+    REQUIRE_THROWS_WITH(lower::parse_plan("tpp", 4), Catch::Contains("expected one"));
+    REQUIRE_THROWS_WITH(lower::parse_plan("tp×pp×ep", 4), Catch::Contains("expected one"));
+}
+
+TEST_CASE("tp×pp puts each stage's group on neighbouring cards, snaking so that each rank's stages are "
+          "neighbours on a ring of 2 × P cards") {
+    const lower::Plan p{2, 3};
+    // Stage 0: cards 0, 1; stage 1: 3, 2; stage 2: 4, 5.
+    REQUIRE(lower::card_of(p, 0, 0) == 0);
+    REQUIRE(lower::card_of(p, 0, 1) == 1);
+    REQUIRE(lower::card_of(p, 1, 0) == 3);
+    REQUIRE(lower::card_of(p, 1, 1) == 2);
+    REQUIRE(lower::card_of(p, 2, 0) == 4);
+    auto g = graph::example_decoder(shape);
+    test::GraphWeights w(g);
+    const graph::Graph* one = &g;
+    // Tensor 1: the plan's stages are the pipeline's.
+    auto pp = lower::system_stages(std::span(&one, 1), w, lower::Plan{1, 3});
+    auto plain = lower::pipeline_stages(g, w, 3);
+    for (std::size_t k = 0; k < 3; ++k) {
+        REQUIRE(pp[k].first_op == plain[k].first_op);
+        REQUIRE(pp[k].from == plain[k].from);
+        REQUIRE(pp[k].to == plain[k].to);
+        REQUIRE(pp[k].receives == plain[k].receives);
+        REQUIRE(pp[k].outputs == (k == 2));
+        REQUIRE(pp[k].group.empty());
+    }
+    // Two ranks of the same graph: every card's stage, in card order, its group and neighbours.
+    const graph::Graph* two[] = {&g, &g};
+    auto st = lower::system_stages(two, w, p);
+    REQUIRE(st.size() == 6);
+    for (std::size_t k = 0; k < 6; ++k) {
+        REQUIRE(st[k].card == k);
+        REQUIRE(st[k].group.size() == 2);
+        REQUIRE(st[k].group[st[k].rank] == k);
+    }
+    REQUIRE(st[3].rank == 0);
+    REQUIRE(st[3].from == 0);
+    REQUIRE(st[3].to == 4);
+    REQUIRE(st[5].outputs);
+    REQUIRE(std::count_if(st.begin(), st.end(), [](auto& s) { return s.outputs; }) == 1);
 }

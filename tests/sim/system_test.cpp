@@ -41,15 +41,27 @@ struct PipelineRun {
     lower::Compiled last;
     sim::system::SystemResult result;
 
-    PipelineRun(const card::CardConfig& config, sim::Mode mode) {
+    /// Stage k on card `place[k]` (none: card k); the last stage must be on the last card.
+    PipelineRun(const card::CardConfig& config, sim::Mode mode, std::vector<std::uint32_t> place = {},
+                std::size_t lag = 1) {
         stages = lower::pipeline_stages(g, w, config.system.cards);
+        if (place.empty())
+            for (std::uint32_t k = 0; k < stages.size(); ++k)
+                place.push_back(k);
+        for (std::size_t k = 0; k < stages.size(); ++k) {
+            stages[k].card = place[k];
+            if (k > 0) stages[k].from = place[k - 1];
+            if (k + 1 < stages.size()) stages[k].to = place[k + 1];
+        }
         auto compiled = lower::lower_stages(g, w, lower::target_of(config),
                                             lower::Options{bucket, max_positions}, stages);
         last = compiled.back();
-        for (auto& c : compiled)
-            programs.push_back(c);
+        programs.resize(compiled.size());
+        for (std::size_t k = 0; k < compiled.size(); ++k)
+            programs[place[k]] = compiled[k];
         sim::RunPlan plan;
         plan.steps = steps;
+        plan.lag = lag;
         plan.mode = mode;
         plan.inputs = [](std::size_t s, const sim::StepOutputs*) { return inputs(s); };
         result = sim::system::simulate(config, programs, plan);
@@ -134,6 +146,69 @@ TEST_CASE("a handoff between cards takes at least the link's frames at its rate 
     REQUIRE(checked == steps);
 }
 
+TEST_CASE("a message to a card that is not a neighbour is forwarded over the shortest route, each hop "
+          "taking its link's frames and latency, and the pipeline stays bit-exact") {
+    // Four stages on a ring of four cards in the order 0, 2, 1, 3: the handoffs 0 -> 2 and 1 -> 3
+    // are two hops (through card 1 and card 0: of two equal routes, the lower-numbered neighbour's).
+    const auto config = system_of(4);
+    auto routes = sim::system::routes_of(sim::system::links_of(config), 4);
+    CHECK(routes[0][2] == 1u);
+    CHECK(routes[1][3] == 0u);
+    CHECK(routes[2][1] == 1u);
+    CHECK_FALSE(routes[0][0]);
+    PipelineRun run(config, sim::Mode::Full, {0, 2, 1, 3});
+    require_golden(config, run);
+    const double mhz = config.clock.kernel_mhz;
+    for (std::size_t s = 0; s < steps; ++s) {
+        const sim::CommandRecord *send = nullptr, *recv = nullptr;
+        for (auto& r : run.result.cards[0].records)
+            if (r.step == s && r.opcode == program::Opcode::Send) send = &r;
+        for (auto& r : run.result.cards[2].records)
+            if (r.step == s && r.opcode == program::Opcode::Recv) recv = &r;
+        REQUIRE(send);
+        REQUIRE(recv);
+        const auto bytes = run.programs[0].program.commands[send->index].operands[0].bytes;
+        const double hop = config.link.seconds(bytes, 1) * mhz * 1e6; // kernel cycles, one port a neighbour
+        const double handoff = double(recv->start) - double(send->start);
+        const double read = double(send->end - send->start) - (hop - config.link.latency_ns * 1e-3 * mhz);
+        INFO("step " << s << ": " << bytes << " bytes, handoff " << handoff << " cycles, a hop " << hop);
+        REQUIRE(handoff >= 2 * hop - 1);
+        REQUIRE(handoff <= 1.10 * 2 * hop + std::max(read, 0.0) + 2);
+    }
+    // Each forwarded message crossed both its links: 0 -> 1 and 1 -> 2 carry the 0 -> 2 handoffs,
+    // 1 -> 0 and 0 -> 3 the 1 -> 3 ones, and no link joins 0 and 2.
+    auto link = [&](std::uint32_t a, std::uint32_t b) {
+        for (auto& l : run.result.links)
+            if (l.from == a && l.to == b) return l.messages;
+        FAIL("no link " << a << " -> " << b);
+        return std::uint64_t(0);
+    };
+    CHECK(link(0, 1) == steps);
+    CHECK(link(1, 2) == steps);
+    CHECK(link(2, 1) == steps); // the direct handoff 2 -> 1
+    CHECK(link(1, 0) == steps);
+    CHECK(link(0, 3) == steps);
+    CHECK(link(3, 2) == 0);
+}
+
+TEST_CASE("steps whose inputs read no earlier outputs overlap across a pipeline's cards and give the same "
+          "outputs bit for bit") {
+    const auto config = system_of(2);
+    PipelineRun run(config, sim::Mode::Full, {}, steps);
+    require_golden(config, run);
+    const auto& first = run.result.cards[0];
+    const auto& second = run.result.cards[1];
+    REQUIRE(first.step_start.size() == steps);
+    REQUIRE(second.step_end.size() == steps);
+    // Card 0 starts step 1 while card 1 still runs step 0 (it waits for card 0's handoff).
+    CHECK(first.step_start[1] < second.step_end[0]);
+    for (std::size_t s = 0; s + 1 < steps; ++s)
+        CHECK(first.step_end[s] <= first.step_start[s + 1]); // one card runs its steps in order
+    // A step ends when its last card has: the system's ends are card 1's.
+    for (std::size_t s = 0; s < steps; ++s)
+        CHECK(run.result.step_end[s] == std::max(first.step_end[s], second.step_end[s]));
+}
+
 TEST_CASE("a ring joins each card to its two neighbours (two cards over both ports), pairs join 2j and "
           "2j+1, a switch is refused") {
     auto c = system_of(4);
@@ -157,12 +232,12 @@ TEST_CASE("a ring joins each card to its two neighbours (two cards over both por
     CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("no switch model"));
 }
 
-TEST_CASE("a plan that sends where the topology has no link is refused naming the cards") {
+TEST_CASE("a plan that sends where the topology has no route is refused naming the cards") {
     auto config = system_of(3);
     config.system.topology = card::Topology::Pairs; // 0-1 joined, 2 alone
     REQUIRE_THROWS_WITH(
         PipelineRun(config, sim::Mode::TimingOnly),
-        Catch::Contains("card 1's program sends to card 2, and a pairs of 3 cards has no link "
+        Catch::Contains("card 1's program sends to card 2, and a pairs of 3 cards has no route "
                         "from card 1 to card 2"));
 }
 
