@@ -30,6 +30,13 @@ int diff_report(const po::variables_map& vm, const std::vector<std::string>& inp
             throw Error(fmt::format(
                 "cardsim report: `{}` is not a trace file (two inputs are two traces to diff)", p));
     auto a = traces::read_trace(path_a), b = traces::read_trace(path_b);
+    if (traces::is_system(a,
+                          b)) { // card by card, and the links (a one-card trace against a system's: refused)
+        auto report = traces::diff_system(a, b, diff_options(vm, "report", a, path_a, b, path_b));
+        traces::report::write_system_diff_page(output, report, path_a, path_b);
+        fmt::print("{}: the diff's page; {}\n", output.string(), report.verdict());
+        return Ok;
+    }
     auto report = traces::diff(a, b, diff_options(vm, "report", a, path_a, b, path_b));
     traces::report::write_diff_page(output, report, path_a, path_b);
     fmt::print("{}: the diff's page; {}\n", output.string(), report.verdict());

@@ -12,6 +12,7 @@
 #include "traces/reader.hpp"
 #include "traces/sites.hpp"
 #include "traces/summary.hpp"
+#include "traces/system_diff.hpp"
 #include "traces/vcd.hpp"
 
 #include <fmt/core.h>
@@ -87,6 +88,16 @@ int diff_verb(std::span<const std::string> args) {
         throw Error(fmt::format("cardsim trace diff: --format is `{}`, expected text, csv or json", format));
     auto a = read_trace(a_path), b = read_trace(b_path);
     auto o = diff_options(vm, "trace diff", a, a_path, b, b_path);
+    if (is_system(a, b)) { // card by card, and the links (a one-card trace against a system's: refused)
+        auto report = diff_system(a, b, o);
+        if (format == "json")
+            fmt::print("{}", to_json(report, a_path, b_path));
+        else if (format == "csv")
+            fmt::print("{}", to_csv(report, a_path, b_path));
+        else
+            fmt::print("{}", to_text(report, a_path, b_path));
+        return report.agree() ? Ok : Negative;
+    }
     auto report = traces::diff(a, b, o);
     if (format == "json")
         fmt::print("{}", to_json(report, a_path, b_path));

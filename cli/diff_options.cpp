@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace cardsim::cli {
@@ -47,7 +48,11 @@ traces::DiffOptions diff_options(const po::variables_map& vm, std::string_view c
     if (vm.count("program")) {
         auto path = vm["program"].as<std::string>();
         o.sites = traces::sites_of(program::read(path));
-        if (o.sites->program != a.header.program && o.sites->program != b.header.program)
+        auto ran = [&](const traces::Header& h) { // the program, or one card's of a system
+            return h.program == o.sites->program ||
+                   std::find(h.cards.begin(), h.cards.end(), o.sites->program) != h.cards.end();
+        };
+        if (!ran(a.header) && !ran(b.header))
             throw Error(
                 fmt::format("{}: its digest is {}, but {} ran {} and {} ran {}: give the program one of "
                             "them ran",

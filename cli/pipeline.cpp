@@ -40,6 +40,7 @@ namespace {
 void system_summary(RunReport& rep, const RunRequest& req, const stages::Compiled& compiled,
                     const sim::system::SystemResult& sys) {
     rep.cards = sys.cards.size();
+    rep.links = sys.links;
     const auto& cfg = req.config;
     rep.microbatches = compiled.microbatches;
     rep.system = fmt::format("system: {} cards, {} plan{}, {} of links at {} Gb/s a port, {} ns a hop\n",

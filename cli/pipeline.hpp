@@ -12,6 +12,7 @@
 #include "engine/verify/verify.hpp"
 #include "models/accuracy.hpp"
 #include "sim/card/simulation.hpp"
+#include "sim/system/link.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -130,6 +131,7 @@ struct RunReport {
     std::size_t microbatches = 1; ///< the groups of sequences a pipeline overlaps
     std::uint64_t link_bytes = 0;
     double link_busy_seconds = 0, link_utilisation = 0;
+    std::vector<sim::system::LinkTotals> links; ///< each link's totals (and messages, when records were kept)
 
     /// The summary a person reads.
     std::string text() const;

@@ -300,8 +300,6 @@ void check_request(const RunRequest& req) {
         refuse(req.flip.has_value(), "--flip-bit");
         refuse(req.rtl_matvec, "--rtl");
         refuse(req.ddr_trace.has_value(), "--ddr-trace");
-        refuse(req.trace || req.perfetto || req.vcd || req.csv || req.report,
-               "a trace, its exports or the run page");
     }
     if (req.rtl_matvec && req.mode != sim::Mode::Full)
         throw Error("--rtl matvec: a timing-only run computes nothing, so the RTL would not run (drop "
@@ -671,16 +669,20 @@ std::optional<models::Accuracy> measure(const RunRequest& req, const Source& s, 
 void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s, const Compiled& c) {
     if (!req.trace && !req.perfetto && !req.vcd && !req.csv && !req.report) return;
     // An encoder's one step runs the whole prompt: it is all prefill.
-    auto t = traces::trace_of(rep.run, c.program.program, req.config, req.mode,
-                              rep.prefill_steps ? rep.prefill_steps : rep.steps);
+    // A system of cards: one trace, each record carrying its card, with its links' messages.
+    // With microbatches a trace's step is a group's (each decode step its groups in turn).
+    const std::size_t prefill = (rep.prefill_steps ? rep.prefill_steps : rep.steps) * c.microbatches;
+    auto t = c.cards.empty() ? traces::trace_of(rep.run, c.program.program, req.config, req.mode, prefill)
+                             : traces::trace_of(rep.run, rep.links, c.cards, req.config, req.mode, prefill);
     auto facts = run_facts(rep, req.config, s.built ? &s.built->graph : nullptr);
     traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
     // A model with experts: the summary's per-layer expert lines (none without: traces keep their bytes).
     if (!rep.experts.empty()) t.header.meta["run.experts"] = expert_lines(rep.experts);
     if (req.report)
         traces::report::write_run_page(
-            *req.report,
-            {t, facts, req.trace ? req.trace->filename().string() : "", program_text(c.program.program)});
+            *req.report, {t, facts, req.trace ? req.trace->filename().string() : "",
+                          c.cards.empty() ? program_text(c.program.program)
+                                          : std::vector<std::string>{}}); // a system: cards' programs differ
     if (req.trace) traces::write_trace(*req.trace, t);
     if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
     if (req.vcd) traces::write_vcd(*req.vcd, t); // from the records: unit busy, DDR channel activity

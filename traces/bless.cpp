@@ -4,6 +4,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "traces/diff.hpp"
 #include "traces/reader.hpp"
+#include "traces/system_diff.hpp"
 
 #include <fmt/core.h>
 
@@ -28,7 +29,12 @@ Blessing prepare_bless(const std::filesystem::path& fresh, const std::filesystem
     }
     try {
         auto golden_trace = parse_trace(std::move(golden_bytes), golden.string());
-        b.changes = to_text(diff(golden_trace, fresh_trace, 0.0), golden.string(), fresh.string());
+        if (is_system(golden_trace, fresh_trace)) { // card by card (the strict comparison)
+            DiffOptions strict;
+            strict.start_tol_pct = 0.0;
+            b.changes = to_text(diff_system(golden_trace, fresh_trace, strict), golden.string(), fresh.string());
+        } else
+            b.changes = to_text(diff(golden_trace, fresh_trace, 0.0), golden.string(), fresh.string());
     } catch (const Error& e) {
         b.changes =
             fmt::format("{} is not a valid trace ({}): blessing replaces it\n", golden.string(), e.what());

@@ -11,7 +11,9 @@ namespace cardsim::traces {
 
 std::string to_csv(const Trace& t) {
     std::uint32_t channels = t.header.ddr_channels.value_or(0);
-    std::string out = "index,unit,opcode,start,end,duration,read,written,digest,pc";
+    const bool system = !t.header.cards.empty(); // a system's rows lead with their card
+    std::string out = system ? "card,index,unit,opcode,start,end,duration,read,written,digest,pc"
+                             : "index,unit,opcode,start,end,duration,read,written,digest,pc";
     for (std::uint32_t c = 0; c < channels; ++c)
         out += fmt::format(",ddr{0}_read,ddr{0}_written", c);
     const bool split =
@@ -23,6 +25,7 @@ std::string to_csv(const Trace& t) {
     }
     out += '\n';
     for (auto& r : t.records) {
+        if (system) out += fmt::format("{},", r.card.value_or(0));
         out += fmt::format("{},{},{},{},{},{},{},{},{},{}", r.index, r.unit, r.opcode, r.start, r.end,
                            r.duration(), r.read, r.written, r.digest ? hex16(*r.digest) : "",
                            r.pc ? std::to_string(*r.pc) : "");

@@ -461,6 +461,8 @@ DiffReport diff(const Trace& a, const Trace& b, double tol) {
 }
 
 DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
+    if (!a.header.cards.empty() || !b.header.cards.empty())
+        throw Error("a system trace (several cards) compares card by card: diff_system (traces/system_diff.hpp)");
     check_tolerance(options.cycles_tol_pct, "cycle");
     if (options.start_tol_pct) check_tolerance(*options.start_tol_pct, "start");
     if (options.sites && options.sites->program != a.header.program &&

@@ -173,8 +173,8 @@ struct DiffReport {
 };
 
 /// Compares B with the reference A. A value deviates when |B - A| * 100 > tolerance * A. Throws
-/// cardsim::Error when a tolerance is negative or not finite, or the sites are of a program that
-/// neither trace ran.
+/// cardsim::Error when a tolerance is negative or not finite, the sites are of a program that
+/// neither trace ran, or either trace is of a system of cards (diff_system compares those).
 DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options);
 
 /// The strict comparison: durations, waits and the total within `cycles_tol_pct`, and every start

@@ -15,7 +15,7 @@ namespace {
 
 namespace json = boost::json;
 
-/// The process id every event uses: the card.
+/// The process id of a one-card trace's events (a system's card K: K + 1; its links: cards + 1).
 constexpr std::int64_t card_pid = 1;
 
 /// Where each record is drawn: its thread id; and the tracks, in tid order, with their names.
@@ -61,19 +61,20 @@ Tracks lay_out(const Trace& t) {
 }
 
 /// A metadata (`M`) event naming the process (tid < 0) or a thread.
-json::object metadata(const json::storage_ptr& sp, std::string_view what, std::int64_t tid,
+json::object metadata(const json::storage_ptr& sp, std::int64_t pid, std::string_view what, std::int64_t tid,
                       json::object args) {
     json::object e(sp);
     e["name"] = what;
     e["ph"] = "M";
-    e["pid"] = card_pid;
+    e["pid"] = pid;
     if (tid >= 0) e["tid"] = tid;
     e["args"] = std::move(args);
     return e;
 }
 
 /// The complete (`X`) event of one record on thread `tid`.
-json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t tid, double mhz) {
+json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t pid, std::int64_t tid,
+                   double mhz) {
     json::object args(sp);
     args.reserve(14 + time_part_count);
     args["index"] = r.index;
@@ -105,7 +106,7 @@ json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t ti
     e["ph"] = "X";
     e["ts"] = static_cast<double>(r.start) / mhz;
     e["dur"] = static_cast<double>(r.duration()) / mhz;
-    e["pid"] = card_pid;
+    e["pid"] = pid;
     e["tid"] = tid;
     e["args"] = std::move(args);
     return e;
@@ -114,8 +115,9 @@ json::object slice(const json::storage_ptr& sp, const Record& r, std::int64_t ti
 /// Appends counter events: `series[k]` gives, per record, the bytes of counter series k; each
 /// series' rate is emitted in GB/s under `keys[k]` of the counter `counter`, at every cycle where
 /// some series changes.
-void bandwidth(const Trace& t, std::string_view counter, const std::vector<std::string>& keys,
-               const std::vector<std::vector<std::uint64_t>>& series, json::array& events) {
+void bandwidth(const Trace& t, std::int64_t pid, std::string_view counter,
+               const std::vector<std::string>& keys, const std::vector<std::vector<std::uint64_t>>& series,
+               json::array& events) {
     double mhz = t.header.clock_mhz;
     // Per record: its interval and its rates (bytes per cycle) per series.
     struct Span {
@@ -167,7 +169,7 @@ void bandwidth(const Trace& t, std::string_view counter, const std::vector<std::
         e["name"] = counter;
         e["ph"] = "C";
         e["ts"] = static_cast<double>(cut) / mhz;
-        e["pid"] = card_pid;
+        e["pid"] = pid;
         e["args"] = std::move(args);
         events.push_back(std::move(e));
     }
@@ -175,7 +177,7 @@ void bandwidth(const Trace& t, std::string_view counter, const std::vector<std::
 
 /// Appends the counter `counter` (key `key`): how many of the records `member` marks are in flight
 /// (between their start and end; a record of no cycles for one cycle), at every cycle it changes.
-void in_flight(const Trace& t, std::string_view counter, std::string_view key,
+void in_flight(const Trace& t, std::int64_t pid, std::string_view counter, std::string_view key,
                const std::vector<bool>& member, json::array& events) {
     std::vector<std::pair<std::uint64_t, int>> steps; // (cycle, +1 / -1)
     for (std::size_t k = 0; k < t.records.size(); ++k) {
@@ -199,35 +201,36 @@ void in_flight(const Trace& t, std::string_view counter, std::string_view key,
         e["name"] = counter;
         e["ph"] = "C";
         e["ts"] = static_cast<double>(cycle) / t.header.clock_mhz;
-        e["pid"] = card_pid;
+        e["pid"] = pid;
         e["args"] = std::move(args);
         events.push_back(std::move(e));
     }
 }
 
-/// The document of `t`, every part allocated from `sp`.
-json::object build(const Trace& t, const json::storage_ptr& sp) {
+/// Appends the events of the one-card trace `t` as process `pid` named `process` (sorted by pid
+/// in a `system`): a track per unit (lanes where its commands overlap), a slice per command, the
+/// DDR bandwidth counters. Returns whether the bandwidth came from the ddr fields.
+bool card_events(const Trace& t, std::int64_t pid, const std::string& process, bool system,
+                 json::array& events) {
+    const auto& sp = events.storage();
     double mhz = t.header.clock_mhz;
-    json::array events(sp);
-    events.reserve(t.records.size() * 3 + 16);
     auto args = [&](std::string_view key, json::value v) {
         json::object o(sp);
         o[key] = std::move(v);
         return o;
     };
-    events.push_back(
-        metadata(sp, "process_name", -1,
-                 args("name", json::string(fmt::format("cardsim card (program {}, {})",
-                                                       hex16(t.header.program), name(t.header.mode)),
-                                           sp))));
+    events.push_back(metadata(sp, pid, "process_name", -1, args("name", json::string(process, sp))));
+    if (system) // a system's cards in order (one card's document: as before)
+        events.push_back(metadata(sp, pid, "process_sort_index", -1, args("sort_index", pid)));
     auto tracks = lay_out(t);
     for (std::size_t i = 0; i < tracks.names.size(); ++i) {
         auto tid = static_cast<std::int64_t>(i) + 1;
-        events.push_back(metadata(sp, "thread_name", tid, args("name", json::string(tracks.names[i], sp))));
-        events.push_back(metadata(sp, "thread_sort_index", tid, args("sort_index", tid)));
+        events.push_back(
+            metadata(sp, pid, "thread_name", tid, args("name", json::string(tracks.names[i], sp))));
+        events.push_back(metadata(sp, pid, "thread_sort_index", tid, args("sort_index", tid)));
     }
     for (std::size_t k = 0; k < t.records.size(); ++k)
-        events.push_back(slice(sp, t.records[k], tracks.tid[k], mhz));
+        events.push_back(slice(sp, t.records[k], pid, tracks.tid[k], mhz));
 
     bool all_ddr = !t.records.empty() && t.header.ddr_channels &&
                    std::all_of(t.records.begin(), t.records.end(), [](auto& r) { return !r.ddr.empty(); });
@@ -241,7 +244,7 @@ json::object build(const Trace& t, const json::storage_ptr& sp) {
             bytes = r.read + r.written;
         total.push_back(bytes);
     }
-    bandwidth(t, "DDR bandwidth", {"GB/s"}, {total}, events);
+    bandwidth(t, pid, "DDR bandwidth", {"GB/s"}, {total}, events);
     if (all_ddr)
         for (std::uint32_t c = 0; c < *t.header.ddr_channels; ++c) {
             std::vector<std::uint64_t> rd, wr;
@@ -249,12 +252,81 @@ json::object build(const Trace& t, const json::storage_ptr& sp) {
                 rd.push_back(r.ddr[c].read);
                 wr.push_back(r.ddr[c].written);
             }
-            bandwidth(t, fmt::format("DDR channel {}", c), {"read GB/s", "write GB/s"}, {rd, wr}, events);
+            bandwidth(t, pid, fmt::format("DDR channel {}", c), {"read GB/s", "write GB/s"}, {rd, wr},
+                      events);
             std::vector<bool> uses(t.records.size());
             for (std::size_t k = 0; k < t.records.size(); ++k)
                 uses[k] = rd[k] + wr[k] > 0;
-            in_flight(t, fmt::format("DDR channel {} queue depth", c), "commands", uses, events);
+            in_flight(t, pid, fmt::format("DDR channel {} queue depth", c), "commands", uses, events);
         }
+    return all_ddr;
+}
+
+/// Appends a system's links as process `pid` (`links`): a track per link, a slice per message
+/// over its wire interval with its bytes as args.
+void link_events(const Trace& t, std::int64_t pid, json::array& events) {
+    const auto& sp = events.storage();
+    const double mhz = t.header.clock_mhz;
+    auto args = [&](std::string_view key, json::value v) {
+        json::object o(sp);
+        o[key] = std::move(v);
+        return o;
+    };
+    events.push_back(metadata(sp, pid, "process_name", -1, args("name", json::string("links", sp))));
+    events.push_back(metadata(sp, pid, "process_sort_index", -1, args("sort_index", pid)));
+    for (std::size_t i = 0; i < t.header.links.size(); ++i) {
+        auto& l = t.header.links[i];
+        auto tid = static_cast<std::int64_t>(i) + 1;
+        events.push_back(
+            metadata(sp, pid, "thread_name", tid,
+                     args("name", json::string(fmt::format("link {} -> {} ({} port{})", l.from, l.to, l.ports,
+                                                           l.ports == 1 ? "" : "s"),
+                                               sp))));
+        events.push_back(metadata(sp, pid, "thread_sort_index", tid, args("sort_index", tid)));
+        for (auto& m : t.messages) {
+            if (m.from != l.from || m.to != l.to) continue;
+            json::object a(sp);
+            a["from"] = m.from;
+            a["to"] = m.to;
+            a["bytes"] = m.bytes;
+            a["start_cycle"] = m.start;
+            a["end_cycle"] = m.end;
+            json::object e(sp);
+            e["name"] = "message";
+            e["cat"] = "link";
+            e["ph"] = "X";
+            e["ts"] = static_cast<double>(m.start) / mhz;
+            e["dur"] = static_cast<double>(m.duration()) / mhz;
+            e["pid"] = pid;
+            e["tid"] = tid;
+            e["args"] = std::move(a);
+            events.push_back(std::move(e));
+        }
+    }
+}
+
+/// The document of `t`, every part allocated from `sp`: one process for a trace of one card; a
+/// system's: a process per card (its units' tracks) and one for its links (a track per link).
+json::object build(const Trace& t, const json::storage_ptr& sp) {
+    double mhz = t.header.clock_mhz;
+    json::array events(sp);
+    events.reserve(t.records.size() * 3 + 16);
+    bool all_ddr = true;
+    if (t.header.cards.empty())
+        all_ddr = card_events(
+            t, card_pid,
+            fmt::format("cardsim card (program {}, {})", hex16(t.header.program), name(t.header.mode)), false,
+            events);
+    else {
+        const auto n = card_count(t.header);
+        for (std::uint32_t k = 0; k < n; ++k)
+            all_ddr = card_events(card_trace(t, k), card_pid + k,
+                                  fmt::format("cardsim card {} (program {}, {})", k, hex16(t.header.cards[k]),
+                                              name(t.header.mode)),
+                                  true, events) &&
+                      all_ddr;
+        link_events(t, card_pid + n, events);
+    }
 
     // Meta values as they are (a card's TOML keeps its lines); escaped as the trace spells them
     // only when a byte would not be text.
@@ -265,7 +337,8 @@ json::object build(const Trace& t, const json::storage_ptr& sp) {
         meta[k] = text ? v : escape(v);
     }
     json::object other(sp);
-    other["format"] = fmt::format("cardsim-trace {}", format_version);
+    other["format"] = fmt::format("cardsim-trace {}", version_of(t.header));
+    if (!t.header.cards.empty()) other["cards"] = t.header.cards.size();
     other["program"] = hex16(t.header.program);
     other["config"] = hex16(t.header.config);
     other["knob"] = numerics::to_string(t.header.knob);

@@ -23,6 +23,10 @@ namespace cardsim::traces {
 /// on the channel in flight (between their start and end). Rates are rounded to 1e-6 GB/s (1 kB/s).
 /// `otherData` holds the header's facts and, under `meta`, every meta value as it is (escaped as
 /// the trace file spells it only when it holds a byte other than printable ASCII, tab and LF).
+/// A system trace (version 3): a process per card (pid K + 1, named `cardsim card K (program ...)`)
+/// holding what one card's document holds of that card's commands, and a process `links` (pid
+/// cards + 1) with a track per link (`link 0 -> 1 (2 ports)`) and a `message` slice per message
+/// over its wire interval (args: from, to, bytes, start_cycle, end_cycle).
 /// The same trace always gives the same document.
 boost::json::object perfetto_json(const Trace& trace);
 

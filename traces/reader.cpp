@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace cardsim::traces {
 namespace {
@@ -18,8 +19,8 @@ namespace {
 constexpr std::string_view u64_shape = "a decimal number without sign or leading zero, at most 2^64 - 1";
 
 /// The header keywords in the order the header must list them.
-constexpr std::array<std::string_view, 7> header_keywords{"program",   "config",       "knob", "mode",
-                                                          "clock_mhz", "ddr_channels", "meta"};
+constexpr std::array<std::string_view, 9> header_keywords{
+    "program", "config", "knob", "mode", "clock_mhz", "ddr_channels", "card", "link", "meta"};
 
 /// True for the keywords of header lines.
 bool is_header_keyword(std::string_view k) {
@@ -139,14 +140,14 @@ void Reader::read_header() {
     constexpr std::string_view magic = "cardsim-trace ";
     if (line.text.rfind(magic, 0) != 0)
         fail(line.number,
-             fmt::format("found {}, expected the first line `cardsim-trace {}` (is this a cardsim "
-                         "trace?)",
-                         quote_for_error(line.text), format_version));
+             fmt::format("found {}, expected the first line `cardsim-trace {}` (`cardsim-trace {}` for a "
+                         "system of cards; is this a cardsim trace?)",
+                         quote_for_error(line.text), one_card_format_version, format_version));
     auto version = std::string_view(line.text).substr(magic.size());
     auto v = parse_u64(version);
     if (!v)
-        fail(line.number, fmt::format("the version is {}, expected the number {}", quote_for_error(version),
-                                      format_version));
+        fail(line.number, fmt::format("the version is {}, expected the number {} ({} for a system of cards)",
+                                      quote_for_error(version), one_card_format_version, format_version));
     if (*v < std::uint64_t(oldest_format_version) || *v > std::uint64_t(format_version))
         fail(line.number, fmt::format("trace format version {} is not supported, expected version {} to {} "
                                       "(the versions this cardsim reads)",
@@ -209,6 +210,8 @@ void Reader::read_header() {
             if (header_.ddr_channels) fail(line.number, "a second `ddr_channels` line, expected one at most");
             if (!header_.meta.empty())
                 fail(line.number, "the `ddr_channels` line follows meta lines, expected it before them");
+            if (!header_.cards.empty())
+                fail(line.number, "the `ddr_channels` line follows `card` lines, expected it before them");
             tokenize(line);
             if (tokens_.size() != 2)
                 fail(line.number,
@@ -218,17 +221,111 @@ void Reader::read_header() {
             if (n == 0 || n > max_ddr_channels)
                 fail(line.number, fmt::format("ddr_channels is {}, expected 1 to {}", n, max_ddr_channels));
             header_.ddr_channels = static_cast<std::uint32_t>(n);
+        } else if ((found == "card" || found == "link") && version_ >= 3) {
+            if (!header_.meta.empty())
+                fail(line.number,
+                     fmt::format("the `{}` line follows meta lines, expected it before them", found));
+            if (found == "card")
+                read_card(line);
+            else
+                read_link(line);
         } else if (found == "meta") {
             read_meta(line);
+        } else if (found == "card" || found == "link") {
+            fail(line.number, fmt::format("a `{}` line in a version {} trace, expected it only in version 3 "
+                                          "(a system of cards)",
+                                          found, version_));
         } else if (is_header_keyword(found)) {
             fail(line.number, fmt::format("a second `{}` line, expected each header line once", found));
         } else {
+            if (header_.cards.size() == 1)
+                fail(line.number, "the header has one `card` line, expected none (one card) or 2 or more");
+            if (!header_.cards.empty() && header_.program != system_digest(header_.cards))
+                fail(line.number,
+                     fmt::format("the program digest is {}, expected {}, the system's digest of its "
+                                 "cards' programs (FORMAT.md section 5)",
+                                 hex16(header_.program), hex16(system_digest(header_.cards))));
             pending_ = std::move(line);
             return;
         }
     }
     fail(line_number_,
          "the file ends after its header, expected cmd lines and the `end` line (is it truncated?)");
+}
+
+void Reader::read_card(const Line& line) {
+    tokenize(line);
+    if (tokens_.size() != 3)
+        fail(line.number,
+             fmt::format("the `card` line has {} fields, expected `card K PROGRAM`", tokens_.size()));
+    if (!header_.links.empty())
+        fail(line.number, "a `card` line follows `link` lines, expected every card line before them");
+    auto k = number(line, 1, "the card");
+    if (k != header_.cards.size())
+        fail(line.number, fmt::format("the card is {}, expected card {} (card lines count 0, 1, 2, ...)", k,
+                                      header_.cards.size()));
+    if (k >= max_cards) fail(line.number, fmt::format("card {}: expected at most {} cards", k, max_cards));
+    auto digest = parse_hex(tokens_[2], 16);
+    if (!digest)
+        fail(line.number, fmt::format("card {}'s program digest is {}, expected 16 lowercase hex digits", k,
+                                      quote_for_error(tokens_[2])));
+    header_.cards.push_back(*digest);
+}
+
+void Reader::read_link(const Line& line) {
+    tokenize(line);
+    if (tokens_.size() != 4)
+        fail(line.number,
+             fmt::format("the `link` line has {} fields, expected `link FROM TO PORTS`", tokens_.size()));
+    LinkSpec l;
+    const auto n = header_.cards.size();
+    auto card = [&](std::size_t f, std::string_view what) {
+        auto c = number(line, f, what);
+        if (c >= n)
+            fail(line.number, fmt::format("{} is card {}, expected a card of the `card` lines above, 0 to {}",
+                                          what, c, n == 0 ? 0 : n - 1));
+        return static_cast<std::uint32_t>(c);
+    };
+    l.from = card(1, "the link's sender");
+    l.to = card(2, "the link's receiver");
+    auto ports = number(line, 3, "the link's ports");
+    if (ports == 0 || ports > 64)
+        fail(line.number, fmt::format("the link has {} ports, expected 1 to 64", ports));
+    l.ports = static_cast<std::uint32_t>(ports);
+    if (l.from == l.to)
+        fail(line.number,
+             fmt::format("link {} -> {} joins a card to itself, expected two different cards", l.from, l.to));
+    if (!header_.links.empty()) {
+        auto& p = header_.links.back();
+        if (std::pair(l.from, l.to) <= std::pair(p.from, p.to))
+            fail(line.number, fmt::format("link {} -> {} follows link {} -> {}, expected links in increasing "
+                                          "(from, to) order, each once",
+                                          l.from, l.to, p.from, p.to));
+    }
+    header_.links.push_back(l);
+}
+
+void Reader::read_message(const Line& line) {
+    tokenize(line);
+    if (tokens_.size() != 6)
+        fail(line.number, fmt::format("the `message` line has {} fields, expected `message FROM TO START END "
+                                      "BYTES`",
+                                      tokens_.size()));
+    Message m;
+    auto from = number(line, 1, "the message's sender"), to = number(line, 2, "the message's receiver");
+    if (from >= max_cards || to >= max_cards)
+        fail(line.number,
+             fmt::format("the message is from card {} to card {}, expected cards of the header's "
+                         "links",
+                         from, to));
+    m.from = static_cast<std::uint32_t>(from);
+    m.to = static_cast<std::uint32_t>(to);
+    m.start = number(line, 3, "the message's start cycle");
+    m.end = number(line, 4, "the message's end cycle");
+    m.bytes = number(line, 5, "the message's bytes");
+    if (auto problem = check_message(header_, m, messages_.empty() ? nullptr : &messages_.back()))
+        fail(line.number, *problem);
+    messages_.push_back(m);
 }
 
 void Reader::read_knob(const Line& line) {
@@ -286,6 +383,19 @@ std::optional<Record> Reader::next() {
                          "last (is it truncated?)",
                          count_, count_));
     auto found = keyword(line.text);
+    while (found == "message" && version_ >= 3) { // a system's messages: after the commands, before end
+        read_message(line);
+        if (!fetch(line))
+            fail(line_number_,
+                 fmt::format("the file ends after {} commands and their messages without the `end` line, "
+                             "expected `end {}` last (is it truncated?)",
+                             count_, count_));
+        found = keyword(line.text);
+        if (found != "message" && found != "end")
+            fail(line.number, fmt::format("a {} line after the messages, expected more `message` lines or "
+                                          "the `end` line (messages follow every command)",
+                                          quote_for_error(found)));
+    }
     if (found == "end") {
         read_end(line);
         return std::nullopt;
@@ -299,8 +409,8 @@ std::optional<Record> Reader::next() {
                          "line",
                          found));
     if (found != "cmd")
-        fail(line.number,
-             fmt::format("unknown line kind {}, expected `cmd`, `data` or `end`", quote_for_error(found)));
+        fail(line.number, fmt::format("unknown line kind {}, expected `cmd`, `data`{} or `end`",
+                                      quote_for_error(found), version_ >= 3 ? ", `message`" : ""));
 
     auto cmd_line = line.number;
     Record record = read_cmd(line);
@@ -311,8 +421,9 @@ std::optional<Record> Reader::next() {
         }
         read_data(line, record);
     }
-    if (auto problem = check_record(header_, record, previous_)) fail(cmd_line, *problem);
+    if (auto problem = check_record(header_, record, previous_, previous_card_)) fail(cmd_line, *problem);
     previous_ = record.index;
+    previous_card_ = record.card;
     ++count_;
     return record;
 }
@@ -326,7 +437,7 @@ Record Reader::read_cmd(const Line& line) {
                          tokens_.size()));
     Record r;
     r.index = number(line, 1, "the index");
-    if (previous_ && r.index <= *previous_)
+    if (header_.cards.empty() && previous_ && r.index <= *previous_)
         fail(line.number,
              fmt::format("command index {} {} the previous index {}, expected strictly increasing "
                          "indices",
@@ -354,6 +465,7 @@ Record Reader::read_cmd(const Line& line) {
     }
     bool seen_pc = false, seen_ddr = false;
     seen_split_ = false;
+    seen_card_ = false;
     for (std::size_t i = 9; i < tokens_.size(); ++i)
         read_option(line, tokens_[i], r, seen_pc, seen_ddr);
     return r;
@@ -364,13 +476,31 @@ void Reader::read_option(const Line& line, std::string_view token, Record& r, bo
     auto key = token.substr(0, eq);
     auto value = eq == std::string_view::npos ? std::string_view{} : token.substr(eq + 1);
     const bool split = key == "split" && version_ >= 2;
-    if (eq == std::string_view::npos || (key != "pc" && key != "ddr" && !split))
+    const bool card = key == "card" && version_ >= 3;
+    if (eq == std::string_view::npos || (key != "pc" && key != "ddr" && !split && !card))
         fail(line.number,
              fmt::format("unknown option {}, expected `pc=N`, `ddr=R/W,...`{}", quote_for_error(token),
-                         version_ >= 2 ? " or `split=PART:N,...`" : " (version 1 has no `split=`)"));
-    bool& seen = key == "pc" ? seen_pc : key == "ddr" ? seen_ddr : seen_split_;
+                         version_ >= 3   ? ", `split=PART:N,...` or `card=K`"
+                         : version_ >= 2 ? " or `split=PART:N,...` (`card=` is version 3's)"
+                                         : " (version 1 has no `split=`)"));
+    bool& seen = key == "pc" ? seen_pc : key == "ddr" ? seen_ddr : key == "card" ? seen_card_ : seen_split_;
     if (seen) fail(line.number, fmt::format("option `{}` appears twice, expected it once at most", key));
     seen = true;
+    if (card) {
+        auto k = parse_u64(value);
+        if (!k) fail(line.number, fmt::format("card is {}, expected {}", quote_for_error(value), u64_shape));
+        if (header_.cards.empty())
+            fail(line.number,
+                 fmt::format("card={}, but the header has no `card` lines, expected card= only in "
+                             "a system trace",
+                             *k));
+        if (*k >= header_.cards.size())
+            fail(line.number,
+                 fmt::format("card={} is not a card of the system, expected 0 to {} (its `card` lines)", *k,
+                             header_.cards.size() - 1));
+        r.card = static_cast<std::uint32_t>(*k);
+        return;
+    }
     if (key == "pc") {
         auto pc = parse_u64(value);
         if (!pc) fail(line.number, fmt::format("pc is {}, expected {}", quote_for_error(value), u64_shape));
@@ -529,20 +659,27 @@ void Reader::read_end(const Line& line) {
     done_ = true;
 }
 
-Trace read_trace(const std::filesystem::path& path) {
-    auto reader = Reader::open(path);
-    Trace t{reader.header(), {}};
+namespace {
+
+/// Every record of `reader`, then its messages.
+Trace read_all(Reader& reader) {
+    Trace t{reader.header(), {}, {}};
     while (auto r = reader.next())
         t.records.push_back(std::move(*r));
+    t.messages = reader.messages();
     return t;
+}
+
+} // namespace
+
+Trace read_trace(const std::filesystem::path& path) {
+    auto reader = Reader::open(path);
+    return read_all(reader);
 }
 
 Trace parse_trace(std::string text, std::string name) {
     auto reader = Reader::from_text(std::move(text), std::move(name));
-    Trace t{reader.header(), {}};
-    while (auto r = reader.next())
-        t.records.push_back(std::move(*r));
-    return t;
+    return read_all(reader);
 }
 
 } // namespace cardsim::traces

@@ -28,6 +28,9 @@ public:
     const Header& header() const { return header_; }
     /// The next record, or nothing once the end line has been read and checked.
     std::optional<Record> next();
+    /// A system trace's link messages (they follow the commands): all of them once `next` has
+    /// returned nothing.
+    const std::vector<Message>& messages() const { return messages_; }
 
 private:
     /// One line of the file without its line feed, and its 1-based number.
@@ -52,6 +55,12 @@ private:
     void read_header();
     /// The five knobs of the knob line (tokenized).
     void read_knob(const Line& line);
+    /// One `card K PROGRAM` line (version 3): the next card's program digest.
+    void read_card(const Line& line);
+    /// One `link FROM TO PORTS` line (version 3), of the cards above it.
+    void read_link(const Line& line);
+    /// One `message FROM TO START END BYTES` line (version 3), over a link of the header.
+    void read_message(const Line& line);
     /// One meta line: a name, `=`, an escaped value.
     void read_meta(const Line& line);
     /// The fields and options of a cmd line.
@@ -72,10 +81,13 @@ private:
     std::vector<std::string_view> tokens_;
     Header header_;
     std::optional<std::uint64_t> previous_;
+    std::optional<std::uint32_t> previous_card_;
+    std::vector<Message> messages_;
     std::uint64_t count_ = 0;
     bool done_ = false;
     int version_ = format_version; ///< the file's format version
     bool seen_split_ = false;      ///< the current cmd line had a `split=` option
+    bool seen_card_ = false;       ///< the current cmd line had a `card=` option
 };
 
 /// Reads the whole trace file at `path` (see Reader for the checks).

@@ -6,7 +6,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace cardsim::traces {
 
@@ -125,6 +127,43 @@ void set_written(Record& record, std::span<const WrittenOperand> operands, bool 
     record.digest = h.digest();
 }
 
+std::uint32_t card_count(const Header& h) {
+    return h.cards.empty() ? 1 : static_cast<std::uint32_t>(h.cards.size());
+}
+
+int version_of(const Header& h) {
+    return h.cards.empty() ? one_card_format_version : format_version;
+}
+
+std::uint64_t system_digest(std::span<const std::uint64_t> card_programs) {
+    Xxh64 h;
+    for (auto d : card_programs) {
+        std::uint8_t le[8];
+        for (int i = 0; i < 8; ++i)
+            le[i] = static_cast<std::uint8_t>(d >> (8 * i));
+        h.update(le);
+    }
+    return h.digest();
+}
+
+Trace card_trace(const Trace& system, std::uint32_t k) {
+    const auto n = card_count(system.header);
+    if (k >= n)
+        throw Error(
+            fmt::format("card {}: the trace holds {} card{} (0..{})", k, n, n == 1 ? "" : "s", n - 1));
+    Trace t;
+    t.header = system.header;
+    t.header.cards.clear();
+    t.header.links.clear();
+    if (!system.header.cards.empty()) t.header.program = system.header.cards[k];
+    for (auto& r : system.records)
+        if (r.card.value_or(0) == k) {
+            t.records.push_back(r);
+            t.records.back().card.reset();
+        }
+    return t;
+}
+
 std::optional<std::string> check_header(const Header& h) {
     if (!std::isfinite(h.clock_mhz) || h.clock_mhz <= 0)
         return fmt::format("the clock is {} MHz, expected a positive finite number", h.clock_mhz);
@@ -141,12 +180,77 @@ std::optional<std::string> check_header(const Header& h) {
         if (!is_name(key))
             return fmt::format("meta key `{}` is not a name, expected letters, digits, `_`, `.` or `-`",
                                escape(key));
+    if (h.cards.size() == 1 || h.cards.size() > max_cards)
+        return fmt::format("the system has {} card lines, expected none (one card) or 2 to {}",
+                           h.cards.size(), max_cards);
+    if (!h.cards.empty() && h.program != system_digest(h.cards))
+        return fmt::format(
+            "the program digest is {}, expected {}, the system's digest of its cards' programs",
+            hex16(h.program), hex16(system_digest(h.cards)));
+    if (!h.links.empty() && h.cards.empty())
+        return "it lists links but no cards, expected links only in a system trace (card lines)";
+    for (std::size_t i = 0; i < h.links.size(); ++i) {
+        auto& l = h.links[i];
+        if (l.from >= h.cards.size() || l.to >= h.cards.size() || l.from == l.to)
+            return fmt::format("link {} -> {}: expected two different cards of the system's {}", l.from, l.to,
+                               h.cards.size());
+        if (l.ports == 0) return fmt::format("link {} -> {} has 0 ports, expected 1 or more", l.from, l.to);
+        if (i > 0 && std::pair(l.from, l.to) <= std::pair(h.links[i - 1].from, h.links[i - 1].to))
+            return fmt::format("link {} -> {} follows link {} -> {}, expected links in increasing (from, to) "
+                               "order, each once",
+                               l.from, l.to, h.links[i - 1].from, h.links[i - 1].to);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> check_message(const Header& h, const Message& m, const Message* previous) {
+    auto at = [&](std::string what) {
+        return fmt::format("message {} -> {} at cycle {}: {}", m.from, m.to, m.start, what);
+    };
+    auto link = [&](const Message& x) {
+        return std::find_if(h.links.begin(), h.links.end(),
+                            [&](auto& l) { return l.from == x.from && l.to == x.to; }) -
+               h.links.begin();
+    };
+    const auto mine = link(m);
+    if (mine == static_cast<std::ptrdiff_t>(h.links.size()))
+        return at("the header has no such link, expected a message over one of its `link` lines");
+    if (m.end <= m.start)
+        return at(fmt::format("it ends at cycle {}, expected its end after its start", m.end));
+    if (!previous) return std::nullopt;
+    const auto before = link(*previous);
+    if (mine < before)
+        return at(fmt::format("it follows a message of link {} -> {}, expected the messages in the order "
+                              "of the header's links",
+                              previous->from, previous->to));
+    if (mine == before && m.start < previous->end)
+        return at(fmt::format("it starts before the previous message on its link ends (cycle {}), "
+                              "expected a link's messages in order, one at a time",
+                              previous->end));
     return std::nullopt;
 }
 
 std::optional<std::string> check_record(const Header& h, const Record& r,
-                                        std::optional<std::uint64_t> previous) {
-    auto at = [&](std::string what) { return fmt::format("command {}: {}", r.index, what); };
+                                        std::optional<std::uint64_t> previous,
+                                        std::optional<std::uint32_t> previous_card) {
+    auto at = [&](std::string what) {
+        return r.card ? fmt::format("card {} command {}: {}", *r.card, r.index, what)
+                      : fmt::format("command {}: {}", r.index, what);
+    };
+    if (h.cards.empty() && r.card)
+        return at("it names a card, but the trace is of one card (no `card` lines), expected no card=");
+    if (!h.cards.empty()) {
+        if (!r.card)
+            return fmt::format("command {}: it names no card, expected card=K in a system trace of {} cards",
+                               r.index, h.cards.size());
+        if (*r.card >= h.cards.size())
+            return at(fmt::format("its card is {}, expected a card of the system, 0 to {}", *r.card,
+                                  h.cards.size() - 1));
+        if (previous_card && *r.card < *previous_card)
+            return at(fmt::format("it follows a command of card {}, expected the commands in card order",
+                                  *previous_card));
+        if (previous_card && *r.card != *previous_card) previous.reset(); // the card's first command
+    }
     if (previous && r.index <= *previous)
         return at(fmt::format("its index is not greater than the previous command's {}, expected strictly "
                               "increasing indices",
@@ -173,10 +277,10 @@ std::optional<std::string> check_record(const Header& h, const Record& r,
     }
     if (r.split) {
         if (r.split->waited() > r.start)
-            return at(
-                fmt::format("its split waits {} cycles (deps, unit, issue, link) before its start at cycle {}, "
-                            "expected at most the start",
-                            r.split->waited(), r.start));
+            return at(fmt::format(
+                "its split waits {} cycles (deps, unit, issue, link) before its start at cycle {}, "
+                "expected at most the start",
+                r.split->waited(), r.start));
         if (r.split->busy() != r.duration())
             return at(
                 fmt::format("its split's parts after the start sum to {} cycles, expected its duration {}",

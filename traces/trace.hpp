@@ -14,9 +14,14 @@
 
 namespace cardsim::traces {
 
-/// The format version this library writes (FORMAT.md section 8); it reads this one and every
-/// earlier one (`oldest_format_version` on).
-inline constexpr int format_version = 2;
+/// The newest format version this library reads and writes (FORMAT.md section 8): version 3, a
+/// system trace (its `card`, `link` and `message` lines); it reads every earlier one
+/// (`oldest_format_version` on). A trace of one card is written as version 2 (`version_of`), so its
+/// bytes are those of every cardsim before systems.
+inline constexpr int format_version = 3;
+
+/// The version a trace of one card is written as: 2 (`split=`, no cards).
+inline constexpr int one_card_format_version = 2;
 
 /// The oldest format version this library reads: version 1, which has no `split=` field.
 inline constexpr int oldest_format_version = 1;
@@ -33,6 +38,8 @@ inline constexpr std::string_view source_meta = "source";
 inline constexpr std::string_view measured_meta = "measured";
 /// The most DDR channels a trace may report.
 inline constexpr std::uint32_t max_ddr_channels = 64;
+/// The most cards a system trace may hold.
+inline constexpr std::uint32_t max_cards = 1024;
 
 /// Who produced a trace and what it holds: a simulation with real data, a timing-only simulation
 /// (no digests), or a capture from the real card.
@@ -55,7 +62,26 @@ std::string_view name(Encoding e);
 /// The bytes of one element in an encoding: 1 for hex, 2 for f16, 4 for f32.
 std::size_t element_size(Encoding e);
 
+/// One direction of a link of a system (FORMAT.md section 5, `link` lines): from card `from` to
+/// card `to` (two different cards of the system) over `ports` parallel port links (1 or more).
+struct LinkSpec {
+    std::uint32_t from = 0, to = 0, ports = 1;
+    friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
+};
+
+/// One message over a link of a system (FORMAT.md, `message` lines): the kernel cycles its link's
+/// wire was sending it, [start, end) with end > start, and its payload bytes. A link's messages
+/// leave in order: each starts at or after the end of the one before it on the same link.
+struct Message {
+    std::uint32_t from = 0, to = 0;
+    std::uint64_t start = 0, end = 0, bytes = 0;
+    std::uint64_t duration() const { return end - start; }
+    friend bool operator==(const Message&, const Message&) = default;
+};
+
 /// The header of a trace: what was run, on which card config, at which knob point and clock.
+/// A system trace (several cards, format version 3) also lists each card's program digest (its
+/// `card` lines; `program` is then the system's digest, `system_digest`) and the system's links.
 struct Header {
     std::uint64_t program = 0; ///< xxh64 of the program file
     std::uint64_t config = 0;  ///< digest of the card config, from the program header
@@ -64,8 +90,20 @@ struct Header {
     double clock_mhz = 300.0;                    ///< kernel clock the cycles count; > 0
     std::optional<std::uint32_t> ddr_channels{}; ///< entries of every `ddr` field; 1..64
     std::map<std::string, std::string> meta{};   ///< producer facts; keys are names, values any bytes
+    std::vector<std::uint64_t> cards{}; ///< a system's cards' program digests, card 0 first; empty: one card
+    std::vector<LinkSpec> links{};      ///< a system's links (none without cards)
     friend bool operator==(const Header&, const Header&) = default;
 };
+
+/// The cards a trace's run had: 1, or its `card` lines (2 to max_cards).
+std::uint32_t card_count(const Header& h);
+
+/// The format version `h` is written as: format_version (3) for a system, else 2.
+int version_of(const Header& h);
+
+/// The program digest of a system of cards: xxh64 (seed 0) of the cards' program digests, each as
+/// 8 little-endian bytes, card 0 first (FORMAT.md section 5).
+std::uint64_t system_digest(std::span<const std::uint64_t> card_programs);
 
 /// The source a header's `source` meta names (absent: Simulated); nothing for an unknown value.
 std::optional<Source> source_of(const Header& h);
@@ -117,6 +155,7 @@ struct Record {
     std::vector<ChannelBytes> ddr{};       ///< per DDR channel traffic, empty when not recorded
     std::vector<DataBlock> data{};         ///< the written bytes, empty when not carried
     std::optional<TimeSplit> split{};      ///< where its time went (version 2), if recorded
+    std::optional<std::uint32_t> card{};   ///< which card ran it: present in a system trace only (version 3)
 
     /// The cycle the command processor reached it: start - its waits (start without a split).
     std::uint64_t ready() const { return start - (split ? split->waited() : 0); }
@@ -125,12 +164,20 @@ struct Record {
     friend bool operator==(const Record&, const Record&) = default;
 };
 
-/// A whole trace: the header and the records in strictly increasing index order.
+/// A whole trace: the header and the records in strictly increasing index order (a system's: in
+/// strictly increasing (card, index) order), and a system's link messages (none for one card), in
+/// the order of the header's links and by start within a link.
 struct Trace {
     Header header{};
     std::vector<Record> records{};
+    std::vector<Message> messages{};
     friend bool operator==(const Trace&, const Trace&) = default;
 };
+
+/// Card `k`'s part of a system trace as a trace of one card: the header with card `k`'s program
+/// digest and no cards or links, card `k`'s records without their card, no messages (the
+/// per-card view `trace diff` and the exports use). Throws cardsim::Error for a card the trace lacks.
+Trace card_trace(const Trace& system, std::uint32_t k);
 
 /// One write operand as a producer hands it over: its bytes after the command and the encoding
 /// its data lines should use.
@@ -151,8 +198,17 @@ bool is_name(std::string_view s);
 std::optional<std::string> check_header(const Header& header);
 
 /// The first rule of FORMAT.md the record breaks under `header` (after a record of index
-/// `previous`, if any), as a sentence, or nothing.
+/// `previous`, if any, on card `previous_card` of a system), as a sentence, or nothing. In a system
+/// trace every record names a card of the system, in non-decreasing card order, and its index is
+/// compared with `previous` only on the same card; in a trace of one card no record names a card.
 std::optional<std::string> check_record(const Header& header, const Record& record,
-                                        std::optional<std::uint64_t> previous);
+                                        std::optional<std::uint64_t> previous,
+                                        std::optional<std::uint32_t> previous_card = std::nullopt);
+
+/// The first rule of FORMAT.md the message breaks under `header` (after `previous`, if any), as a
+/// sentence, or nothing: it is over a link of the header, end > start, and it follows the previous
+/// message in the header's link order, on the same link at or after its end.
+std::optional<std::string> check_message(const Header& header, const Message& message,
+                                         const Message* previous);
 
 } // namespace cardsim::traces

@@ -59,14 +59,12 @@ std::string change(const Var& v, std::uint64_t value, const std::string& id) {
     return fmt::format("b{:b} {}\n", value, id);
 }
 
-} // namespace
-
-std::string to_vcd(const Trace& t) {
-    // The variables: per unit its busy wire (and its commands in flight when they overlap).
-    std::vector<Var> vars;
+/// Appends the variables of the one-card trace `t` under `scope`: per unit its busy wire (and its
+/// commands in flight when they overlap), per DDR channel its commands in flight; raises `last` to
+/// its latest end.
+void card_vars(const Trace& t, const std::string& scope, std::vector<Var>& vars, std::uint64_t& last) {
     std::vector<std::string> units;
     std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> spans;
-    std::uint64_t last = 0;
     for (auto& r : t.records) {
         if (!spans.count(r.unit)) units.push_back(r.unit);
         spans[r.unit].emplace_back(r.start, r.end);
@@ -75,12 +73,12 @@ std::string to_vcd(const Trace& t) {
     for (auto& u : units) {
         std::uint64_t peak = 0;
         auto count = in_flight(spans[u], peak);
-        Var busy{{"card", u}, "busy", 1, {}};
+        Var busy{{scope, u}, "busy", 1, {}};
         for (auto& [cycle, n] : count)
             if (busy.changes.empty() || (busy.changes.back().second != 0) != (n != 0))
                 busy.changes.emplace_back(cycle, n ? 1 : 0);
         vars.push_back(std::move(busy));
-        if (peak > 1) vars.push_back(Var{{"card", u}, "commands", 32, std::move(count)});
+        if (peak > 1) vars.push_back(Var{{scope, u}, "commands", 32, std::move(count)});
     }
     // Per DDR channel, the commands with traffic on it in flight.
     const bool all_ddr = !t.records.empty() && t.header.ddr_channels &&
@@ -93,8 +91,37 @@ std::string to_vcd(const Trace& t) {
                 if (r.ddr[c].read + r.ddr[c].written) on.emplace_back(r.start, r.end);
             std::uint64_t peak = 0;
             vars.push_back(
-                Var{{"card", "ddr", fmt::format("channel{}", c)}, "active", 32, in_flight(on, peak)});
+                Var{{scope, "ddr", fmt::format("channel{}", c)}, "active", 32, in_flight(on, peak)});
         }
+}
+
+} // namespace
+
+std::string to_vcd(const Trace& t) {
+    // One card: its variables under `card`; a system: each card's under `cardK`, and per link a
+    // `busy` wire (its messages on the wire) under `links.linkFROMtoTO`.
+    std::vector<Var> vars;
+    std::uint64_t last = 0;
+    if (t.header.cards.empty())
+        card_vars(t, "card", vars, last);
+    else {
+        for (std::uint32_t k = 0; k < card_count(t.header); ++k)
+            card_vars(card_trace(t, k), fmt::format("card{}", k), vars, last);
+        for (auto& l : t.header.links) {
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> on;
+            for (auto& m : t.messages)
+                if (m.from == l.from && m.to == l.to) {
+                    on.emplace_back(m.start, m.end);
+                    last = std::max(last, m.end);
+                }
+            std::uint64_t peak = 0;
+            Var busy{{"links", fmt::format("link{}to{}", l.from, l.to)}, "busy", 1, {}};
+            for (auto& [cycle, n] : in_flight(on, peak))
+                if (busy.changes.empty() || (busy.changes.back().second != 0) != (n != 0))
+                    busy.changes.emplace_back(cycle, n ? 1 : 0);
+            vars.push_back(std::move(busy));
+        }
+    }
 
     std::string out = fmt::format("$version cardsim trace export (program {}, mode {}, clock {} MHz) $end\n",
                                   hex16(t.header.program), name(t.header.mode),

@@ -19,7 +19,9 @@ namespace cardsim::traces {
 /// active` (the commands with traffic on the channel in flight, as the Perfetto queue depth counts
 /// them). Then `$dumpvars` with every variable at 0 at time 0, and the value changes in time
 /// order, one `#T` per time that changes something, T = cycle × 10^6 / clock_mhz picoseconds
-/// rounded to the nearest; the last time is the trace's last end cycle. Lines end in LF.
+/// rounded to the nearest; the last time is the trace's last end cycle. Lines end in LF. A system
+/// trace: the scope of each card is `cardK` (its units and DDR channels as above), and a scope
+/// `links` holds per link a scope `linkFROMtoTO` with a `busy` wire (its messages on the wire).
 std::string to_vcd(const Trace& trace);
 
 /// Writes `to_vcd(trace)` to `destination` atomically.

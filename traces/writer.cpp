@@ -55,22 +55,31 @@ void append_block(std::string& out, std::uint64_t index, const DataBlock& b) {
 std::string format_header(const Header& h) {
     if (auto problem = check_header(h))
         throw Error("cannot write a trace: its header breaks a rule: " + *problem);
-    std::string out = fmt::format("cardsim-trace {}\n", format_version);
+    std::string out = fmt::format("cardsim-trace {}\n", version_of(h));
     out += "program " + hex16(h.program) + "\n";
     out += "config " + hex16(h.config) + "\n";
     out += "knob " + numerics::to_string(h.knob) + "\n";
     out += fmt::format("mode {}\n", name(h.mode));
     out += "clock_mhz " + *format_clock(h.clock_mhz) + "\n";
     if (h.ddr_channels) out += fmt::format("ddr_channels {}\n", *h.ddr_channels);
+    for (std::size_t k = 0; k < h.cards.size(); ++k)
+        out += fmt::format("card {} {}\n", k, hex16(h.cards[k]));
+    for (auto& l : h.links)
+        out += fmt::format("link {} {} {}\n", l.from, l.to, l.ports);
     for (auto& [key, value] : h.meta)
         out += "meta " + key + "=" + escape(value) + "\n";
-    out += "# cmd index unit opcode start end read written digest [pc=N] [ddr=R/W,...] [split=PART:N,...]\n";
+    out += h.cards.empty()
+               ? "# cmd index unit opcode start end read written digest [pc=N] [ddr=R/W,...] "
+                 "[split=PART:N,...]\n"
+               : "# cmd index unit opcode start end read written digest card=K [pc=N] [ddr=R/W,...] "
+                 "[split=PART:N,...]\n";
     return out;
 }
 
 std::string format_record(const Record& r) {
     std::string out = fmt::format("cmd {} {} {} {} {} {} {} {}", r.index, r.unit, r.opcode, r.start, r.end,
                                   r.read, r.written, r.digest ? hex16(*r.digest) : std::string("-"));
+    if (r.card) out += fmt::format(" card={}", *r.card);
     if (r.pc) out += fmt::format(" pc={}", *r.pc);
     if (!r.ddr.empty()) {
         out += " ddr=";
@@ -92,14 +101,26 @@ std::string format_record(const Record& r) {
     return out;
 }
 
+std::string format_message(const Message& m) {
+    return fmt::format("message {} {} {} {} {}\n", m.from, m.to, m.start, m.end, m.bytes);
+}
+
 std::string to_text(const Trace& t) {
     std::string out = format_header(t.header);
     std::optional<std::uint64_t> previous;
+    std::optional<std::uint32_t> previous_card;
     for (auto& r : t.records) {
-        if (auto problem = check_record(t.header, r, previous))
+        if (auto problem = check_record(t.header, r, previous, previous_card))
             throw Error("cannot write a trace: " + *problem);
         out += format_record(r);
         previous = r.index;
+        previous_card = r.card;
+    }
+    if (!t.messages.empty()) out += "# message from to start end bytes\n";
+    for (std::size_t i = 0; i < t.messages.size(); ++i) {
+        if (auto problem = check_message(t.header, t.messages[i], i ? &t.messages[i - 1] : nullptr))
+            throw Error("cannot write a trace: " + *problem);
+        out += format_message(t.messages[i]);
     }
     out += fmt::format("end {}\n", t.records.size());
     return out;
@@ -115,11 +136,24 @@ Writer::Writer(std::filesystem::path destination, Header header)
 }
 
 void Writer::add(const Record& r) {
-    if (auto problem = check_record(header_, r, previous_))
+    if (previous_message_)
+        throw Error(fmt::format("writing `{}`: command {} after a message, expected every command before "
+                                "the messages",
+                                file_.destination().string(), r.index));
+    if (auto problem = check_record(header_, r, previous_, previous_card_))
         throw Error(fmt::format("writing `{}`: {}", file_.destination().string(), *problem));
     file_.write(format_record(r));
     previous_ = r.index;
+    previous_card_ = r.card;
     ++count_;
+}
+
+void Writer::add(const Message& m) {
+    if (auto problem = check_message(header_, m, previous_message_ ? &*previous_message_ : nullptr))
+        throw Error(fmt::format("writing `{}`: {}", file_.destination().string(), *problem));
+    if (!previous_message_) file_.write("# message from to start end bytes\n");
+    file_.write(format_message(m));
+    previous_message_ = m;
 }
 
 void Writer::finish() {
@@ -131,6 +165,8 @@ void write_trace(const std::filesystem::path& destination, const Trace& trace) {
     Writer w(destination, trace.header);
     for (auto& r : trace.records)
         w.add(r);
+    for (auto& m : trace.messages)
+        w.add(m);
     w.finish();
 }
 

@@ -18,6 +18,9 @@ std::string format_header(const Header& header);
 /// keeps the rules (see `check_record`).
 std::string format_record(const Record& record);
 
+/// The `message` line of `message`, as the writer spells it.
+std::string format_message(const Message& message);
+
 /// The whole text of `trace`; the same trace always gives the same bytes. Throws cardsim::Error
 /// naming the command when a record breaks a rule, so the text always reads back.
 std::string to_text(const Trace& trace);
@@ -29,8 +32,10 @@ std::string to_text(const Trace& trace);
 class Writer {
 public:
     Writer(std::filesystem::path destination, Header header);
-    /// Appends one record.
+    /// Appends one record (of a system: in (card, index) order).
     void add(const Record& record);
+    /// Appends one message of a system's link, after every record.
+    void add(const Message& message);
     /// Writes the end line and moves the file into place.
     void finish();
     /// Records added so far.
@@ -40,6 +45,8 @@ private:
     Header header_;
     io::AtomicFile file_;
     std::optional<std::uint64_t> previous_;
+    std::optional<std::uint32_t> previous_card_;
+    std::optional<Message> previous_message_;
     std::uint64_t count_ = 0;
 };
 

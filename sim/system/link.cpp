@@ -23,6 +23,7 @@ void Link::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& dela
     totals_.bytes += bytes;
     totals_.frames += bytes ? (bytes + config_.frame_payload_bytes - 1) / config_.frame_payload_bytes : 0;
     totals_.busy_seconds += wire;
+    if (keep_) totals_.sent.push_back({start, free_at_, bytes});
     sc_core::sc_time arrival = free_at_ + sc_core::sc_time(config_.latency_ns, sc_core::SC_NS) - now;
     out->b_transport(payload, arrival);
     delay = free_at_ - now;

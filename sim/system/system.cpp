@@ -480,6 +480,7 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
     for (auto [from, to, p] : links) {
         wires.push_back(
             std::make_unique<Link>(fmt::format("link{}to{}", from, to).c_str(), config.link, from, to, p));
+        wires.back()->keep_messages(e.keep_records); // a trace's message lines
         ports[from]->to(to).bind(wires.back()->in);
         wires.back()->out.bind(ports[to]->in);
     }

@@ -5,11 +5,14 @@
 
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "traces/reader.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -391,4 +394,123 @@ TEST_CASE("Llama-3.1-70B at int8 splits by heads over 4 cards, and a card over i
     CHECK(small.code == 1);
     for (int k = 0; k < 4; ++k)
         CHECK(contains(small.out, "card " + std::to_string(k) + " of 4: the weights need 17.7 GiB at int8"));
+}
+
+TEST_CASE("a system run writes one trace, each record carrying its card and each link its messages, "
+          "whose totals are the run's; trace diff compares two systems card by card") {
+    ScratchDir dir("cards-trace");
+    const auto m = (dir.path() / "m").string();
+    auto at = [&](const std::string& f) { return (dir.path() / f).string(); };
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    const std::string tp = " --tokens 2 --set system.cards=2 --plan tp --machine";
+    auto r = run_cardsim("run " + m + tp + " --trace " + at("a.trace") + " --perfetto " + at("a.json") +
+                         " --vcd " + at("a.vcd") + " --csv " + at("a.csv") + " --report " + at("a.html"));
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "bit_exact=yes"));
+    auto t = cardsim::traces::read_trace(at("a.trace"));
+    REQUIRE(t.header.cards.size() == 2);
+    CHECK(t.header.links.size() == 2);
+    std::size_t per_card[2] = {0, 0}, link_waits = 0;
+    for (auto& rec : t.records) {
+        REQUIRE(rec.card);
+        REQUIRE(*rec.card < 2);
+        ++per_card[*rec.card];
+        if ((rec.opcode == "Recv" || rec.opcode == "RecvAdd") && rec.split &&
+            (*rec.split)[cardsim::traces::TimePart::Link] > 0)
+            ++link_waits;
+    }
+    CHECK(per_card[0] > 0);
+    CHECK(per_card[1] > 0);
+    CHECK(link_waits > 0); // a receive's wait for its message is its link part
+    // The messages are the links' traffic: their bytes are the run's link bytes, and their busy
+    // cycles its busy seconds (each message's interval rounded out to whole cycles: at most 2 more).
+    REQUIRE(!t.messages.empty());
+    std::uint64_t bytes = 0, busy = 0;
+    for (auto& msg : t.messages) {
+        bytes += msg.bytes;
+        busy += msg.duration();
+    }
+    CHECK(std::to_string(bytes) == value_of(r.out, "link_bytes"));
+    const double busy_cycles = std::stod(value_of(r.out, "link_busy_seconds")) * t.header.clock_mhz * 1e6;
+    CHECK(double(busy) >= busy_cycles - 1);
+    CHECK(double(busy) <= busy_cycles + 2.0 * double(t.messages.size()));
+
+    auto show = run_cardsim("trace show " + at("a.trace"));
+    CHECK(show.code == 0);
+    CHECK(contains(show.out, "system: 2 cards, 2 links"));
+    CHECK(contains(show.out, "link 0 -> 1 (2 ports): "));
+    CHECK(contains(show.out, "card1.matvec"));
+    std::ifstream json(at("a.json"));
+    std::stringstream perfetto;
+    perfetto << json.rdbuf();
+    CHECK(contains(perfetto.str(), "cardsim card 1 (program "));
+    CHECK(contains(perfetto.str(), "link 1 -> 0 (2 ports)"));
+    std::ifstream page(at("a.html"));
+    std::stringstream html;
+    html << page.rdbuf();
+    CHECK(contains(html.str(), "id=\"system-links\""));
+
+    // Two traces of the same system compare card by card; a faster link differs on the links.
+    auto same = run_cardsim("trace diff " + at("a.trace") + " " + at("a.trace"));
+    CHECK(same.code == 0);
+    CHECK(contains(same.out, "traces agree: 2 cards"));
+    REQUIRE(run_cardsim("run " + m + tp + " --set link.gbps=100 --trace " + at("b.trace")).code == 0);
+    auto faster = run_cardsim("trace diff " + at("a.trace") + " " + at("b.trace") + " --format json");
+    CHECK(faster.code == 1);
+    CHECK(contains(faster.out, "\"format\":\"cardsim-trace-diff-system\""));
+    CHECK(contains(faster.out, "link 0 -> 1 differs"));
+    // The diff page of two systems: the links, then a section per card.
+    auto page_of_two = run_cardsim("report " + at("a.trace") + " " + at("b.trace") + " -o " + at("d.html"));
+    CHECK(page_of_two.code == 0);
+    std::ifstream diff_page(at("d.html"));
+    std::stringstream diff_html;
+    diff_html << diff_page.rdbuf();
+    CHECK(contains(diff_html.str(), "id=\"link-table\""));
+    CHECK(contains(diff_html.str(), "<section id=\"card-1\">"));
+    CHECK(contains(diff_html.str(), "id=\"card1-unit-table\""));
+    // A one-card trace against a system's is refused, saying why, by the diff and its page.
+    REQUIRE(run_cardsim("run " + m + " --tokens 2 --trace " + at("one.trace")).code == 0);
+    auto mixed = run_cardsim("trace diff " + at("one.trace") + " " + at("a.trace"));
+    CHECK(mixed.code == 2);
+    CHECK(contains(mixed.out, "A is a trace of one card and B a system of 2 cards"));
+    auto mixed_page = run_cardsim("report " + at("one.trace") + " " + at("a.trace") + " -o " + at("m.html"));
+    CHECK(mixed_page.code == 2);
+    CHECK(contains(mixed_page.out, "A is a trace of one card and B a system of 2 cards"));
+    CHECK_FALSE(std::filesystem::exists(at("m.html")));
+    // The f32 exchange's ring reduce-scatter receives (RecvAdd) wait on the link too.
+    REQUIRE(run_cardsim("run " + m + tp + " --set system.exchange=f32 --trace " + at("f.trace")).code == 0);
+    std::size_t add_waits = 0;
+    for (auto& rec : cardsim::traces::read_trace(at("f.trace")).records)
+        if (rec.opcode == "RecvAdd" && rec.split && (*rec.split)[cardsim::traces::TimePart::Link] > 0)
+            ++add_waits;
+    CHECK(add_waits > 0);
+}
+
+TEST_CASE("a tp×pp system's trace holds every card and every hop of its links, microbatched or not") {
+    ScratchDir dir("cards-trace-tpp");
+    const auto m = (dir.path() / "m").string();
+    auto at = [&](const std::string& f) { return (dir.path() / f).string(); };
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    for (const std::string extra : {"", " --seqs 4 --microbatches 2"}) {
+        INFO(extra);
+        auto r =
+            run_cardsim("run " + m + " --tokens 2 --set system.cards=4 --plan tp2xpp2 --machine --trace " +
+                        at("t.trace") + extra);
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        auto t = cardsim::traces::read_trace(at("t.trace"));
+        REQUIRE(t.header.cards.size() == 4);
+        std::size_t cards_seen[4] = {0, 0, 0, 0};
+        for (auto& rec : t.records)
+            ++cards_seen[rec.card.value()];
+        for (auto n : cards_seen)
+            CHECK(n > 0);
+        std::uint64_t bytes = 0;
+        for (auto& msg : t.messages)
+            bytes += msg.bytes;
+        CHECK(std::to_string(bytes) == value_of(r.out, "link_bytes")); // a forwarded message: each hop
+        auto same = run_cardsim("trace diff " + at("t.trace") + " " + at("t.trace"));
+        CHECK(same.code == 0);
+    }
 }

@@ -27,7 +27,38 @@ std::string format_example() {
     return doc.substr(open, close - open);
 }
 
+/// The text of the ```trace block of FORMAT.md that is a system's (`cardsim-trace 3`).
+std::string system_example() {
+    auto doc = io::read_file(std::filesystem::path(CARDSIM_SOURCE_DIR) / "traces" / "FORMAT.md");
+    auto open = doc.find("```trace\ncardsim-trace 3\n");
+    REQUIRE(open != std::string::npos);
+    open += 9;
+    auto close = doc.find("```", open);
+    REQUIRE(close != std::string::npos);
+    return doc.substr(open, close - open);
+}
+
 } // namespace
+
+TEST_CASE("the system example of FORMAT.md is a valid version 3 trace with the facts its text states",
+          "[traces][format]") {
+    auto t = parse_trace(system_example(), "FORMAT.md system example");
+    REQUIRE(t.header.cards.size() == 2);
+    CHECK(t.header.program == system_digest(t.header.cards));
+    REQUIRE(t.records.size() == 6);
+    const auto& recv = t.records[2];
+    CHECK(recv.card == 0u);
+    CHECK(recv.opcode == "Recv");
+    REQUIRE(recv.split);
+    CHECK((*recv.split)[TimePart::Link] == 90);
+    CHECK((*recv.split)[TimePart::Unit] == 100);
+    REQUIRE(t.messages.size() == 2);
+    CHECK(t.messages[0] == Message{0, 1, 715, 811, 3072});
+    // The message's last byte left at 811; one hop of 304 ns (91.2 cycles at 300 MHz) later, the receive.
+    CHECK(recv.start == t.messages[1].end + 91);
+    // It is spelt exactly as the writer spells it.
+    CHECK(to_text(t) == system_example());
+}
 
 TEST_CASE("the example of FORMAT.md is a valid trace with the facts its text states", "[traces][format]") {
     auto t = parse_trace(format_example(), "FORMAT.md example");

@@ -125,8 +125,8 @@ TEST_CASE("every malformed input is an error naming the file and the line and wh
     auto good = join(g);
     std::vector<Case> cases{
         {"empty file", "", 1, "the file is empty"},
-        replace("unknown version", 1, "cardsim-trace 3", 1,
-                "version 3 is not supported, expected version 1 to 2"),
+        replace("unknown version", 1, "cardsim-trace 4", 1,
+                "version 4 is not supported, expected version 1 to 3"),
         replace("version 0", 1, "cardsim-trace 0", 1, "version 0 is not supported"),
         replace("version with a leading zero", 1, "cardsim-trace 01", 1, "expected the number 2"),
         replace("not a trace", 1, "hello", 1, "expected the first line `cardsim-trace 2`"),

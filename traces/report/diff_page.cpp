@@ -272,4 +272,70 @@ void write_diff_page(const std::filesystem::path& destination, const DiffReport&
     io::write_file_atomically(destination, diff_page(report, name_a, name_b));
 }
 
+namespace {
+
+/// `html` with every `id="X"` made `id="PREFIX-X"` (a card's sections, unique on a system's page).
+std::string prefix_ids(std::string html, std::string_view prefix) {
+    const std::string from = " id=\"", to = fmt::format(" id=\"{}-", prefix);
+    for (auto at = html.find(from); at != std::string::npos; at = html.find(from, at + to.size()))
+        html.replace(at, from.size(), to);
+    return html;
+}
+
+} // namespace
+
+std::string system_diff_page(const SystemDiffReport& r, std::string_view name_a, std::string_view name_b) {
+    const double tol = r.cards.empty() ? r.cycles_tol_pct : r.cards.front().options.cycles_tol_pct;
+    std::string b;
+    b += fmt::format("<header><h1>System trace diff</h1><p class=\"sub\">cardsim trace diff report · A "
+                     "(reference) {} · B {} · {} cards, compared card by card · durations within {} %</p>"
+                     "</header>\n",
+                     escape(name_a), escape(name_b), r.cards.size(), tol);
+    b += "<nav><a href=\"#links\">links</a>";
+    for (std::size_t k = 0; k < r.cards.size(); ++k)
+        b += fmt::format(" <a href=\"#card-{0}\">card {0}</a>", k);
+    b += " <a href=\"#text\">text report</a></nav>\n<main>\n";
+    b += "<section id=\"figures\" class=\"cards\">\n";
+    b += figure_card("verdict", r.agree() ? "agree" : "differ", r.verdict(), r.agree() ? "good" : "bad");
+    std::size_t differing = 0;
+    for (auto& l : r.links)
+        differing += l.differs(r.cycles_tol_pct) ? 1 : 0;
+    b += figure_card("links", fmt::format("{} of {} differ", differing, r.links.size()),
+                     "messages, bytes or busy cycles", differing ? "bad" : "good");
+    b += "</section>\n<section id=\"links\">\n<h2>Links</h2>\n<table class=\"data sortable\" "
+         "id=\"link-table\"><thead><tr><th>link</th><th>messages A</th><th>messages B</th><th>bytes A</th>"
+         "<th>bytes B</th><th>busy cycles A</th><th>busy cycles B</th><th>change</th><th></th></tr></thead>"
+         "<tbody>\n";
+    for (auto& l : r.links)
+        b += fmt::format("<tr><td>{} -&gt; {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                         l.from, l.to, l.messages_a, l.messages_b, l.bytes_a, l.bytes_b, l.busy_a, l.busy_b,
+                         escape(change(l.busy_a, l.busy_b)),
+                         !l.in_a                       ? "only in B"
+                         : !l.in_b                     ? "only in A"
+                         : l.differs(r.cycles_tol_pct) ? "differs"
+                                                       : "");
+    b += "</tbody></table>\n</section>\n";
+    for (std::size_t k = 0; k < r.cards.size(); ++k) {
+        const auto& c = r.cards[k];
+        const auto a = fmt::format("{} card {}", name_a, k), bn = fmt::format("{} card {}", name_b, k);
+        b += fmt::format("<section id=\"card-{}\">\n<h2>Card {}</h2>\n", k, k);
+        b += prefix_ids(cards(c) + units_section(c, a, bn) + phases_section(c, a, bn) + data_section(c) +
+                            header_section(c) + commands_section(c) + structure_section(c),
+                        fmt::format("card{}", k));
+        b += "</section>\n";
+    }
+    b +=
+        fmt::format("<section id=\"text\">\n<h2>Text report</h2>\n<p class=\"help\">What <code>cardsim trace "
+                    "diff</code> prints for the same options.</p>\n<pre>{}</pre>\n</section>\n",
+                    escape(to_text(r, name_a, name_b)));
+    b += "</main>\n<div id=\"tooltip\" class=\"tooltip\" hidden></div>\n";
+    return document(fmt::format("System trace diff {} → {} — cardsim report", name_a, name_b), b);
+}
+
+void write_system_diff_page(const std::filesystem::path& destination, const SystemDiffReport& report,
+                            std::string_view name_a, std::string_view name_b) {
+    io::write_file_atomically(destination, system_diff_page(report, name_a, name_b));
+}
+
 } // namespace cardsim::traces::report

@@ -5,6 +5,7 @@
 // with the same contents as `cardsim trace diff`'s text report.
 
 #include "traces/diff.hpp"
+#include "traces/system_diff.hpp"
 
 #include <filesystem>
 #include <string>
@@ -19,5 +20,15 @@ std::string diff_page(const DiffReport& report, std::string_view name_a, std::st
 /// Writes `diff_page(...)` to `destination` atomically.
 void write_diff_page(const std::filesystem::path& destination, const DiffReport& report,
                      std::string_view name_a, std::string_view name_b);
+
+/// The page of two systems' diff: the verdict and the links (messages, bytes and busy cycles on
+/// each side), then a section per card (`card-K`, its ids prefixed `cardK-`) with what
+/// `diff_page` shows of that card, and the text report.
+std::string system_diff_page(const SystemDiffReport& report, std::string_view name_a,
+                             std::string_view name_b);
+
+/// Writes `system_diff_page(...)` to `destination` atomically.
+void write_system_diff_page(const std::filesystem::path& destination, const SystemDiffReport& report,
+                            std::string_view name_a, std::string_view name_b);
 
 } // namespace cardsim::traces::report

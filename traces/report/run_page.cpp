@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace cardsim::traces::report {
 namespace {
@@ -262,6 +263,77 @@ std::string unit_table(const Trace& t) {
     return o + "</tbody>\n</table>\n";
 }
 
+/// A system trace as the page's timeline, occupancy and unit table draw it: one card's trace whose
+/// units are named by their card (`card1.matvec`), and a row per link (`link0to1`) with a
+/// `message` slice per message (its bytes as read, no DDR bytes).
+Trace system_view(const Trace& t) {
+    Trace v;
+    v.header = t.header;
+    v.header.cards.clear();
+    v.header.links.clear();
+    std::uint64_t index = 0;
+    for (auto& r : t.records) {
+        v.records.push_back(r);
+        v.records.back().unit = unit_label(r);
+        v.records.back().card.reset();
+        index = std::max(index, r.index + 1);
+    }
+    for (auto& m : t.messages) {
+        Record r{.index = index++,
+                 .unit = fmt::format("link{}to{}", m.from, m.to),
+                 .opcode = "message",
+                 .start = m.start,
+                 .end = m.end,
+                 .read = m.bytes};
+        if (t.header.ddr_channels) r.ddr.assign(*t.header.ddr_channels, ChannelBytes{});
+        v.records.push_back(std::move(r));
+    }
+    return v;
+}
+
+/// A system's section: per card its program, commands, DDR bytes and busiest unit; per link its
+/// messages, bytes, busy time and utilisation (busy over the run). Nothing for one card.
+std::string system_section(const Trace& t) {
+    if (t.header.cards.empty()) return "";
+    auto whole = summarise(t);
+    const double mhz = t.header.clock_mhz;
+    const double run = static_cast<double>(whole.cycles);
+    std::string o = fmt::format(
+        "<section id=\"system\">\n<h2>System: {} cards, {} links</h2>\n<h3>Cards</h3>\n"
+        "<table class=\"data sortable\" id=\"system-cards\">\n<thead><tr><th>card</th><th>program</th>"
+        "<th>commands</th><th>last end (cycles)</th><th>MB of DDR moved</th><th>busiest unit</th>"
+        "<th>busy %</th></tr></thead>\n<tbody>\n",
+        t.header.cards.size(), t.header.links.size());
+    for (std::uint32_t k = 0; k < t.header.cards.size(); ++k) {
+        auto s = summarise(card_trace(t, k));
+        std::uint64_t ddr = 0;
+        for (auto& c : s.ddr)
+            ddr += c.read + c.written;
+        const UnitBusy* busiest = nullptr;
+        for (auto& u : s.units)
+            if (!busiest || u.busy_cycles > busiest->busy_cycles) busiest = &u;
+        o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td>"
+                         "<td>{:.1f}</td></tr>\n",
+                         k, hex16(t.header.cards[k]), s.commands, s.cycles, double(ddr) / 1e6,
+                         busiest ? escape(busiest->unit) : "",
+                         busiest && run > 0 ? 100.0 * double(busiest->busy_cycles) / run : 0.0);
+    }
+    o +=
+        "</tbody>\n</table>\n<h3>Links</h3>\n<table class=\"data sortable\" id=\"system-links\">\n<thead><tr>"
+        "<th>link</th><th>ports</th><th>messages</th><th>MB</th><th>busy cycles</th><th>busy us</th>"
+        "<th>utilisation %</th></tr></thead>\n<tbody>\n";
+    for (auto& l : whole.links)
+        o += fmt::format(
+            "<tr><td>{} -&gt; {}</td><td>{}</td><td>{}</td><td>{:.6f}</td><td>{}</td><td>{:.3f}</td>"
+            "<td>{:.2f}</td></tr>\n",
+            l.from, l.to, l.ports, l.messages, double(l.bytes) / 1e6, l.busy_cycles,
+            double(l.busy_cycles) / mhz, run > 0 ? 100.0 * double(l.busy_cycles) / run : 0.0);
+    return o +
+           "</tbody>\n</table>\n<p class=\"help\">A link's utilisation is the time its wire was sending over "
+           "the run's cycles; the timeline and occupancy below have a row per card's unit and per "
+           "link.</p>\n</section>\n";
+}
+
 /// The shim's verdict table.
 /// The experts a run's Moe layers touched (the trace's `run.experts` meta, the summary's lines):
 /// its first line, then a row a layer; nothing for a run without experts.
@@ -413,7 +485,10 @@ std::vector<std::pair<std::string, std::string>> summary_lines(const RunPageInpu
 }
 
 std::string run_page(const RunPageInput& in) {
-    const auto& t = in.trace;
+    // A system's timeline, occupancy and units: each card's units and each link a row (system_view).
+    std::optional<Trace> view;
+    if (!in.trace.header.cards.empty()) view = system_view(in.trace);
+    const auto& t = view ? *view : in.trace;
     const std::string model = in.facts && !in.facts->model.empty() ? in.facts->model : "a run";
     std::string b;
     b += fmt::format("<header><h1>{}</h1><p class=\"sub\">cardsim run report · {} · program {} · {} · {}</p>"
@@ -427,6 +502,7 @@ std::string run_page(const RunPageInput& in) {
          "<a href=\"#shim\">shim</a>";
     if (in.facts && !in.facts->layers_checked.empty()) b += " <a href=\"#layers\">layer checks</a>";
     if (t.header.meta.count("run.experts")) b += " <a href=\"#experts\">experts</a>";
+    if (view) b += " <a href=\"#system\">system</a>";
     b += " <a href=\"#card\">card</a></nav>\n<main>\n";
     b += figure_cards(in);
     b += "<section id=\"summary\">\n<h2>Summary</h2>\n";
@@ -436,6 +512,7 @@ std::string run_page(const RunPageInput& in) {
              "below are what its records give.</p>\n";
     b += kv_table(summary_lines(in), "summary-lines");
     b += "<h3>DDR channels</h3>\n" + channel_table(in) + "</section>\n";
+    b += system_section(in.trace);
     // The timeline: drawn by the page's script from the command columns.
     const auto steps =
         in.facts ? std::span<const std::uint64_t>(in.facts->step_end) : std::span<const std::uint64_t>();
