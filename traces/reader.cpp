@@ -281,9 +281,11 @@ void Reader::read_link(const Line& line) {
     const auto n = header_.cards.size();
     auto card = [&](std::size_t f, std::string_view what) {
         auto c = number(line, f, what);
-        if (c >= n)
-            fail(line.number, fmt::format("{} is card {}, expected a card of the `card` lines above, 0 to {}",
-                                          what, c, n == 0 ? 0 : n - 1));
+        if (c > n) // node n is the system's switch (system.topology = "switch")
+            fail(line.number,
+                 fmt::format("{} is card {}, expected a card of the `card` lines above, 0 to {} (or {}, the "
+                             "system's switch)",
+                             what, c, n == 0 ? 0 : n - 1, n));
         return static_cast<std::uint32_t>(c);
     };
     l.from = card(1, "the link's sender");

@@ -191,9 +191,10 @@ std::optional<std::string> check_header(const Header& h) {
         return "it lists links but no cards, expected links only in a system trace (card lines)";
     for (std::size_t i = 0; i < h.links.size(); ++i) {
         auto& l = h.links[i];
-        if (l.from >= h.cards.size() || l.to >= h.cards.size() || l.from == l.to)
-            return fmt::format("link {} -> {}: expected two different cards of the system's {}", l.from, l.to,
-                               h.cards.size());
+        if (l.from > h.cards.size() || l.to > h.cards.size() || l.from == l.to)
+            return fmt::format("link {} -> {}: expected two different cards of the system's {} (or {}, its "
+                               "switch)",
+                               l.from, l.to, h.cards.size(), h.cards.size());
         if (l.ports == 0) return fmt::format("link {} -> {} has 0 ports, expected 1 or more", l.from, l.to);
         if (i > 0 && std::pair(l.from, l.to) <= std::pair(h.links[i - 1].from, h.links[i - 1].to))
             return fmt::format("link {} -> {} follows link {} -> {}, expected links in increasing (from, to) "

@@ -233,6 +233,27 @@ TEST_CASE("a plan's programs compiled to files run as the checkpoint does, to th
     CHECK(contains(more.out, "compiled for more than system.cards = 2 cards"));
 }
 
+TEST_CASE("a system joined by a switch runs tensor parallel bit-exact, every message crossing the switch, "
+          "and its trace reads back") {
+    ScratchDir dir("cards-switch");
+    const auto m = (dir.path() / "m").string();
+    const auto trace = (dir.path() / "sw.trace").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + m).code == 0);
+    auto r =
+        run_cardsim("run " + m + " --tokens 2 --plan tp --set system.cards=4 --set system.topology=switch " +
+                    "--trace " + trace);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "bit-exact: yes"));
+    CHECK(contains(r.out, "link 0 -> switch"));
+    CHECK(contains(r.out, "link switch -> 3"));
+    CHECK_FALSE(contains(r.out, "link 0 -> 1 "));
+    auto show = run_cardsim("trace show " + trace);
+    INFO(show.out);
+    CHECK(show.code == 0);
+    CHECK(contains(show.out, "link 0 -> 4"));
+}
+
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
     ScratchDir dir("cards-tp-f32");
     const auto m = (dir.path() / "m").string();
