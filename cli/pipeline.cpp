@@ -33,6 +33,18 @@ fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run
     return a;
 }
 
+double run_watts(const card::CardConfig& config, const sim::RunResult& run,
+                 const sim::system::SystemResult* system) {
+    if (!system) return fit::estimate_power(config, config.clock.kernel_mhz, activity(config, run)).total();
+    double watts = 0;
+    for (auto card : system->cards) { // each card's own estimate over the whole run's time
+        card.cycles = run.cycles;
+        card.seconds = run.seconds;
+        watts += fit::estimate_power(config, config.clock.kernel_mhz, activity(config, card)).total();
+    }
+    return watts;
+}
+
 namespace {
 
 /// The report's lines of a system of cards: each card's part (its layers' ops, its weights, its DDR
@@ -127,20 +139,7 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
                 if (mine[r].experts) rep.experts[r] = mine[r];
         }
     rep.fit = fit::check_fit(req.config);
-    if (simulated.system) { // every card's own estimate, summed
-        rep.watts = 0;
-        for (auto& card : simulated.system->cards) {
-            auto run = card;
-            run.cycles = rep.run.cycles;
-            run.seconds = rep.run.seconds;
-            rep.watts +=
-                fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, run))
-                    .total();
-        }
-    } else
-        rep.watts =
-            fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run))
-                .total();
+    rep.watts = run_watts(req.config, rep.run, simulated.system ? &*simulated.system : nullptr);
     rep.bit_exact = verdict.bit_exact;
     rep.mismatch = std::move(verdict.mismatch);
     rep.first_mismatch = verdict.first;

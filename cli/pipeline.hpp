@@ -13,6 +13,7 @@
 #include "models/accuracy.hpp"
 #include "sim/card/simulation.hpp"
 #include "sim/system/link.hpp"
+#include "sim/system/system.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -147,6 +148,11 @@ struct RunReport {
 /// How busy a run kept the card, for its power estimate: each unit kind's busy cycles over its
 /// instances' time, the arena as busy as the units are on average, the DDR's read and write rates.
 fit::Activity activity(const card::CardConfig& config, const sim::RunResult& run);
+
+/// The average power of `run` (engine/fit): one card's estimate, or with `system` each card's
+/// over the whole run's time, summed.
+double run_watts(const card::CardConfig& config, const sim::RunResult& run,
+                 const sim::system::SystemResult* system);
 
 /// Loads, checks (refusals are a cardsim::Error listing them), compiles (or reads the program and
 /// its image, refusing a damaged image, a program for another card config or one compiled from

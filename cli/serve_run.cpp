@@ -381,19 +381,7 @@ ServeReport serve_model(const ServeRequest& req) {
         rep.host_golden = watch.lap();
     }
     rep.fit = fit::check_fit(req.config);
-    if (system) { // every card's own estimate, summed
-        for (auto& card : system->cards) {
-            auto run = card;
-            run.cycles = rep.run.cycles;
-            run.seconds = rep.run.seconds;
-            rep.watts +=
-                fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, run))
-                    .total();
-        }
-    } else
-        rep.watts =
-            fit::estimate_power(req.config, req.config.clock.kernel_mhz, activity(req.config, rep.run))
-                .total();
+    rep.watts = run_watts(req.config, rep.run, system ? &*system : nullptr);
     rep.host_total = process_seconds();
     return rep;
 }

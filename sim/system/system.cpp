@@ -114,6 +114,7 @@ private:
     const Sets& sets_;
     RunPlan plan_;                         ///< a run's (a session's mode only)
     const SessionPlan* session_ = nullptr; ///< a session's
+    SessionPlan adapted_;                  ///< a run of steps one after another, as a session
     std::size_t bucket_ = 0;               ///< the bucket the cards use
     SystemResult& result_;
     sc_core::sc_event card_done_;
@@ -156,52 +157,19 @@ private:
         return out;
     }
 
+    /// The host's thread: a session's steps, a run's overlapped (lag > 1) or one after another.
     void run() {
-        if (session_) return session();
-        if (plan_.lag > 1) return overlapped();
-        const StepOutputs* previous = nullptr;
-        auto& clock = cards_.front()->context().clock;
-        auto& last = result_.cards.back();
-        for (std::size_t s = 0; s < plan_.steps; ++s) {
-            auto in = plan_.inputs(s, previous);
-            const auto start = clock.cycle_at_or_after(sc_core::sc_time_stamp());
-            for (std::size_t k = 0; k < cards_.size(); ++k) {
-                write_inputs(k, in);
-                result_.cards[k].step_start.push_back(start);
-                result_.cards[k].step_bucket.push_back(0);
-            }
-            running_ = cards_.size();
-            for (std::size_t k = 0; k < cards_.size(); ++k)
-                sc_core::sc_spawn(
-                    [this, k, s, positions = in.positions, slots = in.slots]() mutable {
-                        if (!cards_[k]->run_step(static_cast<std::uint32_t>(s), std::move(positions),
-                                                 std::move(slots)))
-                            failed_ = true;
-                        --running_;
-                        card_done_.notify(sc_core::SC_ZERO_TIME);
-                    },
-                    fmt::format("step{}_card{}", s, k).c_str());
-            while (running_ > 0)
-                sc_core::wait(card_done_);
-            if (failed_) break;
-            // The step's routing, gathered: each router's rows from the card that routed it.
-            std::vector<std::vector<std::uint32_t>> routing;
-            for (auto& card : cards_) {
-                const auto& mine = card->context().routing;
-                if (routing.size() < mine.size()) routing.resize(mine.size());
-                for (std::size_t r = 0; r < mine.size(); ++r)
-                    if (!mine[r].empty()) routing[r] = mine[r];
-            }
-            if (!routing.empty()) result_.routing.push_back(std::move(routing));
-            auto out = read_outputs();
-            if (plan_.mode == Mode::TimingOnly) last.outputs.clear();
-            last.outputs.push_back(std::move(out));
-            previous = &last.outputs.back();
-            const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
-            result_.step_end.push_back(end);
-            for (auto& r : result_.cards)
-                r.step_end.push_back(end);
+        if (plan_.lag > 1 && !session_) return overlapped();
+        if (!session_) { // steps one after another: a session of the plan's steps on bucket 0
+            adapted_.mode = plan_.mode;
+            adapted_.next = [this](std::size_t step, double,
+                                   const StepOutputs* previous) -> std::optional<SessionStep> {
+                if (step >= plan_.steps) return std::nullopt;
+                return SessionStep{0, plan_.inputs(step, previous), 0};
+            };
+            session_ = &adapted_;
         }
+        session();
     }
 
     /// Stops the session with the host's refusal of step `s` (the last card's fault).
