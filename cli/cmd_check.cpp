@@ -53,12 +53,15 @@ int run_check(std::span<const std::string> args) {
             // Each card's budget: its layers' (pp) or its heads' and columns' (tp) weights and stores;
             // a card over its DDR is a refusal naming it.
             std::vector<lower::Capacity> caps;
+            std::vector<std::size_t> commands;
             std::vector<std::string> parts;
             o.shapes_only = true;
             try { // a split that cannot stay exact is the verdict's refusal
                 auto planned = lower_plan(plan, model, built.graph, config, o, false);
-                for (auto& c : planned.cards)
+                for (auto& c : planned.cards) {
                     caps.push_back(c.capacity);
+                    commands.push_back(c.program.commands.size());
+                }
                 parts = std::move(planned.parts);
             } catch (const Refusal& r) {
                 report.refusals.push_back({std::nullopt, r.what()});
@@ -66,7 +69,8 @@ int run_check(std::span<const std::string> args) {
             }
             std::vector<std::string> over;
             for (std::size_t k = 0; k < caps.size(); ++k) {
-                fmt::print("card {} of {} ({}):\n{}", k, caps.size(), parts[k], caps[k].text());
+                fmt::print("card {} of {} ({}; {} commands a step):\n{}", k, caps.size(), parts[k],
+                           commands[k], caps[k].text());
                 if (!caps[k].fits()) {
                     report.refusals.push_back(
                         {std::nullopt, fmt::format("card {} of {}: {}", k, caps.size(), caps[k].refusal())});
