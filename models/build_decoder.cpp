@@ -133,14 +133,9 @@ private:
                                    i));
             if (d_.layers[i].mixer == Mixer::LatentAttention)
                 refuse(fmt::format("layer {} is latent attention, whose heads are not split yet", i));
-            if (d_.layers[i].mixer == Mixer::GatedDeltaNet && d_.delta->grouped)
-                refuse(fmt::format("layer {} is a Qwen3-Next Gated-DeltaNet mixer, whose grouped projections "
-                                   "are not split yet (--plan pp splits it by layers)",
-                                   i));
         }
-        if (d_.delta && !d_.delta->grouped &&
-            (d_.delta->key_heads % N || d_.delta->value_heads % N ||
-             (d_.delta->value_heads / N * d_.delta->value_dim) % s.align))
+        if (d_.delta && (d_.delta->key_heads % N || d_.delta->value_heads % N ||
+                         (d_.delta->value_heads / N * d_.delta->value_dim) % s.align))
             refuse(
                 fmt::format("the Gated-DeltaNet's {} key and {} value heads must divide by the cards, each "
                             "card's value columns in whole blocks of {} (weights.block_size)",
@@ -323,7 +318,7 @@ private:
         site_ = Site{i, Part::Mixer};
         const auto& gd = *d_.delta;
         const std::size_t nk = gd.key_heads, nv = gd.value_heads, dk = gd.key_dim, dv = gd.value_dim;
-        const std::size_t key = nk * dk, value = nv * dv, r = nv / nk;
+        const std::size_t key = nk * dk, r = nv / nk;
         // On a card of a tensor-parallel plan, its share of the key and value heads (value head h
         // reads key head h / r, so a card's value heads read its own key heads).
         const std::size_t cards = shard_ ? shard_->cards : 1, card = shard_ ? shard_->card : 0;
@@ -336,17 +331,21 @@ private:
         Val h = input_norm(i, "input_layernorm.weight", "mixer_norm");
         Val q, k, v, z, b, a;
         if (gd.grouped) {
-            // Qwen3-Next: per key head [q dk | k dk | v r·dv | z r·dv] and [b r | a r].
+            // Qwen3-Next: per key head [q dk | k dk | v r·dv | z r·dv] and [b r | a r]. A card of a
+            // tensor-parallel plan takes its key heads' groups (its value heads are theirs).
             const W qkvz = w(n_.layer(i, "linear_attn.in_proj_qkvz.weight"));
             const W ba = w(n_.layer(i, "linear_attn.in_proj_ba.weight"));
             const std::size_t stride = 2 * dk + 2 * r * dv;
-            q = gemm(h, Weight{qkvz, HeadPart{stride, 0, dk, true}}, std::nullopt, key, "q");
-            k = gemm(h, Weight{qkvz, HeadPart{stride, dk, dk, true}}, std::nullopt, key, "k");
-            v = gemm(h, Weight{qkvz, HeadPart{stride, 2 * dk, r * dv, true}}, std::nullopt, value, "v");
-            z = gemm(h, Weight{qkvz, HeadPart{stride, 2 * dk + r * dv, r * dv, true}}, std::nullopt, value,
-                     "z");
-            b = gemm(h, Weight{ba, HeadPart{2 * r, 0, r, true}}, std::nullopt, nv, "b");
-            a = gemm(h, Weight{ba, HeadPart{2 * r, r, r, true}}, std::nullopt, nv, "a");
+            const std::size_t first = shard_ ? card * nkc : 0, groups = shard_ ? nkc : 0; // 0: every head
+            auto part = [&](std::size_t s, std::size_t offset, std::size_t width) {
+                return HeadPart{s, offset, width, true, first, groups};
+            };
+            q = gemm(h, Weight{qkvz, part(stride, 0, dk)}, std::nullopt, keyc, "q");
+            k = gemm(h, Weight{qkvz, part(stride, dk, dk)}, std::nullopt, keyc, "k");
+            v = gemm(h, Weight{qkvz, part(stride, 2 * dk, r * dv)}, std::nullopt, valuec, "v");
+            z = gemm(h, Weight{qkvz, part(stride, 2 * dk + r * dv, r * dv)}, std::nullopt, valuec, "z");
+            b = gemm(h, Weight{ba, part(2 * r, 0, r)}, std::nullopt, nvc, "b");
+            a = gemm(h, Weight{ba, part(2 * r, r, r)}, std::nullopt, nvc, "a");
         } else {
             // Qwen3.5: in_proj_qkv is [q | k | v], one projection after another from its first row.
             const W qkv = w(n_.layer(i, "linear_attn.in_proj_qkv.weight"));

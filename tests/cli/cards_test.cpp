@@ -3,6 +3,7 @@
 // at int8, which one card refuses, fits on two), a capacity refusal names the card, and a
 // pipeline-parallel run is bit-exact and reports its links.
 
+#include "models/synthetic.hpp"
 #include "tests/support/run_cardsim.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "traces/reader.hpp"
@@ -252,6 +253,42 @@ TEST_CASE("a system joined by a switch runs tensor parallel bit-exact, every mes
     INFO(show.out);
     CHECK(show.code == 0);
     CHECK(contains(show.out, "link 0 -> 4"));
+}
+
+TEST_CASE("tensor parallel splits Qwen3-Next's grouped Gated-DeltaNet projections by key-head groups, "
+          "bit-exact on 2 and 4 cards") {
+    ScratchDir dir("cards-next");
+    const auto m = dir.path() / "next";
+    // A small Qwen3-Next (grouped in_proj_qkvz / in_proj_ba, gated attention) whose MLPs are all
+    // dense (`mlp_only_layers`): tensor parallel splits dense MLPs, not experts.
+    auto config = cardsim::models::synth_config(cardsim::models::SynthArch::HybridMoe,
+                                                cardsim::models::SynthSize::Small);
+    boost::json::array dense;
+    const auto layers = config.at("num_hidden_layers").to_number<std::int64_t>();
+    for (std::int64_t l = 0; l < layers; ++l)
+        dense.push_back(l);
+    config["mlp_only_layers"] = dense;
+    cardsim::models::SynthOptions o;
+    o.seed = 5;
+    cardsim::models::write_synthetic(config, o, m);
+    auto check = run_cardsim("check " + m.string() + " --plan tp --set system.cards=2");
+    INFO(check.out);
+    CHECK(check.code == 0);
+    CHECK(contains(check.out, "(qwen3_next)"));
+    CHECK(contains(check.out, "DeltaStep"));
+    auto one = run_cardsim("run " + m.string() + " --tokens 4 --seqs 2 --machine");
+    INFO(one.out);
+    REQUIRE(one.code == 0);
+    for (int cards : {2, 4}) {
+        auto tp =
+            run_cardsim("run " + m.string() + " --tokens 4 --seqs 2 --machine --plan tp --set system.cards=" +
+                        std::to_string(cards));
+        INFO(cards << " cards:\n" << tp.out);
+        REQUIRE(tp.code == 0);
+        CHECK(value_of(tp.out, "bit_exact") == "yes");
+        CHECK(value_of(tp.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+        CHECK(value_of(tp.out, "kl") == value_of(one.out, "kl"));
+    }
 }
 
 TEST_CASE("the f32 exchange moves a sixth of the exact exchange's link bytes, and its accuracy is measured") {
