@@ -253,6 +253,10 @@ ServeReport serve_model(const ServeRequest& req) {
     ServeReport rep;
     if (!req.model_dir && !req.program)
         throw Error("serve: give a checkpoint directory or a program set (cardsim serve MODEL_DIR, or PROG)");
+    if (req.check && req.plan.tensor > 1 && req.config.system.exchange != card::Exchange::Exact)
+        throw Error("--check: the f32 exchange (system.exchange = f32) adds the cards' rounded parts in ring "
+                    "order, which is not the one-card contract the check holds a step to; serve it without "
+                    "--check, or with system.exchange = exact");
     rep.ddr_capacity_bytes = std::uint64_t(req.config.ddr.channels) * req.config.ddr.channel_bytes();
     auto policy = req.policy;
     Stopwatch watch;

@@ -195,6 +195,14 @@ TEST_CASE("serve steps every card of a system, bit-exact under tp, pp and tp×pp
         const double cards = std::stod(value_of(r.out, "cards"));
         CHECK(std::stod(value_of(r.out, "slot_bytes")) < one_slot / cards * 1.1);
     }
+    // The f32 exchange is not the one-card contract: --check refuses it rather than call it not bit-exact.
+    auto f32 = run_cardsim(base + " --plan tp --set system.cards=2 --set system.exchange=f32");
+    CHECK(f32.code == 2);
+    CHECK(contains(f32.out, "--check: the f32 exchange"));
+    auto timed = run_cardsim("serve " + m +
+                             " --gen poisson --rate 20000 --count 8 --prompt-len 6 --output-len 4 --seed 1 "
+                             "--machine --plan tp --set system.cards=2 --set system.exchange=f32");
+    CHECK(timed.code == 0);
     auto set = run_cardsim("compile " + m + " -o " + m + ".set --rows 1,2");
     REQUIRE(set.code == 0);
     auto refused = run_cardsim("serve " + m + ".set --gen poisson --count 2 --plan pp --set system.cards=2");
