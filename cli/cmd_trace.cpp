@@ -88,8 +88,8 @@ int diff_verb(std::span<const std::string> args) {
         throw Error(fmt::format("cardsim trace diff: --format is `{}`, expected text, csv or json", format));
     auto a = read_trace(a_path), b = read_trace(b_path);
     auto o = diff_options(vm, "trace diff", a, a_path, b, b_path);
-    if (is_system(a, b)) { // card by card, and the links (a one-card trace against a system's: refused)
-        auto report = diff_system(a, b, o);
+    // One report printed in the asked format: one card's, or a system's card by card and its links.
+    auto print = [&](const auto& report) {
         if (format == "json")
             fmt::print("{}", to_json(report, a_path, b_path));
         else if (format == "csv")
@@ -97,15 +97,9 @@ int diff_verb(std::span<const std::string> args) {
         else
             fmt::print("{}", to_text(report, a_path, b_path));
         return report.agree() ? Ok : Negative;
-    }
-    auto report = traces::diff(a, b, o);
-    if (format == "json")
-        fmt::print("{}", to_json(report, a_path, b_path));
-    else if (format == "csv")
-        fmt::print("{}", to_csv(report, a_path, b_path));
-    else
-        fmt::print("{}", to_text(report, a_path, b_path));
-    return report.agree() ? Ok : Negative;
+    };
+    // A one-card trace against a system's is refused by diff_system.
+    return is_system(a, b) ? print(diff_system(a, b, o)) : print(traces::diff(a, b, o));
 }
 
 /// `trace bless NEW GOLDEN`.

@@ -346,7 +346,6 @@ Source load(const RunRequest& req) {
         }
         // What the host drives and checks is the last card's (its outputs are the system's).
         s.program = program::Loaded{s.cards.back().program, {}, s.cards.back().io};
-        s.program->image = {};
         if (s.model && req.plan.tensor > 1) name_whole_graph_outputs(*s.program, s.built->graph);
         for (auto& card : s.cards) {
             auto* w = card.program.region(program::Region::Weights);

@@ -25,6 +25,12 @@ links_of(const card::CardConfig& config) {
         out.emplace_back(a, b, p);
         out.emplace_back(b, a, p);
     };
+    // A switch's latency is a knob of the switch topology only: set elsewhere it would do nothing.
+    if (config.system.topology != card::Topology::Switch &&
+        config.link.switch_latency_ns != card::default_card_config().link.switch_latency_ns)
+        throw Error(fmt::format("link.switch_latency_ns = {}: system.topology = \"{}\" has no switch; set "
+                                "system.topology = \"switch\" or leave the key out",
+                                config.link.switch_latency_ns, card::name(config.system.topology)));
     switch (config.system.topology) {
     case card::Topology::Switch: // node n is the switch, every card joined to it by all its ports
         for (std::uint32_t a = 0; a < n; ++a)

@@ -20,7 +20,8 @@ namespace cardsim::sim::system {
 /// Ring: each card to its two neighbours over one port each (two cards: to each other over every
 /// port); pairs: 2j and 2j + 1 over every port (an odd last card has none); switch: every card to
 /// node `cards` (the switch) over every port. A ring of more than two cards on fewer than two
-/// ports is a cardsim::Error saying so.
+/// ports, or a `link.switch_latency_ns` other than the default without a switch, is a
+/// cardsim::Error saying so.
 std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links_of(const card::CardConfig& config);
 
 /// The nodes the links join: the cards, and a switch's node after them.

@@ -68,6 +68,30 @@ struct PipelineRun {
     }
 };
 
+/// Step `s`'s handoff from card `from` to card `to`: its send's and its receive's records (REQUIREd
+/// present), the bytes sent, the cycles from the send's start to the receive's, and the send's
+/// operand read: its duration beyond the wire time of a link taking `wire_cycles` (a hop's
+/// cycles less its latency).
+struct Handoff {
+    const sim::CommandRecord *send = nullptr, *recv = nullptr;
+    std::uint64_t bytes = 0;
+    double cycles() const { return double(recv->start) - double(send->start); }
+    double read(double wire_cycles) const {
+        return std::max(double(send->end - send->start) - wire_cycles, 0.0);
+    }
+};
+Handoff handoff(const PipelineRun& run, std::size_t s, std::uint32_t from, std::uint32_t to) {
+    Handoff h;
+    for (auto& r : run.result.cards[from].records)
+        if (r.step == s && r.opcode == program::Opcode::Send) h.send = &r;
+    for (auto& r : run.result.cards[to].records)
+        if (r.step == s && r.opcode == program::Opcode::Recv) h.recv = &r;
+    REQUIRE(h.send);
+    REQUIRE(h.recv);
+    h.bytes = run.programs[from].program.commands[h.send->index].operands[0].bytes;
+    return h;
+}
+
 /// Every output of every step equals the golden executor's bit for bit.
 void require_golden(const card::CardConfig& config, PipelineRun& run) {
     REQUIRE_FALSE(run.result.fault);
@@ -119,25 +143,17 @@ TEST_CASE("a handoff between cards takes at least the link's frames at its rate 
     const double mhz = config.clock.kernel_mhz;
     std::size_t checked = 0;
     for (std::size_t s = 0; s < steps; ++s) {
-        const sim::CommandRecord* send = nullptr;
-        const sim::CommandRecord* recv = nullptr;
-        for (auto& r : run.result.cards[0].records)
-            if (r.step == s && r.opcode == program::Opcode::Send) send = &r;
-        for (auto& r : run.result.cards[1].records)
-            if (r.step == s && r.opcode == program::Opcode::Recv) recv = &r;
-        REQUIRE(send);
-        REQUIRE(recv);
-        const auto bytes = run.programs[0].program.commands[send->index].operands[0].bytes;
+        const auto h = handoff(run, s, 0, 1);
         // Two cards in a ring are joined by both ports, and a message is striped over them.
-        const double bound = config.link.seconds(bytes, config.link.ports) * mhz * 1e6; // kernel cycles
-        const double handoff = double(recv->start) - double(send->start);
-        INFO("step " << s << ": " << bytes << " bytes, handoff " << handoff << " cycles, bound " << bound);
-        REQUIRE(handoff >= bound - 1); // the receive starts on the kernel edge at or after arrival
-        const double read = double(send->end - send->start) - (bound - config.link.latency_ns * 1e-3 * mhz);
-        REQUIRE(handoff <= 1.10 * bound + std::max(read, 0.0) + 2);
+        const double bound = config.link.seconds(h.bytes, config.link.ports) * mhz * 1e6; // kernel cycles
+        INFO("step " << s << ": " << h.bytes << " bytes, handoff " << h.cycles() << " cycles, bound "
+                     << bound);
+        REQUIRE(h.cycles() >= bound - 1); // the receive starts on the kernel edge at or after arrival
+        const double read = h.read(bound - config.link.latency_ns * 1e-3 * mhz);
+        REQUIRE(h.cycles() <= 1.10 * bound + read + 2);
         // The receive waited for it: its `link` part (from when card 1 reached it, so the sending
         // card's work before the send is in it too).
-        REQUIRE(recv->time[sim::TimePart::Link] > 0);
+        REQUIRE(h.recv->time[sim::TimePart::Link] > 0);
         // One card's commands never wait on a link.
         for (auto& r : run.result.cards[0].records)
             REQUIRE(r.time[sim::TimePart::Link] == 0);
@@ -160,20 +176,12 @@ TEST_CASE("a message to a card that is not a neighbour is forwarded over the sho
     require_golden(config, run);
     const double mhz = config.clock.kernel_mhz;
     for (std::size_t s = 0; s < steps; ++s) {
-        const sim::CommandRecord *send = nullptr, *recv = nullptr;
-        for (auto& r : run.result.cards[0].records)
-            if (r.step == s && r.opcode == program::Opcode::Send) send = &r;
-        for (auto& r : run.result.cards[2].records)
-            if (r.step == s && r.opcode == program::Opcode::Recv) recv = &r;
-        REQUIRE(send);
-        REQUIRE(recv);
-        const auto bytes = run.programs[0].program.commands[send->index].operands[0].bytes;
-        const double hop = config.link.seconds(bytes, 1) * mhz * 1e6; // kernel cycles, one port a neighbour
-        const double handoff = double(recv->start) - double(send->start);
-        const double read = double(send->end - send->start) - (hop - config.link.latency_ns * 1e-3 * mhz);
-        INFO("step " << s << ": " << bytes << " bytes, handoff " << handoff << " cycles, a hop " << hop);
-        REQUIRE(handoff >= 2 * hop - 1);
-        REQUIRE(handoff <= 1.10 * 2 * hop + std::max(read, 0.0) + 2);
+        const auto h = handoff(run, s, 0, 2);
+        const double hop = config.link.seconds(h.bytes, 1) * mhz * 1e6; // kernel cycles, one port a neighbour
+        const double read = h.read(hop - config.link.latency_ns * 1e-3 * mhz);
+        INFO("step " << s << ": " << h.bytes << " bytes, handoff " << h.cycles() << " cycles, a hop " << hop);
+        REQUIRE(h.cycles() >= 2 * hop - 1);
+        REQUIRE(h.cycles() <= 1.10 * 2 * hop + read + 2);
     }
     // Each forwarded message crossed both its links: 0 -> 1 and 1 -> 2 carry the 0 -> 2 handoffs,
     // 1 -> 0 and 0 -> 3 the 1 -> 3 ones, and no link joins 0 and 2.
@@ -217,24 +225,17 @@ TEST_CASE("a message through a switch takes its frames once, two hops and the sw
     require_golden(config, run);
     const double mhz = config.clock.kernel_mhz;
     for (std::size_t s = 0; s < steps; ++s) {
-        const sim::CommandRecord *send = nullptr, *recv = nullptr;
-        for (auto& r : run.result.cards[0].records)
-            if (r.step == s && r.opcode == program::Opcode::Send) send = &r;
-        for (auto& r : run.result.cards[1].records)
-            if (r.step == s && r.opcode == program::Opcode::Recv) recv = &r;
-        REQUIRE(send);
-        REQUIRE(recv);
-        const auto bytes = run.programs[0].program.commands[send->index].operands[0].bytes;
+        const auto h = handoff(run, s, 0, 1);
         // Each card reaches the switch over both its ports.
-        const double bound = (config.link.seconds(bytes, config.link.ports) + config.link.latency_ns * 1e-9 +
-                              config.link.switch_latency_ns * 1e-9) *
+        const double bound = (config.link.seconds(h.bytes, config.link.ports) +
+                              config.link.latency_ns * 1e-9 + config.link.switch_latency_ns * 1e-9) *
                              mhz * 1e6;
-        const double hop = config.link.seconds(bytes, config.link.ports) * mhz * 1e6;
-        const double handoff = double(recv->start) - double(send->start);
-        const double read = double(send->end - send->start) - (hop - config.link.latency_ns * 1e-3 * mhz);
-        INFO("step " << s << ": " << bytes << " bytes, handoff " << handoff << " cycles, bound " << bound);
-        REQUIRE(handoff >= bound - 1);
-        REQUIRE(handoff <= 1.10 * bound + std::max(read, 0.0) + 2);
+        const double hop = config.link.seconds(h.bytes, config.link.ports) * mhz * 1e6;
+        const double read = h.read(hop - config.link.latency_ns * 1e-3 * mhz);
+        INFO("step " << s << ": " << h.bytes << " bytes, handoff " << h.cycles() << " cycles, bound "
+                     << bound);
+        REQUIRE(h.cycles() >= bound - 1);
+        REQUIRE(h.cycles() <= 1.10 * bound + read + 2);
     }
     REQUIRE(run.result.links.size() == 4); // each card to the switch and back
     for (auto& l : run.result.links)
@@ -268,6 +269,10 @@ TEST_CASE("a ring joins each card to its two neighbours (two cards over both por
         CHECK(p == c.link.ports);
     }
     CHECK(sim::system::routes_of(star, 6)[0][3] == 5u);
+    // The switch's latency is refused where there is no switch, never ignored.
+    c.system.topology = card::Topology::Pairs;
+    c.link.switch_latency_ns = 190;
+    CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("has no switch"));
 }
 
 TEST_CASE("a plan that sends where the topology has no route is refused naming the cards") {
