@@ -16,9 +16,10 @@ po::options_description plan_options() {
     o.add_options()("plan", po::value<std::string>()->value_name("PLAN"),
                     "split the model over the system.cards cards: pp (layers split across the cards, "
                     "activations handed card to card); tp (each layer's heads and MLP columns split "
-                    "across the cards, an all-reduce a block, system.exchange); tp×pp or tpxpp (pairs "
-                    "of cards split heads and columns, the pairs split the layers), tpT×ppP (groups of "
-                    "T cards in P stages); one (a single card, the default)");
+                    "across the cards, an all-reduce a block, system.exchange); ep (as tp, and each Moe "
+                    "layer's experts split by index, every card routing every row); tp×pp or tpxpp "
+                    "(pairs of cards split heads and columns, the pairs split the layers), tpT×ppP "
+                    "(groups of T cards in P stages), ep×pp, epT×ppP; one (a single card, the default)");
     return o;
 }
 
@@ -44,7 +45,7 @@ lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config)
 }
 
 std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config,
-                                              std::size_t ranks) {
+                                              std::size_t ranks, bool experts) {
     std::vector<models::BuiltGraph> out;
     for (std::size_t k = 0; k < ranks; ++k)
         out.push_back(models::build_shard(model.checkpoint, model.spec,
@@ -52,7 +53,7 @@ std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const 
                                                         config.system.exchange == card::Exchange::Exact
                                                             ? graph::Exchange::Exact
                                                             : graph::Exchange::F32,
-                                                        config.weights.block_size}));
+                                                        config.weights.block_size, experts}));
     return out;
 }
 
@@ -68,16 +69,16 @@ PlanParts plan_parts(const lower::Plan& plan, const models::Model& model, const 
     PlanParts out;
     out.graphs = {&whole};
     if (plan.tensor > 1) {
-        out.shards = tensor_shards(model, config, plan.tensor);
+        out.shards = tensor_shards(model, config, plan.tensor, plan.experts);
         out.graphs = graphs_of(out.shards);
     }
     out.stages = lower::system_stages(out.graphs, model.checkpoint, plan);
     for (auto& st : out.stages) {
         std::string part;
         if (plan.tensor > 1)
-            part = fmt::format("{}1/{} of every layer's heads and MLP columns",
+            part = fmt::format("{}1/{} of every layer's heads and {}",
                                plan.stages > 1 ? fmt::format("rank {} of {}: ", st.rank, plan.tensor) : "",
-                               plan.tensor);
+                               plan.tensor, plan.experts ? "experts (by index)" : "MLP columns");
         if (plan.stages > 1)
             part += fmt::format("{}ops {} .. {}, {:.4g} M weight elements", part.empty() ? "" : "; ",
                                 st.first_op, st.end_op, double(st.weight_elements) / 1e6);

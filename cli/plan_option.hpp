@@ -1,5 +1,5 @@
 #pragma once
-// `--plan pp|tp|tp×pp`: how check, compile and run split a model over the cards of `[system]`,
+// `--plan pp|tp|ep|tp×pp`: how check, compile and run split a model over the cards of `[system]`,
 // and each card's part lowered.
 
 #include "engine/card/card_config.hpp"
@@ -13,7 +13,7 @@
 
 namespace cardsim::cli {
 
-/// `--plan one|pp|tp|tp×pp|tpT×ppP`.
+/// `--plan one|pp|tp|ep|tp×pp|tpT×ppP|ep×pp|epT×ppP`.
 boost::program_options::options_description plan_options();
 
 /// The plan the parsed options ask for, checked against the config's card count: a plan needs
@@ -22,10 +22,10 @@ boost::program_options::options_description plan_options();
 lower::Plan plan_of(const boost::program_options::variables_map& vm, const card::CardConfig& config);
 
 /// Each rank's graph of `model` under tensor parallel over `ranks` cards, joined as
-/// `system.exchange` says, split on the weights' scale blocks (models::build_shard; what no split
-/// keeps exact is a cardsim::Refusal).
+/// `system.exchange` says, split on the weights' scale blocks, each Moe layer's experts split by
+/// index when `experts` (models::build_shard; what no split keeps exact is a cardsim::Refusal).
 std::vector<models::BuiltGraph> tensor_shards(const models::Model& model, const card::CardConfig& config,
-                                              std::size_t ranks);
+                                              std::size_t ranks, bool experts = false);
 
 /// Pointers to the graphs of `shards`, in card order.
 std::vector<const graph::Graph*> graphs_of(const std::vector<models::BuiltGraph>& shards);

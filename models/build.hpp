@@ -32,10 +32,14 @@ std::map<std::string, graph::W> bind_tensors(const Checkpoint& checkpoint, const
 /// One card's share of a tensor-parallel plan: card `card` of `cards`, joining the row-parallel
 /// matvecs' parts by `exchange`; a split of a matrix's columns must fall on multiples of `align`
 /// (the weights' scale block, so that each card's blocks are the one card's).
+/// With `experts` (expert parallel), each Moe layer's experts are split by index instead: card c
+/// holds experts c·E/N .. (c + 1)·E/N − 1 and layer i's shared expert runs on card i mod N; every
+/// card routes every row, and the cards' combines are joined like a row-parallel projection.
 struct Shard {
     std::size_t card = 0, cards = 1;
     graph::Exchange exchange = graph::Exchange::Exact;
     std::size_t align = 32;
+    bool experts = false;
 };
 
 /// The decoder part of `build_graph`, over tensors bound by `bind_tensors`.
@@ -46,9 +50,10 @@ BuiltGraph build_decoder(const DecoderSpec& spec, const std::map<std::string, gr
 /// (column parallel: row ranges of q, k, v, gate and up), the output and down projections over the
 /// card's columns (row parallel: partial Gemms) joined by an AllReduce, one a block; the embedding
 /// and every norm on every card; the LM head's vocabulary split by card and joined by an AllGather.
-/// What no split can keep exact is a cardsim::Refusal naming it: experts, Gated-DeltaNet and latent
-/// attention layers, gated attention, biases on the row-parallel projections, and heads,
-/// intermediate columns or a vocabulary the cards do not divide (columns in whole scale blocks).
+/// What no split can keep exact is a cardsim::Refusal naming it: experts (unless `shard.experts`
+/// splits them by index; then a model without experts, or experts the cards do not divide), latent
+/// attention layers, biases on the row-parallel projections, and heads, intermediate columns or a
+/// vocabulary the cards do not divide (columns in whole scale blocks).
 BuiltGraph build_decoder_shard(const DecoderSpec& spec, const std::map<std::string, graph::W>& tensors,
                                const Shard& shard);
 

@@ -102,21 +102,30 @@ private:
                      std::string_view what) {
         if (!shard_) return gemm(a, linear(name), std::nullopt, width, what);
         const Weight weight{w(name), ColumnRange{shard_->card * columns, columns, true}};
-        const std::size_t N = shard_->cards;
         Val out = val(width, what);
         if (shard_->exchange == Exchange::Exact) {
             Val part = val(width * partial_words, fmt::format("{}_part", what));
             Gemm gm{a, weight, std::nullopt, Epilogue::None, part};
             gm.partial = true;
             g_.push(gm, site_);
-            Val scratch = val((N - 1) * width * partial_words, fmt::format("{}_parts", what));
-            g_.push(AllReduce{part, scratch, out, Exchange::Exact, N, width}, site_);
+            join(part, out, width, what);
         } else {
             g_.push(Gemm{a, weight, std::nullopt, Epilogue::None, out}, site_);
-            Val scratch = val(width, fmt::format("{}_chunk", what));
-            g_.push(AllReduce{out, scratch, out, Exchange::F32, N, width}, site_);
+            join(out, out, width, what);
         }
         return out;
+    }
+    /// The AllReduce that joins every card's `mine` (`width` outputs: exact parts, or f32 sums
+    /// summed in place) into `out`, by the shard's exchange.
+    void join(Val mine, Val out, std::size_t width, std::string_view what) {
+        const std::size_t N = shard_->cards;
+        if (shard_->exchange == Exchange::Exact) {
+            Val scratch = val((N - 1) * width * partial_words, fmt::format("{}_parts", what));
+            g_.push(AllReduce{mine, scratch, out, Exchange::Exact, N, width}, site_);
+        } else {
+            Val scratch = val(width, fmt::format("{}_chunk", what));
+            g_.push(AllReduce{mine, scratch, out, Exchange::F32, N, width}, site_);
+        }
     }
     /// What a tensor-parallel split cannot keep exact, refused by name.
     void refuse_what_no_split_keeps() const {
@@ -126,14 +135,24 @@ private:
             throw Refusal(fmt::format("tensor parallel over {} cards: {}", N, why));
         };
         const auto& a = d_.attention;
+        bool experts = false;
         for (std::size_t i = 0; i < d_.layers.size(); ++i) {
-            if (d_.layers[i].moe)
+            experts = experts || d_.layers[i].moe;
+            if (d_.layers[i].moe && !s.experts)
                 refuse(fmt::format("layer {} has experts; tensor parallel splits dense MLPs "
-                                   "only (experts are split by pipeline, --plan pp)",
+                                   "only (--plan ep splits the experts by index, --plan pp the layers)",
                                    i));
             if (d_.layers[i].mixer == Mixer::LatentAttention)
                 refuse(fmt::format("layer {} is latent attention, whose heads are not split yet", i));
         }
+        if (s.experts && !experts)
+            throw Refusal(fmt::format("expert parallel over {} cards: the model has no experts to split "
+                                      "(--plan tp splits its heads and MLP columns alike)",
+                                      N));
+        if (s.experts && d_.moe->experts % N)
+            throw Refusal(fmt::format("expert parallel over {} cards: the {} experts of a layer must "
+                                      "divide by the cards",
+                                      N, d_.moe->experts));
         if (d_.delta && (d_.delta->key_heads % N || d_.delta->value_heads % N ||
                          (d_.delta->value_heads / N * d_.delta->value_dim) % s.align))
             refuse(
@@ -398,26 +417,32 @@ private:
             Moe op;
             op.x = h;
             op.router = linear(n_.layer(i, "mlp.gate.weight"));
+            // Expert parallel: this card's E / N experts by index, the shared expert on card i mod N.
+            const std::size_t N = shard_ ? shard_->cards : 1, per = m.experts / N;
+            const std::size_t first = shard_ ? shard_->card * per : 0, end = first + per;
+            const bool shared_here = !shard_ || shard_->card == i % N;
+            op.first_expert = first;
+            op.all_experts = m.experts;
             if (m.fused) {
                 // Expert e's gate is rows e·2I .. e·2I + I of gate_up_proj [E·2I, H], its up the next
                 // I rows; its down rows e·H .. (e + 1)·H of down_proj [E·H, I].
                 const std::size_t I = m.intermediate, H = d_.hidden;
                 const W gate_up = w(n_.layer(i, "mlp.experts.gate_up_proj"));
                 const W down = w(n_.layer(i, "mlp.experts.down_proj"));
-                for (std::size_t e = 0; e < m.experts; ++e) {
+                for (std::size_t e = first; e < end; ++e) {
                     op.gate.push_back(Weight{gate_up, RowRange{2 * I * e, I, true}});
                     op.up.push_back(Weight{gate_up, RowRange{2 * I * e + I, I, true}});
                     op.down.push_back(Weight{down, RowRange{H * e, H, true}});
                 }
             }
-            for (std::size_t e = 0; !m.fused && e < m.experts; ++e) {
+            for (std::size_t e = first; !m.fused && e < end; ++e) {
                 op.gate.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.gate_proj.weight", e))));
                 op.up.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.up_proj.weight", e))));
                 op.down.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.down_proj.weight", e))));
             }
             op.norm_topk_prob = m.norm_topk_prob;
             op.intermediate = m.intermediate;
-            if (m.shared_intermediate > 0) {
+            if (m.shared_intermediate > 0 && shared_here) {
                 op.shared_gate = linear(n_.layer(i, "mlp.shared_expert.gate_proj.weight"));
                 op.shared_up = linear(n_.layer(i, "mlp.shared_expert.up_proj.weight"));
                 op.shared_down = linear(n_.layer(i, "mlp.shared_expert.down_proj.weight"));
@@ -425,9 +450,18 @@ private:
                 op.shared_intermediate = m.shared_intermediate;
             }
             op.top_k = m.top_k;
-            op.out = val(d_.hidden, "ffn_out");
-            Val out = op.out;
-            g_.push(std::move(op), site_);
+            Val out = val(d_.hidden, "ffn_out");
+            if (shard_ && shard_->exchange == Exchange::Exact) { // each card's exact parts, joined
+                const Val part = val(d_.hidden * partial_words, "ffn_out_part");
+                op.partial = true;
+                op.out = part;
+                g_.push(std::move(op), site_);
+                join(part, out, d_.hidden, "ffn_out");
+            } else {
+                op.out = out;
+                g_.push(std::move(op), site_);
+                if (shard_) join(out, out, d_.hidden, "ffn_out");
+            }
             residual(out);
             return;
         }

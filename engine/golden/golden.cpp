@@ -210,6 +210,10 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::gelu(x, out(o.out));
             } else if constexpr (std::is_same_v<T, Moe>) {
+                if (o.partial || o.routed() != o.gate.size())
+                    throw Error(fmt::format("op {} (Moe of experts {} .. {} of {}): the golden executor runs "
+                                            "the whole model's graph, not an expert-parallel card's",
+                                            i, o.first_expert, o.first_expert + o.gate.size(), o.routed()));
                 out(o.out);
                 moe(o, rows(o.x));
             } else {

@@ -427,14 +427,21 @@ void check_op(OpCheck& c, const Op& op) {
                 c.same(o.x, o.out);
             },
             [&](const Moe& o) {
-                c.same(o.x, o.out);
-                const std::size_t e = o.gate.size();
+                if (o.partial) {
+                    if (c.exists(o.x)) c.width(o.out, c.width_of(o.x) * partial_words, "its exact parts");
+                } else {
+                    c.same(o.x, o.out);
+                }
+                const std::size_t e = o.gate.size(), all = o.routed();
                 if (e == 0 || o.up.size() != e || o.down.size() != e)
                     c.fail(fmt::format("needs as many gate, up and down projections (given {}, {}, {}), at "
                                        "least one",
                                        e, o.up.size(), o.down.size()));
-                else if (o.top_k == 0 || o.top_k > e)
-                    c.fail(fmt::format("chooses {} of {} experts, expected 1 .. {}", o.top_k, e, e));
+                else if (o.first_expert > all || e > all - o.first_expert)
+                    c.fail(fmt::format("holds experts {} .. {} of the router's {}", o.first_expert,
+                                       o.first_expert + e, all));
+                else if (o.top_k == 0 || o.top_k > all)
+                    c.fail(fmt::format("chooses {} of {} experts, expected 1 .. {}", o.top_k, all, all));
                 else if (o.intermediate == 0)
                     c.fail("needs the experts' intermediate width");
                 const bool shared = o.shared_gate.has_value();

@@ -401,17 +401,25 @@ struct GeluMul {
 /// `shared_gate`, `shared_up`, `shared_down` are the shared expert's SwiGLU projections
 /// (`shared_intermediate` wide), added scaled by `sigmoid(x · shared_expert_gateᵀ)` (Qwen3-Next's
 /// `[1, width]` gate) or unscaled without that gate.
+/// Under expert parallelism a card holds `gate.size()` of the router's `routed` experts, from
+/// `first_expert`, and the shared expert only if its card runs it; `out` then holds each output's
+/// exact part (`width · partial_words` wide) of the terms its experts make, for an AllReduce to join.
 struct Moe {
     Val x;
-    Weight router; ///< `[experts, width]`
-    std::vector<Weight> gate, up, down;
+    Weight router;                      ///< `[experts, width]`
+    std::vector<Weight> gate, up, down; ///< this card's experts, `first_expert` onwards
     std::optional<Weight> shared_gate, shared_up, shared_down;
     std::optional<Weight> shared_expert_gate; ///< `[1, width]`
     std::size_t top_k = 1;
     std::size_t intermediate = 0;        ///< each expert's hidden width
     std::size_t shared_intermediate = 0; ///< the shared expert's hidden width (0: none)
     bool norm_topk_prob = true;          ///< the chosen weights renormalised to sum 1
+    std::size_t first_expert = 0;        ///< the index of this card's first expert
+    std::size_t all_experts = 0;         ///< the router's experts (0: gate.size(), all on this card)
+    bool partial = false;                ///< `out` holds exact parts (expert parallel)
     Val out;
+    /// The experts the router chooses among.
+    std::size_t routed() const { return all_experts ? all_experts : gate.size(); }
 };
 
 /// A per-head matmul of `x` (heads × k wide) into `out` (heads × n wide): multi-head latent

@@ -12,7 +12,7 @@ MoeScratch moe_scratch(const Moe& o, std::size_t rows, std::size_t width) {
         at = s.len;
         s.len += (n + ALIGN - 1) / ALIGN * ALIGN;
     };
-    const std::size_t E = o.gate.size(), k = o.top_k, I = o.intermediate, J = o.shared_intermediate;
+    const std::size_t E = o.routed(), k = o.top_k, I = o.intermediate, J = o.shared_intermediate;
     part(s.logits, rows * E);
     part(s.experts, rows * k);
     part(s.weights, rows * k);

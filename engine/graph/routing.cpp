@@ -56,7 +56,7 @@ std::size_t parse_count(std::string_view word, const std::string& where, std::st
 std::vector<RouterShape> routers(const Graph& g) {
     std::vector<RouterShape> out;
     for (const auto& op : g.ops)
-        if (const auto* m = std::get_if<Moe>(&op)) out.push_back({m->gate.size(), m->top_k});
+        if (const auto* m = std::get_if<Moe>(&op)) out.push_back({m->routed(), m->top_k});
     return out;
 }
 

@@ -21,18 +21,34 @@ namespace cardsim::kernels {
 void route(std::span<const float> logits, std::size_t experts, numerics::RouterNorm norm,
            std::span<std::uint32_t> chosen, std::span<float> weights);
 
+/// The experts of a card: `first` .. `first + count` (every expert on one card; a share of them
+/// under expert parallelism).
+struct ExpertRange {
+    std::uint32_t first = 0;
+    std::uint32_t count = UINT32_MAX;
+    bool holds(std::uint32_t e) const { return e >= first && e - first < count; }
+};
+
 /// The chosen experts' matvecs: slot (r, j) multiplies input row r (or row r·top_k + j when
 /// `per_slot`) by `matrix_of(chosen[r·top_k + j])`, every matrix `n` × `k` as `out` is n wide per
 /// slot. Each expert's rows run as one matvec (kernels::matvec; rows are independent, so the bits
-/// are those of one matvec per slot). Throws cardsim::Error when `matrix_of` refuses an index.
+/// are those of one matvec per slot). A slot whose expert is not in `mine` is +0 (its card runs
+/// it). Throws cardsim::Error when `matrix_of` refuses an index.
 void expert_matvec(const std::function<numerics::MatrixView(std::uint32_t)>& matrix_of,
                    std::span<const float> x, std::span<const std::uint32_t> chosen, std::size_t top_k,
-                   bool per_slot, const numerics::Scheme& scheme, std::span<float> out);
+                   bool per_slot, const numerics::Scheme& scheme, std::span<float> out,
+                   ExpertRange mine = {});
 
 /// out[r] = the combine (numerics::combine) of row r's top_k `weights` over its top_k rows of
 /// `outs`, plus, when `shared` is not empty, `shared`'s row r under sigmoid(`gate_logits[r]`).
 /// Throws cardsim::Error when the sizes disagree or a shared expert comes without its gate.
 void combine(std::span<const float> weights, std::span<const float> outs, std::span<const float> shared,
              std::span<const float> gate_logits, std::size_t top_k, std::span<float> out);
+
+/// `combine`'s expert-parallel form: each output's exact part (numerics::combine_partial) as its 24
+/// bytes, `out` holding rows × width parts, for the cards' all-reduce to join.
+void combine_partial(std::span<const float> weights, std::span<const float> outs,
+                     std::span<const float> shared, std::span<const float> gate_logits, std::size_t top_k,
+                     std::span<std::byte> out);
 
 } // namespace cardsim::kernels

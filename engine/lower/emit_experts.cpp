@@ -71,7 +71,9 @@ Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weigh
 }
 
 void Lowering::emit_op(std::size_t i, const Moe& o) {
-    const std::size_t R = rows(o.x), H = width(o.x), E = o.gate.size(), k = o.top_k, I = o.intermediate;
+    // E: the router's experts; this card holds `mine` of them from `first` (all on one card).
+    const std::size_t R = rows(o.x), H = width(o.x), E = o.routed(), k = o.top_k, I = o.intermediate;
+    const std::size_t mine = o.gate.size(), first = o.first_expert;
     const std::size_t J = o.shared_intermediate;
     if (J > 0 && !o.shared_expert_gate)
         throw Error(fmt::format("op {} (Moe): a shared expert without its sigmoid gate", i));
@@ -90,7 +92,7 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
          .weights = scratch(s.weights, R * k)},
         {.rows = R, .experts = E, .top_k = k, .all = o.norm_topk_prob ? 0u : 1u, .router = router});
     std::vector<std::vector<Weight>> gate_up, down;
-    for (std::size_t e = 0; e < E; ++e) {
+    for (std::size_t e = 0; e < mine; ++e) {
         gate_up.push_back({o.gate[e], o.up[e]});
         down.push_back({o.down[e]});
     }
@@ -105,13 +107,15 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
                               .out2 = scratch(s.up, R * k * I)},
                              {.rows = R,
                               .top_k = k,
-                              .experts = E,
+                              .experts = mine,
                               .n = 2 * I,
                               .k = H,
                               .n1 = I,
                               .per_slot = 0,
                               .stride = gu.stride,
-                              .router = router});
+                              .router = router,
+                              .first = first,
+                              .routed = E});
     put<slots::SiluMul>(i,
                         {.gate = scratch(s.gate, R * k * I),
                          .up = scratch(s.up, R * k * I),
@@ -126,13 +130,15 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
                               .out2 = absent()},
                              {.rows = R,
                               .top_k = k,
-                              .experts = E,
+                              .experts = mine,
                               .n = H,
                               .k = I,
                               .n1 = H,
                               .per_slot = 1,
                               .stride = dn.stride,
-                              .router = router});
+                              .router = router,
+                              .first = first,
+                              .routed = E});
     program::Operand shared = absent(), gate = absent();
     if (J > 0) {
         put<slots::Matvec>(i,
@@ -165,7 +171,7 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
                          .shared = shared,
                          .gate = gate,
                          .out = on(arena(o.out))},
-                        {.rows = R, .top_k = k, .width = H});
+                        {.rows = R, .top_k = k, .width = H}, {}, o.partial ? program::flag::Partial : 0u);
 }
 
 } // namespace cardsim::lower::detail

@@ -33,42 +33,48 @@ std::optional<std::size_t> small_number(std::string_view d) {
     return std::stoul(std::string(d));
 }
 
-/// The T and P of `tpTxppP`, or nothing.
+/// The T and P of `tpTxppP` (or `epTxppP`, experts split by index), or nothing.
 std::optional<Plan> explicit_split(std::string_view t) {
     const auto x = t.find("xpp");
-    if (t.substr(0, 2) != "tp" || x == std::string_view::npos) return std::nullopt;
+    if ((t.substr(0, 2) != "tp" && t.substr(0, 2) != "ep") || x == std::string_view::npos)
+        return std::nullopt;
     auto tensor = small_number(t.substr(2, x - 2)), stages = small_number(t.substr(x + 3));
     if (!tensor || !stages) return std::nullopt;
-    return Plan{*tensor, *stages};
+    return Plan{*tensor, *stages, t[0] == 'e'};
 }
 
 } // namespace
 
 bool spells_plan(std::string_view text) {
     const auto t = ascii_plan(text);
-    return t == "one" || t == "pp" || t == "tp" || t == "tpxpp" || explicit_split(t).has_value();
+    return t == "one" || t == "pp" || t == "tp" || t == "tpxpp" || t == "ep" || t == "epxpp" ||
+           explicit_split(t).has_value();
 }
 
 Plan parse_plan(std::string_view text, std::size_t cards) {
     if (!spells_plan(text))
         throw Error(
             fmt::format("--plan {}: expected one (a single card), pp (layers split across the cards), "
-                        "tp (heads and MLP columns split across the cards), tp×pp (pairs of cards "
-                        "split the heads and columns, the pairs split the layers) or tpT×ppP "
-                        "(groups of T cards in P stages, T·P = system.cards)",
+                        "tp (heads and MLP columns split across the cards), ep (as tp, but each "
+                        "layer's experts split by index), tp×pp or ep×pp (pairs of cards split the "
+                        "heads and columns, or experts, the pairs split the layers) or tpT×ppP, "
+                        "epT×ppP (groups of T cards in P stages, T·P = system.cards)",
                         text));
     const auto t = ascii_plan(text);
+    const bool experts = t[0] == 'e';
     if (t == "one") return {1, 1};
     if (t == "pp") return {1, cards};
-    if (t == "tp") return {cards, 1};
-    if (t == "tpxpp") {
+    if (t == "tp" || t == "ep") return {cards, 1, experts};
+    if (t == "tpxpp" || t == "epxpp") {
         if (cards < 4 || cards % 2 != 0)
             throw Error(fmt::format("--plan {}: groups of 2 cards in at least 2 stages need an even "
                                     "system.cards of 4 or more, and system.cards = {}",
                                     text, cards));
-        return {2, cards / 2};
+        return {2, cards / 2, experts};
     }
     const auto p = *explicit_split(t);
+    if (p.tensor < 2 && p.experts)
+        throw Error(fmt::format("--plan {}: experts split by index need groups of 2 cards or more", text));
     if (p.tensor == 0 || p.stages == 0 || p.cards() != cards)
         throw Error(
             fmt::format("--plan {}: {} × {} cards, and system.cards = {}", text, p.tensor, p.stages, cards));
@@ -78,8 +84,9 @@ Plan parse_plan(std::string_view text, std::size_t cards) {
 std::string name(const Plan& p) {
     if (p.one()) return "one";
     if (p.tensor == 1) return "pp";
-    if (p.stages == 1) return "tp";
-    return fmt::format("tp{}xpp{}", p.tensor, p.stages);
+    const char* split = p.experts ? "ep" : "tp";
+    if (p.stages == 1) return split;
+    return fmt::format("{}{}xpp{}", split, p.tensor, p.stages);
 }
 
 std::uint32_t card_of(const Plan& p, std::size_t stage, std::size_t rank) {

@@ -14,21 +14,26 @@ namespace cardsim::lower {
 
 /// How a model is split over the cards of a system: groups of `tensor` cards split every layer's
 /// heads and MLP columns (tensor parallel, Megatron-style), and `stages` such groups split the
-/// layers (pipeline parallel). One card is 1 × 1; `pp` is 1 × N, `tp` is N × 1.
+/// layers (pipeline parallel). One card is 1 × 1; `pp` is 1 × N, `tp` is N × 1. With `experts`
+/// (`ep`, expert parallel) a group splits each Moe layer's experts by index instead of refusing them.
 struct Plan {
     std::size_t tensor = 1, stages = 1;
+    bool experts = false;
     std::size_t cards() const { return tensor * stages; }
     bool one() const { return cards() == 1; }
     bool operator==(const Plan&) const = default;
 };
 
 /// The plan spelled `text` for a system of `cards` cards: `one`, `pp` (1 × cards), `tp` (cards × 1),
-/// `tp×pp` (or `tpxpp`: groups of 2, cards / 2 stages) or `tpT×ppP` (T × P, T · P = cards). Anything
-/// else, or a split that does not make `cards`, is a cardsim::Error saying what is accepted.
+/// `tp×pp` (or `tpxpp`: groups of 2, cards / 2 stages) or `tpT×ppP` (T × P, T · P = cards); `ep`,
+/// `ep×pp` and `epT×ppP` alike with experts split by index. Anything else, or a split that does not
+/// make `cards`, is a cardsim::Error saying what is accepted.
 Plan parse_plan(std::string_view text, std::size_t cards);
-/// Whether `text` spells a plan (`one`, `pp`, `tp`, `tp×pp`, `tpT×ppP`), whatever the card count.
+/// Whether `text` spells a plan (`one`, `pp`, `tp`, `tp×pp`, `tpT×ppP`, or `ep` for `tp`), whatever
+/// the card count.
 bool spells_plan(std::string_view text);
-/// The plan's spelling: `one`, `pp`, `tp` or `tpTxppP` (ASCII, as a sweep's CSV carries it).
+/// The plan's spelling: `one`, `pp`, `tp`, `ep`, `tpTxppP` or `epTxppP` (ASCII, as a sweep's CSV
+/// carries it).
 std::string name(const Plan& plan);
 
 /// Where plan `p` puts stage `stage`'s rank `rank`: stage s takes cards s·T .. s·T + T − 1, in rank

@@ -18,14 +18,24 @@
 
 namespace cardsim::numerics {
 
-void combine(std::span<const float> weights, std::span<const float> outputs,
-             const std::optional<SharedExpert>& shared, std::span<float> y) {
-    const std::size_t k = weights.size(), n = y.size();
-    if (outputs.size() != k * n || (shared && shared->out.size() != n))
+namespace {
+
+/// Checks the sizes of a combine of `k` weights over `outputs` into `n` columns.
+void check_sizes(std::size_t k, std::size_t outputs, const std::optional<SharedExpert>& shared,
+                 std::size_t n) {
+    if (outputs != k * n || (shared && shared->out.size() != n))
         throw Error(fmt::format("expert combine: {} weights over {} output values and a shared expert of {} "
                                 "into {} columns (expected {} output values{})",
-                                k, outputs.size(), shared ? shared->out.size() : 0, n, k * n,
+                                k, outputs, shared ? shared->out.size() : 0, n, k * n,
                                 shared ? fmt::format(" and {} shared", n) : ""));
+}
+
+/// Calls `column(c, finite, terms)` with column c's exact products; `finite` is false when the
+/// column is NaN (a factor not finite): the combine's terms, shared by its rounded and partial forms.
+template <class Column>
+void each_column(std::span<const float> weights, std::span<const float> outputs,
+                 const std::optional<SharedExpert>& shared, std::size_t n, Column column) {
+    const std::size_t k = weights.size();
     const float g = shared ? sigmoid(shared->gate_logit) : 0.0f;
     bool finite = std::isfinite(g);
     for (float w : weights)
@@ -42,8 +52,33 @@ void combine(std::span<const float> weights, std::span<const float> outputs,
             ok = std::isfinite(shared->out[c]);
             if (ok) terms[k] = product(g, shared->out[c]);
         }
-        y[c] = ok ? window_sum(terms) : std::numeric_limits<float>::quiet_NaN();
+        column(c, ok, std::span<const Term>(terms));
     }
+}
+
+} // namespace
+
+void combine(std::span<const float> weights, std::span<const float> outputs,
+             const std::optional<SharedExpert>& shared, std::span<float> y) {
+    check_sizes(weights.size(), outputs.size(), shared, y.size());
+    each_column(weights, outputs, shared, y.size(),
+                [&](std::size_t c, bool finite, std::span<const Term> terms) {
+                    y[c] = finite ? window_sum(terms) : std::numeric_limits<float>::quiet_NaN();
+                });
+}
+
+void combine_partial(std::span<const float> weights, std::span<const float> outputs,
+                     const std::optional<SharedExpert>& shared, std::span<PartialSum> y) {
+    check_sizes(weights.size(), outputs.size(), shared, y.size());
+    each_column(weights, outputs, shared, y.size(),
+                [&](std::size_t c, bool finite, std::span<const Term> terms) {
+                    if (!finite) {
+                        y[c] = PartialSum{};
+                        y[c].flags = PartialSum::Nan;
+                    } else {
+                        y[c] = partial_of(terms);
+                    }
+                });
 }
 
 } // namespace cardsim::numerics

@@ -10,6 +10,8 @@
 // NaN. Error: the correctly rounded exact sum (0.5 ulp) unless a product falls below the window's
 // 64 places, then under (k + 1) x 2^-63 of the largest product more.
 
+#include "engine/numerics/partial_sum.hpp"
+
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -26,5 +28,14 @@ struct SharedExpert {
 /// and `shared`. Throws cardsim::Error when the sizes disagree.
 void combine(std::span<const float> weights, std::span<const float> outputs,
              const std::optional<SharedExpert>& shared, std::span<float> y);
+
+/// One card's part of the combine under expert parallelism: the exact part (partial_sum.hpp) of
+/// each column's terms, where a slot whose expert lives on another card has the output +0 (a term
+/// that adds nothing) and `shared` is given on the one card that runs the shared expert. The
+/// cards' parts of a column, joined (numerics::join), are `combine`'s bits whenever exact_join
+/// holds: every term then lies inside the whole sum's window. A column `combine` makes NaN (a
+/// non-finite weight, gate or output on this card) is a Nan part.
+void combine_partial(std::span<const float> weights, std::span<const float> outputs,
+                     const std::optional<SharedExpert>& shared, std::span<PartialSum> y);
 
 } // namespace cardsim::numerics

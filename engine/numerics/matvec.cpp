@@ -624,49 +624,6 @@ void matvec(const MatrixView& m, const PreparedActivation& a, std::span<float> o
     }
 }
 
-namespace {
-
-/// The exact part the contract's terms of one row make (partial_sum.hpp): their exact sum when it
-/// fits an i128 at its lowest term's place, else their window sum at its own window (inexact).
-PartialSum part_of_terms(std::span<const Term> terms) {
-    int high = std::numeric_limits<int>::min(), low = std::numeric_limits<int>::max();
-    for (const Term& t : terms) {
-        if (t.significand == 0) continue;
-        const auto m =
-            static_cast<std::uint64_t>(t.significand < 0 ? -static_cast<unsigned __int128>(t.significand)
-                                                         : static_cast<unsigned __int128>(t.significand));
-        high = std::max(high, t.exponent + bit_length(m));
-        low = std::min(low, t.exponent);
-    }
-    PartialSum p;
-    p.flags = PartialSum::Exact;
-    if (high == std::numeric_limits<int>::min()) return p; // no nonzero term
-    const int count_bits = bit_length(static_cast<unsigned __int128>(terms.size()));
-    if (high - low + count_bits <= 126) {
-        for (const Term& t : terms)
-            if (t.significand != 0)
-                p.sum +=
-                    static_cast<__int128>(t.significand) * (static_cast<__int128>(1) << (t.exponent - low));
-        p.base = low;
-    } else { // as window_sum: every term truncated to the window [high - 64, high)
-        p.flags = 0;
-        p.base = high - WINDOW_PLACES;
-        for (const Term& t : terms) {
-            if (t.significand == 0) continue;
-            const bool negative = t.significand < 0;
-            const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(t.significand)
-                                             : static_cast<std::uint64_t>(t.significand);
-            const int shift = t.exponent - p.base;
-            const std::uint64_t placed = shift >= 0 ? m << shift : shift > -64 ? m >> -shift : 0;
-            p.sum += negative ? -static_cast<__int128>(placed) : static_cast<__int128>(placed);
-        }
-    }
-    p.top = static_cast<std::int16_t>(high);
-    return p;
-}
-
-} // namespace
-
 void matvec_partial(const MatrixView& m, const PreparedActivation& a, std::span<PartialSum> out,
                     std::size_t first_row) {
     const MatrixLayout& l = m.layout();
@@ -720,7 +677,7 @@ void matvec_partial(const MatrixView& m, const PreparedActivation& a, std::span<
         }
         row_dots(m.codes(r).data(), l.format.codes, a, dots.data());
         row_terms(dots.data(), a, ew.data(), mw.data(), terms);
-        p = part_of_terms(terms);
+        p = partial_of(terms);
     }
 }
 

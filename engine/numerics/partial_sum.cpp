@@ -41,6 +41,43 @@ PartialSum decode_partial(std::span<const std::byte, PARTIAL_BYTES> in) {
     return p;
 }
 
+PartialSum partial_of(std::span<const Term> terms) {
+    int high = std::numeric_limits<int>::min(), low = std::numeric_limits<int>::max();
+    for (const Term& t : terms) {
+        if (t.significand == 0) continue;
+        const auto m =
+            static_cast<std::uint64_t>(t.significand < 0 ? -static_cast<unsigned __int128>(t.significand)
+                                                         : static_cast<unsigned __int128>(t.significand));
+        high = std::max(high, t.exponent + bit_length(m));
+        low = std::min(low, t.exponent);
+    }
+    PartialSum p;
+    p.flags = PartialSum::Exact;
+    if (high == std::numeric_limits<int>::min()) return p; // no nonzero term
+    const int count_bits = bit_length(static_cast<unsigned __int128>(terms.size()));
+    if (high - low + count_bits <= 126) {
+        for (const Term& t : terms)
+            if (t.significand != 0)
+                p.sum +=
+                    static_cast<__int128>(t.significand) * (static_cast<__int128>(1) << (t.exponent - low));
+        p.base = low;
+    } else { // as window_sum: every term truncated to the window [high - 64, high)
+        p.flags = 0;
+        p.base = high - WINDOW_PLACES;
+        for (const Term& t : terms) {
+            if (t.significand == 0) continue;
+            const bool negative = t.significand < 0;
+            const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(t.significand)
+                                             : static_cast<std::uint64_t>(t.significand);
+            const int shift = t.exponent - p.base;
+            const std::uint64_t placed = shift >= 0 ? m << shift : shift > -64 ? m >> -shift : 0;
+            p.sum += negative ? -static_cast<__int128>(placed) : static_cast<__int128>(placed);
+        }
+    }
+    p.top = static_cast<std::int16_t>(high);
+    return p;
+}
+
 namespace {
 
 /// Whether a part has no nonzero term (an exact zero whose window constrains nothing).

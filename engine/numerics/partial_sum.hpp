@@ -17,6 +17,8 @@
 // A part is 24 bytes on the wire: S (16, little-endian two's complement), base (i32), top (i16),
 // flags (u16).
 
+#include "engine/numerics/exact_sum.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -35,6 +37,11 @@ struct PartialSum {
     static constexpr std::uint16_t Nan = 2;
     friend bool operator==(const PartialSum&, const PartialSum&) = default;
 };
+
+/// The exact part that `terms` make: their exact sum when it fits an i128 at the lowest term's place
+/// (flag Exact, `top` the largest term's top bit), else their window sum at their own window,
+/// not flagged Exact. No nonzero term: the exact zero part.
+PartialSum partial_of(std::span<const Term> terms);
 
 /// Bytes of a part on the wire and in the arena.
 inline constexpr std::size_t PARTIAL_BYTES = 24;

@@ -139,7 +139,7 @@ inline constexpr std::uint32_t EpilogueGelu = 1u << 2;  ///< Matvec applies GELU
 inline constexpr std::uint32_t EpilogueRelu = 1u << 3;  ///< Matvec applies ReLU
 inline constexpr std::uint32_t FusedSilu = 1u << 4;     ///< Conv applies SiLU to its result
 inline constexpr std::uint32_t Transposed = 1u << 5;    ///< Matvec's weight is stored `[k, n]`
-inline constexpr std::uint32_t Partial = 1u << 6;       ///< Matvec writes exact parts (24 B each)
+inline constexpr std::uint32_t Partial = 1u << 6;       ///< Matvec or Combine writes exact parts (24 B each)
 inline constexpr std::uint32_t Defined = (1u << 7) - 1; ///< every flag bit defined so far
 } // namespace flag
 

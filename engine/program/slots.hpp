@@ -143,8 +143,10 @@
 // clang-format on
 // `stride`: the bytes from one expert's matrix to the next in `experts` (the table's entries are
 // e · stride, as lowering lays them out: timing takes an expert's address from it, never from data).
+// The card holds `experts` of the router's `routed` experts, `first` .. first + experts (all of them
+// on one card; a share under expert parallelism): a slot choosing another card's expert is +0.
 #define CARDSIM_EXPERTMATVEC_DIMS(X)                                                                         \
-    X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(stride) X(router)
+    X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(stride) X(router) X(first) X(routed)
 
 #define CARDSIM_COMBINE_OPERANDS(X)                                                                          \
     X(weights, Read, false)                                                                                  \

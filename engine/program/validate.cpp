@@ -490,7 +490,10 @@ void shapes(const Check& k, const Args<slots::ExpertMatvec>& a) {
     k.at_least("n", d.n, 1);
     k.at_least("k", d.k, 1);
     k.at_least("n1", d.n1, 1);
-    if (d.top_k > d.experts) k.fail(fmt::format("dim top_k {} exceeds experts {}", d.top_k, d.experts));
+    k.at_least("experts", d.experts, 1);
+    if (d.top_k > d.routed) k.fail(fmt::format("dim top_k {} exceeds routed {}", d.top_k, d.routed));
+    if (d.first > d.routed || d.experts > d.routed - d.first)
+        k.fail(fmt::format("dims first {} + experts {} exceed routed {}", d.first, d.experts, d.routed));
     if (d.per_slot > 1) k.fail(fmt::format("dim per_slot is {}, expected 0 or 1", d.per_slot));
     if (d.n1 > d.n) k.fail(fmt::format("dim n1 {} exceeds n {}", d.n1, d.n));
     const auto slots = k.product({d.rows, d.top_k}, "rows × top_k");
@@ -525,7 +528,11 @@ void shapes(const Check& k, const Args<slots::Combine>& a) {
     k.absent_or_f32s(at(O::gate), d.rows, "rows");
     if (a.operands.gate.region != Region::None && a.operands.shared.region == Region::None)
         k.fail("operand gate is present without the shared expert it scales");
-    k.f32s(at(O::out), k.product({d.rows, d.width}, "rows × width"), "rows × width");
+    if (k.flags() & flag::Partial) // one card's exact parts under expert parallelism, 24 bytes each
+        k.bytes(at(O::out), k.product({d.rows, d.width, 24}, "rows × width × 24"),
+                "rows × width exact parts of 24 bytes");
+    else
+        k.f32s(at(O::out), k.product({d.rows, d.width}, "rows × width"), "rows × width");
 }
 
 /// The flags each opcode takes.
@@ -537,6 +544,8 @@ std::uint32_t flags_of(Opcode op) {
         return flag::Accumulate | flag::EpilogueGelu | flag::EpilogueRelu | flag::Partial;
     case Opcode::Conv:
         return flag::FusedSilu;
+    case Opcode::Combine:
+        return flag::Partial;
     default:
         return 0;
     }

@@ -35,12 +35,13 @@ public:
           scheme_(kernels::activation_scheme(config.numerics)),
           passes_(config.numerics.activations == numerics::Words::Two ? 2 : 1) {}
 
-    /// MACs: rows · n · k (an expert matvec: rows · top_k · n · k), once per activation word (the
+    /// MACs: rows · n · k (an expert matvec: n · k for each slot choosing one of this card's
+    /// experts, rows · top_k of them on one card), once per activation word (the
     /// second word, the residual of the first, takes a second pass through the lanes).
-    std::uint64_t work(const program::Command& c, const Step&) const override {
-        if (c.opcode == X::opcode) {
+    std::uint64_t work(const program::Command& c, const Step& step) const override {
+        if (c.opcode == X::opcode) { // the slots whose expert this card holds
             auto d = program::args<X>(c).dims;
-            return d.rows * d.top_k * d.n * d.k * passes_;
+            return local_slots(d, step) * d.n * d.k * passes_;
         }
         auto d = program::args<S>(c).dims;
         return d.rows * d.n * d.k * passes_;
@@ -55,8 +56,9 @@ public:
         const auto chosen = distinct(d, step);
         const std::uint64_t matrix = kernels::matrix_layout(config_, d.n, d.k).bytes();
         std::vector<Span> spans;
-        for (auto e : chosen)
-            spans.push_back(k == program::at(O::table) ? Span{8 * e, 8} : Span{e * d.stride, matrix});
+        for (auto e : chosen) // this card's experts, each from its place in the card's table
+            spans.push_back(k == program::at(O::table) ? Span{8 * (e - d.first), 8}
+                                                       : Span{(e - d.first) * d.stride, matrix});
         return spans;
     }
 
@@ -101,19 +103,38 @@ private:
         }
     }
 
-    /// The experts the step's routing chose for router `d.router`, each once, in index order.
-    static std::set<std::uint64_t> distinct(const X::Dims& d, const Step& step) {
+    /// The step's routing of router `d.router`: every slot's chosen expert.
+    static const std::vector<std::uint32_t>& routing(const X::Dims& d, const Step& step) {
         if (d.router >= step.routing.size() || step.routing[d.router].size() != d.rows * d.top_k)
             throw Error(fmt::format("the step has no routing of router {} for {} rows of {} experts (a "
                                     "timing-only run takes a routing model: run --routing)",
                                     d.router, d.rows, d.top_k));
+        for (auto e : step.routing[d.router])
+            if (e >= d.routed)
+                throw Error(fmt::format("router {} chose expert {} of {}", d.router, e, d.routed));
+        return step.routing[d.router];
+    }
+
+    /// Whether expert `e` is one of this card's.
+    static bool mine(const X::Dims& d, std::uint64_t e) { return e >= d.first && e - d.first < d.experts; }
+
+    /// The experts of this card the step's routing chose for router `d.router`, each once, in
+    /// index order.
+    static std::set<std::uint64_t> distinct(const X::Dims& d, const Step& step) {
         std::set<std::uint64_t> out;
-        for (auto e : step.routing[d.router]) {
-            if (e >= d.experts)
-                throw Error(fmt::format("router {} chose expert {} of {}", d.router, e, d.experts));
-            out.insert(e);
-        }
+        for (auto e : routing(d, step))
+            if (mine(d, e)) out.insert(e);
         return out;
+    }
+
+    /// The slots choosing one of this card's experts: all of them on one card; without a routing
+    /// (a command timed outside a step), every slot.
+    static std::uint64_t local_slots(const X::Dims& d, const Step& step) {
+        if (d.first == 0 && d.experts == d.routed) return d.rows * d.top_k;
+        std::uint64_t n = 0;
+        for (auto e : routing(d, step))
+            n += mine(d, e);
+        return n;
     }
 
     void experts(const program::Command& c, Operands operands) const {
@@ -123,22 +144,28 @@ private:
         std::vector<std::uint64_t> table(d.experts);
         std::memcpy(table.data(), o.table.data(), std::min<std::size_t>(o.table.size(), 8 * table.size()));
         auto matrix_of = [&](std::uint32_t e) {
-            if (e >= d.experts)
-                throw Error(fmt::format("router {} chose expert {} of {}", d.router, e, d.experts));
-            if (table[e] > o.experts.size() || layout.bytes() > o.experts.size() - table[e])
+            if (!mine(d, e))
+                throw Error(fmt::format("router {} chose expert {}, not one of this card's {} .. {} of {}",
+                                        d.router, e, d.first, d.first + d.experts, d.routed));
+            const auto entry = table[e - d.first];
+            if (entry > o.experts.size() || layout.bytes() > o.experts.size() - entry)
                 throw Error(fmt::format("expert {}'s table entry {:#x} points past the experts' {} bytes", e,
-                                        table[e], o.experts.size()));
-            return numerics::MatrixView(layout, o.experts.subspan(table[e], layout.bytes()),
-                                        "an expert matrix");
+                                        entry, o.experts.size()));
+            return numerics::MatrixView(layout, o.experts.subspan(entry, layout.bytes()), "an expert matrix");
         };
+        for (auto e : u32s(o.choice))
+            if (e >= d.routed)
+                throw Error(fmt::format("router {} chose expert {} of {}", d.router, e, d.routed));
+        const kernels::ExpertRange range{std::uint32_t(d.first), std::uint32_t(d.experts)};
         const std::size_t slots = d.rows * d.top_k;
         if (d.n1 == d.n) {
             kernels::expert_matvec(matrix_of, f32s(o.x), u32s(o.choice), d.top_k, d.per_slot != 0, scheme_,
-                                   f32s(o.out));
+                                   f32s(o.out), range);
             return;
         }
         std::vector<float> y(slots * d.n);
-        kernels::expert_matvec(matrix_of, f32s(o.x), u32s(o.choice), d.top_k, d.per_slot != 0, scheme_, y);
+        kernels::expert_matvec(matrix_of, f32s(o.x), u32s(o.choice), d.top_k, d.per_slot != 0, scheme_, y,
+                               range);
         split(y, slots, d.n, d.n1, d.n - d.n1, f32s(o.out), f32s(o.out2), {});
     }
 

@@ -42,7 +42,12 @@ public:
         }
         auto d = program::args<C>(c).dims;
         auto o = program::each<C>(operands);
-        kernels::combine(f32s(o.weights), f32s(o.outs), f32s(o.shared), f32s(o.gate), d.top_k, f32s(o.out));
+        if (c.flags & program::flag::Partial) // an expert-parallel card's exact parts
+            kernels::combine_partial(f32s(o.weights), f32s(o.outs), f32s(o.shared), f32s(o.gate), d.top_k,
+                                     o.out);
+        else
+            kernels::combine(f32s(o.weights), f32s(o.outs), f32s(o.shared), f32s(o.gate), d.top_k,
+                             f32s(o.out));
     }
 };
 
