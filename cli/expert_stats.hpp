@@ -19,6 +19,10 @@ struct ExpertLayerStats {
     double max_rows = 0;  ///< rows that chose the step's most chosen expert
     double imbalance = 0; ///< that over the mean rows per touched expert (1: even)
     double bytes = 0;     ///< expert bytes streamed a step: each touched expert's table entries and matrices
+    /// Expert parallel: the expert bytes a step of the card streaming the most (0 when one card
+    /// holds all the layer's experts); `bytes` over the cards is the even share.
+    double busiest_card_bytes = 0;
+    std::size_t cards = 1; ///< the cards the layer's experts are split over
 };
 
 /// The stats of each router of program `p` (its Route and ExpertMatvec commands) over `routing`
@@ -26,6 +30,13 @@ struct ExpertLayerStats {
 std::vector<ExpertLayerStats>
 expert_stats(const program::Program& p, const card::CardConfig& config,
              const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
+
+/// Fills each layer's `busiest_card_bytes` and `cards` in `stats` where `programs` (one a card of a
+/// system) split its experts by index (ExpertMatvec commands holding fewer than the routed
+/// experts), over `routing` as `expert_stats` takes it.
+void expert_card_load(std::vector<ExpertLayerStats>& stats,
+                      const std::vector<const program::Program*>& programs, const card::CardConfig& config,
+                      const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
 
 /// The summary's lines: `experts: ...` and one line a layer (none without experts).
 std::string expert_lines(const std::vector<ExpertLayerStats>& stats);

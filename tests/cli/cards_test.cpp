@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -329,7 +330,8 @@ TEST_CASE("a tensor-parallel split that would not stay exact is refused, naming 
     auto h =
         run_cardsim("check " + hybrid + " --plan tp --set system.cards=2 --set capabilities.experts=true");
     CHECK(h.code == 1);
-    CHECK(contains(h.out, "layer 0 has experts; tensor parallel splits dense MLPs only"));
+    CHECK(contains(h.out, "layer 0 has experts; tensor parallel splits dense MLPs only (--plan ep splits the "
+                          "experts by index"));
     // The tiny model's 16 attention columns a card are half a scale block.
     auto d = run_cardsim("run " + dense + " --plan tp --set system.cards=2");
     CHECK(d.code == 1);
@@ -412,6 +414,94 @@ TEST_CASE("a model with experts runs over a pipeline of cards bit-exact, and its
             CHECK(value(timing.out) == value(full.out));
         }
     }
+}
+
+namespace {
+
+/// DDR bytes the expert matvecs of a trace read, per card (the `ddr=` reads of its ExpertMatvec
+/// records).
+std::map<int, std::uint64_t> expert_ddr_reads(const std::string& trace) {
+    std::ifstream in(trace);
+    std::map<int, std::uint64_t> out;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("cmd ", 0) != 0 || line.find(" ExpertMatvec ") == std::string::npos) continue;
+        int card = 0;
+        if (auto at = line.find(" card="); at != std::string::npos) card = std::stoi(line.substr(at + 6));
+        const auto at = line.find(" ddr=");
+        REQUIRE(at != std::string::npos);
+        std::istringstream channels(line.substr(at + 5, line.find(' ', at + 5) - at - 5));
+        for (std::string ch; std::getline(channels, ch, ',');)
+            out[card] += std::stoull(ch.substr(0, ch.find('/')));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("expert parallel splits each layer's experts by index over 2 and 4 cards, bit-exact, each card "
+          "streaming only its own chosen experts and all of them together the one card's") {
+    ScratchDir dir("cards-ep");
+    for (const std::string arch : {"moe", "hybrid-moe"}) {
+        const auto m = (dir.path() / arch).string();
+        REQUIRE(run_cardsim("make-model --arch " + arch + " --size small --seed 3 -o " + m).code == 0);
+        const std::string run = "run " + m + " --set capabilities.experts=true --seqs 4 --tokens 3 --machine";
+        const auto one_trace = (dir.path() / (arch + ".one.trace")).string();
+        auto one = run_cardsim(run + " --trace " + one_trace);
+        REQUIRE(one.code == 0);
+        const auto one_reads = expert_ddr_reads(one_trace);
+        REQUIRE(one_reads.size() == 1);
+        for (int cards : {2, 4}) {
+            const std::string system = run + " --plan ep --set system.cards=" + std::to_string(cards);
+            const auto trace = (dir.path() / (arch + std::to_string(cards) + ".trace")).string();
+            const auto routing = (dir.path() / (arch + std::to_string(cards) + ".routing")).string();
+            auto ep = run_cardsim(system + " --trace " + trace + " --routing-out " + routing);
+            INFO(arch << " on " << cards << " cards:\n" << ep.out);
+            REQUIRE(ep.code == 0);
+            CHECK(contains(ep.out, "bit_exact=yes"));
+            CHECK(value_of(ep.out, "max_abs_error") == value_of(one.out, "max_abs_error"));
+            CHECK(value_of(ep.out, "kl") == value_of(one.out, "kl"));
+            CHECK(value_of(ep.out, "expert_bytes_per_step") == value_of(one.out, "expert_bytes_per_step"));
+            // The experts partition over the cards: together they stream exactly the one card's
+            // chosen experts (the same routing, bit for bit), each card a share of them.
+            const auto reads = expert_ddr_reads(trace);
+            REQUIRE(reads.size() == std::size_t(cards));
+            std::uint64_t total = 0;
+            for (auto& [card, bytes] : reads) {
+                CHECK(bytes > 0);
+                CHECK(bytes < one_reads.begin()->second);
+                total += bytes;
+            }
+            CHECK(total == one_reads.begin()->second);
+            // The summary's busiest card: at least an even share and at least what the trace's
+            // busiest card read a step on average, at most every card's.
+            const double steps = std::stod(value_of(ep.out, "steps"));
+            const double busiest = std::stod(value_of(ep.out, "expert_bytes_busiest_card"));
+            const double all = std::stod(value_of(ep.out, "expert_bytes_per_step"));
+            std::uint64_t most = 0;
+            for (auto& [card, bytes] : reads)
+                most = std::max(most, bytes);
+            CHECK(busiest >= all / cards);
+            CHECK(busiest * steps >= double(most) * (1 - 1e-12));
+            CHECK(busiest <= all);
+            CHECK(std::stod(value_of(ep.out, "expert_card_imbalance")) >= 1.0);
+            // A timing-only run given the routing has the full run's cycles and DDR bytes.
+            auto timing = run_cardsim(system + " --timing-only --routing trace:" + routing);
+            REQUIRE(timing.code == 0);
+            CHECK(value_of(timing.out, "cycles") == value_of(ep.out, "cycles"));
+            CHECK(value_of(timing.out, "ddr_bytes") == value_of(ep.out, "ddr_bytes"));
+        }
+    }
+    const auto moe = (dir.path() / "moe").string();
+    auto odd =
+        run_cardsim("check " + moe + " --set capabilities.experts=true --plan ep --set system.cards=3");
+    CHECK(odd.code == 1); // a refusal
+    CHECK(contains(odd.out,
+                   "expert parallel over 3 cards: the 16 experts of a layer must divide by the cards"));
+    const auto dense = (dir.path() / "dense").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + dense).code == 0);
+    auto none = run_cardsim("run " + dense + " --plan ep --set system.cards=2");
+    CHECK(none.code == 1);
+    CHECK(contains(none.out, "the model has no experts to split"));
 }
 
 TEST_CASE("tensor parallel on 2 cards decodes the 8B shape at least 1.7 times as fast as one card, and "

@@ -76,7 +76,8 @@ TEST_CASE(
     REQUIRE(caches <= one.caches + 3 * lower::target_of(config).stripe());
 }
 
-TEST_CASE("a plan is spelled one, pp, tp, tp×pp or tpT×ppP, and its split makes the system's cards") {
+TEST_CASE("a plan is spelled one, pp, tp, tp×pp or tpT×ppP (ep for tp with experts split by index), and "
+          "its split makes the system's cards") {
     REQUIRE(lower::parse_plan("pp", 4) == lower::Plan{1, 4});
     REQUIRE(lower::parse_plan("tp", 4) == lower::Plan{4, 1});
     REQUIRE(lower::parse_plan("one", 1) == lower::Plan{1, 1});
@@ -85,6 +86,13 @@ TEST_CASE("a plan is spelled one, pp, tp, tp×pp or tpT×ppP, and its split make
     REQUIRE(lower::parse_plan("tp4×pp2", 8) == lower::Plan{4, 2});
     REQUIRE(lower::name(lower::Plan{4, 2}) == "tp4xpp2");
     REQUIRE(lower::name(lower::Plan{1, 3}) == "pp");
+    REQUIRE(lower::parse_plan("ep", 4) == lower::Plan{4, 1, true});
+    REQUIRE(lower::parse_plan("ep×pp", 4) == lower::Plan{2, 2, true});
+    REQUIRE(lower::parse_plan("ep2xpp3", 6) == lower::Plan{2, 3, true});
+    REQUIRE(lower::name(lower::Plan{2, 3, true}) == "ep2xpp3");
+    REQUIRE(lower::name(lower::Plan{4, 1, true}) == "ep");
+    REQUIRE(lower::spells_plan("ep4×pp2"));
+    REQUIRE_THROWS_WITH(lower::parse_plan("ep1×pp4", 4), Catch::Contains("groups of 2 cards or more"));
     REQUIRE_THROWS_WITH(lower::parse_plan("tp×pp", 2), Catch::Contains("even system.cards of 4 or more"));
     REQUIRE_THROWS_WITH(lower::parse_plan("tp4×pp2", 6),
                         Catch::Contains("4 × 2 cards, and system.cards = 6"));

@@ -290,3 +290,68 @@ TEST_CASE("a non-finite weight makes the combined row NaN, a non-finite output v
     require_same(y, spec::combine(weights, outputs, n, SharedExpert{-inf, shared_out}));
     REQUIRE_THROWS_AS(combine(weights, std::vector<float>(7), std::nullopt, y), cardsim::Error);
 }
+
+TEST_CASE("an expert-parallel combine's parts, joined, are the one-card combine's bits whatever card holds "
+          "each expert, and a NaN on one card makes the column NaN") {
+    std::mt19937_64 rng(317);
+    const std::size_t n = 64;
+    std::size_t exact = 0, columns = 0;
+    for (RowKind kind : {RowKind::Unit, RowKind::Normal, RowKind::Cancelling, RowKind::Zeros, RowKind::Wide})
+        for (std::size_t k : {1u, 4u, 8u})
+            for (std::size_t cards : {2u, 3u, 4u})
+                for (bool with_shared : {false, true}) {
+                    auto outputs = make_row(kind, k * n, rng);
+                    auto shared_out = make_row(kind, n, rng);
+                    auto weights = make_row(RowKind::Unit, k, rng);
+                    for (auto& w : weights)
+                        w = std::fabs(w) * 0.25f;
+                    std::optional<SharedExpert> shared;
+                    if (with_shared) shared = SharedExpert{0.7f, shared_out};
+                    std::vector<float> want(n);
+                    combine(weights, outputs, shared, want);
+                    // Each slot's expert lives on a random card; the shared expert on another.
+                    std::vector<std::size_t> card_of(k);
+                    for (auto& c : card_of)
+                        c = rng() % cards;
+                    const std::size_t shared_card = rng() % cards;
+                    std::vector<std::vector<PartialSum>> parts(cards, std::vector<PartialSum>(n));
+                    for (std::size_t c = 0; c < cards; ++c) {
+                        std::vector<float> mine(k * n, 0.0f); // another card's slot is +0
+                        for (std::size_t i = 0; i < k; ++i)
+                            if (card_of[i] == c)
+                                std::copy_n(outputs.begin() + std::ptrdiff_t(i * n), n,
+                                            mine.begin() + std::ptrdiff_t(i * n));
+                        combine_partial(weights, mine, c == shared_card ? shared : std::nullopt, parts[c]);
+                    }
+                    for (std::size_t col = 0; col < n; ++col) {
+                        std::vector<PartialSum> column;
+                        for (auto& p : parts)
+                            column.push_back(p[col]);
+                        ++columns;
+                        if (!exact_join(column)) continue;
+                        ++exact;
+                        INFO("kind " << int(kind) << ", k " << k << ", " << cards << " cards, column "
+                                     << col);
+                        REQUIRE(same_bits(join(column), want[col]));
+                    }
+                }
+    // Outputs within a window of each other (all but the Wide rows' far-apart values) always join
+    // exactly.
+    CHECK(exact > columns * 3 / 4);
+
+    const std::vector<float> weights{0.5f, 0.25f}, none(8, 0.0f);
+    std::vector<float> outputs{1, 2, 3, 4, 5, 6, 7, 8};
+    outputs[5] = std::numeric_limits<float>::quiet_NaN(); // slot 1's column 1, on card 1
+    std::vector<float> first(8, 0.0f), second(8, 0.0f);
+    std::copy_n(outputs.begin(), 4, first.begin());
+    std::copy_n(outputs.begin() + 4, 4, second.begin() + 4);
+    std::vector<PartialSum> a(4), b(4);
+    combine_partial(weights, first, std::nullopt, a);
+    combine_partial(weights, second, std::nullopt, b);
+    REQUIRE(std::isnan(join(std::vector{a[1], b[1]})));
+    REQUIRE(same_bits(join(std::vector{a[0], b[0]}), 0.5f * 1 + 0.25f * 5));
+    const std::vector<float> nan_weight{0.5f, std::numeric_limits<float>::quiet_NaN()};
+    combine_partial(nan_weight, none, std::nullopt, a); // every card sees the NaN weight
+    for (auto& p : a)
+        REQUIRE((p.flags & PartialSum::Nan));
+}
