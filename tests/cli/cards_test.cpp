@@ -497,6 +497,19 @@ TEST_CASE("expert parallel splits each layer's experts by index over 2 and 4 car
     CHECK(odd.code == 1); // a refusal
     CHECK(contains(odd.out,
                    "expert parallel over 3 cards: the 16 experts of a layer must divide by the cards"));
+    // Qwen3-Next-80B-A3B at int8 (78.8 GiB of weights): each card holds a quarter of the experts
+    // on 4 cards and fits; on 2 each card's half is over its DDR, and both are named.
+    const auto big = (dir.path() / "80b").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid-moe --size 80b-a3b --shapes-only -o " + big).code == 0);
+    auto four =
+        run_cardsim("check " + big + " --set capabilities.experts=true --plan ep --set system.cards=4");
+    CHECK(four.code == 0);
+    CHECK(contains(four.out, "card 3 of 4 (1/4 of every layer's heads and experts (by index)"));
+    auto two =
+        run_cardsim("check " + big + " --set capabilities.experts=true --plan ep --set system.cards=2");
+    CHECK(two.code == 1);
+    CHECK(contains(two.out, "card 0 of 2: the weights need 39.6 GiB at int8"));
+    CHECK(contains(two.out, "card 1 of 2: the weights need 39.6 GiB at int8"));
     const auto dense = (dir.path() / "dense").string();
     REQUIRE(run_cardsim("make-model --arch dense --size small --seed 3 -o " + dense).code == 0);
     auto none = run_cardsim("run " + dense + " --plan ep --set system.cards=2");
