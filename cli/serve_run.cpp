@@ -128,8 +128,10 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     rep.slot_bytes = room.per_slot;
     rep.slots = std::size_t(room.slots);
     rep.ddr_fixed_bytes = rep.ddr_capacity_bytes - room.free;
+    // A pipeline's lanes (one a stage) each hold up to the budget's sequences.
+    const std::size_t at_once = budget * req.plan.stages;
     const std::size_t admit =
-        std::min({rep.slots, budget, req.policy.max_seqs ? req.policy.max_seqs : budget});
+        std::min({rep.slots, at_once, req.policy.max_seqs ? req.policy.max_seqs : at_once});
     p.capacity = serve::Capacity{rep.buckets, rep.slots, rep.max_positions, decoder.vocab};
     rep.laid_out = std::max<std::size_t>(1, admit);
     o.slots = rep.laid_out;
@@ -267,7 +269,9 @@ ServeReport serve_model(const ServeRequest& req) {
     else
         rep.host_compile = prepared_seconds - rep.host_load;
     if (req.program && req.default_budget) policy.token_budget = rep.buckets.back();
-    serve::Scheduler scheduler(req.requests, policy, prepared.capacity);
+    // A pipeline's stages step a lane of sequences each at once (its microbatches).
+    const std::size_t lanes = req.plan.stages;
+    serve::Scheduler scheduler(req.requests, policy, prepared.capacity, lanes);
     auto& programs = prepared.programs;
     auto next_out = output_of(programs.front(), program::IoRole::Next);
     if (!next_out) throw Error("serve: the program has no next-token output");
@@ -301,28 +305,25 @@ ServeReport serve_model(const ServeRequest& req) {
     sim::SessionPlan plan;
     plan.mode = req.check ? sim::Mode::Full : sim::Mode::TimingOnly;
     plan.keep_records = false;
-    plan.next = [&](std::size_t step, double now,
-                    const sim::StepOutputs* previous) -> std::optional<sim::SessionStep> {
-        if (running) {
-            std::vector<std::uint32_t> tokens;
-            if (req.check && previous) {
-                auto& next = previous->values[*next_out];
-                for (std::size_t r = 0; r < running->rows.size(); ++r)
-                    tokens.push_back(row_token(next, r));
-            }
-            scheduler.done(running_start, now, tokens);
-            busy += now - running_start;
-            running.reset();
+    // The tokens a step's rows got (a full run's arg-max; none timing-only).
+    auto tokens_of = [&](const serve::Step& s, const sim::StepOutputs* out) {
+        std::vector<std::uint32_t> tokens;
+        if (req.check && out) {
+            auto& next = out->values[*next_out];
+            for (std::size_t r = 0; r < s.rows.size(); ++r)
+                tokens.push_back(row_token(next, r));
         }
-        auto s = scheduler.next(now);
-        if (!s) return std::nullopt;
+        return tokens;
+    };
+    // The session step of scheduler step `s` (the `step`-th issued).
+    auto session_step = [&](std::size_t step, const serve::Step& s) {
         sim::SessionStep st;
-        st.bucket = s->bucket;
-        st.not_before_seconds = s->not_before_seconds;
+        st.bucket = s.bucket;
+        st.not_before_seconds = s.not_before_seconds;
         // The step's rows in order, then padding rows up to the bucket's: token 0 at position 0 of
         // the pad slot, whose stores no sequence reads.
-        const std::size_t rows = rep.buckets[s->bucket];
-        for (auto& r : s->rows) {
+        const std::size_t rows = rep.buckets[s.bucket];
+        for (auto& r : s.rows) {
             st.inputs.ids.push_back(r.id);
             st.inputs.positions.push_back(r.position);
             st.inputs.slots.push_back(r.slot);
@@ -330,20 +331,51 @@ ServeReport serve_model(const ServeRequest& req) {
         st.inputs.ids.resize(rows, 0);
         st.inputs.positions.resize(rows, 0);
         st.inputs.slots.resize(rows, pad);
-        if (!req.check && !routers[s->bucket].empty())
-            st.inputs.routing = routing.step(step, routers[s->bucket], rows);
-        rows_run += s->rows.size();
-        padded += rows - s->rows.size();
+        if (!req.check && !routers[s.bucket].empty())
+            st.inputs.routing = routing.step(step, routers[s.bucket], rows);
+        rows_run += s.rows.size();
+        padded += rows - s.rows.size();
         ++step_count;
         if (req.check) {
             inputs.push_back(st.inputs);
-            step_buckets.push_back(s->bucket);
+            step_buckets.push_back(s.bucket);
         }
-        running = s;
-        running_start = std::max(now, s->not_before_seconds);
         if (req.progress) fmt::print(stderr, "\rstep {}", step + 1);
         return st;
     };
+    plan.next = [&](std::size_t step, double now,
+                    const sim::StepOutputs* previous) -> std::optional<sim::SessionStep> {
+        if (running) {
+            scheduler.done(running_start, now, tokens_of(*running, previous));
+            busy += now - running_start;
+            running.reset();
+        }
+        auto s = scheduler.next(now);
+        if (!s) return std::nullopt;
+        running = s;
+        running_start = std::max(now, s->not_before_seconds);
+        return session_step(step, *s);
+    };
+    // Lanes: each lane's step in flight, its start; the busy time is the union of the steps' spans.
+    std::vector<std::optional<serve::Step>> in_lane(lanes);
+    std::vector<double> lane_start(lanes, 0.0);
+    double busy_until = 0;
+    std::size_t issued = 0;
+    plan.lanes = lanes;
+    plan.next_in = [&](std::size_t lane, double now) -> std::optional<sim::SessionStep> {
+        auto s = scheduler.next_in(now, lane);
+        if (!s) return std::nullopt;
+        in_lane[lane] = s;
+        lane_start[lane] = now;
+        return session_step(issued++, *s);
+    };
+    plan.lane_done = [&](std::size_t lane, double end, const sim::StepOutputs& out) {
+        scheduler.done_in(lane, end, tokens_of(*in_lane[lane], &out));
+        busy += std::max(0.0, end - std::max(lane_start[lane], busy_until));
+        busy_until = std::max(busy_until, end);
+        in_lane[lane].reset();
+    };
+    plan.idle_until = [&] { return scheduler.idle_until(); };
     std::optional<sim::system::SystemResult> system;
     if (!prepared.cards.empty()) {
         system = sim::system::simulate(req.config, prepared.cards, plan);

@@ -27,8 +27,9 @@ std::string BatchLimit::text() const {
                        cap_reason, cap);
 }
 
-Scheduler::Scheduler(std::vector<Request> requests, Policy policy, Capacity capacity)
-    : requests_(std::move(requests)), policy_(policy), capacity_(std::move(capacity)) {
+Scheduler::Scheduler(std::vector<Request> requests, Policy policy, Capacity capacity, std::size_t lanes)
+    : requests_(std::move(requests)), policy_(policy), capacity_(std::move(capacity)),
+      running_(std::max<std::size_t>(1, lanes)) {
     if (capacity_.buckets.empty() || !std::is_sorted(capacity_.buckets.begin(), capacity_.buckets.end()) ||
         capacity_.buckets.front() == 0)
         throw Error("serve: the card's buckets must be a non-empty ascending list of positive row counts");
@@ -50,9 +51,9 @@ Scheduler::Scheduler(std::vector<Request> requests, Policy policy, Capacity capa
         limit_.cap = policy_.max_seqs;
         limit_.cap_reason = "--max-seqs";
     }
-    if (policy_.token_budget < limit_.cap) {
-        limit_.cap = policy_.token_budget;
-        limit_.cap_reason = "token budget";
+    if (policy_.token_budget * running_.size() < limit_.cap) {
+        limit_.cap = policy_.token_budget * running_.size();
+        limit_.cap_reason = running_.size() > 1 ? "token budget of each lane" : "token budget";
     }
     for (std::uint32_t s = std::uint32_t(limit_.cap); s-- > 0;)
         free_slots_.push_back(s); // slot 0 is taken first
@@ -81,42 +82,69 @@ std::uint32_t Scheduler::prompt_id(std::size_t r, std::size_t position) const {
     return std::uint32_t((7 + 31 * std::uint64_t(position) + 101 * std::uint64_t(r)) % capacity_.vocab);
 }
 
-void Scheduler::admit(double now) {
+void Scheduler::admit(double now, std::size_t lane) {
+    auto in_lane =
+        std::size_t(std::count_if(live_.begin(), live_.end(), [&](const Live& l) { return l.lane == lane; }));
     while (next_arrival_ < requests_.size() && requests_[next_arrival_].arrival_seconds <= now) {
         auto& t = times_[next_arrival_];
         if (!t.refused.empty()) {
             ++next_arrival_;
             continue;
         }
-        if (free_slots_.empty()) {
+        if (free_slots_.empty() || in_lane >= policy_.token_budget) {
             ++limit_.waited;
             return;
         }
         t.slot = free_slots_.back();
         free_slots_.pop_back();
-        live_.push_back(Live{next_arrival_, t.slot, 0});
+        live_.push_back(Live{next_arrival_, t.slot, 0, lane});
+        ++in_lane;
         ++next_arrival_;
     }
 }
 
 std::optional<Step> Scheduler::next(double now) {
-    if (running_) throw Error("serve: the scheduler was asked for a step before the last one was done");
-    admit(now);
-    Step step;
-    step.not_before_seconds = now;
+    if (running_.size() != 1) throw Error("serve: a scheduler of lanes is asked for a lane's step (next_in)");
+    if (running_[0]) throw Error("serve: the scheduler was asked for a step before the last one was done");
+    admit(now, 0);
+    double not_before = now;
     if (live_.empty()) {
         // Nothing to run: wait for the next request that runs.
-        while (next_arrival_ < requests_.size() && !times_[next_arrival_].refused.empty())
-            ++next_arrival_;
-        if (next_arrival_ == requests_.size()) return std::nullopt;
-        step.not_before_seconds = std::max(now, requests_[next_arrival_].arrival_seconds);
-        admit(step.not_before_seconds);
+        auto until = idle_until();
+        if (!until) return std::nullopt;
+        not_before = std::max(now, *until);
+        admit(not_before, 0);
     }
+    return build(0, not_before);
+}
+
+std::optional<Step> Scheduler::next_in(double now, std::size_t lane) {
+    if (lane >= running_.size())
+        throw Error(fmt::format("serve: lane {} of a scheduler of {}", lane, running_.size()));
+    if (running_[lane])
+        throw Error(fmt::format("serve: lane {} was asked for a step before its last one was done", lane));
+    admit(now, lane);
+    if (std::none_of(live_.begin(), live_.end(), [&](const Live& l) { return l.lane == lane; }))
+        return std::nullopt;
+    return build(lane, now);
+}
+
+std::optional<double> Scheduler::idle_until() const {
+    std::size_t r = next_arrival_;
+    while (r < requests_.size() && !times_[r].refused.empty())
+        ++r;
+    if (r == requests_.size()) return std::nullopt;
+    return requests_[r].arrival_seconds;
+}
+
+Step Scheduler::build(std::size_t lane, double not_before) {
+    Step step;
+    step.not_before_seconds = not_before;
     const std::size_t budget = policy_.token_budget;
     auto decode_rows = [&] {
         for (auto& l : live_) {
             auto& q = requests_[l.request];
-            if (l.prefilled < q.prompt_tokens || step.rows.size() >= budget) continue;
+            if (l.lane != lane || l.prefilled < q.prompt_tokens || step.rows.size() >= budget) continue;
             auto& t = times_[l.request];
             // Decode: feed the last token got, at the position after it.
             step.rows.push_back(Row{l.request, l.slot,
@@ -127,7 +155,7 @@ std::optional<Step> Scheduler::next(double now) {
     auto prefill_rows = [&] {
         for (auto& l : live_) {
             auto& q = requests_[l.request];
-            if (l.prefilled >= q.prompt_tokens) continue;
+            if (l.lane != lane || l.prefilled >= q.prompt_tokens) continue;
             std::size_t room = budget - std::min(budget, step.rows.size());
             std::size_t n = std::min(q.prompt_tokens - l.prefilled, room);
             if (policy_.chunk) n = std::min(n, policy_.chunk);
@@ -154,14 +182,19 @@ std::optional<Step> Scheduler::next(double now) {
     limit_.largest = std::max(limit_.largest, live_.size());
     auto& b = capacity_.buckets;
     step.bucket = std::size_t(std::lower_bound(b.begin(), b.end(), step.rows.size()) - b.begin());
-    running_ = step;
+    running_[lane] = step;
     return step;
 }
 
 void Scheduler::done(double start, double end, std::span<const std::uint32_t> tokens) {
-    if (!running_) throw Error("serve: a step was reported done that the scheduler did not give");
     (void)start;
-    auto& rows = running_->rows;
+    done_in(0, end, tokens);
+}
+
+void Scheduler::done_in(std::size_t lane, double end, std::span<const std::uint32_t> tokens) {
+    if (lane >= running_.size() || !running_[lane])
+        throw Error("serve: a step was reported done that the scheduler did not give");
+    auto& rows = running_[lane]->rows;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         auto& row = rows[i];
         auto l =
@@ -186,7 +219,7 @@ void Scheduler::done(double start, double end, std::span<const std::uint32_t> to
             ++it;
         }
     }
-    running_.reset();
+    running_[lane].reset();
 }
 
 } // namespace cardsim::serve

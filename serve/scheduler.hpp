@@ -93,15 +93,31 @@ struct BatchLimit {
 /// its emitting rows produced; a request whose last token came retires and frees its slot for the
 /// next step. A request whose prompt and output need more positions than a slot holds is refused
 /// (its `refused` says so) and never runs.
+///
+/// With `lanes` > 1 (a pipeline's microbatches) the live sequences are split into lanes whose steps
+/// are in flight at once: a request joins the lane whose step is built when it has arrived, each
+/// lane holds at most the token budget's sequences (so the cap is lanes × budget, slots and
+/// --max-seqs permitting), and a lane's step holds its own sequences' rows only.
 class Scheduler {
 public:
-    Scheduler(std::vector<Request> requests, Policy policy, Capacity capacity);
+    Scheduler(std::vector<Request> requests, Policy policy, Capacity capacity, std::size_t lanes = 1);
 
-    /// The next step when the card is free at `now` (seconds), or none when every request is done.
+    /// The next step when the card is free at `now` (seconds), or none when every request is done
+    /// (one lane).
     std::optional<Step> next(double now);
     /// The step `next` gave ran from `start` to `end`; `tokens[i]` is row i's arg-max (fewer or none,
     /// as in a timing-only run: 0).
     void done(double start, double end, std::span<const std::uint32_t> tokens);
+
+    /// Lane `lane`'s next step at `now`, its arrived requests admitted first, or none when the lane
+    /// has no live sequence (it idles; `idle_until` says when to ask again).
+    std::optional<Step> next_in(double now, std::size_t lane);
+    /// Lane `lane`'s step ended at `end` (as `done`).
+    void done_in(std::size_t lane, double end, std::span<const std::uint32_t> tokens);
+    /// When every lane idles and none runs: the next arrival that will run, or none when every
+    /// request is done or refused.
+    std::optional<double> idle_until() const;
+    std::size_t lanes() const { return running_.size(); }
 
     const std::vector<RequestTimes>& times() const { return times_; }
     const BatchLimit& limit() const { return limit_; }
@@ -111,11 +127,12 @@ public:
     std::uint32_t prompt_id(std::size_t r, std::size_t position) const;
 
 private:
-    /// A request admitted to a slot: how much of its prompt has run, its tokens so far.
+    /// A request admitted to a slot (and a lane): how much of its prompt has run.
     struct Live {
         std::size_t request = 0;
         std::uint32_t slot = 0;
         std::size_t prefilled = 0;
+        std::size_t lane = 0;
     };
     std::vector<Request> requests_;
     Policy policy_;
@@ -124,10 +141,13 @@ private:
     std::size_t next_arrival_ = 0; ///< the first request not yet admitted or refused
     std::vector<Live> live_;       ///< in admission order
     std::vector<std::uint32_t> free_slots_;
-    std::optional<Step> running_;
+    std::vector<std::optional<Step>> running_; ///< each lane's step in flight
     BatchLimit limit_;
 
-    void admit(double now);
+    /// Admits the requests arrived by `now` into lane `lane` while it and the slots have room.
+    void admit(double now, std::size_t lane);
+    /// Lane `lane`'s step of its live sequences' rows by the policy, from `not_before` seconds.
+    Step build(std::size_t lane, double not_before);
 };
 
 } // namespace cardsim::serve

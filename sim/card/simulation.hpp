@@ -65,6 +65,16 @@ struct SessionPlan {
     std::function<std::optional<SessionStep>(std::size_t step, double now_seconds,
                                              const StepOutputs* previous)>
         next;
+    /// A system's session in `lanes` > 1 lanes (a pipeline's microbatches, whose steps are in
+    /// flight at once): in place of `next`, the host keeps up to `lanes` steps in flight, one a
+    /// lane; when a lane is free it asks `next_in(lane, now)` for its step (none: the lane idles),
+    /// and tells `lane_done(lane, end, outputs)` when the lane's step has ended on every card. With
+    /// no step in flight and every lane idle, `idle_until()` says when to ask again (none: the
+    /// session ends). Each card runs the steps in the order they were issued.
+    std::size_t lanes = 1;
+    std::function<std::optional<SessionStep>(std::size_t lane, double now_seconds)> next_in;
+    std::function<void(std::size_t lane, double end_seconds, const StepOutputs& outputs)> lane_done;
+    std::function<std::optional<double>()> idle_until;
     Mode mode = Mode::Full;
     std::optional<units::UnitSet> units;
     bool keep_data = false;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 
@@ -135,9 +136,10 @@ private:
         card.write(p.region, p.offset, bytes);
     }
 
-    /// Card `k`'s inputs `in` for its next step, written into its io places.
-    void write_inputs(std::size_t k, const StepInputs& in) {
-        auto& io = sets_[k][bucket_]->io;
+    /// Card `k`'s inputs `in` for its next step, written into its io places (of bucket `bucket`).
+    void write_inputs(std::size_t k, const StepInputs& in) { write_inputs(k, in, bucket_); }
+    void write_inputs(std::size_t k, const StepInputs& in, std::size_t bucket) {
+        auto& io = sets_[k][bucket]->io;
         auto& card = *cards_[k];
         put(card, io.ids, in.ids);
         put(card, io.positions, in.positions);
@@ -152,10 +154,11 @@ private:
         if (plan_.mode == Mode::TimingOnly) card.context().routing = in.routing;
     }
 
-    /// The last card's outputs, read from its io places after a step.
-    StepOutputs read_outputs() {
+    /// The last card's outputs, read from its io places after a step (of bucket `bucket`).
+    StepOutputs read_outputs() { return read_outputs(bucket_); }
+    StepOutputs read_outputs(std::size_t bucket) {
         StepOutputs out;
-        for (auto& [v, place] : sets_.back()[bucket_]->io.outputs) {
+        for (auto& [v, place] : sets_.back()[bucket]->io.outputs) {
             std::vector<std::byte> bytes(place.bytes);
             cards_.back()->read(place.region, place.offset, bytes);
             out.values.push_back(std::move(bytes));
@@ -166,6 +169,7 @@ private:
     /// The host's thread: a session's steps, a run's overlapped (lag > 1) or one after another.
     void run() {
         if (plan_.lag > 1 && !session_) return overlapped();
+        if (session_ && session_->lanes > 1) return lanes();
         if (!session_) { // steps one after another: a session of the plan's steps on bucket 0
             adapted_.mode = plan_.mode;
             adapted_.next = [this](std::size_t step, double,
@@ -247,6 +251,117 @@ private:
             for (auto& r : result_.cards)
                 r.step_end.push_back(end);
         }
+    }
+
+    /// A session in lanes (SessionPlan::lanes > 1): up to one step a lane in flight, each card
+    /// running the issued steps in order as a pipeline's stages do; a lane's step is asked for when
+    /// its last one has ended on every card (the last card's outputs read).
+    void lanes() {
+        const auto& plan = *session_;
+        const std::size_t n = cards_.size(), L = plan.lanes;
+        auto& clock = cards_.front()->context().clock;
+        struct Issued {
+            std::size_t lane = 0;
+            SessionStep step;
+        };
+        std::deque<Issued> issued; // by step, in issue order (a deque: cards hold a step's inputs)
+        std::map<std::size_t, StepOutputs> outputs; // the last card's, by step, until taken
+        std::vector<std::uint64_t> ended;           // the kernel cycle each step's last card ended
+        std::vector<std::vector<std::vector<std::uint32_t>>> routing; // by step
+        bool closed = false;
+        sc_core::sc_event made, read;
+        std::size_t alive = n;
+        for (std::size_t k = 0; k < n; ++k)
+            sc_core::sc_spawn(
+                [&, k] {
+                    for (std::size_t s = 0; !failed_; ++s) {
+                        while (issued.size() <= s && !closed && !failed_)
+                            sc_core::wait(made);
+                        if (failed_ || issued.size() <= s) break;
+                        const auto& st = issued[s].step;
+                        cards_[k]->use(st.bucket);
+                        write_inputs(k, st.inputs, st.bucket);
+                        result_.cards[k].step_start.push_back(
+                            clock.cycle_at_or_after(sc_core::sc_time_stamp()));
+                        result_.cards[k].step_bucket.push_back(st.bucket);
+                        if (!cards_[k]->run_step(static_cast<std::uint32_t>(s), st.inputs.positions,
+                                                 st.inputs.slots)) {
+                            failed_ = true;
+                            read.notify(sc_core::SC_ZERO_TIME);
+                            break;
+                        }
+                        const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
+                        result_.cards[k].step_end.push_back(end);
+                        ended[s] = std::max(ended[s], end);
+                        const auto& mine = cards_[k]->context().routing;
+                        if (routing[s].size() < mine.size()) routing[s].resize(mine.size());
+                        for (std::size_t r = 0; r < mine.size(); ++r)
+                            if (!mine[r].empty()) routing[s][r] = mine[r];
+                        if (k + 1 == n) {
+                            outputs[s] = read_outputs(st.bucket);
+                            read.notify(sc_core::SC_ZERO_TIME);
+                        }
+                    }
+                    --alive;
+                    card_done_.notify(sc_core::SC_ZERO_TIME);
+                },
+                fmt::format("card{}_lanes", k).c_str());
+        std::deque<std::size_t> flight; // steps in flight, in issue order (the order they end in)
+        std::vector<bool> busy(L, false);
+        auto& last = result_.cards.back();
+        std::size_t first_lane = 0;
+        auto now = [&] { return clock.seconds(clock.cycle_at_or_after(sc_core::sc_time_stamp())); };
+        while (!failed_) {
+            for (std::size_t i = 0; i < L && flight.size() < L && !failed_; ++i) {
+                const std::size_t lane = (first_lane + i) % L;
+                if (busy[lane]) continue;
+                auto step = plan.next_in(lane, now());
+                if (!step) continue;
+                const std::size_t s = issued.size();
+                if (step->bucket >= sets_.front().size()) {
+                    refuse(s, fmt::format("bucket {} of a set of {}", step->bucket, sets_.front().size()));
+                    failed_ = true;
+                } else if (auto why =
+                               program::slots_refusal(sets_.front()[step->bucket]->io, step->inputs.slots)) {
+                    refuse(s, *why);
+                    failed_ = true;
+                }
+                if (failed_) break;
+                issued.push_back({lane, std::move(*step)});
+                ended.push_back(0);
+                routing.emplace_back();
+                busy[lane] = true;
+                flight.push_back(s);
+                made.notify(sc_core::SC_ZERO_TIME);
+            }
+            if (failed_) break;
+            first_lane = (first_lane + 1) % L;
+            if (flight.empty()) { // every lane idles: wait for the next arrival, or end
+                auto until = plan.idle_until();
+                if (!until) break;
+                const auto at =
+                    clock.time_of(clock.cycle_at_or_after(sc_core::sc_time(*until, sc_core::SC_SEC)));
+                if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
+                continue;
+            }
+            const std::size_t s = flight.front();
+            while (!outputs.count(s) && !failed_)
+                sc_core::wait(read);
+            if (failed_) break;
+            flight.pop_front();
+            busy[issued[s].lane] = false;
+            result_.step_end.push_back(ended[s]);
+            if (!routing[s].empty()) result_.routing.push_back(std::move(routing[s]));
+            auto out = std::move(outputs.at(s));
+            outputs.erase(s);
+            if (plan.mode == Mode::TimingOnly || !plan.keep_outputs) last.outputs.clear();
+            last.outputs.push_back(std::move(out));
+            plan.lane_done(issued[s].lane, clock.seconds(ended[s]), last.outputs.back());
+        }
+        closed = true;
+        made.notify(sc_core::SC_ZERO_TIME);
+        while (alive > 0)
+            sc_core::wait(card_done_);
     }
 
     /// Steps overlapped (RunPlan::lag > 1): the host makes step t's inputs once step t − lag's

@@ -164,3 +164,51 @@ TEST_CASE("percentiles are by nearest rank") {
     CHECK(q.p99 == 3);
     CHECK(percentiles({}).count == 0);
 }
+
+TEST_CASE("lanes hold their own sequences, each at most the budget, and idle until an arrival") {
+    // Budget 2, two lanes, 8 slots: the cap is 2 × 2. Four requests at 0, one at 5 ms.
+    std::vector<Request> requests{
+        {0, 1, 3, {}}, {0, 1, 3, {}}, {0, 1, 3, {}}, {0, 1, 3, {}}, {5e-3, 1, 1, {}}};
+    Scheduler s(requests, Policy{Order::DecodeFirst, 2, 0, 0}, card(8), 2);
+    CHECK(s.limit().cap == 4);
+    CHECK(s.limit().cap_reason == "token budget of each lane");
+    CHECK_THROWS_AS(s.next(0), cardsim::Error); // a scheduler of lanes is asked lane by lane
+    auto a = s.next_in(0, 0);
+    auto b = s.next_in(0, 1);
+    REQUIRE(a);
+    REQUIRE(b);
+    std::set<std::size_t> in_a, in_b;
+    for (auto& r : a->rows)
+        in_a.insert(r.request);
+    for (auto& r : b->rows)
+        in_b.insert(r.request);
+    CHECK(in_a == std::set<std::size_t>{0, 1}); // the lane asked first takes the first arrivals
+    CHECK(in_b == std::set<std::size_t>{2, 3});
+    CHECK_THROWS_AS(s.next_in(0, 0), cardsim::Error); // lane 0's step is still in flight
+    // Both lanes' steps in flight at once; lane 1's rows never appear in lane 0's next step.
+    s.done_in(0, 1e-3, std::vector<std::uint32_t>{7, 8});
+    auto a2 = s.next_in(1e-3, 0);
+    REQUIRE(a2);
+    for (auto& r : a2->rows) {
+        CHECK(r.request < 2);
+        CHECK(r.id == (r.request == 0 ? 7u : 8u)); // the lane's own tokens fed back
+    }
+    s.done_in(1, 1.5e-3, {});
+    s.done_in(0, 2e-3, {});
+    // Run both lanes to the end; then the fifth request is still to arrive: every lane idles
+    // until 5 ms.
+    for (int i = 0; i < 4; ++i)
+        for (std::size_t lane : {0u, 1u})
+            if (auto st = s.next_in(3e-3, lane)) s.done_in(lane, 3e-3, {});
+    CHECK_FALSE(s.next_in(3e-3, 0));
+    CHECK_FALSE(s.next_in(3e-3, 1));
+    REQUIRE(s.idle_until());
+    CHECK(*s.idle_until() == 5e-3);
+    auto late = s.next_in(5e-3, 1);
+    REQUIRE(late);
+    CHECK(late->rows.front().request == 4);
+    s.done_in(1, 6e-3, {});
+    CHECK_FALSE(s.idle_until()); // every request done
+    for (auto& t : s.times())
+        CHECK(t.done);
+}
