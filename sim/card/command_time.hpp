@@ -14,8 +14,8 @@ namespace cardsim::sim {
 /// reached it, waited for its dependencies, for a free unit, spent the issue cycles; a receive
 /// then waited for its message over the link); the others
 /// split its duration along its critical path: the request (or the compute) that finished last in
-/// its read phase, then the request that finished last in its write phase, then the unit's
-/// pipeline latency.
+/// its read phase (a send's: then its message leaving over the link), then the request that
+/// finished last in its write phase, then the unit's pipeline latency.
 enum class TimePart : std::uint8_t {
     Deps,          ///< `deps`: its dependencies had not completed
     Unit,          ///< `unit`: every unit of its kind was busy
@@ -27,24 +27,26 @@ enum class TimePart : std::uint8_t {
     DdrTurnaround, ///< `ddr.turnaround`: read/write and rank-to-rank bus turnaround
     DdrData,       ///< `ddr.data`: CAS latency and its own bursts at the burst rate
     Sram,          ///< `sram`: its critical on-chip SRAM access
+    Wire,          ///< `wire`: a send's message leaving over the link after its reads
     Compute,       ///< `compute`: the unit's compute, where it outlasted the reads
     Latency,       ///< `latency`: the unit's pipeline latency after its last write
 };
 
 /// How many parts there are.
-inline constexpr std::size_t time_part_count = 12;
+inline constexpr std::size_t time_part_count = 13;
 
 /// Every part, in the order traces write them.
 inline constexpr std::array<TimePart, time_part_count> time_parts{
     TimePart::Deps,        TimePart::Unit,    TimePart::Issue,      TimePart::Link,
     TimePart::DdrQueueing, TimePart::DdrBank, TimePart::DdrRefresh, TimePart::DdrTurnaround,
-    TimePart::DdrData,     TimePart::Sram,    TimePart::Compute,    TimePart::Latency};
+    TimePart::DdrData,     TimePart::Sram,    TimePart::Wire,       TimePart::Compute,
+    TimePart::Latency};
 
 /// The spelling of a part (`deps`, `ddr.refresh`, ...), as traces write it.
 constexpr std::string_view name(TimePart p) {
     constexpr std::array<std::string_view, time_part_count> names{
-        "deps",        "unit",           "issue",    "link", "ddr.queueing", "ddr.bank",
-        "ddr.refresh", "ddr.turnaround", "ddr.data", "sram", "compute",      "latency"};
+        "deps",           "unit",     "issue", "link", "ddr.queueing", "ddr.bank", "ddr.refresh",
+        "ddr.turnaround", "ddr.data", "sram",  "wire", "compute",      "latency"};
     return names[static_cast<std::size_t>(p)];
 }
 

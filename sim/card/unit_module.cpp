@@ -371,7 +371,12 @@ void UnitModule::run() {
         // that completed last; then the latency.
         const std::uint64_t read_phase = ctx_.clock.cycle_at_or_after(t0 + writes_at) - rec.start;
         const std::uint64_t write_phase = rec.end - spec_.latency - rec.start - read_phase;
-        attribute(rec.time, read_phase, reads >= compute_time ? read_critical : Critical{});
+        // A send's read phase lasts until its message has left: past its reads (and compute), the
+        // link's wire.
+        const std::uint64_t own_reads = std::min(
+            read_phase, ctx_.clock.cycle_at_or_after(t0 + std::max(reads, compute_time)) - rec.start);
+        rec.time[TimePart::Wire] += read_phase - own_reads;
+        attribute(rec.time, own_reads, reads >= compute_time ? read_critical : Critical{});
         attribute(rec.time, write_phase, write_critical);
         rec.time[TimePart::Latency] += spec_.latency;
         sc_core::wait(ctx_.clock.time_of(rec.end) - t0);

@@ -136,7 +136,7 @@ TEST_CASE("a pipeline over four cards in a ring gives the golden executor's outp
 }
 
 TEST_CASE("a handoff between cards takes at least the link's frames at its rate plus a hop, and at most "
-          "10 % more than that plus the send's read") {
+          "10 % more than that plus the send's read, the send's frames its wire part") {
     const auto config = system_of(2);
     PipelineRun run(config, sim::Mode::TimingOnly);
     REQUIRE_FALSE(run.result.fault);
@@ -154,6 +154,14 @@ TEST_CASE("a handoff between cards takes at least the link's frames at its rate 
         // The receive waited for it: its `link` part (from when card 1 reached it, so the sending
         // card's work before the send is in it too).
         REQUIRE(h.recv->time[sim::TimePart::Link] > 0);
+        // The send's own time with its message leaving is its `wire` part: the frames at the
+        // link's rate (less the hop's latency, which only the receive waits), to the kernel edge.
+        const double wire = bound - config.link.latency_ns * 1e-3 * mhz;
+        REQUIRE(double(h.send->time[sim::TimePart::Wire]) >= wire - 1);
+        REQUIRE(double(h.send->time[sim::TimePart::Wire]) <= 1.10 * wire + 2);
+        REQUIRE(h.send->time[sim::TimePart::Wire] + h.send->time[sim::TimePart::Sram] +
+                    h.send->time[sim::TimePart::Latency] ==
+                h.send->end - h.send->start);
         // One card's commands never wait on a link.
         for (auto& r : run.result.cards[0].records)
             REQUIRE(r.time[sim::TimePart::Link] == 0);
