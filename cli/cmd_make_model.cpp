@@ -21,15 +21,15 @@ int run_make_model(std::span<const std::string> args) {
     po::options_description o("options");
     o.add_options()(
         "arch", po::value<std::string>()->required(),
-        "dense | hybrid | hybrid-moe | moe | hybrid-moe35 | encoder | windowed | softcap | mla (hybrid-moe: "
-        "Qwen3-Next; moe: Qwen3-MoE; hybrid-moe35: Qwen3.5-MoE, experts fused in gate_up_proj / "
-        "down_proj)")(
+        "dense | hybrid | hybrid-moe | moe | hybrid-moe35 | gpt-oss | encoder | windowed | softcap | mla "
+        "(hybrid-moe: Qwen3-Next; moe: Qwen3-MoE; hybrid-moe35: Qwen3.5-MoE, experts fused in "
+        "gate_up_proj / down_proj; gpt-oss: gpt-oss-20b's layout)")(
         "size", po::value<std::string>()->default_value("tiny"),
         "tiny | small | 0.1b | 0.8b; with --shapes-only also the published 1.7b | 4b | 8b | 14b | 32b "
         "(dense, "
-        "hybrid), 30b-a3b | 235b-a22b (moe), 80b-a3b (hybrid-moe), 35b-a3b | 122b-a10b (hybrid-moe35)")(
-        "shapes-only", po::bool_switch(),
-        "write config.json alone (no safetensors): a model timed from its shape")(
+        "hybrid), 30b-a3b | 235b-a22b (moe), 80b-a3b (hybrid-moe), 35b-a3b | 122b-a10b (hybrid-moe35), "
+        "20b | 120b (gpt-oss)")("shapes-only", po::bool_switch(),
+                                "write config.json alone (no safetensors): a model timed from its shape")(
         "seed", po::value<std::uint64_t>()->default_value(0),
         "the seed of the weights")("dtype", po::value<std::string>()->default_value("bf16"), "bf16 | f32")(
         "shards", po::value<unsigned>()->default_value(1), "safetensors files (more than 1 writes an index)")(
@@ -47,7 +47,7 @@ int run_make_model(std::span<const std::string> args) {
     auto a = models::parse_synth_arch(arch);
     if (!a)
         throw Error(fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe, moe, "
-                                "hybrid-moe35, encoder, windowed, softcap or mla",
+                                "hybrid-moe35, gpt-oss, encoder, windowed, softcap or mla",
                                 arch));
     const std::string out = vm["output"].as<std::string>();
     Outputs
@@ -68,7 +68,7 @@ int run_make_model(std::span<const std::string> args) {
         } else {
             throw Error(
                 fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b, 0.8b, 1.7b, 4b, "
-                            "8b, 14b, 32b, 30b-a3b, 235b-a22b, 80b-a3b, 35b-a3b or 122b-a10b",
+                            "8b, 14b, 32b, 30b-a3b, 235b-a22b, 80b-a3b, 35b-a3b, 122b-a10b, 20b or 120b",
                             size));
         }
         models::write_config_only(config, out, vm.count("force") > 0);

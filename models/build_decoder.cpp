@@ -252,16 +252,24 @@ private:
             q = qn;
             k = kn;
         }
-        g_.push(Rotate{q, hd, a.rotary_dim, a.theta}, site_);
-        g_.push(Rotate{k, hd, a.rotary_dim, a.theta}, site_);
+        std::optional<YarnScaling> yarn;
+        if (a.yarn)
+            yarn = YarnScaling{a.yarn->factor,       a.yarn->beta_fast, a.yarn->beta_slow,
+                               a.yarn->original_max, a.yarn->truncate,  a.yarn->attention_factor};
+        g_.push(Rotate{q, hd, a.rotary_dim, a.theta, false, yarn}, site_);
+        g_.push(Rotate{k, hd, a.rotary_dim, a.theta, false, yarn}, site_);
         StateId keys = g_.state(KeyCache{kv_heads, hd});
         StateId values = g_.state(ValueCache{kv_heads, hd});
         g_.push(CacheAppend{k, keys}, site_);
         g_.push(CacheAppend{v, values}, site_);
         Val att = val(q_width / cards, "attn");
+        std::optional<Weight> sinks; // gpt-oss: a logit per head (this card's heads)
+        if (a.sinks)
+            sinks = Weight{w(n_.layer(i, "self_attn.sinks")),
+                           RowRange{shard_ ? shard_->card * heads : 0, heads, false}};
         g_.push(AttendCache{q, keys, values, heads, kv_heads, hd,
                             a.scale.value_or(1.0 / std::sqrt(static_cast<double>(hd))), d_.layers[i].window,
-                            std::nullopt, a.softcap, att},
+                            sinks, a.softcap, att},
                 site_);
         if (a.output_gate) {
             Val gated = val(q_width / cards, "attn_gated");
@@ -310,8 +318,8 @@ private:
         g_.push(RmsNorm{ckv, plain(n_.layer(i, "self_attn.kv_a_layernorm.weight")), d_.eps, false, m.kv_rank,
                         latent},
                 site_);
-        g_.push(Rotate{q_rope, m.rope, m.rope, a.theta, a.interleaved}, site_);
-        g_.push(Rotate{k_rope, m.rope, m.rope, a.theta, a.interleaved}, site_);
+        g_.push(Rotate{q_rope, m.rope, m.rope, a.theta, a.interleaved, {}}, site_);
+        g_.push(Rotate{k_rope, m.rope, m.rope, a.theta, a.interleaved, {}}, site_);
         const W kvb = w(n_.layer(i, "self_attn.kv_b_proj.weight"));
         Val q_latent = val(heads * m.kv_rank, "q_latent");
         g_.push(
@@ -416,7 +424,7 @@ private:
             const auto& m = *d_.moe;
             Moe op;
             op.x = h;
-            op.router = linear(n_.layer(i, "mlp.gate.weight"));
+            op.router = linear(n_.layer(i, m.transposed ? "mlp.router.weight" : "mlp.gate.weight"));
             // Expert parallel: this card's E / N experts by index, the shared expert on card i mod N.
             const std::size_t N = shard_ ? shard_->cards : 1, per = m.experts / N;
             const std::size_t first = shard_ ? shard_->card * per : 0, end = first + per;
@@ -435,7 +443,28 @@ private:
                     op.down.push_back(Weight{down, RowRange{H * e, H, true}});
                 }
             }
-            for (std::size_t e = first; !m.fused && e < end; ++e) {
+            if (m.transposed) {
+                // gpt-oss: gate_up_proj [E, H, 2I] multiplies as x · W, expert e's rows e·H .. (e+1)·H,
+                // its gate the even columns and its up the odd; down_proj [E, I, H] rows e·I ..; the
+                // biases [E, 2I] (interleaved alike) and [E, H].
+                const std::size_t I = m.intermediate, H = d_.hidden;
+                const W gate_up = w(n_.layer(i, "mlp.experts.gate_up_proj"));
+                const W gate_up_bias = w(n_.layer(i, "mlp.experts.gate_up_proj_bias"));
+                const W down = w(n_.layer(i, "mlp.experts.down_proj"));
+                const W down_bias = w(n_.layer(i, "mlp.experts.down_proj_bias"));
+                for (std::size_t e = first; e < end; ++e) {
+                    op.gate.push_back(Weight{gate_up, ColumnRange{0, I, false, 2, e * H, H}});
+                    op.up.push_back(Weight{gate_up, ColumnRange{1, I, false, 2, e * H, H}});
+                    op.down.push_back(Weight{down, RowRange{e * I, I, false}});
+                    op.gate_bias.push_back(Weight{gate_up_bias, ColumnRange{0, I, false, 2, e, 1}});
+                    op.up_bias.push_back(Weight{gate_up_bias, ColumnRange{1, I, false, 2, e, 1}});
+                    op.down_bias.push_back(Weight{down_bias, RowRange{e, 1, false}});
+                }
+                op.router_bias = plain(n_.layer(i, "mlp.router.bias"));
+                op.swiglu_limit = m.swiglu_limit;
+                op.swiglu_alpha = m.swiglu_alpha;
+            }
+            for (std::size_t e = first; !m.fused && !m.transposed && e < end; ++e) {
                 op.gate.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.gate_proj.weight", e))));
                 op.up.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.up_proj.weight", e))));
                 op.down.push_back(linear(n_.layer(i, fmt::format("mlp.experts.{}.down_proj.weight", e))));

@@ -243,17 +243,26 @@ void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size,
         throw Error(fmt::format("tensor `{}`: reading view `{}` needs room for {} elements, not {}", name(w),
                                 describe(view), count * vs.row_len, out_size));
     const auto data = bytes(w);
-    // A column range reads part of each stored row, which is as long as the whole view's rows.
+    // A column range reads part of each stored row, which is as long as the whole view's rows;
+    // strided columns are gathered first.
     const auto* columns = std::get_if<graph::ColumnRange>(&view);
     const std::size_t es = size_of(dtype(w));
     const std::size_t row_bytes = (columns ? checked_view(w, graph::Whole{}).row_len : vs.row_len) * es;
     const std::size_t skip = columns ? columns->first * es : 0;
+    std::vector<std::byte> gathered(columns && columns->stride > 1 ? vs.row_len * es : 0);
     for (std::size_t r = first; r < first + count; ++r) {
         std::size_t stored = r; // the stored row that view row `r` reads
         if (auto* rr = std::get_if<graph::RowRange>(&view)) stored = rr->first + r;
         if (auto* hp = std::get_if<graph::HeadPart>(&view))
             stored = (hp->first_head + r / hp->width) * hp->stride + hp->offset + r % hp->width;
-        row(r - first, data.data() + stored * row_bytes + skip, vs.row_len);
+        if (columns) stored = columns->first_row + r;
+        const std::byte* src = data.data() + stored * row_bytes + skip;
+        if (!gathered.empty()) {
+            for (std::size_t j = 0; j < vs.row_len; ++j)
+                std::memcpy(gathered.data() + j * es, src + j * columns->stride * es, es);
+            src = gathered.data();
+        }
+        row(r - first, src, vs.row_len);
     }
 }
 

@@ -3,6 +3,8 @@
 
 #include "models/graph_eval_ops.hpp"
 
+#include "engine/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,7 +57,9 @@ void GraphEvaluator::OpEval::eval(std::size_t, const Attention& o) {
     }
 }
 
-void GraphEvaluator::OpEval::eval(std::size_t, const Rotate& o) {
+void GraphEvaluator::OpEval::eval(std::size_t index, const Rotate& o) {
+    if (o.yarn)
+        throw Error(fmt::format("op {} (Rotate): the graph's f64 evaluation has no YaRN scaling yet", index));
     Matrix& x = V(o.x);
     for (std::size_t r = 0; r < x.rows; ++r)
         for (std::size_t h0 = 0; h0 < x.cols; h0 += o.head_dim)

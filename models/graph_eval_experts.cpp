@@ -2,6 +2,10 @@
 
 #include "models/graph_eval_ops.hpp"
 
+#include "engine/error.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -10,7 +14,12 @@ namespace cardsim::models {
 using namespace graph;
 using namespace eval_math;
 
-void GraphEvaluator::OpEval::eval(std::size_t, const Moe& o) {
+void GraphEvaluator::OpEval::eval(std::size_t index, const Moe& o) {
+    if (o.router_bias || !o.gate_bias.empty() || !o.down_bias.empty() || o.swiglu_limit)
+        throw Error(
+            fmt::format("op {} (Moe): the graph's f64 evaluation has no router bias, expert biases or "
+                        "clamped SwiGLU (gpt-oss) yet",
+                        index));
     const Matrix x = V(o.x);
     Matrix& out = V(o.out);
     const std::size_t H = x.cols;

@@ -10,9 +10,10 @@
 namespace cardsim::models {
 namespace {
 
-constexpr std::array<std::string_view, 14> types{
-    "qwen3",  "qwen2",       "llama",       "qwen3_next", "qwen3_5",     "qwen3_5_text",     "mistral",
-    "gemma2", "deepseek_v2", "deepseek_v3", "qwen3_moe",  "qwen3_5_moe", "qwen3_5_moe_text", "modernbert"};
+constexpr std::array<std::string_view, 15> types{
+    "qwen3",     "qwen2",       "llama",       "qwen3_next", "qwen3_5",     "qwen3_5_text",     "mistral",
+    "gemma2",    "deepseek_v2", "deepseek_v3", "qwen3_moe",  "qwen3_5_moe", "qwen3_5_moe_text", "gpt_oss",
+    "modernbert"};
 
 /// The tensor a decoder's prefix must hold.
 constexpr std::string_view EMBED = "embed_tokens.weight";
@@ -40,6 +41,7 @@ ModelSpec parse_config(const boost::json::object& config, const std::string& fil
     if (type == "qwen3_moe") return parse_decoder(typed, DecoderFamily::Qwen3Moe, type);
     if (type == "qwen3_5_moe" || type == "qwen3_5_moe_text")
         return parse_decoder(typed, DecoderFamily::Qwen3_5Moe, type);
+    if (type == "gpt_oss") return parse_decoder(typed, DecoderFamily::GptOss, type);
     if (type == "modernbert") return parse_encoder(typed);
     top.fail("model_type",
              fmt::format("is `{}`, which no recogniser knows (known: {})", type, fmt::join(types, ", ")));

@@ -1,6 +1,6 @@
-// The decoder recognisers: qwen3, qwen2, llama (dense), qwen3_moe (experts) and qwen3_next, qwen3_5,
-// qwen3_5_moe (hybrid), following the config classes of transformers (`configuration_<type>.py`) for field
-// names and defaults.
+// The decoder recognisers: qwen3, qwen2, llama (dense), qwen3_moe and gpt_oss (experts) and qwen3_next,
+// qwen3_5, qwen3_5_moe (hybrid), following the config classes of transformers (`configuration_<type>.py`) for
+// field names and defaults.
 
 #include "models/config_reader.hpp"
 #include "models/recognise.hpp"
@@ -156,6 +156,63 @@ void parse_qwen3_5_experts(const ConfigReader& c, DecoderSpec& d) {
     d.moe = m;
 }
 
+/// YaRN's fields (transformers' `_compute_yarn_parameters` defaults): `factor` (required, > 1),
+/// `beta_fast` 32, `beta_slow` 1, `original_max_position_embeddings`, `truncate` true and
+/// `attention_factor` (0.1 · ln(factor) + 1 when absent).
+Yarn parse_yarn(const ConfigReader& r) {
+    Yarn y;
+    y.factor = r.opt_positive_number("factor").value_or(0);
+    if (!(y.factor >= 1)) r.fail("factor", "must be a number of at least 1 for YaRN");
+    y.beta_fast = r.opt_positive_number("beta_fast").value_or(32);
+    y.beta_slow = r.opt_positive_number("beta_slow").value_or(1);
+    if (!(y.beta_fast > y.beta_slow))
+        r.fail("beta_fast", fmt::format("is {}, not above beta_slow = {}", y.beta_fast, y.beta_slow));
+    y.original_max = r.opt_positive("original_max_position_embeddings").value_or(4096);
+    y.truncate = r.opt_bool("truncate").value_or(true);
+    y.attention_factor = r.opt_positive_number("attention_factor").value_or(0.1 * std::log(y.factor) + 1.0);
+    return y;
+}
+
+/// GptOssConfig: layers alternate a sliding window of `sliding_window` (128) and full attention
+/// (`layer_types`, by default sliding on even layers), every attention has sinks and biases, and
+/// every layer's MLP is `num_local_experts` (32) experts of `intermediate_size` (2880), the top
+/// `num_experts_per_tok` (4) chosen from the biased router's logits and weighted by a softmax over
+/// them, each a clamped SwiGLU (`swiglu_limit` 7, alpha 1.702 in GptOssExperts) with biases.
+void parse_gpt_oss(const ConfigReader& c, DecoderSpec& d,
+                   const std::optional<std::vector<std::string>>& types) {
+    const auto window = defaulted_count(c, "sliding_window", 128);
+    for (std::size_t i = 0; i < d.layers.size(); ++i) {
+        bool sliding = i % 2 == 0;
+        if (types) {
+            const auto& t = (*types)[i];
+            if (t != "full_attention" && t != "sliding_attention")
+                c.fail("layer_types",
+                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t,
+                                   i));
+            sliding = t == "sliding_attention";
+        }
+        if (sliding) d.layers[i].window = window;
+        d.layers[i].moe = true;
+    }
+    d.attention.sinks = true;
+    MoeShape m;
+    m.experts = c.opt_positive("num_local_experts").value_or(32);
+    if (m.experts > MAX_EXPERTS)
+        c.fail("num_local_experts",
+               fmt::format("is {}, more than the {} cardsim reads", m.experts, MAX_EXPERTS));
+    m.top_k = c.opt_positive("num_experts_per_tok").value_or(4);
+    if (m.top_k > m.experts)
+        c.fail("num_experts_per_tok",
+               fmt::format("is {}, more than num_local_experts = {}", m.top_k, m.experts));
+    m.intermediate = c.positive("intermediate_size");
+    m.norm_topk_prob = true; // a softmax over the k chosen logits
+    m.transposed = true;
+    m.router_bias = true;
+    m.expert_bias = true;
+    m.swiglu_limit = c.opt_positive_number("swiglu_limit").value_or(7.0);
+    d.moe = m;
+}
+
 } // namespace
 
 DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const std::string& model_type) {
@@ -176,7 +233,9 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
     d.vocab = c.positive("vocab_size");
     d.hidden = c.positive("hidden_size");
     // Qwen3_5MoeTextConfig has no dense MLP (every layer routes to experts): no intermediate_size.
+    // gpt_oss's intermediate_size is each expert's (parse_gpt_oss): it has no dense MLP either.
     d.intermediate = family == DecoderFamily::Qwen3_5Moe ? c.opt_positive("intermediate_size").value_or(0)
+                     : family == DecoderFamily::GptOss   ? 0
                                                          : c.positive("intermediate_size");
     const std::size_t layers = c.positive("num_hidden_layers");
     if (layers > MAX_LAYERS)
@@ -222,9 +281,15 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
     const auto rs = c.sub("rope_scaling");
     for (const auto* r : {rp ? &*rp : nullptr, rs ? &*rs : nullptr})
         if (r)
-            if (auto t = rope_type(*r); t && *t != "default")
+            if (auto t = rope_type(*r); t && *t != "default") {
+                if (*t == "yarn" && family == DecoderFamily::GptOss) {
+                    a.yarn = parse_yarn(*r);
+                    continue;
+                }
                 r->fail(r->has("rope_type") ? "rope_type" : "type",
-                        fmt::format("is `{}`; only the default RoPE (one theta) is built", *t));
+                        fmt::format("is `{}`; only the default RoPE (one theta){} is built", *t,
+                                    family == DecoderFamily::GptOss ? " and gpt_oss's YaRN" : ""));
+            }
     a.theta = one_number(rp, "rope_theta", c, "rope_theta", 10000.0);
     if (!(a.theta > 0)) c.fail("rope_theta", "must be positive");
     if (!deepseek) {
@@ -242,7 +307,8 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
 
     // Mistral's projections have no biases whatever the config says; DeepSeek's are checked below.
     const bool attention_bias =
-        family != DecoderFamily::Mistral && !deepseek && c.opt_bool("attention_bias").value_or(false);
+        family != DecoderFamily::Mistral && !deepseek &&
+        c.opt_bool("attention_bias").value_or(family == DecoderFamily::GptOss); // GptOssConfig: true
     a.qkv_bias = family == DecoderFamily::Qwen2 || attention_bias;
     a.o_bias = family != DecoderFamily::Qwen2 && attention_bias;
     d.mlp_bias = family == DecoderFamily::Llama && c.opt_bool("mlp_bias").value_or(false);
@@ -292,6 +358,8 @@ DecoderSpec parse_decoder(const ConfigReader& top, DecoderFamily family, const s
         parse_latent(c, d);
     } else if (gemma) {
         parse_gemma2(c, d, layer_types);
+    } else if (family == DecoderFamily::GptOss) {
+        parse_gpt_oss(c, d, layer_types);
     } else if (family == DecoderFamily::Mistral) {
         // Every layer attends within sliding_window (4096 when absent, none when null); MistralConfig
         // ignores layer_types.

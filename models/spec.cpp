@@ -31,6 +31,8 @@ std::string_view name(DecoderFamily f) {
         return "qwen3_moe";
     case DecoderFamily::Qwen3_5Moe:
         return "qwen3_5_moe";
+    case DecoderFamily::GptOss:
+        return "gpt_oss";
     }
     return "?";
 }

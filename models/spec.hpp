@@ -22,6 +22,7 @@ enum class DecoderFamily {
     DeepseekV3, ///< `deepseek_v3`: multi-head latent attention (`rope_interleave`)
     Qwen3Moe,   ///< `qwen3_moe`: Qwen3's attention, a mixture of experts in every sparse layer
     Qwen3_5Moe, ///< `qwen3_5_moe` / `qwen3_5_moe_text`: Qwen3.5's hybrid, experts in every layer, fused
+    GptOss,     ///< `gpt_oss`: sinks, alternating windows, YaRN, biased router and experts, clamped SwiGLU
 };
 
 /// The `model_type` spelling of a family (`qwen3_5` for Qwen3_5).
@@ -41,6 +42,20 @@ enum class Activation {
     GeluTanh, ///< GELU's tanh approximation (`gelu_pytorch_tanh`, `gelu_new`)
 };
 
+/// YaRN rotary scaling (`rope_type: yarn`, transformers' `_compute_yarn_parameters`): each pair's
+/// inverse frequency blends theta's (extrapolated) and theta's over `factor` (interpolated) by a
+/// ramp between the pairs that turn `beta_fast` and `beta_slow` times over `original_max`
+/// positions (`truncate`: the ramp's ends rounded to whole pairs), and cos and sin are scaled by
+/// `attention_factor`.
+struct Yarn {
+    double factor = 1;
+    double beta_fast = 32, beta_slow = 1;
+    std::size_t original_max = 4096;
+    bool truncate = true;
+    double attention_factor = 1;
+    friend bool operator==(const Yarn&, const Yarn&) = default;
+};
+
 /// The attention of a decoder's attention layers.
 struct AttentionShape {
     std::size_t heads = 0;
@@ -55,6 +70,8 @@ struct AttentionShape {
     std::optional<double> scale;   ///< the scores' scale; head_dim^-½ when absent
     std::optional<double> softcap; ///< scores become `softcap · tanh(score / softcap)` (Gemma-2)
     bool interleaved = false;      ///< rotary pairs (2i, 2i + 1) rather than (i, i + rotary_dim/2)
+    bool sinks = false;            ///< a learnt per-head logit in each softmax (`self_attn.sinks`, gpt-oss)
+    std::optional<Yarn> yarn;      ///< YaRN rotary scaling, else theta's plain frequencies
 };
 
 /// DeepSeek's multi-head latent attention (`DeepseekV2Attention`): queries through a low-rank
@@ -91,6 +108,16 @@ struct MoeShape {
     /// [E, 2·intermediate, H] (each expert's gate rows, then its up rows) and `mlp.experts.down_proj`
     /// [E, H, intermediate]; else three `mlp.experts.<e>.{gate,up,down}_proj.weight` an expert.
     bool fused = false;
+    /// gpt-oss's layout (`GptOssExperts`): `mlp.experts.gate_up_proj` [E, H, 2·intermediate] (input
+    /// rows; each expert's gate and up columns interleaved, gate first) and `mlp.experts.down_proj`
+    /// [E, intermediate, H], with biases `gate_up_proj_bias` [E, 2·intermediate] and
+    /// `down_proj_bias` [E, H]; the router `mlp.router` [E, H] with its bias.
+    bool transposed = false;
+    bool router_bias = false; ///< the router's logits add a bias
+    bool expert_bias = false; ///< each expert's projections add biases
+    /// gpt-oss's clamped SwiGLU: gate ≤ limit, up in [−limit, limit], then (up + 1) · gate · σ(alpha · gate).
+    std::optional<double> swiglu_limit;
+    double swiglu_alpha = 1.702;
 };
 
 /// One decoder layer: its mixer, its attention window (sliding-window layers), and whether its MLP

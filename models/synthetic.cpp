@@ -18,8 +18,9 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<std::string_view, 9> arch_names{
-    "dense", "hybrid", "hybrid-moe", "encoder", "windowed", "softcap", "mla", "moe", "hybrid-moe35"};
+constexpr std::array<std::string_view, 10> arch_names{"dense",        "hybrid",  "hybrid-moe", "encoder",
+                                                      "windowed",     "softcap", "mla",        "moe",
+                                                      "hybrid-moe35", "gpt-oss"};
 constexpr std::array<std::string_view, 4> size_names{"tiny", "small", "0.1b", "0.8b"};
 
 /// The shape parameters of one synthetic decoder.
@@ -62,6 +63,18 @@ DecoderSize decoder_size(SynthArch a, SynthSize s) {
         constexpr std::array<DecoderSize, 2> t{{
             {96, 32, 4, 2, 1, 16, 0, 2, 4, 8, 8, 4, 2, 16, 32},
             {512, 128, 8, 4, 2, 32, 0, 4, 8, 16, 16, 8, 2, 64, 128},
+        }};
+        return t[i];
+    }
+    if (a == SynthArch::GptOss) {
+        // gpt-oss-20b's layout at test sizes: vocab, hidden, layers, heads, kv heads, head_dim; the
+        // experts, top k and their intermediate (its window in gpt_oss_config).
+        if (s != SynthSize::Tiny && s != SynthSize::Small)
+            throw Error(
+                fmt::format("make-model writes --arch gpt-oss in tiny or small, not {}", size_names[i]));
+        constexpr std::array<DecoderSize, 2> t{{
+            {96, 32, 2, 4, 2, 8, 0, 0, 0, 0, 0, 4, 2, 16, 0},
+            {512, 128, 4, 4, 2, 32, 0, 0, 0, 0, 0, 8, 2, 64, 0},
         }};
         return t[i];
     }
@@ -233,8 +246,10 @@ class TensorValues {
 public:
     TensorValues(const TensorSpec& t, std::uint64_t key) : role_(t.role), key_(key) {
         // A projection's input is its last dimension ([out, in], a fused expert tensor [E, out, in]).
-        const std::size_t fan_in = t.shape.size() > 1 ? t.shape.back() : 1;
+        std::size_t fan_in = t.shape.size() > 1 ? t.shape.back() : 1;
+        if (t.role == Role::LinearInOut && t.shape.size() > 1) fan_in = t.shape[t.shape.size() - 2];
         switch (t.role) {
+        case Role::LinearInOut:
         case Role::Embedding:
         case Role::Table:
         case Role::Linear:
@@ -289,10 +304,51 @@ void add_experts(json::object& c, const DecoderSize& d) {
     c["mlp_only_layers"] = json::array{};
 }
 
+/// GptOssConfig's fields for a decoder of shape `d` (gpt-oss-20b's values for what `d` does not
+/// give): layers alternating a sliding window of `window` and full attention, YaRN of factor 32
+/// over 4,096 original positions, biases, `swiglu_limit` 7.
+json::object gpt_oss_config(const DecoderSize& d, std::size_t window) {
+    json::array types;
+    for (std::size_t i = 0; i < d.layers; ++i)
+        types.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+    return json::object{
+        {"architectures", json::array{"GptOssForCausalLM"}},
+        {"model_type", "gpt_oss"},
+        {"vocab_size", d.vocab},
+        {"hidden_size", d.hidden},
+        {"intermediate_size", d.moe_inter},
+        {"num_hidden_layers", d.layers},
+        {"num_attention_heads", d.heads},
+        {"num_key_value_heads", d.kv_heads},
+        {"head_dim", d.head_dim},
+        {"hidden_act", "silu"},
+        {"rms_norm_eps", 1e-5},
+        {"rope_theta", 150000.0},
+        {"rope_scaling", json::object{{"rope_type", "yarn"},
+                                      {"factor", 32.0},
+                                      {"beta_fast", 32.0},
+                                      {"beta_slow", 1.0},
+                                      {"original_max_position_embeddings", 4096},
+                                      {"truncate", false}}},
+        {"attention_bias", true},
+        {"sliding_window", window},
+        {"layer_types", std::move(types)},
+        {"num_local_experts", d.experts},
+        {"num_experts_per_tok", d.top_k},
+        {"experts_per_token", d.top_k},
+        {"swiglu_limit", 7.0},
+        {"initial_context_length", 4096},
+        {"max_position_embeddings", 131072},
+        {"tie_word_embeddings", false},
+        {"torch_dtype", "bfloat16"},
+    };
+}
+
 /// The config.json of a Qwen3 (dense), Qwen3-MoE (moe), Qwen3.5 (hybrid), Qwen3-Next (hybrid-moe) or
 /// Qwen3.5-MoE (hybrid-moe35) decoder of shape `d`, its embedding tied to the LM head when `tied`
 /// (never for the experts).
 json::object decoder_config(SynthArch arch, const DecoderSize& d, bool tied) {
+    if (arch == SynthArch::GptOss) return gpt_oss_config(d, d.hidden >= 1024 ? 128 : d.hidden / 8);
     if (arch == SynthArch::Dense)
         return json::object{
             {"architectures", json::array{"Qwen3ForCausalLM"}},
@@ -435,8 +491,9 @@ json::object synth_config(SynthArch arch, SynthSize size) {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> published_names{
-    "1.7b", "4b", "8b", "14b", "32b", "30b-a3b", "235b-a22b", "80b-a3b", "35b-a3b", "122b-a10b"};
+constexpr std::array<std::string_view, 12> published_names{"1.7b",    "4b",        "8b",        "14b",
+                                                           "32b",     "30b-a3b",   "235b-a22b", "80b-a3b",
+                                                           "35b-a3b", "122b-a10b", "20b",       "120b"};
 
 /// The architecture whose published model `size` is (the expert sizes; nothing for the dense
 /// sizes, which dense and hybrid share).
@@ -450,6 +507,9 @@ std::optional<SynthArch> expert_arch(PublishedSize size) {
     case PublishedSize::A3B35:
     case PublishedSize::A10B122:
         return SynthArch::HybridMoe35;
+    case PublishedSize::Oss20:
+    case PublishedSize::Oss120:
+        return SynthArch::GptOss;
     default:
         return std::nullopt;
     }
@@ -481,7 +541,15 @@ Published published_model(SynthArch arch, PublishedSize size) {
             std::string_view name;
             DecoderSize d;
         };
-        static const std::array<ExpertRow, 5> t{{
+        static const std::array<ExpertRow, 7> t{{
+            // openai/gpt-oss-20b and -120b config.json: 2880 wide, 64 heads of 64, 8 kv heads, experts
+            // of 2880, 4 a token; 24 layers of 32 experts, 36 layers of 128.
+            {PublishedSize::Oss20,
+             "openai/gpt-oss-20b",
+             {201088, 2880, 24, 64, 8, 64, 0, 0, 0, 0, 0, 32, 4, 2880, 0}},
+            {PublishedSize::Oss120,
+             "openai/gpt-oss-120b",
+             {201088, 2880, 36, 64, 8, 64, 0, 0, 0, 0, 0, 128, 4, 2880, 0}},
             {PublishedSize::A3B30,
              "Qwen/Qwen3-30B-A3B",
              {151936, 2048, 48, 32, 4, 128, 6144, 0, 0, 0, 0, 128, 8, 768, 0}},
@@ -537,7 +605,7 @@ Published published_model(SynthArch arch, PublishedSize size) {
     throw Error(fmt::format(
         "make-model --shapes-only --size {}: published dense shapes are written for --arch dense (Qwen3) and "
         "hybrid (Qwen3.5), not {} (its published sizes: moe 30b-a3b, 235b-a22b; hybrid-moe 80b-a3b; "
-        "hybrid-moe35 35b-a3b, 122b-a10b)",
+        "hybrid-moe35 35b-a3b, 122b-a10b; gpt-oss 20b, 120b)",
         name(size), name(arch)));
 }
 

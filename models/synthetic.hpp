@@ -22,8 +22,11 @@ namespace cardsim::models {
 /// GeGLU), DeepSeek-V3 with dense layers only (mla: multi-head latent attention), Qwen3-MoE (moe:
 /// Qwen3-30B-A3B's layout, experts in every layer, no shared expert; tiny and small only) and
 /// Qwen3.5-MoE (hybrid-moe35: Qwen3.5-35B-A3B's layout, the hybrid with experts in every layer
-/// stored fused, a shared expert under its sigmoid gate; tiny and small only).
-enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder, Windowed, Softcap, Mla, Moe, HybridMoe35 };
+/// stored fused, a shared expert under its sigmoid gate; tiny and small only) and gpt-oss
+/// (gpt-oss: gpt-oss-20b's layout, attention sinks, alternating windows, YaRN, a biased router and
+/// biased experts stored `[E, in, out]` with gate and up interleaved, a clamped SwiGLU; tiny and
+/// small only).
+enum class SynthArch { Dense, Hybrid, HybridMoe, Encoder, Windowed, Softcap, Mla, Moe, HybridMoe35, GptOss };
 
 /// The sizes `make-model` writes: `tiny` (kilobytes, for tests), `small`, `0.1b`, `0.8b` (for the
 /// hybrid, the Qwen3.5-0.8B text model's shape).
@@ -60,11 +63,11 @@ double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i);
 
 /// The sizes of published models `make-model --shapes-only` writes the config.json of: dense and
 /// hybrid 1.7b .. 32b; with experts 30b-a3b, 235b-a22b (moe), 80b-a3b (hybrid-moe), 35b-a3b and
-/// 122b-a10b (hybrid-moe35).
-enum class PublishedSize { B1_7, B4, B8, B14, B32, A3B30, A22B235, A3B80, A3B35, A10B122 };
+/// 122b-a10b (hybrid-moe35), 20b and 120b (gpt-oss).
+enum class PublishedSize { B1_7, B4, B8, B14, B32, A3B30, A22B235, A3B80, A3B35, A10B122, Oss20, Oss120 };
 
-/// `1.7b`, `4b`, `8b`, `14b`, `32b`, `30b-a3b`, `235b-a22b`, `80b-a3b`, `35b-a3b`, `122b-a10b` →
-/// value, or nothing.
+/// `1.7b`, `4b`, `8b`, `14b`, `32b`, `30b-a3b`, `235b-a22b`, `80b-a3b`, `35b-a3b`, `122b-a10b`,
+/// `20b`, `120b` → value, or nothing.
 std::optional<PublishedSize> parse_published_size(std::string_view s);
 std::string_view name(PublishedSize s);
 
@@ -77,7 +80,8 @@ struct Published {
 /// The published model of `arch` at `size`: dense is Qwen3 (Qwen3-1.7B, -4B, -8B, -14B, -32B);
 /// hybrid is the Qwen3.5 text model nearest the size (4b Qwen3.5-4B, 8b Qwen3.5-9B, 32b
 /// Qwen3.5-27B); moe is Qwen3-30B-A3B and Qwen3-235B-A22B, hybrid-moe Qwen3-Next-80B-A3B,
-/// hybrid-moe35 Qwen3.5-35B-A3B and Qwen3.5-122B-A10B. Every shape number is the published
+/// hybrid-moe35 Qwen3.5-35B-A3B and Qwen3.5-122B-A10B, gpt-oss gpt-oss-20b and gpt-oss-120b. Every
+/// shape number is the published
 /// config.json's (models/README.md names the sources). A size with no published model of the
 /// architecture (hybrid 1.7b and 14b, an expert size of another architecture, any size of the
 /// other architectures) is a cardsim::Error naming the ones there are.

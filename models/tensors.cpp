@@ -74,6 +74,7 @@ void decoder_tensors(const DecoderSpec& d, std::vector<TensorSpec>& out) {
                 add(n.layer(i, "self_attn.v_proj.bias"), {kv}, Role::Bias);
             }
             if (a.o_bias) add(n.layer(i, "self_attn.o_proj.bias"), {H}, Role::Bias);
+            if (a.sinks) add(n.layer(i, "self_attn.sinks"), {a.heads}, Role::Bias);
             if (a.qk_norm) {
                 add(n.layer(i, "self_attn.q_norm.weight"), {a.head_dim}, norm);
                 add(n.layer(i, "self_attn.k_norm.weight"), {a.head_dim}, norm);
@@ -101,7 +102,16 @@ void decoder_tensors(const DecoderSpec& d, std::vector<TensorSpec>& out) {
             add(n.layer(i, "pre_feedforward_layernorm.weight"), {H}, norm);
             add(n.layer(i, "post_feedforward_layernorm.weight"), {H}, norm);
         }
-        if (layer.moe) {
+        if (layer.moe && d.moe->transposed) { // gpt-oss: input rows, gate and up interleaved
+            const auto& m = *d.moe;
+            add(n.layer(i, "mlp.router.weight"), {m.experts, H}, Role::Linear);
+            add(n.layer(i, "mlp.router.bias"), {m.experts}, Role::Bias);
+            add(n.layer(i, "mlp.experts.gate_up_proj"), {m.experts, H, 2 * m.intermediate},
+                Role::LinearInOut);
+            add(n.layer(i, "mlp.experts.gate_up_proj_bias"), {m.experts, 2 * m.intermediate}, Role::Bias);
+            add(n.layer(i, "mlp.experts.down_proj"), {m.experts, m.intermediate, H}, Role::LinearInOut);
+            add(n.layer(i, "mlp.experts.down_proj_bias"), {m.experts, H}, Role::Bias);
+        } else if (layer.moe) {
             const auto& m = *d.moe;
             add(n.layer(i, "mlp.gate.weight"), {m.experts, H}, Role::Linear);
             if (m.fused) {
@@ -192,10 +202,12 @@ std::size_t expected_tensor_count(const ModelSpec& spec) {
         if (l.mixer == Mixer::LatentAttention)
             n += (d.latent->q_rank > 0 ? 3 : 1) + 4;
         else if (l.mixer == Mixer::Attention)
-            n += 4 + (a.qkv_bias ? 3 : 0) + (a.o_bias ? 1 : 0) + (a.qk_norm ? 2 : 0);
+            n += 4 + (a.qkv_bias ? 3 : 0) + (a.o_bias ? 1 : 0) + (a.qk_norm ? 2 : 0) + (a.sinks ? 1 : 0);
         else
             n += (d.delta->grouped ? 2 : 4) + 5;
-        if (l.moe)
+        if (l.moe && d.moe->transposed)
+            n += 6; // the router and its bias, gate_up and down and their biases
+        else if (l.moe)
             n += 1 + (d.moe->fused ? 2 : 3 * d.moe->experts) + (d.moe->shared_intermediate > 0 ? 4 : 0);
         else
             n += 3 + (d.mlp_bias ? 3 : 0);

@@ -14,6 +14,7 @@ namespace cardsim::models {
 enum class Role {
     Embedding,       ///< token embedding (and a tied LM head)
     Linear,          ///< a projection `[out, in]`
+    LinearInOut,     ///< a projection stored `[in, out]` (gpt-oss's experts, `[E, in, out]`)
     Norm,            ///< a norm's scale, around 1
     ZeroCentredNorm, ///< a zero-centred RMSNorm's weight, around 0 (applied as 1 + w)
     Bias,            ///< a bias, small

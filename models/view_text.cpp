@@ -20,7 +20,13 @@ std::string describe(const graph::View& view) {
                                    h.stride, h.offset, h.offset + h.width, h.transpose ? "ᵀ" : "");
             },
             [](const graph::ColumnRange& c) {
-                return fmt::format("columns {}..{}{}", c.first, c.first + c.count, c.transpose ? "ᵀ" : "");
+                const std::string rows =
+                    c.rows ? fmt::format(" of rows {}..{}", c.first_row, c.first_row + c.rows) : "";
+                if (c.stride == 1)
+                    return fmt::format("columns {}..{}{}{}", c.first, c.first + c.count, rows,
+                                       c.transpose ? "ᵀ" : "");
+                return fmt::format("{} columns from {} every {}{}{}", c.count, c.first, c.stride, rows,
+                                   c.transpose ? "ᵀ" : "");
             },
         },
         view);

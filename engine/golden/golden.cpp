@@ -150,8 +150,9 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::rms_norm(x, w, o.group, o.eps, o.zero_centred, out(o.out));
             } else if constexpr (std::is_same_v<T, Rotate>) {
-                if (o.interleaved)
-                    throw Error(fmt::format("op {} (Rotate): no unit rotates interleaved pairs", i));
+                if (o.interleaved || o.yarn)
+                    throw Error(fmt::format("op {} (Rotate): no unit rotates {}", i,
+                                            o.interleaved ? "interleaved pairs" : "with YaRN scaling"));
                 kernels::rotate(out(o.x), width(o.x), o.head_dim, o.rotary_dim, o.theta,
                                 ids(in.positions, rows(o.x)));
             } else if constexpr (std::is_same_v<T, CacheAppend>) {
@@ -210,6 +211,10 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::gelu(x, out(o.out));
             } else if constexpr (std::is_same_v<T, Moe>) {
+                if (o.router_bias || !o.gate_bias.empty() || !o.down_bias.empty() || o.swiglu_limit)
+                    throw Error(fmt::format("op {} (Moe): no unit computes a router bias, expert biases or a "
+                                            "clamped SwiGLU (gpt-oss)",
+                                            i));
                 if (o.partial || o.routed() != o.gate.size())
                     throw Error(fmt::format("op {} (Moe of experts {} .. {} of {}): the golden executor runs "
                                             "the whole model's graph, not an expert-parallel card's",

@@ -28,8 +28,8 @@ Graph example_decoder(const DecoderShape& s) {
         g.push(Gemm{x, w(), std::nullopt, Epilogue::None, v}, attn);
         g.push(RmsNorm{q, w(), 1e-6, false, s.head_dim, q}, attn);
         g.push(RmsNorm{k, w(), 1e-6, false, s.head_dim, k}, attn);
-        g.push(Rotate{q, s.head_dim, s.head_dim, 1e6}, attn);
-        g.push(Rotate{k, s.head_dim, s.head_dim, 1e6}, attn);
+        g.push(Rotate{q, s.head_dim, s.head_dim, 1e6, false, {}}, attn);
+        g.push(Rotate{k, s.head_dim, s.head_dim, 1e6, false, {}}, attn);
         g.push(CacheAppend{k, keys}, attn);
         g.push(CacheAppend{v, values}, attn);
         auto o = g.val(T, q_width, name("o"));

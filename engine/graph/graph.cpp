@@ -212,6 +212,9 @@ std::vector<Weight> weights(const Op& op) {
                        add(out, o.shared_up);
                        add(out, o.shared_down);
                        add(out, o.shared_expert_gate);
+                       add(out, o.router_bias);
+                       for (auto* list : {&o.gate_bias, &o.up_bias, &o.down_bias})
+                           out.insert(out.end(), list->begin(), list->end());
                    },
                    [&](const HeadMatmul& o) { out.push_back(o.w); },
                    [](const auto&) {},
@@ -444,6 +447,9 @@ void check_op(OpCheck& c, const Op& op) {
                     c.fail(fmt::format("chooses {} of {} experts, expected 1 .. {}", o.top_k, all, all));
                 else if (o.intermediate == 0)
                     c.fail("needs the experts' intermediate width");
+                for (const auto* biases : {&o.gate_bias, &o.up_bias, &o.down_bias})
+                    if (!biases->empty() && biases->size() != e)
+                        c.fail(fmt::format("has {} expert biases for {} experts", biases->size(), e));
                 const bool shared = o.shared_gate.has_value();
                 if (o.shared_up.has_value() != shared || o.shared_down.has_value() != shared ||
                     (o.shared_intermediate > 0) != shared || (o.shared_expert_gate && !shared))

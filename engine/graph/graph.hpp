@@ -78,11 +78,17 @@ struct HeadPart {
 };
 
 /// Columns `first .. first + count` of every row of the tensor (as a matrix of its last
-/// dimension): a tensor-parallel card's share of a row-parallel matrix's inputs.
+/// dimension): a tensor-parallel card's share of a row-parallel matrix's inputs. With `stride` > 1
+/// the columns `first, first + stride, …` (`count` of them), and with `rows` > 0 only rows
+/// `first_row .. first_row + rows`: one expert's gate (or up) of gpt-oss's `[E, H, 2I]`
+/// gate_up_proj, whose columns interleave the experts' gate and up.
 struct ColumnRange {
     std::size_t first = 0;
     std::size_t count = 0;
     bool transpose = true;
+    std::size_t stride = 1;
+    std::size_t first_row = 0;
+    std::size_t rows = 0; ///< 0: every row
     friend bool operator==(const ColumnRange&, const ColumnRange&) = default;
 };
 
@@ -230,6 +236,17 @@ struct RmsNorm {
     Val out; ///< the same shape as `x`; may be `x` (in place)
 };
 
+/// YaRN rotary scaling (transformers' `rope_type: yarn`): each pair's frequency blends theta's and theta's
+/// over `factor` by a ramp between the pairs turning `beta_fast` and `beta_slow` times over `original_max`
+/// positions; cos and sin are scaled by `attention_factor`.
+struct YarnScaling {
+    double factor = 1, beta_fast = 32, beta_slow = 1;
+    std::size_t original_max = 4096;
+    bool truncate = true;
+    double attention_factor = 1;
+    friend bool operator==(const YarnScaling&, const YarnScaling&) = default;
+};
+
 /// Rotary embedding in place on each head of `x` (NeoX rotate-half over the first `rotary_dim`
 /// elements of every `head_dim`, the rest untouched), at each row's position in its sequence:
 /// angle of pair `i` = `pos · theta^(-2i / rotary_dim)`. Pair `i` is elements `(i, i + rotary_dim/2)`,
@@ -240,6 +257,7 @@ struct Rotate {
     std::size_t rotary_dim = 0; ///< even, at most head_dim (partial rotary: head_dim · fraction)
     double theta = 10000.0;
     bool interleaved = false;
+    std::optional<YarnScaling> yarn; ///< no rotation unit computes it yet
 };
 
 /// Writes each token row of `x` into its sequence's cache at the row's position.
@@ -414,9 +432,15 @@ struct Moe {
     std::size_t intermediate = 0;        ///< each expert's hidden width
     std::size_t shared_intermediate = 0; ///< the shared expert's hidden width (0: none)
     bool norm_topk_prob = true;          ///< the chosen weights renormalised to sum 1
-    std::size_t first_expert = 0;        ///< the index of this card's first expert
-    std::size_t all_experts = 0;         ///< the router's experts (0: gate.size(), all on this card)
-    bool partial = false;                ///< `out` holds exact parts (expert parallel)
+    /// gpt-oss: the router's bias `[experts]`, each expert's gate, up and down biases, and its
+    /// clamped SwiGLU (gate ≤ limit, up in [−limit, limit], (up + 1) · gate · σ(alpha · gate)).
+    std::optional<Weight> router_bias;
+    std::vector<Weight> gate_bias, up_bias, down_bias;
+    std::optional<double> swiglu_limit;
+    double swiglu_alpha = 1.702;
+    std::size_t first_expert = 0; ///< the index of this card's first expert
+    std::size_t all_experts = 0;  ///< the router's experts (0: gate.size(), all on this card)
+    bool partial = false;         ///< `out` holds exact parts (expert parallel)
     Val out;
     /// The experts the router chooses among.
     std::size_t routed() const { return all_experts ? all_experts : gate.size(); }

@@ -32,10 +32,14 @@ std::variant<ViewShape, std::string> view_shape(std::span<const std::size_t> sha
         return ViewShape{(h->heads ? h->heads : rows / h->stride) * h->width, row_len};
     }
     if (auto* c = std::get_if<ColumnRange>(&view)) {
-        if (c->first > row_len || c->count > row_len - c->first)
-            return fmt::format("columns {}..{} lie past its {} columns", c->first, c->first + c->count,
-                               row_len);
-        return ViewShape{rows, c->count};
+        if (c->stride == 0) return std::string("a column stride of 0");
+        if (c->count == 0 || c->first >= row_len || (c->count - 1) * c->stride > row_len - 1 - c->first)
+            return fmt::format("columns {}..{} (every {}) lie past its {} columns", c->first,
+                               c->first + (c->count ? c->count - 1 : 0) * c->stride + 1, c->stride, row_len);
+        if (c->rows && (c->first_row > rows || c->rows > rows - c->first_row))
+            return fmt::format("rows {}..{} lie past its {} rows", c->first_row, c->first_row + c->rows,
+                               rows);
+        return ViewShape{c->rows ? c->rows : rows, c->count};
     }
     return ViewShape{rows, row_len};
 }
@@ -50,7 +54,10 @@ std::string rows_key(const View& view) {
         return h->heads
                    ? fmt::format("h{}/{}+{}@{}+{}", h->stride, h->offset, h->width, h->first_head, h->heads)
                    : fmt::format("h{}/{}+{}", h->stride, h->offset, h->width);
-    if (auto* c = std::get_if<ColumnRange>(&view)) return fmt::format("c{}+{}", c->first, c->count);
+    if (auto* c = std::get_if<ColumnRange>(&view))
+        return c->stride == 1 && c->rows == 0
+                   ? fmt::format("c{}+{}", c->first, c->count)
+                   : fmt::format("c{}+{}/{}@r{}+{}", c->first, c->count, c->stride, c->first_row, c->rows);
     return "w";
 }
 

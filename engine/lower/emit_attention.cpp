@@ -23,6 +23,8 @@ void Lowering::emit_op(std::size_t i, const Attention& o) {
 void Lowering::emit_op(std::size_t i, const Rotate& o) {
     if (o.interleaved)
         throw Error(fmt::format("op {} (Rotate): interleaved rotary pairs have no command on this card", i));
+    if (o.yarn)
+        throw Error(fmt::format("op {} (Rotate): YaRN rotary scaling has no command on this card", i));
     put<slots::Rotate>(i, {.x = on(arena(o.x)), .positions = on(out_.io.positions)},
                        {.rows = rows(o.x),
                         .heads = width(o.x) / o.head_dim,

@@ -71,6 +71,11 @@ Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weigh
 }
 
 void Lowering::emit_op(std::size_t i, const Moe& o) {
+    if (o.router_bias || !o.gate_bias.empty() || !o.down_bias.empty() || o.swiglu_limit)
+        throw Error(
+            fmt::format("op {} (Moe): a router bias, expert biases and a clamped SwiGLU (gpt-oss) have "
+                        "no command on this card",
+                        i));
     // E: the router's experts; this card holds `mine` of them from `first` (all on one card).
     const std::size_t R = rows(o.x), H = width(o.x), E = o.routed(), k = o.top_k, I = o.intermediate;
     const std::size_t mine = o.gate.size(), first = o.first_expert;

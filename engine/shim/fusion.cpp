@@ -3,6 +3,8 @@
 #include "engine/shim/support.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace cardsim::shim {
 namespace {
@@ -254,8 +256,20 @@ std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
         if (m->shared_gate && !m->shared_expert_gate)
             return "the router unit combines a shared expert only under its sigmoid gate "
                    "(`shared_expert_gate`), and this one has none";
+        // gpt-oss's experts: what the router and matvec units do not compute yet, all named.
+        std::vector<std::string> lacks;
+        if (m->router_bias) lacks.push_back("a router bias");
+        if (!m->gate_bias.empty() || !m->down_bias.empty()) lacks.push_back("expert biases");
+        if (m->swiglu_limit) lacks.push_back("a clamped SwiGLU");
+        if (!lacks.empty()) {
+            std::string what = lacks.front();
+            for (std::size_t k = 1; k < lacks.size(); ++k)
+                what += (k + 1 == lacks.size() ? " or " : ", ") + lacks[k];
+            return none(what);
+        }
         return std::nullopt;
     }
+    if (auto* r = std::get_if<Rotate>(&op); r && r->yarn) return none("YaRN rotary scaling");
     if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) &&
         !caps.mla)
         return none("multi-head latent attention");

@@ -111,3 +111,37 @@ TEST_CASE("check refuses an MLA model for its latent attention and interleaved r
             "verdict: the card refuses this model (4 refusals)\n");
     REQUIRE(run_cardsim("run " + m).code == 1); // refused as check refuses: the sentences on stderr
 }
+
+TEST_CASE("check and run refuse gpt-oss naming what the card lacks: with sinks, windows, biases and experts "
+          "enabled, YaRN, the router and expert biases and the clamped SwiGLU") {
+    const ScratchDir d("check-archs");
+    auto m = make_model(d, "gpt-oss");
+    const std::string features = " --set capabilities.experts=true --set units.attention.window=true --set "
+                                 "units.attention.sinks=true --set units.attention.softcap=true --set "
+                                 "units.matvec.bias=true";
+    auto r = run_cardsim("check " + m + features);
+    INFO(r.out);
+    REQUIRE(r.code == 1);
+    REQUIRE(contains(r.out, ": dense decoder with experts (gpt_oss) with sliding windows\n"));
+    REQUIRE(refusal_block(r.out) ==
+            "refusals:\n"
+            "  layer 0, attention: the engine has no unit for YaRN rotary scaling\n"
+            "  layer 0, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU\n"
+            "  layer 1, attention: the engine has no unit for YaRN rotary scaling\n"
+            "  layer 1, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU\n"
+            "verdict: the card refuses this model (4 refusals)\n");
+    auto ran = run_cardsim("run " + m + features + " --tokens 2");
+    CHECK(ran.code == 1);
+    CHECK(contains(ran.out,
+                   "layer 0, ffn: the engine has no unit for a router bias, expert biases or a clamped "
+                   "SwiGLU"));
+    // The published shapes: gpt-oss-20b's 24 layers alternate windows of 128.
+    auto big = (d / "20b").string();
+    auto w = run_cardsim("make-model --arch gpt-oss --size 20b --shapes-only -o " + big);
+    INFO(w.out);
+    REQUIRE(w.code == 0);
+    CHECK(contains(w.out, "the published openai/gpt-oss-20b shape, dense decoder with experts (gpt_oss)"));
+    auto small = run_cardsim("make-model --arch gpt-oss --size 0.1b -o " + (d / "x").string());
+    CHECK(small.code == 2);
+    CHECK(contains(small.out, "make-model writes --arch gpt-oss in tiny or small, not 0.1b"));
+}

@@ -111,7 +111,7 @@ Graph random_graph(std::mt19937_64& rng) {
             break;
         }
         case 3:
-            g.push(Rotate{a, 1, 0, 1e4});
+            g.push(Rotate{a, 1, 0, 1e4, false, {}});
             break; // in place; shape checks don't matter here
         case 4:
             g.push(AddType{a, Weight{3}});

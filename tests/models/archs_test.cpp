@@ -342,3 +342,103 @@ TEST_CASE("make-model writes the new architectures in tiny, small and 0.1b only"
         CHECK_THROWS_WITH(synth_config(a, SynthSize::B08), Contains("tiny, small or 0.1b, not 0.8b"));
     }
 }
+
+TEST_CASE("a generated gpt-oss checkpoint carries its sinks, windows, YaRN and biased, interleaved experts "
+          "into the graph, and the shim names each of them",
+          "[models][archs]") {
+    ScratchDir d("archs-gpt-oss");
+    tiny(SynthArch::GptOss, d / "m");
+    const Model m = load_model(d / "m");
+    const auto& spec = std::get<DecoderSpec>(m.spec);
+    CHECK(spec.family == DecoderFamily::GptOss);
+    CHECK(describe(m.spec) == "dense decoder with experts (gpt_oss) with sliding windows");
+    CHECK(layer_kinds(m.spec) == std::vector<std::string>{"attention(window 4)+moe", "attention+moe"});
+    CHECK(spec.attention.sinks);
+    CHECK(spec.attention.qkv_bias);
+    CHECK(spec.attention.o_bias);
+    REQUIRE(spec.attention.yarn);
+    CHECK(spec.attention.yarn->factor == 32);
+    CHECK_FALSE(spec.attention.yarn->truncate);
+    CHECK(spec.attention.yarn->attention_factor == 0.1 * std::log(32.0) + 1.0);
+    REQUIRE(spec.moe);
+    CHECK(spec.moe->transposed);
+    CHECK(spec.moe->swiglu_limit == std::optional<double>{7.0});
+    const auto b = build_graph(m);
+    const Graph& g = b.graph;
+    for (auto* r : all<Rotate>(g))
+        CHECK(r->yarn);
+    const auto attend = all<AttendCache>(g);
+    REQUIRE(attend.size() == 2);
+    CHECK(attend[0]->window == std::optional<std::size_t>{4});
+    CHECK_FALSE(attend[1]->window);
+    CHECK(attend[0]->sinks);
+    const auto moe = all<Moe>(g);
+    REQUIRE(moe.size() == 2);
+    CHECK(moe[0]->router_bias);
+    CHECK(moe[0]->gate.size() == 4);
+    CHECK(moe[0]->down_bias.size() == 4);
+    CHECK(moe[0]->swiglu_alpha == 1.702);
+    // Expert 2's gate is the even columns of its rows of gate_up_proj [E, H, 2I], its up the odd ones,
+    // both multiplied as x · W (not transposed): what the strided column view reads.
+    const std::size_t H = spec.hidden, I = spec.moe->intermediate;
+    const auto all_values = m.checkpoint.values(moe[0]->gate[2].tensor, Whole{false});
+    const auto gate = m.checkpoint.values(moe[0]->gate[2].tensor, moe[0]->gate[2].view);
+    const auto up = m.checkpoint.values(moe[0]->up[2].tensor, moe[0]->up[2].view);
+    REQUIRE(gate.size() == H * I);
+    for (std::size_t r = 0; r < H; ++r)
+        for (std::size_t c = 0; c < I; ++c) {
+            CHECK(gate[r * I + c] == all_values[(2 * H + r) * 2 * I + 2 * c]);
+            CHECK(up[r * I + c] == all_values[(2 * H + r) * 2 * I + 2 * c + 1]);
+        }
+    // On the default card: what it lacks, named; with sinks, windows, soft caps, biases and experts
+    // enabled, what no config adds yet.
+    CHECK(refusals(shim::check_model(g, default_card())) ==
+          std::vector<std::string>{
+              "layer 0, attention: the engine's matvec unit adds no bias and scales by no factor",
+              "layer 0, attention: the engine has no unit for YaRN rotary scaling",
+              "layer 0, attention: the engine's attention takes no mask, window, sink or soft cap",
+              "layer 0, attention: the engine has no unit for a sliding window",
+              "layer 0, ffn: the engine has no unit for experts",
+              "layer 1, attention: the engine's matvec unit adds no bias and scales by no factor",
+              "layer 1, attention: the engine has no unit for YaRN rotary scaling",
+              "layer 1, attention: the engine's attention takes no mask, window, sink or soft cap",
+              "layer 1, attention: the engine has no unit for attention sinks",
+              "layer 1, ffn: the engine has no unit for experts",
+          });
+    auto config = card::default_card_config();
+    config.capabilities.experts = true;
+    config.units[card::UnitKind::Router].count = 1; // as reading `capabilities.experts = true` gives it
+    config.units.attention.window = config.units.attention.sinks = config.units.attention.softcap = true;
+    config.units.matvec.bias = true;
+    CHECK(refusals(shim::check_model(g, shim::capabilities(config))) ==
+          std::vector<std::string>{
+              "layer 0, attention: the engine has no unit for YaRN rotary scaling",
+              "layer 0, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU",
+              "layer 1, attention: the engine has no unit for YaRN rotary scaling",
+              "layer 1, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU",
+          });
+}
+
+TEST_CASE("gpt_oss's config: defaults as GptOssConfig's, YaRN only for it, and a bad YaRN refused by name",
+          "[models][archs]") {
+    auto c = synth_config(SynthArch::GptOss, SynthSize::Small);
+    auto spec = parse_edited(c, [](auto& o) {
+        o.erase("layer_types");
+        o.erase("swiglu_limit");
+        o.erase("attention_bias");
+    });
+    CHECK(spec.layers[0].window);
+    CHECK_FALSE(spec.layers[1].window);
+    CHECK(spec.moe->swiglu_limit == std::optional<double>{7.0});
+    CHECK(spec.attention.qkv_bias); // GptOssConfig's attention_bias defaults to true
+    CHECK_THROWS_WITH(
+        parse_edited(c, [](auto& o) { o["rope_scaling"].as_object()["factor"] = 0.5; }),
+        Contains("`rope_scaling.factor` (a gpt_oss model): must be a number of at least 1 for YaRN"));
+    auto q = synth_config(SynthArch::Dense, SynthSize::Small);
+    CHECK_THROWS_WITH(
+        parse_edited(q,
+                     [](auto& o) {
+                         o["rope_scaling"] = boost::json::object{{"rope_type", "yarn"}, {"factor", 4.0}};
+                     }),
+        Contains("is `yarn`; only the default RoPE (one theta) is built"));
+}

@@ -74,6 +74,8 @@ TEST_CASE("the published expert shapes have their model cards' total parameter c
         {SynthArch::HybridMoe, PublishedSize::A3B80, 80, 3},
         {SynthArch::HybridMoe35, PublishedSize::A3B35, 35, 3},
         {SynthArch::HybridMoe35, PublishedSize::A10B122, 122, 10},
+        {SynthArch::GptOss, PublishedSize::Oss20, 21, 3.6},   // openai/gpt-oss-20b's card
+        {SynthArch::GptOss, PublishedSize::Oss120, 117, 5.1}, // openai/gpt-oss-120b's card
     };
     for (const auto& p : published) {
         INFO(models::name(p.size));
