@@ -242,8 +242,9 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
             const numerics::Scheme& query_scheme, std::span<const std::uint32_t> positions,
             std::span<const std::byte> keys, std::span<const std::byte> values, std::span<float> out,
             std::span<const std::uint32_t> slots) {
-    if (softcap > 0 || !sinks.empty())
-        throw Error("attend: the attention unit takes no soft cap and no sinks");
+    if (softcap > 0) throw Error("attend: the attention unit takes no soft cap");
+    if (!sinks.empty() && sinks.size() != heads)
+        throw Error(fmt::format("attend: {} sinks for {} heads", sinks.size(), heads));
     const std::size_t width = heads * head_dim, rows = rows_of(q.size(), width), group = heads / kv_heads;
     const std::size_t row_bytes = cache_row_bytes(f, head_dim);
     for (std::size_t r = 0; r < rows; ++r) {
@@ -262,10 +263,11 @@ void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, s
                                              vs.subspan(at, n * row_bytes)};
                     auto qh = q.subspan(r * width + h * head_dim, head_dim);
                     auto oh = out.subspan(r * width + h * head_dim, head_dim);
+                    const auto sink = sinks.empty() ? std::nullopt : std::optional<float>(sinks[h]);
                     if (math == numerics::AttentionMath::Array)
-                        numerics::attend_array(qh, view, static_cast<float>(scale), query_scheme, oh);
+                        numerics::attend_array(qh, view, static_cast<float>(scale), query_scheme, oh, sink);
                     else
-                        numerics::attend_vector(qh, view, static_cast<float>(scale), oh);
+                        numerics::attend_vector(qh, view, static_cast<float>(scale), oh, sink);
                 }
             });
     }

@@ -94,8 +94,8 @@ void cache_append(std::span<const float> x, std::size_t kv_heads, std::size_t he
 /// One query row per sequence (or per row over the cache of `slots[r]`: store_of_row) over its cache,
 /// positions `0 ..= pos` (or the last `window`), grouped-query (query head h reads kv head h / (heads /
 /// kv_heads)), by the numerics library's vector or array attention (engine/numerics/attention.hpp; the array
-/// quantises the query under `query_scheme`). Soft caps and sinks are refused (cardsim::Error): no card unit
-/// takes them.
+/// quantises the query under `query_scheme`), head h with the sink `sinks[h]` when `sinks` is not empty
+/// (one a head). A soft cap is refused (cardsim::Error): no card unit takes it.
 void attend(std::span<const float> q, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
             std::size_t max_positions, std::size_t window, double scale, double softcap,
             std::span<const float> sinks, numerics::CacheFormat f, numerics::AttentionMath math,

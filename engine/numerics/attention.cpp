@@ -42,12 +42,17 @@ bool prepare_query(std::span<const float> query, const CacheView& cache, std::ve
     return all_finite(q);
 }
 
-/// The softmax weights p_t and their sum Z from the scores; false when a score is not finite.
-bool softmax(std::span<const float> scores, std::vector<float>& p, float& z) {
+/// The softmax weights p_t and their sum Z from the scores (and the sink's share of Z); false
+/// when a score or the sink is not finite.
+bool softmax(std::span<const float> scores, std::vector<float>& p, float& z, std::optional<float> sink) {
     float m = -std::numeric_limits<float>::infinity();
     for (float s : scores) {
         if (!std::isfinite(s)) return false; // a NaN, or a score that overflowed
         m = std::max(m, s);
+    }
+    if (sink) {
+        if (!std::isfinite(*sink)) return false;
+        m = std::max(m, *sink);
     }
     p.resize(scores.size());
     std::vector<Term> terms(scores.size());
@@ -55,6 +60,7 @@ bool softmax(std::span<const float> scores, std::vector<float>& p, float& z) {
         p[t] = numerics::exp(scores[t] - m);
         terms[t] = term(p[t]);
     }
+    if (sink) terms.push_back(term(numerics::exp(*sink - m)));
     z = window_sum(terms);
     return true;
 }
@@ -86,7 +92,8 @@ void check(const CacheView& c) {
                     std::to_string(c.head_dim));
 }
 
-void attend_vector(std::span<const float> query, const CacheView& cache, float scale, std::span<float> out) {
+void attend_vector(std::span<const float> query, const CacheView& cache, float scale, std::span<float> out,
+                   std::optional<float> sink) {
     check(cache);
     const std::size_t n = cache.head_dim, T = cache.positions;
     if (out.size() != n) throw Error("attention: the output takes " + std::to_string(n) + " values");
@@ -102,7 +109,7 @@ void attend_vector(std::span<const float> query, const CacheView& cache, float s
         scores[t] = window_sum(terms) * scale;
     }
     float z = 0;
-    if (!softmax(scores, p, z)) return;
+    if (!softmax(scores, p, z, sink)) return;
     std::vector<Term> acc(n * T);
     for (std::size_t t = 0; t < T; ++t) {
         read_row(row(cache.values, cache, t), cache.keep, v);
@@ -116,7 +123,7 @@ void attend_vector(std::span<const float> query, const CacheView& cache, float s
 }
 
 void attend_array(std::span<const float> query, const CacheView& cache, float scale,
-                  const Scheme& query_scheme, std::span<float> out) {
+                  const Scheme& query_scheme, std::span<float> out, std::optional<float> sink) {
     check(cache);
     if (cache.keep == Keep::F32) throw Error("attention: array math reads F16 or Int8 rows, not F32");
     const std::size_t n = cache.head_dim, T = cache.positions;
@@ -158,7 +165,7 @@ void attend_array(std::span<const float> query, const CacheView& cache, float sc
         scores[t] = window_sum(terms) * scale;
     }
     float z = 0;
-    if (!softmax(scores, p, z)) return;
+    if (!softmax(scores, p, z, sink)) return;
     // The weights, each times its value row's scale, as unsigned codes per block of positions.
     std::vector<float> weights(p);
     std::vector<F16> value_scale(T);

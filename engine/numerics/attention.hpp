@@ -8,8 +8,10 @@
 //   m = max_t s_t;  p_t = exp(s_t - m)  (f32 subtraction, correctly rounded exp);
 //   Z = window_sum of the p_t (exact_sum.hpp), rounded once;
 //   out_j = (window sum over positions of the weighted values, rounded once) / Z  (f32 division).
-// Any NaN or infinity in the query, a key or a value (or a NaN row scale), or a score that
-// overflows, makes every output NaN.
+// With a sink (gpt-oss's learnt per-head logit `s_sink`), m = max(max_t s_t, s_sink) and Z also
+// sums p_sink = exp(s_sink - m): the sink takes its share of the softmax and adds no value.
+// Any NaN or infinity in the query, a key or a value (or a NaN row scale), a score that
+// overflows, or a sink that is not finite, makes every output NaN.
 //
 // Vector math: s_t = window_sum_j(q_j x k_tj exact products), rounded once, times `scale` (f32
 // multiplication); out_j's sum is over the exact products p_t x v_tj. Vector math also reads rows
@@ -30,6 +32,7 @@
 #include "engine/numerics/scheme.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <span>
 
 namespace cardsim::numerics {
@@ -56,10 +59,11 @@ struct CacheView {
 void check(const CacheView& cache);
 
 /// Vector (f32) attention of `query` (head_dim values) over `cache`, into `out` (head_dim values).
-void attend_vector(std::span<const float> query, const CacheView& cache, float scale, std::span<float> out);
+void attend_vector(std::span<const float> query, const CacheView& cache, float scale, std::span<float> out,
+                   std::optional<float> sink = std::nullopt);
 
 /// Array attention of `query` over `cache` with the query quantised under `query_scheme`.
 void attend_array(std::span<const float> query, const CacheView& cache, float scale,
-                  const Scheme& query_scheme, std::span<float> out);
+                  const Scheme& query_scheme, std::span<float> out, std::optional<float> sink = std::nullopt);
 
 } // namespace cardsim::numerics

@@ -73,18 +73,24 @@ std::optional<std::vector<Rational>> values(const Row& r) {
     return v;
 }
 
-/// softmax: p_t = exp(s_t - m) and Z; false when a score is NaN or infinite.
-bool softmax(const std::vector<float>& s, std::vector<float>& p, float& z) {
+/// softmax: p_t = exp(s_t - m) and Z (with the sink's exp(sink - m)); false when a score or the
+/// sink is NaN or infinite.
+bool softmax(const std::vector<float>& s, std::vector<float>& p, float& z, std::optional<float> sink) {
     float m = -std::numeric_limits<float>::infinity();
     for (float v : s) {
         if (!std::isfinite(v)) return false;
         if (v > m) m = v;
+    }
+    if (sink) {
+        if (!std::isfinite(*sink)) return false;
+        if (*sink > m) m = *sink;
     }
     std::vector<Rational> terms;
     for (float v : s) {
         p.push_back(reference(Function::Exp, sub(v, m)));
         terms.push_back(value(p.back()));
     }
+    if (sink) terms.push_back(value(reference(Function::Exp, sub(*sink, m))));
     z = window_sum(terms);
     return true;
 }
@@ -104,7 +110,8 @@ std::vector<float> query_in_basis(std::span<const float> q, const CacheView& c) 
 
 } // namespace
 
-std::vector<float> attend_vector(std::span<const float> query, const CacheView& c, float scale) {
+std::vector<float> attend_vector(std::span<const float> query, const CacheView& c, float scale,
+                                 std::optional<float> sink) {
     const std::vector<float> nan(c.head_dim, qnan);
     if (!finite(query)) return nan;
     std::vector<float> q = query_in_basis(query, c);
@@ -120,7 +127,7 @@ std::vector<float> attend_vector(std::span<const float> query, const CacheView& 
     }
     std::vector<float> p;
     float z = 0;
-    if (!softmax(s, p, z)) return nan;
+    if (!softmax(s, p, z, sink)) return nan;
     std::vector<std::vector<Rational>> v;
     for (std::size_t t = 0; t < c.positions; ++t) {
         auto row = values(decode(c, c.values, t));
@@ -138,7 +145,7 @@ std::vector<float> attend_vector(std::span<const float> query, const CacheView& 
 }
 
 std::vector<float> attend_array(std::span<const float> query, const CacheView& c, float scale,
-                                const Scheme& query_scheme) {
+                                const Scheme& query_scheme, std::optional<float> sink) {
     const std::size_t n = c.head_dim;
     const std::vector<float> nan(n, qnan);
     if (!finite(query)) return nan;
@@ -173,7 +180,7 @@ std::vector<float> attend_array(std::span<const float> query, const CacheView& c
     }
     std::vector<float> p;
     float z = 0;
-    if (!softmax(s, p, z)) return nan;
+    if (!softmax(s, p, z, sink)) return nan;
     std::vector<Row> v;
     std::vector<float> weights = p;
     for (std::size_t t = 0; t < c.positions; ++t) {

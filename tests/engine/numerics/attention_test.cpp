@@ -176,3 +176,51 @@ TEST_CASE("a malformed cache is refused with a sentence") {
     REQUIRE_THROWS_AS(attend_vector(q, CacheView{Keep::F32, 4, 2, f32_row, f32_row}, 1.0f, out),
                       cardsim::Error);
 }
+
+TEST_CASE("a sink takes its share of the softmax: both maths agree with the spec bit for bit, with f64 "
+          "attention whose sum carries exp(sink - m), and a non-finite sink makes the head NaN") {
+    std::mt19937_64 rng(56);
+    const std::size_t n = 64;
+    for (Keep keep : {Keep::F16, Keep::Int8Rows, Keep::Int8RowsRotated})
+        for (std::size_t T : {1u, 7u, 40u})
+            for (float sink : {-30.0f, -1.5f, 0.0f, 0.75f, 6.0f}) {
+                Cache c = make_cache(keep, n, T, RowKind::Unit, rng);
+                auto q = make_row(RowKind::Unit, n, rng);
+                const float scale = 0.125f;
+                std::vector<float> vec(n), arr(n);
+                attend_vector(q, c.view(), scale, vec, sink);
+                attend_array(q, c.view(), scale, query_schemes[0], arr, sink);
+                INFO(name(keep) << " T " << T << " sink " << sink);
+                require_same(vec, spec::attend_vector(q, c.view(), scale, sink));
+                require_same(arr, spec::attend_array(q, c.view(), scale, query_schemes[0], sink));
+                // f64 over the original rows: the sink in the normaliser only.
+                std::vector<double> s(T), ref(n, 0.0);
+                double m = sink, z = 0;
+                for (std::size_t t = 0; t < T; ++t) {
+                    for (std::size_t j = 0; j < n; ++j)
+                        s[t] += double(q[j]) * c.k[t * n + j];
+                    s[t] *= scale;
+                    m = std::max(m, s[t]);
+                }
+                z = std::exp(double(sink) - m);
+                for (std::size_t t = 0; t < T; ++t) {
+                    const double p = std::exp(s[t] - m);
+                    z += p;
+                    for (std::size_t j = 0; j < n; ++j)
+                        ref[j] += p * c.v[t * n + j];
+                }
+                // Against the f64: the cache's keep error alone (the bounds of the test above).
+                const double tol = keep == Keep::F16 ? 2e-3 : 3e-2;
+                for (std::size_t j = 0; j < n; ++j)
+                    REQUIRE(std::abs(vec[j] - ref[j] / z) <= tol);
+            }
+    Cache c = make_cache(Keep::F16, n, 4, RowKind::Unit, rng);
+    auto q = make_row(RowKind::Unit, n, rng);
+    std::vector<float> out(n);
+    attend_vector(q, c.view(), 0.125f, out, std::numeric_limits<float>::quiet_NaN());
+    for (float v : out)
+        REQUIRE(std::isnan(v));
+    attend_vector(q, c.view(), 0.125f, out, -std::numeric_limits<float>::infinity());
+    for (float v : out)
+        REQUIRE(std::isnan(v));
+}
