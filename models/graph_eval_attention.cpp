@@ -4,6 +4,7 @@
 #include "models/graph_eval_ops.hpp"
 
 #include "engine/error.hpp"
+#include "engine/numerics/rotary.hpp"
 
 #include <fmt/format.h>
 
@@ -57,10 +58,26 @@ void GraphEvaluator::OpEval::eval(std::size_t, const Attention& o) {
     }
 }
 
-void GraphEvaluator::OpEval::eval(std::size_t index, const Rotate& o) {
-    if (o.yarn)
-        throw Error(fmt::format("op {} (Rotate): the graph's f64 evaluation has no YaRN scaling yet", index));
+void GraphEvaluator::OpEval::eval(std::size_t, const Rotate& o) {
     Matrix& x = V(o.x);
+    if (o.yarn) { // YaRN's frequencies in f64, cos and sin scaled by the attention factor
+        const auto& y = *o.yarn;
+        const auto f = numerics::yarn_frequencies_f64(
+            o.rotary_dim, o.theta, {y.factor, y.beta_fast, y.beta_slow, y.original_max, y.truncate});
+        const std::size_t half = o.rotary_dim / 2;
+        for (std::size_t r = 0; r < x.rows; ++r)
+            for (std::size_t h0 = 0; h0 < x.cols; h0 += o.head_dim)
+                for (std::size_t i = 0; i < half; ++i) {
+                    const double angle = static_cast<double>(b.position[r]) * f[i];
+                    const double c = std::cos(angle) * y.attention_factor,
+                                 s = std::sin(angle) * y.attention_factor;
+                    double* p = &x.data[r * x.cols + h0];
+                    const double a0 = p[i], a1 = p[i + half];
+                    p[i] = a0 * c - a1 * s;
+                    p[i + half] = a1 * c + a0 * s;
+                }
+        return;
+    }
     for (std::size_t r = 0; r < x.rows; ++r)
         for (std::size_t h0 = 0; h0 < x.cols; h0 += o.head_dim)
             rotate(&x.data[r * x.cols + h0], o.rotary_dim, b.position[r], o.theta, o.interleaved);

@@ -15,33 +15,49 @@ using namespace graph;
 using namespace eval_math;
 
 void GraphEvaluator::OpEval::eval(std::size_t index, const Moe& o) {
-    if (o.router_bias || !o.gate_bias.empty() || !o.down_bias.empty() || o.swiglu_limit)
-        throw Error(
-            fmt::format("op {} (Moe): the graph's f64 evaluation has no router bias, expert biases or "
-                        "clamped SwiGLU (gpt-oss) yet",
-                        index));
+    if (o.partial || o.routed() != o.gate.size())
+        throw Error(fmt::format("op {} (Moe of an expert-parallel card): the f64 evaluator runs the whole "
+                                "model's graph",
+                                index));
     const Matrix x = V(o.x);
     Matrix& out = V(o.out);
     const std::size_t H = x.cols;
-    // y = W x for a Linear view W of [n, H].
-    auto linear = [&](const Weight& w, const double* in, std::size_t k) {
+    // y = W x (+ b) for a view W of [n, k] (a Linear's), or of [k, n] multiplied as x · W.
+    auto linear = [&](const Weight& w, const double* in, std::size_t k, const std::optional<Weight>& b = {}) {
         const auto& m = constant(w);
-        std::vector<double> y(m.size() / k);
-        for (std::size_t j = 0; j < y.size(); ++j)
+        const bool t = graph::transposed(w.view);
+        const std::size_t n = m.size() / k;
+        std::vector<double> y(n);
+        for (std::size_t j = 0; j < n; ++j) {
             for (std::size_t i = 0; i < k; ++i)
-                y[j] += m[j * k + i] * in[i];
+                y[j] += (t ? m[j * k + i] : m[i * n + j]) * in[i];
+            if (b) y[j] += constant(*b)[j];
+        }
         return y;
     };
-    auto mlp = [&](const Weight& gw, const Weight& uw, const Weight& dw, const double* in) {
-        auto gg = linear(gw, in, H);
-        auto uu = linear(uw, in, H);
-        for (std::size_t i = 0; i < gg.size(); ++i)
-            gg[i] = silu(gg[i]) * uu[i];
-        return linear(dw, gg.data(), gg.size());
+    auto bias_of = [&](const std::vector<Weight>& list, std::size_t e) -> std::optional<Weight> {
+        if (list.empty()) return std::nullopt;
+        return list[e];
+    };
+    // An expert's MLP: SwiGLU, or gpt-oss's clamped one (gate ≤ L, up in [−L, L], (up + 1) · g · σ(α g)).
+    auto mlp = [&](const Weight& gw, const Weight& uw, const Weight& dw, const double* in,
+                   const std::optional<Weight>& gb, const std::optional<Weight>& ub,
+                   const std::optional<Weight>& db) {
+        auto gg = linear(gw, in, H, gb);
+        auto uu = linear(uw, in, H, ub);
+        for (std::size_t i = 0; i < gg.size(); ++i) {
+            if (o.swiglu_limit) {
+                const double L = *o.swiglu_limit, g = std::min(gg[i], L), u = std::clamp(uu[i], -L, L);
+                gg[i] = (u + 1) * g * sigmoid(o.swiglu_alpha * g);
+            } else {
+                gg[i] = silu(gg[i]) * uu[i];
+            }
+        }
+        return linear(dw, gg.data(), gg.size(), db);
     };
     for (std::size_t r = 0; r < x.rows; ++r) {
         const double* in = &x.data[r * H];
-        auto p = linear(o.router, in, H);
+        auto p = linear(o.router, in, H, o.router_bias);
         softmax(p);
         std::vector<std::size_t> order(p.size());
         std::iota(order.begin(), order.end(), 0);
@@ -53,12 +69,13 @@ void GraphEvaluator::OpEval::eval(std::size_t index, const Moe& o) {
         std::vector<double> y(H, 0.0);
         for (auto e : order) {
             const double weight = o.norm_topk_prob ? p[e] / total : p[e];
-            auto ye = mlp(o.gate[e], o.up[e], o.down[e], in);
+            auto ye = mlp(o.gate[e], o.up[e], o.down[e], in, bias_of(o.gate_bias, e), bias_of(o.up_bias, e),
+                          bias_of(o.down_bias, e));
             for (std::size_t c = 0; c < H; ++c)
                 y[c] += weight * ye[c];
         }
         if (o.shared_gate && o.shared_up && o.shared_down) {
-            auto ys = mlp(*o.shared_gate, *o.shared_up, *o.shared_down, in);
+            auto ys = mlp(*o.shared_gate, *o.shared_up, *o.shared_down, in, {}, {}, {});
             double gate = 1.0;
             if (o.shared_expert_gate) gate = sigmoid(linear(*o.shared_expert_gate, in, H)[0]);
             for (std::size_t c = 0; c < H; ++c)

@@ -142,6 +142,18 @@ struct EmbedFlags {
     friend bool operator==(const EmbedFlags&, const EmbedFlags&) = default;
 };
 
+/// What the rotation unit takes beyond theta's rotary frequencies.
+struct RotationFlags {
+    bool yarn = false; ///< rotates by a table of per-pair frequencies, cos and sin scaled (YaRN)
+    friend bool operator==(const RotationFlags&, const RotationFlags&) = default;
+};
+
+/// What the SiLU-multiply unit computes beyond silu(gate) · up.
+struct SiluMulFlags {
+    bool clamp = false; ///< gpt-oss's clamped SwiGLU, (clamp(up) + 1) · g · σ(α · g), g = min(gate, limit)
+    friend bool operator==(const SiluMulFlags&, const SiluMulFlags&) = default;
+};
+
 /// What the expert path adds beyond the router unit's width and latency.
 struct RouterFlags {
     /// Kernel cycles the matvec unit takes, once an expert's entry of the per-layer expert table
@@ -157,6 +169,8 @@ struct UnitSet {
     AttentionFlags attention;
     EmbedFlags embed;
     RouterFlags router;
+    RotationFlags rotation;
+    SiluMulFlags silu_mul;
 
     const UnitSpec& operator[](UnitKind kind) const { return specs[static_cast<std::size_t>(kind)]; }
     UnitSpec& operator[](UnitKind kind) { return specs[static_cast<std::size_t>(kind)]; }

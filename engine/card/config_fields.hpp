@@ -111,6 +111,10 @@ void describe(V& v, C& c) {
                     v.flag("scale", c.units.embed.scale);
                 } else if (kind == UnitKind::Router) {
                     v.integer("resolve_latency", c.units.router.resolve_latency, 0, 1u << 20);
+                } else if (kind == UnitKind::Rotation) {
+                    v.flag("yarn", c.units.rotation.yarn);
+                } else if (kind == UnitKind::SiluMul) {
+                    v.flag("clamp", c.units.silu_mul.clamp);
                 }
             });
         }

@@ -1,5 +1,7 @@
 #include "engine/golden/golden.hpp"
 
+#include "engine/numerics/rotary.hpp"
+
 #include "engine/error.hpp"
 #include "engine/kernels/experts.hpp"
 #include "engine/kernels/formats.hpp"
@@ -150,11 +152,20 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::rms_norm(x, w, o.group, o.eps, o.zero_centred, out(o.out));
             } else if constexpr (std::is_same_v<T, Rotate>) {
-                if (o.interleaved || o.yarn)
-                    throw Error(fmt::format("op {} (Rotate): no unit rotates {}", i,
-                                            o.interleaved ? "interleaved pairs" : "with YaRN scaling"));
-                kernels::rotate(out(o.x), width(o.x), o.head_dim, o.rotary_dim, o.theta,
-                                ids(in.positions, rows(o.x)));
+                if (o.interleaved)
+                    throw Error(fmt::format("op {} (Rotate): no unit rotates interleaved pairs", i));
+                if (o.yarn) {
+                    const auto& y = *o.yarn;
+                    const auto freqs = numerics::yarn_frequencies(
+                        o.rotary_dim, o.theta,
+                        {y.factor, y.beta_fast, y.beta_slow, y.original_max, y.truncate});
+                    kernels::rotate_scaled(out(o.x), width(o.x), o.head_dim, o.rotary_dim, freqs,
+                                           static_cast<float>(y.attention_factor),
+                                           ids(in.positions, rows(o.x)));
+                } else {
+                    kernels::rotate(out(o.x), width(o.x), o.head_dim, o.rotary_dim, o.theta,
+                                    ids(in.positions, rows(o.x)));
+                }
             } else if constexpr (std::is_same_v<T, CacheAppend>) {
                 auto [heads, dim] = std::visit(
                     [](const auto& st) -> std::pair<std::size_t, std::size_t> {
@@ -211,10 +222,6 @@ void Golden::run(std::size_t i, const BatchInputs& in) {
                 auto x = values_[o.x.id];
                 kernels::gelu(x, out(o.out));
             } else if constexpr (std::is_same_v<T, Moe>) {
-                if (o.router_bias || !o.gate_bias.empty() || !o.down_bias.empty() || o.swiglu_limit)
-                    throw Error(fmt::format("op {} (Moe): no unit computes a router bias, expert biases or a "
-                                            "clamped SwiGLU (gpt-oss)",
-                                            i));
                 if (o.partial || o.routed() != o.gate.size())
                     throw Error(fmt::format("op {} (Moe of experts {} .. {} of {}): the golden executor runs "
                                             "the whole model's graph, not an expert-parallel card's",
@@ -242,7 +249,10 @@ void Golden::moe(const Moe& o, std::size_t rows) {
     const auto& x = values_[o.x.id];
     std::vector<float> logits(rows * E), weights(rows * k);
     std::vector<std::uint32_t> chosen(rows * k);
-    product(o.router, E, x, logits);
+    if (o.router_bias)
+        kernels::matvec(view(packed(o.router, E, H)), x, scheme, Epilogue::None, raw(*o.router_bias), logits);
+    else
+        product(o.router, E, x, logits);
     kernels::route(logits, E, o.norm_topk_prob ? numerics::RouterNorm::TopK : numerics::RouterNorm::All,
                    chosen, weights);
     auto experts = [&](const std::vector<Weight>& list, std::size_t n, std::size_t cols) {
@@ -252,11 +262,25 @@ void Golden::moe(const Moe& o, std::size_t rows) {
             return view(packed((*l)[e], n, cols));
         };
     };
+    // gpt-oss's biases: every expert's, one after another.
+    auto biases = [&](const std::vector<Weight>& list) {
+        std::vector<float> all;
+        for (auto& b : list) {
+            const auto& v = raw(b);
+            all.insert(all.end(), v.begin(), v.end());
+        }
+        return all;
+    };
+    const auto gate_b = biases(o.gate_bias), up_b = biases(o.up_bias), down_b = biases(o.down_bias);
     std::vector<float> gate(rows * k * I), up(rows * k * I), act(rows * k * I), outs(rows * k * H);
-    kernels::expert_matvec(experts(o.gate, I, H), x, chosen, k, false, scheme, gate);
-    kernels::expert_matvec(experts(o.up, I, H), x, chosen, k, false, scheme, up);
-    kernels::silu_mul(gate, up, act);
-    kernels::expert_matvec(experts(o.down, H, I), act, chosen, k, true, scheme, outs);
+    kernels::expert_matvec(experts(o.gate, I, H), x, chosen, k, false, scheme, gate, {}, gate_b);
+    kernels::expert_matvec(experts(o.up, I, H), x, chosen, k, false, scheme, up, {}, up_b);
+    if (o.swiglu_limit)
+        kernels::swiglu_clamp(gate, up, static_cast<float>(*o.swiglu_limit),
+                              static_cast<float>(o.swiglu_alpha), act);
+    else
+        kernels::silu_mul(gate, up, act);
+    kernels::expert_matvec(experts(o.down, H, I), act, chosen, k, true, scheme, outs, {}, down_b);
     std::vector<float> shared, logit;
     if (J > 0) {
         std::vector<float> sg(rows * J), su(rows * J), sa(rows * J);

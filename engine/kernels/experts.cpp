@@ -27,7 +27,8 @@ void route(std::span<const float> logits, std::size_t experts, numerics::RouterN
 
 void expert_matvec(const std::function<numerics::MatrixView(std::uint32_t)>& matrix_of,
                    std::span<const float> x, std::span<const std::uint32_t> chosen, std::size_t top_k,
-                   bool per_slot, const numerics::Scheme& scheme, std::span<float> out, ExpertRange mine) {
+                   bool per_slot, const numerics::Scheme& scheme, std::span<float> out, ExpertRange mine,
+                   std::span<const float> biases) {
     if (top_k == 0 || chosen.size() % top_k != 0)
         throw Error(fmt::format("expert matvec: {} chosen experts are not rows of {}", chosen.size(), top_k));
     const std::size_t slots = chosen.size();
@@ -58,7 +59,15 @@ void expert_matvec(const std::function<numerics::MatrixView(std::uint32_t)>& mat
                         in.begin() + static_cast<std::ptrdiff_t>(i * k));
         }
         y.assign(list.size() * n, 0.0f);
-        matvec(w, in, scheme, graph::Epilogue::None, {}, y);
+        std::span<const float> bias;
+        if (!biases.empty()) {
+            const std::size_t at = std::size_t(e - mine.first) * n;
+            if (at + n > biases.size())
+                throw Error(
+                    fmt::format("expert matvec: expert {}'s bias lies past the {} biases", e, biases.size()));
+            bias = biases.subspan(at, n);
+        }
+        matvec(w, in, scheme, graph::Epilogue::None, bias, y);
         for (std::size_t i = 0; i < list.size(); ++i)
             std::copy_n(y.begin() + static_cast<std::ptrdiff_t>(i * n), n,
                         out.begin() + static_cast<std::ptrdiff_t>(list[i] * n));

@@ -32,12 +32,13 @@ struct ExpertRange {
 /// The chosen experts' matvecs: slot (r, j) multiplies input row r (or row r·top_k + j when
 /// `per_slot`) by `matrix_of(chosen[r·top_k + j])`, every matrix `n` × `k` as `out` is n wide per
 /// slot. Each expert's rows run as one matvec (kernels::matvec; rows are independent, so the bits
-/// are those of one matvec per slot). A slot whose expert is not in `mine` is +0 (its card runs
-/// it). Throws cardsim::Error when `matrix_of` refuses an index.
+/// are those of one matvec per slot), adding its bias when `biases` holds n values an expert of
+/// `mine` (gpt-oss). A slot whose expert is not in `mine` is +0 (its card runs it). Throws
+/// cardsim::Error when `matrix_of` refuses an index.
 void expert_matvec(const std::function<numerics::MatrixView(std::uint32_t)>& matrix_of,
                    std::span<const float> x, std::span<const std::uint32_t> chosen, std::size_t top_k,
-                   bool per_slot, const numerics::Scheme& scheme, std::span<float> out,
-                   ExpertRange mine = {});
+                   bool per_slot, const numerics::Scheme& scheme, std::span<float> out, ExpertRange mine = {},
+                   std::span<const float> biases = {});
 
 /// out[r] = the combine (numerics::combine) of row r's top_k `weights` over its top_k rows of
 /// `outs`, plus, when `shared` is not empty, `shared`'s row r under sigmoid(`gate_logits[r]`).

@@ -192,6 +192,15 @@ void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::si
         numerics::rotate(x.subspan(r * width, width), head_dim, rotary_dim, theta, positions[r]);
 }
 
+void rotate_scaled(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim,
+                   std::span<const float> freqs, float scale, std::span<const std::uint32_t> positions) {
+    const std::size_t rows = rows_of(x.size(), width);
+    first(positions, rows, "scaled rotation", "position list");
+    for (std::size_t r = 0; r < rows; ++r)
+        numerics::rotate_scaled(x.subspan(r * width, width), head_dim, rotary_dim, freqs, scale,
+                                positions[r]);
+}
+
 SequenceSpan sequence_of_row(std::size_t total, std::size_t per_seq, std::size_t rows, std::size_t r) {
     if (per_seq == 0 || rows == 0) return {};
     const std::size_t lined = (per_seq + 63) / 64 * 64;
@@ -433,6 +442,12 @@ void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::sp
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
     numerics::silu_mul(gate, first(up, gate.size(), "SiLU-mul", "up operand"),
                        first(out, gate.size(), "SiLU-mul", "output"));
+}
+
+void swiglu_clamp(std::span<const float> gate, std::span<const float> up, float limit, float alpha,
+                  std::span<float> out) {
+    numerics::swiglu_clamp(gate, first(up, gate.size(), "clamped SwiGLU", "up operand"), limit, alpha,
+                           first(out, gate.size(), "clamped SwiGLU", "output"));
 }
 
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {

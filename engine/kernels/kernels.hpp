@@ -63,6 +63,10 @@ void sum_partials(std::span<const std::byte> mine, std::span<const std::byte> ot
 /// (numerics::rotate).
 void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim, double theta,
             std::span<const std::uint32_t> positions);
+/// `rotate` of each row by YaRN's frequencies `freqs` (rotary_dim / 2), cos and sin scaled by `scale`
+/// (numerics::rotate_scaled).
+void rotate_scaled(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim,
+                   std::span<const float> freqs, float scale, std::span<const std::uint32_t> positions);
 
 /// Where the state of row `r`'s sequence lies in a per-sequence store of `total` bytes whose
 /// sequences take `per_seq` bytes each (lowering rounds each up to a 64-byte line; a store of whole
@@ -150,6 +154,9 @@ void gated_norm(std::span<const float> x, std::span<const float> z, std::span<co
 /// `x · sigmoid(gate)`, `silu(gate) · up`, `a + b`, elementwise (numerics elementwise.hpp).
 void sigmoid_gate(std::span<const float> x, std::span<const float> gate, std::span<float> out);
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
+/// gpt-oss's clamped SwiGLU of `gate` and `up` (numerics::swiglu_clamp).
+void swiglu_clamp(std::span<const float> gate, std::span<const float> up, float limit, float alpha,
+                  std::span<float> out);
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out);
 
 /// The index of each `width` row's largest value as an f32 integer (numerics::argmax): the lowest

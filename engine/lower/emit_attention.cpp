@@ -3,6 +3,10 @@
 
 #include "engine/lower/lowering.hpp"
 
+#include "engine/numerics/rotary.hpp"
+
+#include <cstring>
+
 namespace cardsim::lower::detail {
 
 void Lowering::emit_op(std::size_t i, const Rope& o) {
@@ -23,8 +27,33 @@ void Lowering::emit_op(std::size_t i, const Attention& o) {
 void Lowering::emit_op(std::size_t i, const Rotate& o) {
     if (o.interleaved)
         throw Error(fmt::format("op {} (Rotate): interleaved rotary pairs have no command on this card", i));
-    if (o.yarn)
-        throw Error(fmt::format("op {} (Rotate): YaRN rotary scaling has no command on this card", i));
+    if (o.yarn) { // YaRN: the frequency table placed as a constant beside the weights
+        const auto& y = *o.yarn;
+        const numerics::Yarn yarn{y.factor, y.beta_fast, y.beta_slow, y.original_max, y.truncate};
+        const std::size_t half = o.rotary_dim / 2;
+        const std::string key = fmt::format("yarn:{}:{}:{}:{}:{}:{}:{}", o.rotary_dim, o.theta, y.factor,
+                                            y.beta_fast, y.beta_slow, y.original_max, y.truncate);
+        auto it = yarn_tables_.find(key);
+        if (it == yarn_tables_.end()) {
+            const double theta = o.theta;
+            const std::size_t dim = o.rotary_dim;
+            it = yarn_tables_
+                     .emplace(key, reserve(4 * half, false, key,
+                                           [dim, theta, yarn](std::span<std::byte> out) {
+                                               const auto f = numerics::yarn_frequencies(dim, theta, yarn);
+                                               std::memcpy(out.data(), f.data(), out.size());
+                                           }))
+                     .first;
+        }
+        put<slots::RotateScaled>(
+            i, {.x = on(arena(o.x)), .positions = on(out_.io.positions), .freqs = on(it->second)},
+            {.rows = rows(o.x),
+             .heads = width(o.x) / o.head_dim,
+             .head_dim = o.head_dim,
+             .rotary_dim = o.rotary_dim},
+            {.scale = static_cast<double>(static_cast<float>(y.attention_factor))});
+        return;
+    }
     put<slots::Rotate>(i, {.x = on(arena(o.x)), .positions = on(out_.io.positions)},
                        {.rows = rows(o.x),
                         .heads = width(o.x) / o.head_dim,

@@ -25,20 +25,54 @@
 namespace cardsim::lower::detail {
 
 Place Lowering::stacked_matrix(const std::vector<Weight>& views, std::size_t k) {
+    // Views multiplied as x · W (stored [in, out], gpt-oss's experts) are packed transposed; a stack
+    // is all one or all the other.
     std::size_t n = 0;
+    const bool copy_transposed = !views.empty() && !transposed(views.front().view);
     for (auto& v : views) {
         auto shape = ws_.view_of(v.tensor, v.view);
-        if (shape.row_len != k)
+        if (!transposed(v.view) != copy_transposed)
+            throw Error(fmt::format("tensor {}: a stacked matrix of [out, in] and [in, out] views",
+                                    ws_.name(v.tensor)));
+        const std::size_t rows = copy_transposed ? shape.row_len : shape.rows,
+                          cols = copy_transposed ? shape.rows : shape.row_len;
+        if (cols != k)
             throw Error(fmt::format("tensor {}: its view reads {} × {}, expected rows of {}",
-                                    ws_.name(v.tensor), shape.rows, shape.row_len, k));
-        n += shape.rows;
+                                    ws_.name(v.tensor), rows, cols, k));
+        n += rows;
     }
     std::string what;
     for (auto& v : views)
         what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
     what += fmt::format("stacked:{}x{}", n, k);
+    if (copy_transposed) what += "ᵀ";
     return reserve(t_.storage.packed_bytes(n, k), true, what,
-                   [this, views, n, k](std::span<std::byte> out) { pack(views, false, n, k, out); });
+                   [this, views, n, k, copy_transposed](std::span<std::byte> out) {
+                       pack(views, copy_transposed, n, k, out);
+                   });
+}
+
+Place Lowering::bias_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n) {
+    std::string what = "expert-biases:";
+    for (auto& views : per_expert)
+        for (auto& v : views)
+            what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
+    return reserve(4 * n * per_expert.size(), false, what, [this, per_expert, n](std::span<std::byte> out) {
+        std::vector<float> all;
+        for (auto& views : per_expert) {
+            const std::size_t start = all.size();
+            for (auto& v : views) {
+                auto values = ws_.values_f32(v.tensor, v.view);
+                all.insert(all.end(), values.begin(), values.end());
+            }
+            if (all.size() - start != n)
+                throw Error(
+                    fmt::format("an expert's biases hold {} values, its outputs {}", all.size() - start, n));
+        }
+        if (4 * all.size() != out.size())
+            throw Error(fmt::format("expert biases of {} values in {} bytes", all.size(), out.size()));
+        std::memcpy(out.data(), all.data(), out.size());
+    });
 }
 
 Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weight>>& per_expert,
@@ -71,11 +105,6 @@ Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weigh
 }
 
 void Lowering::emit_op(std::size_t i, const Moe& o) {
-    if (o.router_bias || !o.gate_bias.empty() || !o.down_bias.empty() || o.swiglu_limit)
-        throw Error(
-            fmt::format("op {} (Moe): a router bias, expert biases and a clamped SwiGLU (gpt-oss) have "
-                        "no command on this card",
-                        i));
     // E: the router's experts; this card holds `mine` of them from `first` (all on one card).
     const std::size_t R = rows(o.x), H = width(o.x), E = o.routed(), k = o.top_k, I = o.intermediate;
     const std::size_t mine = o.gate.size(), first = o.first_expert;
@@ -87,9 +116,12 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
         return on(Place{Region::Arena, 4 * (out_.layout.scratch + at), 4 * floats});
     };
     const std::uint64_t router = routers_++;
-    put<slots::Matvec>(
-        i, {.x = on(arena(o.x)), .w = on(matrix(o.router, E, H)), .out = scratch(s.logits, R * E)},
-        {.rows = R, .n = E, .k = H, .n1 = E, .n2 = 0});
+    put<slots::Matvec>(i,
+                       {.x = on(arena(o.x)),
+                        .w = on(matrix(o.router, E, H)),
+                        .b = o.router_bias ? on(raw_weight(*o.router_bias, E)) : absent(),
+                        .out = scratch(s.logits, R * E)},
+                       {.rows = R, .n = E, .k = H, .n1 = E, .n2 = 0});
     put<slots::Route>(
         i,
         {.logits = scratch(s.logits, R * E),
@@ -103,13 +135,25 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
     }
     const auto gu = expert_table(gate_up, 2 * I, H);
     const auto dn = expert_table(down, H, I);
+    // gpt-oss: each expert's [gate; up] biases and its down bias, in the table's order.
+    program::Operand gu_bias = absent(), dn_bias = absent();
+    if (!o.gate_bias.empty()) {
+        std::vector<std::vector<Weight>> gub, db;
+        for (std::size_t e = 0; e < mine; ++e) {
+            gub.push_back({o.gate_bias[e], o.up_bias[e]});
+            db.push_back({o.down_bias[e]});
+        }
+        gu_bias = on(bias_table(gub, 2 * I));
+        dn_bias = on(bias_table(db, H));
+    }
     put<slots::ExpertMatvec>(i,
                              {.x = on(arena(o.x)),
                               .choice = scratch(s.experts, R * k),
                               .table = on(gu.table),
                               .experts = on(gu.matrices),
                               .out = scratch(s.gate, R * k * I),
-                              .out2 = scratch(s.up, R * k * I)},
+                              .out2 = scratch(s.up, R * k * I),
+                              .bias = gu_bias},
                              {.rows = R,
                               .top_k = k,
                               .experts = mine,
@@ -121,18 +165,27 @@ void Lowering::emit_op(std::size_t i, const Moe& o) {
                               .router = router,
                               .first = first,
                               .routed = E});
-    put<slots::SiluMul>(i,
-                        {.gate = scratch(s.gate, R * k * I),
-                         .up = scratch(s.up, R * k * I),
-                         .out = scratch(s.act, R * k * I)},
-                        {.rows = R * k, .width = I});
+    if (o.swiglu_limit) // gpt-oss's clamped SwiGLU
+        put<slots::SwigluClamp>(i,
+                                {.gate = scratch(s.gate, R * k * I),
+                                 .up = scratch(s.up, R * k * I),
+                                 .out = scratch(s.act, R * k * I)},
+                                {.rows = R * k, .width = I},
+                                {.limit = *o.swiglu_limit, .alpha = o.swiglu_alpha});
+    else
+        put<slots::SiluMul>(i,
+                            {.gate = scratch(s.gate, R * k * I),
+                             .up = scratch(s.up, R * k * I),
+                             .out = scratch(s.act, R * k * I)},
+                            {.rows = R * k, .width = I});
     put<slots::ExpertMatvec>(i,
                              {.x = scratch(s.act, R * k * I),
                               .choice = scratch(s.experts, R * k),
                               .table = on(dn.table),
                               .experts = on(dn.matrices),
                               .out = scratch(s.expert_out, R * k * H),
-                              .out2 = absent()},
+                              .out2 = absent(),
+                              .bias = dn_bias},
                              {.rows = R,
                               .top_k = k,
                               .experts = mine,

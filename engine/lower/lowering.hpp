@@ -227,8 +227,12 @@ private:
         Place matrices;           ///< every expert's packed matrix, one after another
         std::uint64_t stride = 0; ///< bytes from one expert's matrix to the next
     };
+    std::map<std::string, Place> yarn_tables_; ///< YaRN frequency tables placed, by their parameters
     /// Reserves the packed matrix of `views` stacked (their rows one after another), `k` wide.
     Place stacked_matrix(const std::vector<Weight>& views, std::size_t k);
+    /// Reserves each expert's biases (`per_expert[e]`'s views, `n` values in all, one expert after
+    /// another) as raw f32.
+    Place bias_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n);
     /// Reserves each expert's stacked matrix (`per_expert[e]`'s views, `n` × `k` in all) and the
     /// table of their offsets.
     ExpertTable expert_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n,

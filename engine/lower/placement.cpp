@@ -159,7 +159,14 @@ void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_
     // Blocks of about 16 Ki values: a block's f32 rows stay in the core's cache while it packs them.
     const std::size_t block = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(cols, 1));
     std::vector<float> transposed; // a transposed part is read whole, as its rows are columns
-    if (transpose) transposed = values_of(parts.at(0), true);
+    if (transpose)
+        for (auto& v : parts) { // stacked: each part's rows (its columns) after the last's
+            auto part = values_of(v, true);
+            transposed.insert(transposed.end(), part.begin(), part.end());
+        }
+    if (transpose && transposed.size() != rows * cols)
+        throw Error(fmt::format("a packed weight of {} × {} reads {} values of its tensors", rows, cols,
+                                transposed.size()));
     std::vector<std::size_t> starts{0}; // the first matrix row of each part, and the end
     for (auto& v : parts)
         starts.push_back(starts.back() + (transpose ? 0 : ws_.view_of(v.tensor, v.view).rows));

@@ -10,6 +10,7 @@
 #include "engine/numerics/functions.hpp"
 #include "engine/numerics/nan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -47,6 +48,17 @@ void sigmoid_gate(std::span<const float> x, std::span<const float> g, std::span<
     check(x.size(), g.size(), y.size(), "sigmoid gate");
     for (std::size_t j = 0; j < y.size(); ++j)
         y[j] = canonical(x[j] * sigmoid(g[j]));
+}
+
+void swiglu_clamp(std::span<const float> g, std::span<const float> u, float limit, float alpha,
+                  std::span<float> y) {
+    check(g.size(), u.size(), y.size(), "clamped SwiGLU");
+    for (std::size_t j = 0; j < y.size(); ++j) {
+        const float gate = std::isnan(g[j]) ? g[j] : std::min(g[j], limit);
+        const float up = std::isnan(u[j]) ? u[j] : std::min(std::max(u[j], -limit), limit);
+        const float glu = gate * sigmoid(alpha * gate);
+        y[j] = canonical((up + 1.0f) * glu);
+    }
 }
 
 std::size_t argmax(std::span<const float> x) {

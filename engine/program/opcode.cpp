@@ -46,6 +46,8 @@ constexpr std::array<OpcodeSpec, opcode_count> specs{{
     row<slots::Recv>(Unit::Network),
     row<slots::RecvAdd>(Unit::Network),
     row<slots::SumPartials>(Unit::Add),
+    row<slots::RotateScaled>(Unit::Rotation),
+    row<slots::SwigluClamp>(Unit::SiluMul),
 }};
 
 constexpr bool table_in_order() {

@@ -59,8 +59,12 @@ enum class Opcode : std::uint16_t {
                    ///< f32, to `out` (received + held, each rounded once): a ring reduce-scatter's step
     SumPartials,   ///< the add unit joins each output's exact parts from every card of a tensor-
                    ///< parallel plan (numerics/partial_sum.hpp): `x` its own, `others` the rest's
+    RotateScaled,  ///< graph::Rotate with YaRN: pair i by `freqs[i]`, cos and sin times `scale`
+                   ///< (numerics/rotary.hpp; `units.rotation.yarn`)
+    SwigluClamp,   ///< gpt-oss's clamped SwiGLU of `gate` and `up` (numerics/elementwise.hpp;
+                   ///< `units.silu_mul.clamp`)
 };
-inline constexpr std::size_t opcode_count = 32;
+inline constexpr std::size_t opcode_count = 34;
 
 /// How a command touches an operand.
 enum class Access : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };

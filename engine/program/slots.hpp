@@ -139,12 +139,14 @@
     X(table, Read, false)                                                                                    \
     X(experts, Read, false)                                                                                  \
     X(out, Write, false)                                                                                     \
-    X(out2, Write, true)
+    X(out2, Write, true)                                                                                     \
+    X(bias, Read, true)
 // clang-format on
 // `stride`: the bytes from one expert's matrix to the next in `experts` (the table's entries are
 // e · stride, as lowering lays them out: timing takes an expert's address from it, never from data).
 // The card holds `experts` of the router's `routed` experts, `first` .. first + experts (all of them
 // on one card; a share under expert parallelism): a slot choosing another card's expert is +0.
+// `bias` (gpt-oss; `units.matvec.bias`): n f32 an expert, in the table's order, added to its outputs.
 #define CARDSIM_EXPERTMATVEC_DIMS(X)                                                                         \
     X(rows) X(top_k) X(experts) X(n) X(k) X(n1) X(per_slot) X(stride) X(router) X(first) X(routed)
 
@@ -262,6 +264,12 @@ inline std::uint64_t param_bits(std::uint64_t v) {
 #define CARDSIM_PEER_DIMS(X) X(peer)
 #define CARDSIM_SUMPARTIALS_OPERANDS(X) X(x, Read, false) X(others, Read, false) X(out, Write, false)
 #define CARDSIM_SUMPARTIALS_DIMS(X) X(elements) X(parts)
+// YaRN: pair i of each head turns by `freqs[i]` (rotary_dim / 2 f32, computed by lowering), cos and
+// sin times `scale`.
+#define CARDSIM_ROTATESCALED_OPERANDS(X)                                                                     \
+    X(x, ReadWrite, false) X(positions, Read, false) X(freqs, Read, false)
+#define CARDSIM_ROTATESCALED_PARAMS(X) X(scale, F64)
+#define CARDSIM_SWIGLUCLAMP_PARAMS(X) X(limit, F64) X(alpha, F64)
 
 /// The slots of every opcode, one struct each, named as the opcode.
 namespace slots {
@@ -298,6 +306,8 @@ CARDSIM_SLOTS(Send, CARDSIM_SEND_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(Recv, CARDSIM_RECV_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(RecvAdd, CARDSIM_RECVADD_OPERANDS, CARDSIM_PEER_DIMS, CARDSIM_NO_PARAMS)
 CARDSIM_SLOTS(SumPartials, CARDSIM_SUMPARTIALS_OPERANDS, CARDSIM_SUMPARTIALS_DIMS, CARDSIM_NO_PARAMS)
+CARDSIM_SLOTS(RotateScaled, CARDSIM_ROTATESCALED_OPERANDS, CARDSIM_ROTATE_DIMS, CARDSIM_ROTATESCALED_PARAMS)
+CARDSIM_SLOTS(SwigluClamp, CARDSIM_SILUMUL_OPERANDS, CARDSIM_ROWS_WIDTH, CARDSIM_SWIGLUCLAMP_PARAMS)
 } // namespace slots
 
 /// Calls `f(slots::X{})` with the slots struct of opcode `op` and returns what it returns.
@@ -368,6 +378,10 @@ decltype(auto) with_slots(Opcode op, F&& f) {
         return f(slots::RecvAdd{});
     case Opcode::SumPartials:
         return f(slots::SumPartials{});
+    case Opcode::RotateScaled:
+        return f(slots::RotateScaled{});
+    case Opcode::SwigluClamp:
+        return f(slots::SwigluClamp{});
     }
     throw Error("an opcode outside the table");
 }

@@ -7,6 +7,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include <initializer_list>
 #include <optional>
 
@@ -240,6 +242,21 @@ void shapes(const Check& k, const Args<slots::Rotate>& a) {
     k.u32s(at(O::positions), d.rows, "rows");
 }
 
+void shapes(const Check& k, const Args<slots::RotateScaled>& a) {
+    using O = slots::RotateScaled::Operand;
+    auto& d = a.dims;
+    rotary(k, d.rows, d.head_dim, d.rotary_dim);
+    k.at_least("heads", d.heads, 1);
+    k.f32s(at(O::x), k.product({d.rows, d.heads, d.head_dim}, "rows × heads × head_dim"),
+           "rows × heads × head_dim");
+    k.u32s(at(O::positions), d.rows, "rows");
+    k.f32s(at(O::freqs), d.rotary_dim / 2, "rotary_dim / 2");
+    if (k.config() && !k.config()->units.rotation.yarn)
+        k.fail("the card's rotation unit takes no frequency table (units.rotation.yarn is false)");
+    if (!(a.params.scale > 0) || !std::isfinite(a.params.scale))
+        k.fail(fmt::format("param scale {} is not a positive finite number", a.params.scale));
+}
+
 void shapes(const Check& k, const Args<slots::Rope>& a) {
     using O = slots::Rope::Operand;
     auto& d = a.dims;
@@ -336,6 +353,15 @@ void shapes(const Check& k, const Args<slots::SigmoidGate>& a) {
 }
 void shapes(const Check& k, const Args<slots::SiluMul>& a) {
     elementwise(k, a);
+}
+void shapes(const Check& k, const Args<slots::SwigluClamp>& a) {
+    elementwise(k, a);
+    if (k.config() && !k.config()->units.silu_mul.clamp)
+        k.fail("the card's SiLU-multiply unit computes no clamped SwiGLU (units.silu_mul.clamp is false)");
+    if (!(a.params.limit > 0) || !std::isfinite(a.params.limit) || !std::isfinite(a.params.alpha))
+        k.fail(
+            fmt::format("params limit {} and alpha {}: a positive finite limit and a finite alpha expected",
+                        a.params.limit, a.params.alpha));
 }
 void shapes(const Check& k, const Args<slots::Add>& a) {
     elementwise(k, a);
@@ -506,6 +532,9 @@ void shapes(const Check& k, const Args<slots::ExpertMatvec>& a) {
                "rows × top_k × (n − n1)");
     else
         k.absent(at(O::out2), "and n1 is n");
+    k.absent_or_f32s(at(O::bias), k.product({d.experts, d.n}, "experts × n"), "experts × n");
+    if (a.operands.bias.region != Region::None && k.config() && !k.config()->units.matvec.bias)
+        k.fail("adds biases, and the card's matvec unit adds no bias (units.matvec.bias is false)");
     if (k.config()) {
         const auto matrix = packed_bytes(k, d.n, d.k);
         if (d.stride < matrix)

@@ -16,6 +16,8 @@ Capabilities capabilities(const card::CardConfig& c) {
     caps.attention_sinks = c.units.attention.sinks;
     caps.attention_softcap = c.units.attention.softcap;
     caps.experts = c.capabilities.experts;
+    caps.rotation_yarn = c.units.rotation.yarn;
+    caps.swiglu_clamp = c.units.silu_mul.clamp;
     caps.cards = c.system.cards;
     return caps;
 }

@@ -23,6 +23,8 @@ struct Capabilities {
     bool attention_mask = false;            ///< ... an arbitrary mask
     bool logit_softcap = false;             ///< a unit caps logits
     bool experts = false;                   ///< a unit routes rows to experts
+    bool rotation_yarn = false;             ///< the rotation unit takes YaRN's frequencies and scale
+    bool swiglu_clamp = false;              ///< the SiLU-multiply unit computes the clamped SwiGLU
     bool mla = false;                       ///< a unit runs multi-head latent attention
     std::size_t cards = 1;                  ///< cards the engine runs on
 

@@ -256,11 +256,13 @@ std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
         if (m->shared_gate && !m->shared_expert_gate)
             return "the router unit combines a shared expert only under its sigmoid gate "
                    "(`shared_expert_gate`), and this one has none";
-        // gpt-oss's experts: what the router and matvec units do not compute yet, all named.
+        // gpt-oss's experts: what this card's matvec and SiLU-multiply units lack of them, all named.
         std::vector<std::string> lacks;
-        if (m->router_bias) lacks.push_back("a router bias");
-        if (!m->gate_bias.empty() || !m->down_bias.empty()) lacks.push_back("expert biases");
-        if (m->swiglu_limit) lacks.push_back("a clamped SwiGLU");
+        if (m->router_bias && !caps.matvec_bias) lacks.push_back("a router bias (`units.matvec.bias`)");
+        if ((!m->gate_bias.empty() || !m->down_bias.empty()) && !caps.matvec_bias)
+            lacks.push_back("expert biases (`units.matvec.bias`)");
+        if (m->swiglu_limit && !caps.swiglu_clamp)
+            lacks.push_back("a clamped SwiGLU (`units.silu_mul.clamp`)");
         if (!lacks.empty()) {
             std::string what = lacks.front();
             for (std::size_t k = 1; k < lacks.size(); ++k)
@@ -269,7 +271,8 @@ std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
         }
         return std::nullopt;
     }
-    if (auto* r = std::get_if<Rotate>(&op); r && r->yarn) return none("YaRN rotary scaling");
+    if (auto* r = std::get_if<Rotate>(&op); r && r->yarn && !caps.rotation_yarn)
+        return none("YaRN rotary scaling (`units.rotation.yarn`)");
     if ((std::holds_alternative<HeadMatmul>(op) || std::holds_alternative<LatentAttendCache>(op)) &&
         !caps.mla)
         return none("multi-head latent attention");

@@ -51,14 +51,17 @@ public:
     std::vector<Span> traffic(const program::Command& c, std::size_t k, const Step& step) const override {
         if (c.opcode != X::opcode) return Unit::traffic(c, k, step);
         using O = X::Operand;
-        if (k != program::at(O::table) && k != program::at(O::experts)) return Unit::traffic(c, k, step);
+        const bool bias = k == program::at(O::bias);
+        if (k != program::at(O::table) && k != program::at(O::experts) && !bias)
+            return Unit::traffic(c, k, step);
         auto d = program::args<X>(c).dims;
         const auto chosen = distinct(d, step);
         const std::uint64_t matrix = kernels::matrix_layout(config_, d.n, d.k).bytes();
         std::vector<Span> spans;
         for (auto e : chosen) // this card's experts, each from its place in the card's table
-            spans.push_back(k == program::at(O::table) ? Span{8 * (e - d.first), 8}
-                                                       : Span{(e - d.first) * d.stride, matrix});
+            spans.push_back(bias                         ? Span{4 * d.n * (e - d.first), 4 * d.n}
+                            : k == program::at(O::table) ? Span{8 * (e - d.first), 8}
+                                                         : Span{(e - d.first) * d.stride, matrix});
         return spans;
     }
 
@@ -66,7 +69,8 @@ public:
     std::optional<IssueAfter> issue_after(const program::Command& c, std::size_t k) const override {
         if (c.opcode != X::opcode) return std::nullopt;
         using O = X::Operand;
-        if (k == program::at(O::table)) return IssueAfter{program::at(O::choice), 0};
+        if (k == program::at(O::table) || k == program::at(O::bias))
+            return IssueAfter{program::at(O::choice), 0};
         if (k == program::at(O::experts))
             return IssueAfter{program::at(O::table), config_.units.router.resolve_latency};
         return std::nullopt;
@@ -160,12 +164,12 @@ private:
         const std::size_t slots = d.rows * d.top_k;
         if (d.n1 == d.n) {
             kernels::expert_matvec(matrix_of, f32s(o.x), u32s(o.choice), d.top_k, d.per_slot != 0, scheme_,
-                                   f32s(o.out), range);
+                                   f32s(o.out), range, f32s(o.bias));
             return;
         }
         std::vector<float> y(slots * d.n);
         kernels::expert_matvec(matrix_of, f32s(o.x), u32s(o.choice), d.top_k, d.per_slot != 0, scheme_, y,
-                               range);
+                               range, f32s(o.bias));
         split(y, slots, d.n, d.n1, d.n - d.n1, f32s(o.out), f32s(o.out2), {});
     }
 
