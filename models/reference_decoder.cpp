@@ -5,6 +5,7 @@
 // experts) comes from the tensors present; sizes from config.json.
 
 #include "engine/error.hpp"
+#include "engine/numerics/rotary.hpp"
 #include "models/reference.hpp"
 #include "models/reference_decoder_parts.hpp"
 
@@ -32,13 +33,13 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     const bool qwen3_5_moe = type == "qwen3_5_moe" || type == "qwen3_5_moe_text";
     const bool hybrid = type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text" || qwen3_5_moe;
     const bool gemma = type == "gemma2", deepseek = type == "deepseek_v2" || type == "deepseek_v3";
-    const bool qwen3_moe = type == "qwen3_moe";
-    if (!hybrid && !gemma && !deepseek && !qwen3_moe && type != "qwen3" && type != "qwen2" &&
+    const bool qwen3_moe = type == "qwen3_moe", oss = type == "gpt_oss";
+    if (!hybrid && !gemma && !deepseek && !qwen3_moe && !oss && type != "qwen3" && type != "qwen2" &&
         type != "llama" && type != "mistral")
         throw Error(
             fmt::format("{}: the f64 decoder reference does not evaluate model_type `{}` (it evaluates "
                         "qwen3, qwen2, llama, mistral, gemma2, deepseek_v2, deepseek_v3, qwen3_moe, "
-                        "qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe and qwen3_5_moe_text)",
+                        "qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe, qwen3_5_moe_text and gpt_oss)",
                         c.config_path(), type));
     const Fields f = top.object("text_config").value_or(top);
     W.vocab = f.count("vocab_size");
@@ -98,6 +99,20 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         W.top_k = f.count("num_experts_per_tok", 8);
         W.norm_topk = f.flag("norm_topk_prob", false);
     }
+    if (oss) { // GptOssConfig: top 4, a softmax over the chosen logits, YaRN, clamped SwiGLU
+        W.oss = true;
+        W.top_k = f.count("num_experts_per_tok", 4);
+        W.norm_topk = true;
+        W.swiglu_limit = f.number("swiglu_limit", 7.0);
+        if (const auto rs = f.object("rope_scaling"); rs && rs->text("rope_type", "") == "yarn") {
+            const double factor = rs->number("factor");
+            const numerics::Yarn y{factor, rs->number("beta_fast", 32.0), rs->number("beta_slow", 1.0),
+                                   rs->count("original_max_position_embeddings", 4096),
+                                   rs->flag("truncate", true)};
+            W.yarn_freqs = numerics::yarn_frequencies_f64(W.rotary_dim, W.theta, y);
+            W.yarn_factor = rs->number("attention_factor", 0.1 * std::log(factor) + 1.0);
+        }
+    }
     const bool tied = f.flag("tie_word_embeddings", top.flag("tie_word_embeddings", gemma));
 
     std::string prefix;
@@ -116,6 +131,7 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
     const bool mistral = type == "mistral";
     if ((mistral || gemma) && (f.has("sliding_window") || !f.present("sliding_window")))
         window = f.count("sliding_window", 4096);
+    if (oss) window = f.count("sliding_window", 128);
     const auto types = f.texts("layer_types");
     const std::size_t max_window_layers = f.count("max_window_layers", 28);
 
@@ -136,12 +152,14 @@ DecoderReference::DecoderReference(const Checkpoint& c) : w_(std::make_unique<We
         } else {
             load_attention(c, p, l);
             // Gemma-2 without layer_types: the even layers slide.
-            const bool sliding = mistral || (types   ? (*types)[i] == "sliding_attention"
-                                             : gemma ? i % 2 == 0
-                                                     : i >= max_window_layers);
+            const bool sliding = mistral || (types          ? (*types)[i] == "sliding_attention"
+                                             : gemma || oss ? i % 2 == 0
+                                                            : i >= max_window_layers);
             if (window && sliding) l.window = window;
         }
-        if (has(c, p + "mlp.gate.weight"))
+        if (oss)
+            load_oss_experts(c, p, f.count("num_local_experts", 32), l);
+        else if (has(c, p + "mlp.gate.weight"))
             load_experts(c, p, l);
         else
             load_mlp(c, p, l);
@@ -190,7 +208,7 @@ std::vector<double> DecoderReference::Session::feed(std::int64_t token) {
         for (std::size_t c = 0; c < x.size(); ++c)
             x[c] += y[c];
         const Vec h2 = rms_norm(x, sandwich ? l.pre_ff_norm : l.post_norm, W.eps, W.zero_centred);
-        Vec m = l.router.empty() ? mlp(W, l, h2) : experts(W, l, h2);
+        Vec m = l.router.empty() ? mlp(W, l, h2) : W.oss ? oss_experts(W, l, h2) : experts(W, l, h2);
         if (sandwich) m = rms_norm(m, l.post_ff_norm, W.eps, W.zero_centred);
         for (std::size_t c = 0; c < x.size(); ++c)
             x[c] += m[c];

@@ -18,7 +18,26 @@ void load_attention(const Checkpoint& c, const std::string& p, Layer& l) {
         l.q_norm = tensor(c, p + "self_attn.q_norm.weight");
         l.k_norm = tensor(c, p + "self_attn.k_norm.weight");
     }
+    if (has(c, p + "self_attn.sinks")) l.sinks = tensor(c, p + "self_attn.sinks");
 }
+
+namespace {
+
+/// The rotary embedding of one head's first `W.rotary_dim` values: theta's, or YaRN's frequencies with
+/// cos and sin times its attention factor (gpt-oss).
+void rotate_head(const Weights& W, double* x, std::size_t pos) {
+    if (W.yarn_freqs.empty()) return rope(x, W.rotary_dim, pos, W.theta);
+    const std::size_t half = W.rotary_dim / 2;
+    for (std::size_t i = 0; i < half; ++i) {
+        const double a = static_cast<double>(pos) * W.yarn_freqs[i];
+        const double c = std::cos(a) * W.yarn_factor, s = std::sin(a) * W.yarn_factor;
+        const double x1 = x[i], x2 = x[i + half];
+        x[i] = x1 * c - x2 * s;
+        x[i + half] = x2 * c + x1 * s;
+    }
+}
+
+} // namespace
 
 void load_latent_attention(const Checkpoint& c, const std::string& p, Layer& l) {
     if (has(c, p + "self_attn.q_a_proj.weight")) {
@@ -63,9 +82,9 @@ Vec attention(const Weights& W, const Layer& l, LayerState& s, const Vec& h, std
         per_head(k, l.k_norm);
     }
     for (std::size_t h0 = 0; h0 < H; ++h0)
-        rope(&q[h0 * hd], W.rotary_dim, pos, W.theta);
+        rotate_head(W, &q[h0 * hd], pos);
     for (std::size_t h0 = 0; h0 < W.kv_heads; ++h0)
-        rope(&k[h0 * hd], W.rotary_dim, pos, W.theta);
+        rotate_head(W, &k[h0 * hd], pos);
     s.keys.push_back(k);
     s.values.push_back(v);
     const std::size_t groups = H / W.kv_heads;
@@ -85,6 +104,7 @@ Vec attention(const Weights& W, const Layer& l, LayerState& s, const Vec& h, std
             if (W.attn_softcap) d = *W.attn_softcap * std::tanh(d / *W.attn_softcap); // Gemma-2
             scores.push_back(d);
         }
+        if (!l.sinks.empty()) scores.push_back(l.sinks[h0]); // gpt-oss: the sink's share, no value
         const Vec p = softmax(scores);
         for (std::size_t m = 0; m < js.size(); ++m)
             for (std::size_t i = 0; i < hd; ++i)
@@ -155,6 +175,7 @@ Vec latent_attention(const Weights& W, const Layer& l, LayerState& s, const Vec&
                 d += q[h0 * qk + i] * s.keys[j][h0 * qk + i];
             scores.push_back(d * *W.scaling);
         }
+        if (!l.sinks.empty()) scores.push_back(l.sinks[h0]); // gpt-oss: the sink's share, no value
         const Vec p = softmax(scores);
         for (std::size_t j = 0; j <= pos; ++j)
             for (std::size_t i = 0; i < vd; ++i)

@@ -83,4 +83,69 @@ Vec experts(const Weights& W, const Layer& l, const Vec& x) {
     return y;
 }
 
+void load_oss_experts(const Checkpoint& c, const std::string& p, std::size_t E, Layer& l) {
+    l.router = linear(c, p + "mlp.router");
+    const Vec gate_up = tensor(c, p + "mlp.experts.gate_up_proj"),
+              gub = tensor(c, p + "mlp.experts.gate_up_proj_bias");
+    const Vec down = tensor(c, p + "mlp.experts.down_proj"), db = tensor(c, p + "mlp.experts.down_proj_bias");
+    const std::size_t H = l.router.in, I = gate_up.size() / (E * H * 2);
+    if (E == 0 || gate_up.size() != E * H * 2 * I || down.size() != E * I * H || gub.size() != E * 2 * I ||
+        db.size() != E * H)
+        throw Error(
+            fmt::format("{}: gpt-oss's experts of layer `{}` are not [E, H, 2I] and [E, I, H] ({} experts)",
+                        c.dir().string(), p, E));
+    for (std::size_t e = 0; e < E; ++e) {
+        Linear g, u, d;
+        g.out = u.out = I;
+        g.in = u.in = H;
+        g.w.resize(I * H);
+        u.w.resize(I * H);
+        for (std::size_t j = 0; j < I; ++j) { // gate_up[..., ::2] and [..., 1::2], as x · W
+            for (std::size_t i = 0; i < H; ++i) {
+                g.w[j * H + i] = gate_up[(e * H + i) * 2 * I + 2 * j];
+                u.w[j * H + i] = gate_up[(e * H + i) * 2 * I + 2 * j + 1];
+            }
+            g.b.push_back(gub[e * 2 * I + 2 * j]);
+            u.b.push_back(gub[e * 2 * I + 2 * j + 1]);
+        }
+        d.out = H;
+        d.in = I;
+        d.w.resize(H * I);
+        for (std::size_t col = 0; col < H; ++col) {
+            for (std::size_t j = 0; j < I; ++j)
+                d.w[col * I + j] = down[(e * I + j) * H + col];
+            d.b.push_back(db[e * H + col]);
+        }
+        l.eg.push_back(std::move(g));
+        l.eu.push_back(std::move(u));
+        l.ed.push_back(std::move(d));
+    }
+}
+
+Vec oss_experts(const Weights& W, const Layer& l, const Vec& x) {
+    const Vec z = l.router(x);
+    std::vector<std::size_t> idx(z.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](auto i, auto j) { return z[i] > z[j]; });
+    idx.resize(W.top_k);
+    Vec chosen;
+    for (auto e : idx)
+        chosen.push_back(z[e]);
+    const Vec p = softmax(chosen);
+    Vec y(x.size(), 0.0);
+    for (std::size_t m = 0; m < idx.size(); ++m) {
+        const std::size_t e = idx[m];
+        Vec g = l.eg[e](x);
+        const Vec u = l.eu[e](x);
+        for (std::size_t j = 0; j < g.size(); ++j) {
+            const double L = W.swiglu_limit, gate = std::min(g[j], L), up = std::clamp(u[j], -L, L);
+            g[j] = (up + 1) * gate * sigmoid(W.swiglu_alpha * gate);
+        }
+        const Vec ye = l.ed[e](g);
+        for (std::size_t c = 0; c < y.size(); ++c)
+            y[c] += p[m] * ye[c];
+    }
+    return y;
+}
+
 } // namespace cardsim::models::reference::decoder

@@ -35,6 +35,7 @@ struct DecoderReference::Weights {
         reference::Linear router; // experts
         std::vector<reference::Linear> eg, eu, ed;
         reference::Linear sg, su, sd, sgate; // shared expert and its gate
+        reference::Vec sinks;                // gpt-oss: a logit per head in each softmax
     };
     std::size_t vocab = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, rotary_dim = 0;
     std::size_t nk = 0, nv = 0, dk = 0, dv = 0, kernel = 4, top_k = 0;
@@ -48,6 +49,12 @@ struct DecoderReference::Weights {
     bool latent = false;
     std::size_t kv_rank = 0, nope = 0, rope_dim = 0, v_dim = 0;
     enum class Rotary { NeoX, Complex, Deinterleave } rotary = Rotary::NeoX;
+    // gpt-oss: YaRN's frequencies (f64) and attention factor, the router's top k of its logits then a
+    // softmax over them, and the clamped SwiGLU's limit and alpha.
+    std::vector<double> yarn_freqs;
+    double yarn_factor = 1.0;
+    bool oss = false;
+    double swiglu_limit = 7.0, swiglu_alpha = 1.702;
     reference::Linear embed; // [vocab, hidden], read row by row (the tied head's matrix too)
     reference::Vec final_norm;
     reference::Linear lm_head; // empty when tied
@@ -101,6 +108,12 @@ Vec mlp(const Weights& W, const Layer& l, const Vec& x);
 void load_experts(const Checkpoint& c, const std::string& p, Layer& l);
 /// Qwen3MoeSparseMoeBlock / Qwen3NextSparseMoeBlock for one token (the shared expert when loaded).
 Vec experts(const Weights& W, const Layer& l, const Vec& x);
+/// Loads gpt-oss's MoE block (GptOssMLP): the router with its bias, and each expert of the
+/// `[E, H, 2I]` gate_up_proj (gate and up interleaved) and `[E, I, H]` down_proj with their biases.
+void load_oss_experts(const Checkpoint& c, const std::string& p, std::size_t experts, Layer& l);
+/// GptOssMLP for one token: top k of the router's logits, a softmax over them, each expert's
+/// clamped SwiGLU.
+Vec oss_experts(const Weights& W, const Layer& l, const Vec& x);
 
 // ---- embedding and logits (reference_decoder_head.cpp) ----
 

@@ -112,8 +112,8 @@ TEST_CASE("check refuses an MLA model for its latent attention and interleaved r
     REQUIRE(run_cardsim("run " + m).code == 1); // refused as check refuses: the sentences on stderr
 }
 
-TEST_CASE("check and run refuse gpt-oss naming what the card lacks: with sinks, windows, biases and experts "
-          "enabled, YaRN, the router and expert biases and the clamped SwiGLU") {
+TEST_CASE("gpt-oss: check names what the card lacks, and a card that adds YaRN, the clamped SwiGLU, "
+          "biases, sinks and windows runs it bit-exact, its accuracy measured against the f64 reference") {
     const ScratchDir d("check-archs");
     auto m = make_model(d, "gpt-oss");
     const std::string features = " --set capabilities.experts=true --set units.attention.window=true --set "
@@ -125,16 +125,22 @@ TEST_CASE("check and run refuse gpt-oss naming what the card lacks: with sinks, 
     REQUIRE(contains(r.out, ": dense decoder with experts (gpt_oss) with sliding windows\n"));
     REQUIRE(refusal_block(r.out) ==
             "refusals:\n"
-            "  layer 0, attention: the engine has no unit for YaRN rotary scaling\n"
-            "  layer 0, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU\n"
-            "  layer 1, attention: the engine has no unit for YaRN rotary scaling\n"
-            "  layer 1, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU\n"
+            "  layer 0, attention: the engine has no unit for YaRN rotary scaling (`units.rotation.yarn`)\n"
+            "  layer 0, ffn: the engine has no unit for a clamped SwiGLU (`units.silu_mul.clamp`)\n"
+            "  layer 1, attention: the engine has no unit for YaRN rotary scaling (`units.rotation.yarn`)\n"
+            "  layer 1, ffn: the engine has no unit for a clamped SwiGLU (`units.silu_mul.clamp`)\n"
             "verdict: the card refuses this model (4 refusals)\n");
-    auto ran = run_cardsim("run " + m + features + " --tokens 2");
-    CHECK(ran.code == 1);
-    CHECK(contains(ran.out,
-                   "layer 0, ffn: the engine has no unit for a router bias, expert biases or a clamped "
-                   "SwiGLU"));
+    auto refused = run_cardsim("run " + m + features + " --tokens 2");
+    CHECK(refused.code == 1);
+    CHECK(contains(refused.out, "layer 0, ffn: the engine has no unit for a clamped SwiGLU"));
+    const std::string all = features + " --set units.rotation.yarn=true --set units.silu_mul.clamp=true";
+    auto ok = run_cardsim("check " + m + all);
+    CHECK(ok.code == 0);
+    auto ran = run_cardsim("run " + m + all + " --tokens 4 --seqs 2 --machine");
+    INFO(ran.out);
+    REQUIRE(ran.code == 0);
+    CHECK(contains(ran.out, "bit_exact=yes"));
+    CHECK(contains(ran.out, "max_abs_error="));
     // The published shapes: gpt-oss-20b's 24 layers alternate windows of 128.
     auto big = (d / "20b").string();
     auto w = run_cardsim("make-model --arch gpt-oss --size 20b --shapes-only -o " + big);

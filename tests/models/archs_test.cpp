@@ -15,6 +15,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -395,12 +396,12 @@ TEST_CASE("a generated gpt-oss checkpoint carries its sinks, windows, YaRN and b
     CHECK(refusals(shim::check_model(g, default_card())) ==
           std::vector<std::string>{
               "layer 0, attention: the engine's matvec unit adds no bias and scales by no factor",
-              "layer 0, attention: the engine has no unit for YaRN rotary scaling",
+              "layer 0, attention: the engine has no unit for YaRN rotary scaling (`units.rotation.yarn`)",
               "layer 0, attention: the engine's attention takes no mask, window, sink or soft cap",
               "layer 0, attention: the engine has no unit for a sliding window",
               "layer 0, ffn: the engine has no unit for experts",
               "layer 1, attention: the engine's matvec unit adds no bias and scales by no factor",
-              "layer 1, attention: the engine has no unit for YaRN rotary scaling",
+              "layer 1, attention: the engine has no unit for YaRN rotary scaling (`units.rotation.yarn`)",
               "layer 1, attention: the engine's attention takes no mask, window, sink or soft cap",
               "layer 1, attention: the engine has no unit for attention sinks",
               "layer 1, ffn: the engine has no unit for experts",
@@ -412,11 +413,21 @@ TEST_CASE("a generated gpt-oss checkpoint carries its sinks, windows, YaRN and b
     config.units.matvec.bias = true;
     CHECK(refusals(shim::check_model(g, shim::capabilities(config))) ==
           std::vector<std::string>{
-              "layer 0, attention: the engine has no unit for YaRN rotary scaling",
-              "layer 0, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU",
-              "layer 1, attention: the engine has no unit for YaRN rotary scaling",
-              "layer 1, ffn: the engine has no unit for a router bias, expert biases or a clamped SwiGLU",
+              "layer 0, attention: the engine has no unit for YaRN rotary scaling (`units.rotation.yarn`)",
+              "layer 0, ffn: the engine has no unit for a clamped SwiGLU (`units.silu_mul.clamp`)",
+              "layer 1, attention: the engine has no unit for YaRN rotary scaling (`units.rotation.yarn`)",
+              "layer 1, ffn: the engine has no unit for a clamped SwiGLU (`units.silu_mul.clamp`)",
           });
+    // Without the matvec's bias, the router's and experts' biases are named too.
+    config.units.matvec.bias = false;
+    const auto without_bias = refusals(shim::check_model(g, shim::capabilities(config)));
+    CHECK(std::count(
+              without_bias.begin(), without_bias.end(),
+              "layer 0, ffn: the engine has no unit for a router bias (`units.matvec.bias`), expert biases "
+              "(`units.matvec.bias`) or a clamped SwiGLU (`units.silu_mul.clamp`)") == 1);
+    // With YaRN and the clamped SwiGLU as well, the card runs it.
+    config.units.matvec.bias = config.units.rotation.yarn = config.units.silu_mul.clamp = true;
+    CHECK(refusals(shim::check_model(g, shim::capabilities(config))).empty());
 }
 
 TEST_CASE("gpt_oss's config: defaults as GptOssConfig's, YaRN only for it, and a bad YaRN refused by name",

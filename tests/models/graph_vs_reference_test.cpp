@@ -100,9 +100,18 @@ TEST_CASE("the qwen3_moe decoder's graph decodes like the f64 reference", "[mode
     decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
 }
 
-TEST_CASE("the qwen3_5_moe decoder's graph (fused experts) decodes like the f64 reference", "[models][reference]") {
+TEST_CASE("the qwen3_5_moe decoder's graph (fused experts) decodes like the f64 reference",
+          "[models][reference]") {
     ScratchDir d("gvr-qwen3-5-moe");
     tiny(SynthArch::HybridMoe35, d / "m");
+    decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
+}
+
+TEST_CASE("the gpt_oss decoder's graph (sinks, windows, YaRN, biased router and experts, clamped SwiGLU) "
+          "decodes like the f64 reference",
+          "[models][reference]") {
+    ScratchDir d("gvr-gpt-oss");
+    tiny(SynthArch::GptOss, d / "m");
     decoder_agrees(d / "m", {5, 61, 2, 33, 70}, 6);
 }
 
