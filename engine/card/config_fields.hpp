@@ -112,9 +112,9 @@ void describe(V& v, C& c) {
                 } else if (kind == UnitKind::Router) {
                     v.integer("resolve_latency", c.units.router.resolve_latency, 0, 1u << 20);
                 } else if (kind == UnitKind::Rotation) {
-                    v.flag("yarn", c.units.rotation.yarn);
+                    v.later_flag("yarn", c.units.rotation.yarn);
                 } else if (kind == UnitKind::SiluMul) {
-                    v.flag("clamp", c.units.silu_mul.clamp);
+                    v.later_flag("clamp", c.units.silu_mul.clamp);
                 }
             });
         }

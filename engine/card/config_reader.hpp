@@ -87,6 +87,8 @@ public:
     /// A check-only number: kept in Origins, not in the config; optional even in complete mode.
     void derived_real(std::string_view key, double lo, double hi);
     void flag(std::string_view key, bool& out);
+    /// A flag added after card digests were fixed (Writer::later_flag): read as any flag.
+    void later_flag(std::string_view key, bool& out) { flag(key, out); }
     void text(std::string_view key, std::string& out);
     /// A cosmetic string (the name): read like text.
     void label(std::string_view key, std::string& out) { text(key, out); }
@@ -184,6 +186,11 @@ public:
     void real(std::string_view key, const double& v, double, double);
     void derived_real(std::string_view, double, double) {}
     void flag(std::string_view key, const bool& v) { line(key, v ? "true" : "false"); }
+    /// A capability flag added after card digests were fixed: in the digest's text only when set,
+    /// so every card without it keeps the digest it had (and its traces their `config` line).
+    void later_flag(std::string_view key, const bool& v) {
+        if (!for_digest || v) flag(key, v);
+    }
     void text(std::string_view key, const std::string& v);
     void label(std::string_view, const std::string&) {}
     template <class E, std::size_t N>

@@ -170,6 +170,7 @@ public:
     void flag(std::string_view key, const bool& v) {
         row(key, "boolean", v ? "true" : "false", "true, false");
     }
+    void later_flag(std::string_view key, const bool& v) { flag(key, v); }
     void text(std::string_view key, const std::string& v) {
         row(key, "string", fmt::format("\"{}\"", v), "any");
     }

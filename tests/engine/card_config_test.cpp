@@ -249,6 +249,10 @@ TEST_CASE("the system and its links are not in the card's digest, which is the o
         CHECK(c != d);
         CHECK(digest(c) == digest(d));
     }
+    // Capability flags added later (gpt-oss's units) keep a card without them at its old digest, and
+    // are in the digest of a card that sets them.
+    for (const char* s : {"units.rotation.yarn=true", "units.silu_mul.clamp=true"})
+        CHECK(digest(load_card_config({}, sets({s}))) != digest(d));
 }
 
 TEST_CASE("capabilities.cards is refused naming where the card count went", "[card]") {
