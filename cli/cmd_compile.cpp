@@ -203,6 +203,7 @@ int run_compile(std::span<const std::string> args) {
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
     o.pack_cache = vm.count("pack-cache") ? std::filesystem::path(vm["pack-cache"].as<std::string>())
                                           : lower::pack_cache_from_environment();
+    o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     if (vm.count("rows")) {
         compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
                     vm.count("slots") ? vm["slots"].as<std::string>() : "auto", out);

@@ -25,7 +25,7 @@ int run_make_model(std::span<const std::string> args) {
         "(hybrid-moe: Qwen3-Next; moe: Qwen3-MoE; hybrid-moe35: Qwen3.5-MoE, experts fused in "
         "gate_up_proj / down_proj; gpt-oss: gpt-oss-20b's layout)")(
         "size", po::value<std::string>()->default_value("tiny"),
-        "tiny | small | 0.1b | 0.8b; with --shapes-only also the published 1.7b | 4b | 8b | 14b | 32b "
+        "tiny | small | 0.1b | 0.8b, or the published 1.7b | 4b | 8b | 14b | 32b "
         "(dense, "
         "hybrid), 30b-a3b | 235b-a22b (moe), 80b-a3b (hybrid-moe), 35b-a3b | 122b-a10b (hybrid-moe35), "
         "20b | 120b (gpt-oss)")("shapes-only", po::bool_switch(),
@@ -79,18 +79,26 @@ int run_make_model(std::span<const std::string> args) {
         return Ok;
     }
     auto s = models::parse_synth_size(size);
-    if (!s)
-        throw Error(fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b or 0.8b", size));
+    auto published = models::parse_published_size(size);
+    if (!s && !published)
+        throw Error(
+            fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b, 0.8b or a published "
+                        "size (1.7b, 4b, 8b, ...)",
+                        size));
     if (dtype != "bf16" && dtype != "f32")
         throw Error(fmt::format("cardsim make-model: --dtype `{}` is not bf16 or f32", dtype));
     opt.arch = *a;
-    opt.size = *s;
+    if (s) opt.size = *s;
     opt.seed = vm["seed"].as<std::uint64_t>();
     opt.dtype = dtype == "bf16" ? models::Dtype::BF16 : models::Dtype::F32;
     opt.shards = vm["shards"].as<unsigned>();
     opt.threads = vm["threads"].as<unsigned>();
     opt.replace = vm.count("force") > 0;
-    const auto r = models::make_model(opt, out);
+    // A published size with weights: its config.json and generated values (e.g. a 1.7B to time a full
+    // run on); the synthetic sizes as make_model writes them.
+    const auto r = published
+                       ? models::write_synthetic(models::published_model(*a, *published).config, opt, out)
+                       : models::make_model(opt, out);
     fmt::print("wrote {}: {}, {} layers, {} parameters, {} bytes of {} in {} file{}\n", out,
                models::describe(r.spec), models::layer_kinds(r.spec).size(), r.parameters, r.bytes, dtype,
                r.files.size(), r.files.size() == 1 ? "" : "s");

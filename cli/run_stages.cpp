@@ -518,7 +518,8 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
     if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
     o.model = s.name;
     o.checkpoint_digest = models::checkpoint_digest(s.model->checkpoint);
-    o.pack_cache = lower::pack_cache_from_environment(); // CARDSIM_PACK_CACHE
+    o.pack_cache = lower::pack_cache_from_environment();             // CARDSIM_PACK_CACHE
+    o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     o.shapes_only = s.model->checkpoint.shapes_only();
     Compiled c;
     c.microbatches = micro;

@@ -6,6 +6,7 @@
 #include "engine/graph/probe.hpp"
 #include "engine/graph/weight_source.hpp"
 #include "engine/lower/capacity.hpp"
+#include "engine/lower/pack_cache.hpp"
 #include "engine/lower/stage.hpp"
 #include "engine/lower/target.hpp"
 #include "engine/program/loaded.hpp"
@@ -52,6 +53,9 @@ struct Options {
     /// the packed weights come from its entry when it holds them all, and are written to it after
     /// packing otherwise. The bytes are the same either way.
     std::filesystem::path pack_cache;
+    /// The most bytes the pack cache's entries may take: after writing an entry, the least recently
+    /// used others are removed until they fit (lower/pack_cache.hpp).
+    std::uint64_t pack_cache_limit = default_pack_cache_limit;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program

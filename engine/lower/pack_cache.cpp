@@ -7,6 +7,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -65,6 +68,73 @@ struct Mapping {
 std::filesystem::path pack_cache_from_environment() {
     const char* v = std::getenv("CARDSIM_PACK_CACHE");
     return v && *v ? std::filesystem::path(v) : std::filesystem::path();
+}
+
+std::uint64_t pack_cache_limit_from_environment() {
+    const char* v = std::getenv("CARDSIM_PACK_CACHE_MAX");
+    if (!v || !*v) return default_pack_cache_limit;
+    const std::string text(v);
+    std::size_t used = 0;
+    unsigned long long n = 0;
+    try {
+        n = std::stoull(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::uint64_t unit = 1;
+    if (used > 0 && used + 1 == text.size()) {
+        const std::string units = "KMGT";
+        const auto at = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(text.back()))));
+        if (at != std::string::npos) {
+            unit = std::uint64_t(1) << (10 * (at + 1));
+            ++used;
+        }
+    }
+    if (used == 0 || used != text.size() || text.front() == '-' || n > UINT64_MAX / unit)
+        throw Error(
+            fmt::format("CARDSIM_PACK_CACHE_MAX=`{}`: expected bytes, or a number with a K, M, G or T "
+                        "suffix (e.g. 20G)",
+                        text));
+    return n * unit;
+}
+
+std::uint64_t evict_pack_entries(const std::filesystem::path& dir, std::uint64_t limit,
+                                 const std::filesystem::path& keep) {
+    namespace fs = std::filesystem;
+    struct Entry {
+        fs::path path;
+        fs::file_time_type used;
+        std::uint64_t bytes;
+    };
+    std::vector<Entry> entries;
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e;
+        if (it->path().extension() != ".pack" || !it->is_regular_file(e)) continue;
+        const auto bytes = it->file_size(e);
+        const auto used = it->last_write_time(e);
+        if (e) continue;
+        entries.push_back({it->path(), used, bytes});
+        total += bytes;
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+    std::uint64_t removed = 0;
+    for (const auto& e : entries) {
+        if (total <= limit) break;
+        if (fs::equivalent(e.path, keep, ec)) continue;
+        std::error_code r;
+        if (fs::remove(e.path, r)) {
+            total -= e.bytes;
+            removed += e.bytes;
+        }
+    }
+    return removed;
+}
+
+void touch_pack_entry(const std::filesystem::path& path) {
+    std::error_code ec;
+    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);
 }
 
 std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,

@@ -10,7 +10,9 @@
 // "CARDPACK" (8 B), version u32, entry count u32, per entry { key length u32, key, length u64,
 // bytes }, xxh64 u64. Entries are written to a temporary beside them and renamed into place, so
 // concurrent processes each see a whole entry or none; one whose checksum or layout is wrong is
-// ignored (and rewritten by the lowering that finds it so).
+// ignored (and rewritten by the lowering that finds it so). The cache is bounded: after an entry is
+// written, the least recently used others are removed until all fit `CARDSIM_PACK_CACHE_MAX`
+// (64 GiB by default).
 
 #include <cstddef>
 #include <cstdint>
@@ -22,8 +24,27 @@
 
 namespace cardsim::lower {
 
+/// The pack cache's size limit unless CARDSIM_PACK_CACHE_MAX says otherwise: 64 GiB (two packed
+/// 32B models at int8).
+inline constexpr std::uint64_t default_pack_cache_limit = std::uint64_t(64) << 30;
+
 /// The pack cache directory the environment names: CARDSIM_PACK_CACHE, or empty (no cache).
 std::filesystem::path pack_cache_from_environment();
+
+/// The pack cache's size limit the environment names: CARDSIM_PACK_CACHE_MAX, bytes or a number
+/// with a K, M, G or T suffix (powers of 1024); default_pack_cache_limit when unset. Anything else
+/// is a cardsim::Error naming the variable.
+std::uint64_t pack_cache_limit_from_environment();
+
+/// Removes entries (`*.pack` files) of `dir`, least recently used first (by modification time,
+/// which a hit refreshes), until those left take at most `limit` bytes; `keep` (the entry just
+/// written) is never removed. Another process's entry may go while it reads it: its mapping stays
+/// valid, and the next lowering packs again. Returns the bytes removed; never throws.
+std::uint64_t evict_pack_entries(const std::filesystem::path& dir, std::uint64_t limit,
+                                 const std::filesystem::path& keep);
+
+/// Marks the entry at `path` used now (its modification time), for eviction's order.
+void touch_pack_entry(const std::filesystem::path& path);
 
 /// The cache file of `(checkpoint_digest, format, packing_digest)` in `dir`.
 std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,

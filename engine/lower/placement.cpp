@@ -109,6 +109,7 @@ void Lowering::run_jobs() {
             for (std::size_t j = 0; j < jobs_.size(); ++j)
                 out_.image.chunks[jobs_[j].chunk].bytes = std::move((*hit)[j]);
             out_.packed_from_cache = true;
+            touch_pack_entry(entry); // used now: the last the cache evicts
             return;
         }
     }
@@ -122,6 +123,7 @@ void Lowering::run_jobs() {
     for (auto& job : jobs_)
         chunks.emplace_back(out_.image.chunks[job.chunk].bytes);
     write_pack_entry(entry, keys, chunks);
+    evict_pack_entries(o_.pack_cache, o_.pack_cache_limit, entry);
 }
 
 std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) const {

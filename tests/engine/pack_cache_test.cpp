@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
@@ -150,4 +151,50 @@ TEST_CASE("processes packing into one pack cache at once leave a whole entry tha
     auto hit = lower_with(g, w, config, dir.path);
     REQUIRE(hit.packed_from_cache);
     REQUIRE(program::encode(hit.image) == want);
+}
+
+TEST_CASE("the pack cache keeps within its limit: the least recently used entries go first, a hit counts "
+          "as a use, and the entry just written stays") {
+    TempDir d;
+    std::filesystem::create_directories(d.path);
+    namespace fs = std::filesystem;
+    const auto now = fs::file_time_type::clock::now();
+    auto entry = [&](const std::string& name, std::size_t bytes, int minutes_ago) {
+        const auto p = d.path / name;
+        std::ofstream(p, std::ios::binary) << std::string(bytes, 'x');
+        fs::last_write_time(p, now - std::chrono::minutes(minutes_ago));
+        return p;
+    };
+    const auto oldest = entry("a.pack", 1000, 30), middle = entry("b.pack", 1000, 20),
+               newest = entry("c.pack", 1000, 10), other = entry("notes.txt", 5000, 40);
+    const auto tmp = entry(".d.pack.tmp-1-0", 5000, 50); // a writer's temporary: not an entry
+    lower::touch_pack_entry(oldest);                     // a hit: now the most recent
+    const auto just = entry("d.pack", 1000, 60);         // written now, whatever its time says
+    CHECK(lower::evict_pack_entries(d.path, 2500, just) == 2000);
+    CHECK_FALSE(fs::exists(middle));
+    CHECK_FALSE(fs::exists(newest));
+    CHECK(fs::exists(oldest));
+    CHECK(fs::exists(just));
+    CHECK(fs::exists(other));
+    CHECK(fs::exists(tmp));
+    CHECK(lower::evict_pack_entries(d.path, 0, just) == 1000); // only the one just written is left
+    CHECK(fs::exists(just));
+    CHECK(lower::evict_pack_entries(d.path / "missing", 0, just) == 0);
+}
+
+TEST_CASE("CARDSIM_PACK_CACHE_MAX takes bytes or K, M, G, T and refuses anything else by name") {
+    ::unsetenv("CARDSIM_PACK_CACHE_MAX");
+    CHECK(lower::pack_cache_limit_from_environment() == lower::default_pack_cache_limit);
+    ::setenv("CARDSIM_PACK_CACHE_MAX", "20G", 1);
+    CHECK(lower::pack_cache_limit_from_environment() == (std::uint64_t(20) << 30));
+    ::setenv("CARDSIM_PACK_CACHE_MAX", "4096", 1);
+    CHECK(lower::pack_cache_limit_from_environment() == 4096);
+    ::setenv("CARDSIM_PACK_CACHE_MAX", "512m", 1);
+    CHECK(lower::pack_cache_limit_from_environment() == (std::uint64_t(512) << 20));
+    for (const char* bad : {"lots", "-1", "12X", "1.5G", "G"}) {
+        ::setenv("CARDSIM_PACK_CACHE_MAX", bad, 1);
+        CHECK_THROWS_WITH(lower::pack_cache_limit_from_environment(),
+                          Catch::Contains("CARDSIM_PACK_CACHE_MAX"));
+    }
+    ::unsetenv("CARDSIM_PACK_CACHE_MAX");
 }
