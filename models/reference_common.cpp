@@ -103,18 +103,22 @@ double dot(const T* a, const double* x, std::size_t n) {
 Vec Linear::operator()(const Vec& x) const {
     Vec y(out, 0.0);
     // Each output is its own sum in the same order on any thread: the threads never change a value.
+    // Rows are read a block of about 64 KiB at a time into a buffer each thread reuses: a thread's
+    // share of a large matrix (an LM head) is never allocated, faulted in and zeroed whole.
+    const std::size_t block = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(in, 1));
     kernels::parallel_for(out, std::max<std::size_t>(1, 8192 / std::max<std::size_t>(in, 1)),
                           [&](std::size_t begin, std::size_t end) {
-                              std::vector<float> rows;
-                              if (source) {
-                                  rows.resize((end - begin) * in);
-                                  source->read_rows_f32(tensor, graph::Whole{false}, first + begin,
-                                                        end - begin, rows);
-                              }
-                              for (std::size_t j = begin; j < end; ++j) {
-                                  const double s = source ? dot(rows.data() + (j - begin) * in, x.data(), in)
-                                                          : dot(w.data() + j * in, x.data(), in);
-                                  y[j] = s + (b.empty() ? 0.0 : b[j]);
+                              std::vector<float> rows(source ? std::min(block, end - begin) * in : 0);
+                              for (std::size_t at = begin; at < end; at += block) {
+                                  const std::size_t n = std::min(block, end - at);
+                                  if (source)
+                                      source->read_rows_f32(tensor, graph::Whole{false}, first + at, n,
+                                                            std::span(rows).first(n * in));
+                                  for (std::size_t j = at; j < at + n; ++j) {
+                                      const double s = source ? dot(rows.data() + (j - at) * in, x.data(), in)
+                                                              : dot(w.data() + j * in, x.data(), in);
+                                      y[j] = s + (b.empty() ? 0.0 : b[j]);
+                                  }
                               }
                           });
     // The matrix's mapped pages go back (they stay in the page cache): the process never holds
