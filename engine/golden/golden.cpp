@@ -6,6 +6,7 @@
 #include "engine/kernels/experts.hpp"
 #include "engine/kernels/formats.hpp"
 #include "engine/kernels/kernels.hpp"
+#include "engine/kernels/parallel.hpp"
 
 #include <fmt/core.h>
 
@@ -62,7 +63,16 @@ const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::siz
                                 weights_.name(w.tensor), r, c, rows, cols));
     auto layout = kernels::matrix_layout(config_, r, c);
     Packed p{std::vector<std::byte>(layout.bytes()), r, c};
-    numerics::quantize_into(values, layout, p.bytes);
+    // Rows pack independently, each into its stride of the image (as lowering packs blocks of them):
+    // blocks of about 16 Ki values over the host's cores.
+    const std::size_t stride = r ? p.bytes.size() / r : 0;
+    kernels::parallel_for(r, std::max<std::size_t>(1, 16384 / std::max<std::size_t>(c, 1)),
+                          [&](std::size_t begin, std::size_t end) {
+                              numerics::quantize_into(
+                                  std::span<const float>(values).subspan(begin * c, (end - begin) * c),
+                                  kernels::matrix_layout(config_, end - begin, c),
+                                  std::span(p.bytes).subspan(begin * stride, (end - begin) * stride));
+                          });
     return packed_.emplace(k, std::move(p)).first->second;
 }
 
