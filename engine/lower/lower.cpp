@@ -78,8 +78,8 @@ std::vector<Compiled> lower_set(const Graph& g, const WeightSource& weights, con
         o.bucket = buckets[k];
         if (k > 0) o.shapes_only = true; // the weights are the first bucket's, packed once
         set.push_back(Lowering(g, weights, target, o, true, &shares[k]).run());
-        if (k > 0) {
-            set[k].image = set[0].image;
+        if (k > 0) { // the image is the first bucket's: one copy in the host's memory, not one a bucket
+            set[k].image = {};
             set[k].program.image_digest = set[0].program.image_digest;
             set[k].options.shapes_only = options.shapes_only;
         }

@@ -91,7 +91,8 @@ Capacity capacity(const graph::Graph& g, const graph::WeightSource& weights, con
 
 /// Lowers `g` for each of `buckets` with `options`' slots (required: cardsim::Error without) into
 /// programs that share one region table for the weights and the stores: the same weights, caches
-/// and state regions (same bases, same bytes) and the same DDR image (the weights packed once),
+/// and state regions (same bases, same bytes) and the same DDR image (the weights packed once, held
+/// by the first bucket alone: the others carry its digest and no copy of its bytes),
 /// the io region and the arena sized for the largest bucket (each bucket's io places inside it
 /// from its start), and one program area after the io where bucket k's commands follow those of
 /// buckets 0 .. k-1 (each program's own program region is its part). `sim::simulate` over a set
