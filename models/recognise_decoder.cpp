@@ -91,6 +91,25 @@ void parse_latent(const ConfigReader& c, DecoderSpec& d) {
     d.latent = m;
 }
 
+/// Windows of `window` on the `sliding_attention` layers of `types`, or on the even layers without
+/// it (Gemma2Config's and GptOssConfig's default); another layer type is refused naming it.
+void alternate_windows(const ConfigReader& c, DecoderSpec& d,
+                       const std::optional<std::vector<std::string>>& types,
+                       std::optional<std::size_t> window) {
+    for (std::size_t i = 0; i < d.layers.size(); ++i) {
+        bool sliding = i % 2 == 0;
+        if (types) {
+            const auto& t = (*types)[i];
+            if (t != "full_attention" && t != "sliding_attention")
+                c.fail("layer_types",
+                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t,
+                                   i));
+            sliding = t == "sliding_attention";
+        }
+        if (sliding) d.layers[i].window = window;
+    }
+}
+
 /// Gemma-2's fields (`configuration_gemma2.py`): soft caps, the score scale, the scaled embedding,
 /// GeGLU, four norms a layer, and sliding windows on the `sliding_attention` layers (by default the
 /// even ones).
@@ -112,19 +131,7 @@ void parse_gemma2(const ConfigReader& c, DecoderSpec& d,
                fmt::format("is `{}`; the gemma2 MLP is built with gelu_pytorch_tanh, gelu_new or gelu", act));
     if (c.opt_bool("use_bidirectional_attention").value_or(false))
         c.fail("use_bidirectional_attention", "is true; cardsim builds causal decoders only");
-    const auto window = defaulted_count(c, "sliding_window", 4096);
-    for (std::size_t i = 0; i < d.layers.size(); ++i) {
-        bool sliding = (i + 1) % 2 == 1;
-        if (types) {
-            const auto& t = (*types)[i];
-            if (t != "full_attention" && t != "sliding_attention")
-                c.fail("layer_types",
-                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t,
-                                   i));
-            sliding = t == "sliding_attention";
-        }
-        if (sliding) d.layers[i].window = window;
-    }
+    alternate_windows(c, d, types, defaulted_count(c, "sliding_window", 4096));
 }
 
 /// Qwen3_5MoeTextConfig's experts: 256, top 8 of 512 wide, a shared expert of 512 under its sigmoid
@@ -180,20 +187,9 @@ Yarn parse_yarn(const ConfigReader& r) {
 /// them, each a clamped SwiGLU (`swiglu_limit` 7, alpha 1.702 in GptOssExperts) with biases.
 void parse_gpt_oss(const ConfigReader& c, DecoderSpec& d,
                    const std::optional<std::vector<std::string>>& types) {
-    const auto window = defaulted_count(c, "sliding_window", 128);
-    for (std::size_t i = 0; i < d.layers.size(); ++i) {
-        bool sliding = i % 2 == 0;
-        if (types) {
-            const auto& t = (*types)[i];
-            if (t != "full_attention" && t != "sliding_attention")
-                c.fail("layer_types",
-                       fmt::format("has `{}` for layer {} (expected full_attention or sliding_attention)", t,
-                                   i));
-            sliding = t == "sliding_attention";
-        }
-        if (sliding) d.layers[i].window = window;
-        d.layers[i].moe = true;
-    }
+    alternate_windows(c, d, types, defaulted_count(c, "sliding_window", 128));
+    for (auto& l : d.layers)
+        l.moe = true;
     d.attention.sinks = true;
     MoeShape m;
     m.experts = c.opt_positive("num_local_experts").value_or(32);

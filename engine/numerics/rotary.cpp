@@ -16,6 +16,22 @@
 #include <vector>
 
 namespace cardsim::numerics {
+namespace {
+
+/// Turns each pair (i, i + half) of every head of `row` by the cosines `c` and sines `s` (each
+/// product rounded, then the sum; every NaN the quiet NaN).
+void turn(std::span<float> row, std::size_t head_dim, std::span<const float> c, std::span<const float> s) {
+    const std::size_t half = c.size();
+    for (std::size_t h = 0; h < row.size(); h += head_dim)
+        for (std::size_t i = 0; i < half; ++i) {
+            const float x1 = row[h + i], x2 = row[h + i + half];
+            const float y1 = x1 * c[i] - x2 * s[i], y2 = x2 * c[i] + x1 * s[i];
+            row[h + i] = std::isnan(y1) ? std::numeric_limits<float>::quiet_NaN() : y1;
+            row[h + i + half] = std::isnan(y2) ? std::numeric_limits<float>::quiet_NaN() : y2;
+        }
+}
+
+} // namespace
 
 void rotate(std::span<float> row, std::size_t head_dim, std::size_t rotary_dim, double theta,
             std::uint32_t pos) {
@@ -34,13 +50,7 @@ void rotate(std::span<float> row, std::size_t head_dim, std::size_t rotary_dim, 
         c[i] = cos(a);
         s[i] = sin(a);
     }
-    for (std::size_t h = 0; h < row.size(); h += head_dim)
-        for (std::size_t i = 0; i < half; ++i) {
-            const float x1 = row[h + i], x2 = row[h + i + half];
-            const float y1 = x1 * c[i] - x2 * s[i], y2 = x2 * c[i] + x1 * s[i];
-            row[h + i] = std::isnan(y1) ? std::numeric_limits<float>::quiet_NaN() : y1;
-            row[h + i + half] = std::isnan(y2) ? std::numeric_limits<float>::quiet_NaN() : y2;
-        }
+    turn(row, head_dim, c, s);
 }
 
 std::vector<float> yarn_frequencies(std::size_t rotary_dim, double theta, const Yarn& y) {
@@ -95,13 +105,7 @@ void rotate_scaled(std::span<float> row, std::size_t head_dim, std::size_t rotar
         c[i] = cos(a) * scale;
         s[i] = sin(a) * scale;
     }
-    for (std::size_t h = 0; h < row.size(); h += head_dim)
-        for (std::size_t i = 0; i < half; ++i) {
-            const float x1 = row[h + i], x2 = row[h + i + half];
-            const float y1 = x1 * c[i] - x2 * s[i], y2 = x2 * c[i] + x1 * s[i];
-            row[h + i] = std::isnan(y1) ? std::numeric_limits<float>::quiet_NaN() : y1;
-            row[h + i + half] = std::isnan(y2) ? std::numeric_limits<float>::quiet_NaN() : y2;
-        }
+    turn(row, head_dim, c, s);
 }
 
 } // namespace cardsim::numerics

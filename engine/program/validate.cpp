@@ -232,8 +232,10 @@ void rotary(const Check& k, std::uint64_t rows, std::uint64_t head_dim, std::uin
         k.fail(fmt::format("rotary dim {} is not even and in 2 ..= head_dim {}", rotary_dim, head_dim));
 }
 
-void shapes(const Check& k, const Args<slots::Rotate>& a) {
-    using O = slots::Rotate::Operand;
+/// A rotation's rows and positions (Rotate, RotateScaled: the same dims and first two operands).
+template <class S>
+void rotated_rows(const Check& k, const Args<S>& a) {
+    using O = typename S::Operand;
     auto& d = a.dims;
     rotary(k, d.rows, d.head_dim, d.rotary_dim);
     k.at_least("heads", d.heads, 1);
@@ -242,15 +244,14 @@ void shapes(const Check& k, const Args<slots::Rotate>& a) {
     k.u32s(at(O::positions), d.rows, "rows");
 }
 
+void shapes(const Check& k, const Args<slots::Rotate>& a) {
+    rotated_rows(k, a);
+}
+
 void shapes(const Check& k, const Args<slots::RotateScaled>& a) {
     using O = slots::RotateScaled::Operand;
-    auto& d = a.dims;
-    rotary(k, d.rows, d.head_dim, d.rotary_dim);
-    k.at_least("heads", d.heads, 1);
-    k.f32s(at(O::x), k.product({d.rows, d.heads, d.head_dim}, "rows × heads × head_dim"),
-           "rows × heads × head_dim");
-    k.u32s(at(O::positions), d.rows, "rows");
-    k.f32s(at(O::freqs), d.rotary_dim / 2, "rotary_dim / 2");
+    rotated_rows(k, a);
+    k.f32s(at(O::freqs), a.dims.rotary_dim / 2, "rotary_dim / 2");
     if (k.config() && !k.config()->units.rotation.yarn)
         k.fail("the card's rotation unit takes no frequency table (units.rotation.yarn is false)");
     if (!(a.params.scale > 0) || !std::isfinite(a.params.scale))

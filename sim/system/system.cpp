@@ -166,6 +166,19 @@ private:
         return out;
     }
 
+    /// Card `k` has ended a step now: its end cycle recorded, `ended` (the step's last card's end so
+    /// far) raised to it, and the routes it took merged into `routing` (the step's, by router).
+    void step_ended(std::size_t k, std::uint64_t& ended, std::vector<std::vector<std::uint32_t>>& routing) {
+        auto& clock = cards_.front()->context().clock;
+        const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
+        result_.cards[k].step_end.push_back(end);
+        ended = std::max(ended, end);
+        const auto& mine = cards_[k]->context().routing;
+        if (routing.size() < mine.size()) routing.resize(mine.size());
+        for (std::size_t r = 0; r < mine.size(); ++r)
+            if (!mine[r].empty()) routing[r] = mine[r];
+    }
+
     /// The host's thread: a session's steps, a run's overlapped (lag > 1) or one after another.
     void run() {
         if (plan_.lag > 1 && !session_) return overlapped();
@@ -290,13 +303,7 @@ private:
                             read.notify(sc_core::SC_ZERO_TIME);
                             break;
                         }
-                        const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
-                        result_.cards[k].step_end.push_back(end);
-                        ended[s] = std::max(ended[s], end);
-                        const auto& mine = cards_[k]->context().routing;
-                        if (routing[s].size() < mine.size()) routing[s].resize(mine.size());
-                        for (std::size_t r = 0; r < mine.size(); ++r)
-                            if (!mine[r].empty()) routing[s][r] = mine[r];
+                        step_ended(k, ended[s], routing[s]);
                         if (k + 1 == n) {
                             outputs[s] = read_outputs(st.bucket);
                             read.notify(sc_core::SC_ZERO_TIME);
@@ -396,13 +403,7 @@ private:
                             read.notify(sc_core::SC_ZERO_TIME);
                             break;
                         }
-                        const auto end = clock.cycle_at_or_after(sc_core::sc_time_stamp());
-                        result_.cards[k].step_end.push_back(end);
-                        ended[s] = std::max(ended[s], end);
-                        const auto& mine = cards_[k]->context().routing;
-                        if (routing[s].size() < mine.size()) routing[s].resize(mine.size());
-                        for (std::size_t r = 0; r < mine.size(); ++r)
-                            if (!mine[r].empty()) routing[s][r] = mine[r];
+                        step_ended(k, ended[s], routing[s]);
                         if (k + 1 == n) {
                             if (plan_.mode == Mode::Full || s + lag < steps || s + 1 == steps)
                                 outputs[s] = read_outputs();
