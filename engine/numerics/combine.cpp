@@ -21,7 +21,7 @@ namespace cardsim::numerics {
 namespace {
 
 /// Checks the sizes of a combine of `k` weights over `outputs` into `n` columns.
-void check_sizes(std::size_t k, std::size_t outputs, const std::optional<SharedExpert>& shared,
+void check_combine_sizes(std::size_t k, std::size_t outputs, const std::optional<SharedExpert>& shared,
                  std::size_t n) {
     if (outputs != k * n || (shared && shared->out.size() != n))
         throw Error(fmt::format("expert combine: {} weights over {} output values and a shared expert of {} "
@@ -60,7 +60,7 @@ void each_column(std::span<const float> weights, std::span<const float> outputs,
 
 void combine(std::span<const float> weights, std::span<const float> outputs,
              const std::optional<SharedExpert>& shared, std::span<float> y) {
-    check_sizes(weights.size(), outputs.size(), shared, y.size());
+    check_combine_sizes(weights.size(), outputs.size(), shared, y.size());
     each_column(weights, outputs, shared, y.size(),
                 [&](std::size_t c, bool finite, std::span<const Term> terms) {
                     y[c] = finite ? window_sum(terms) : std::numeric_limits<float>::quiet_NaN();
@@ -69,7 +69,7 @@ void combine(std::span<const float> weights, std::span<const float> outputs,
 
 void combine_partial(std::span<const float> weights, std::span<const float> outputs,
                      const std::optional<SharedExpert>& shared, std::span<PartialSum> y) {
-    check_sizes(weights.size(), outputs.size(), shared, y.size());
+    check_combine_sizes(weights.size(), outputs.size(), shared, y.size());
     each_column(weights, outputs, shared, y.size(),
                 [&](std::size_t c, bool finite, std::span<const Term> terms) {
                     if (!finite) {
