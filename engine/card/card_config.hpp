@@ -66,6 +66,7 @@ struct DdrController {
     SchedulerKind scheduler = SchedulerKind::FrFcfs;
     std::uint32_t bank_queue_depth = 0;     ///< reads each bank's queue holds (FR-FCFS)
     std::uint32_t starvation_limit = 0;     ///< times a burst may be passed over before it goes next
+    bool stagger_row_switches = false;      ///< drain first the banks that must switch rows soonest
     std::uint32_t write_high_watermark = 0; ///< queued writes that start a write batch
     std::uint32_t write_low_watermark = 0;  ///< queued writes at which a write batch ends
     friend bool operator==(const DdrController&, const DdrController&) = default;

@@ -80,6 +80,7 @@ void describe(V& v, C& c) {
             v.choice("scheduler", d.controller.scheduler, scheduler_kind_names);
             v.integer("bank_queue_depth", d.controller.bank_queue_depth, 1, 256);
             v.integer("starvation_limit", d.controller.starvation_limit, 0, 1u << 20);
+            v.later_flag("stagger_row_switches", d.controller.stagger_row_switches);
             v.integer("write_high_watermark", d.controller.write_high_watermark, 0, 4096);
             v.integer("write_low_watermark", d.controller.write_low_watermark, 0, 4096);
         });

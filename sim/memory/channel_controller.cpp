@@ -16,6 +16,7 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
     cand_.resize(ddr.geometry.channel_banks());
     groups_ = ddr.geometry.bank_groups;
     eager_groups_ = core_.ranks() * groups_ <= 4;
+    ranks_switches_ = scheduler_->ranks_switches();
 }
 
 void ChannelController::reset(Cycle origin) {
@@ -309,6 +310,7 @@ void ChannelController::clear_event() {
     event_.at = never;
     event_.exempt = false;
     event_.ranked = false;
+    event_.urgency = 0;
 }
 
 void ChannelController::find_event_after_serving(Direction dir) {
@@ -325,7 +327,11 @@ void ChannelController::find_event_after_serving(Direction dir) {
         const Cycle ready = std::max(e.accept, bank_free_[e.bank]);
         const BurstTarget t = target_of(e);
         const ChannelTiming::Plan p = core_.plan(t, write, ready);
-        if (p.cas == std::max(core_.column_floor(write), e.accept) && p.cas < core_.next_refresh(e.rank)) {
+        // Ranking switches, it goes first only with no preference against it (its bank's switch
+        // urgency 0, the smallest): then no pick, nor any burst arriving later (not visible to
+        // its bank's decision, younger than it), can go before it.
+        if (p.cas == std::max(core_.column_floor(write), e.accept) && p.cas < core_.next_refresh(e.rank) &&
+            (!ranks_switches_ || scheduler_->switch_urgency(machine(e.bank, ready, dir), i) == 0)) {
             ev.kind = Event::Commit;
             ev.at = p.cas;
             ev.entry = i;
@@ -360,8 +366,10 @@ void ChannelController::find_event_after_serving(Direction dir) {
     // seq stays below 2^58), so the pass has no branch on the comparisons (the picks' order is
     // unpredictable).
     __extension__ using RankKey = unsigned __int128;
+    // Between the bound and the seq: the scheduler's switch urgency (6 bits; 0 unless it ranks
+    // switches), the seq then in 52 bits (a burst's seq stays below 2^52).
     const auto key_of = [](const Candidate& c, std::uint32_t b) {
-        return RankKey{c.bound} << 64 | (c.seq << 6 | b);
+        return RankKey{c.bound} << 64 | (std::uint64_t{c.urgency} << 58 | c.seq << 6 | b);
     };
     constexpr RankKey no_key = ~RankKey{0};
     RankKey best_key = no_key;
@@ -418,6 +426,7 @@ void ChannelController::find_event_after_serving(Direction dir) {
         ev.target = c.target;
         ev.ready = c.ready;
         ev.seq = c.seq;
+        ev.urgency = c.urgency;
         ev.ranked = true;
         ev.direction = dir;
         break;
@@ -444,14 +453,21 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
            (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
         first = buffer_[first].next;
     if (first == RequestBuffer::none) return;
+    const BankMachine bm = machine(b, std::max(bank_free_[b], buffer_[first].accept), dir);
+    const std::int32_t entry = scheduler_->next_request(bm);
+    if (entry == RequestBuffer::none) return;
+    set_candidate(b, entry, bm.decision);
+    c.urgency = ranks_switches_ ? scheduler_->switch_urgency(bm, entry) : 0;
+}
+
+BankMachine ChannelController::machine(std::uint32_t b, Cycle decision, Direction dir) const {
     BankMachine bm;
     bm.bank = b;
     bm.open = core_.bank_open(b);
     bm.row = core_.open_row(b);
-    bm.decision = std::max(bank_free_[b], buffer_[first].accept);
+    bm.decision = decision;
     bm.direction = dir;
-    const std::int32_t entry = scheduler_->next_request(bm);
-    if (entry != RequestBuffer::none) set_candidate(b, entry, bm.decision);
+    return bm;
 }
 
 void ChannelController::set_candidate(std::uint32_t b, std::int32_t entry, Cycle ready) {
@@ -478,17 +494,16 @@ bool ChannelController::repick(std::uint32_t b, Direction dir) {
     // youngest burst can change the answer, and only if it may go itself.
     const std::int32_t added = buffer_.youngest_in_bank(b);
     const QueuedBurst& e = buffer_[added];
-    if (e.direction != dir || e.blocker != RequestBuffer::none) return false;
-    BankMachine bm;
-    bm.bank = b;
-    bm.open = core_.bank_open(b);
-    bm.row = core_.open_row(b);
-    bm.decision = c.ready;
-    bm.direction = dir;
-    const std::int32_t entry = scheduler_->next_request_after_push(bm, c.entry, added);
-    if (entry == c.entry) return false;
-    set_candidate(b, entry, bm.decision);
-    return true;
+    if (e.direction != dir || e.blocker != RequestBuffer::none || e.accept > c.ready) return false;
+    const BankMachine bm = machine(b, c.ready, dir);
+    const std::int32_t kept = c.entry;
+    const std::uint32_t kept_urgency = c.urgency;
+    const std::int32_t entry = scheduler_->next_request_after_push(bm, kept, added);
+    if (entry != kept) set_candidate(b, entry, bm.decision);
+    if (!ranks_switches_) return entry != kept;
+    // The burst that entered may change the urgency of a row hit (as it stays or becomes the pick).
+    cand_[b].urgency = scheduler_->switch_urgency(bm, entry);
+    return entry != kept || cand_[b].urgency != kept_urgency;
 }
 
 bool ChannelController::update_event() {
@@ -505,7 +520,7 @@ bool ChannelController::update_event() {
     const std::uint32_t winner_bank = event_.target.bank;
     if (touched >> winner_bank & 1) { // the winner's own bank may pick another burst
         repick(winner_bank, dir);
-        if (cand_[winner_bank].entry != event_.entry) {
+        if (cand_[winner_bank].entry != event_.entry || cand_[winner_bank].urgency != event_.urgency) {
             dirty_ |= touched;
             incremental_ &= ~touched;
             find_event_after_serving(dir);
@@ -520,16 +535,23 @@ bool ChannelController::update_event() {
         if (!repick(b, dir)) continue; // the kept pick: it lost to the kept winner already
         Candidate& c = cand_[b];
         if (c.entry == RequestBuffer::none) continue;
+        // Ordered as the ranking orders them: column command, switch urgency, age.
+        const auto after_best = [&](Cycle at) {
+            if (at != best.at) return at > best.at;
+            if (c.urgency != best.urgency) return c.urgency > best.urgency;
+            return c.seq > best.seq;
+        };
         const Cycle bound = std::max(c.own, core_.group_floor(c.target.rank, c.target.group, write, c.hit));
-        if (bound > best.at || (bound == best.at && c.seq > best.seq)) continue;
+        if (after_best(bound)) continue;
         const ChannelTiming::Plan p = core_.plan(c.target, write, c.ready);
-        if (p.cas > best.at || (p.cas == best.at && c.seq > best.seq)) continue;
+        if (after_best(p.cas)) continue;
         best.at = p.cas;
         best.entry = c.entry;
         best.plan = p;
         best.target = c.target;
         best.ready = c.ready;
         best.seq = c.seq;
+        best.urgency = c.urgency;
     }
     refresh_first();
     return true;

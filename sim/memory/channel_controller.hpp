@@ -128,8 +128,9 @@ private:
         ChannelTiming::Plan plan;
         BurstTarget target;
         Cycle ready = 0;
-        bool exempt = false; ///< no later arrival can change it: may go before the limit
-        bool ranked = false; ///< the best of the banks' picks (not the oldest burst at once)
+        bool exempt = false;       ///< no later arrival can change it: may go before the limit
+        bool ranked = false;       ///< the best of the banks' picks (not the oldest burst at once)
+        std::uint32_t urgency = 0; ///< the scheduler's switch_urgency of the winner
         std::uint64_t seq = 0;
         Direction direction = Direction::Read;
     };
@@ -169,6 +170,8 @@ private:
     bool serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival, std::uint64_t tag);
     /// Whether a read of bursts [first, stop) may take the in-order path now.
     bool alone(std::uint64_t first, std::uint64_t stop) const;
+    /// What the scheduler sees of bank `b` deciding at `decision` in direction `dir`.
+    BankMachine machine(std::uint32_t b, Cycle decision, Direction dir) const;
     BurstTarget target_of(const QueuedBurst& e) const { return {e.bank, e.group, e.rank, e.row}; }
 
     /// A bank's pick, kept until its bank's queue, row or decision time, or the direction
@@ -182,6 +185,7 @@ private:
         Cycle own = 0;               ///< the bank's part of the bound (ChannelTiming::bank_floor)
         bool hit = false;            ///< a row hit in its bank
         std::uint16_t group_key = 0; ///< its rank, bank group and outcome, as an index
+        std::uint32_t urgency = 0;   ///< the scheduler's switch_urgency (0 unless it ranks switches)
     };
     /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
     void dirty(std::uint64_t banks) {
@@ -240,7 +244,8 @@ private:
     Event event_;
     bool event_valid_ = false;
     bool exhaustive_ = false;
-    std::uint64_t touched_ = 0; ///< banks bursts entered since the kept next action (see `touch`)
+    bool ranks_switches_ = false; ///< the scheduler's switch_urgency orders picks of one cycle
+    std::uint64_t touched_ = 0;   ///< banks bursts entered since the kept next action (see `touch`)
     /// Per rank, bank group and outcome (hit or not): its part of the bound in this decision,
     /// computed when `group_seen_` holds the decision's stamp.
     std::array<Cycle, 4 * 8 * 2> group_floor_{};

@@ -45,6 +45,18 @@ public:
         (void)added;
         return next_request(bank);
     }
+    /// How soon `bank` must switch rows if it serves `entry`, its pick, now: the controller ranks
+    /// the banks' picks by their column command, then by this (smaller first), then by age. 0 (the
+    /// default, and for a pick that is no row hit) leaves the order by age.
+    virtual std::uint32_t switch_urgency(const BankMachine& bank, std::int32_t entry) const {
+        (void)bank;
+        (void)entry;
+        return 0;
+    }
+    /// The largest `switch_urgency`.
+    static constexpr std::uint32_t max_urgency = 63;
+    /// Whether `switch_urgency` may answer other than 0.
+    virtual bool ranks_switches() const { return false; }
     /// Whether a queued burst of `direction` other than `except` hits `row` of `bank`.
     virtual bool has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                                      std::int32_t except) const = 0;

@@ -5,9 +5,11 @@
 namespace cardsim::sim::memory {
 
 SchedulerFrFcfs::SchedulerFrFcfs(RequestBuffer& buffer, std::uint32_t starvation_limit,
-                                 std::uint32_t high_watermark, std::uint32_t low_watermark)
+                                 std::uint32_t high_watermark, std::uint32_t low_watermark,
+                                 std::uint32_t stagger_horizon)
     : buffer_(buffer), limit_(starvation_limit), high_(std::max<std::uint32_t>(high_watermark, 1)),
-      low_(std::min(low_watermark, high_ - 1)) {}
+      low_(std::min(low_watermark, high_ - 1)), stagger_(stagger_horizon > 0),
+      horizon_(std::min(stagger_horizon, max_urgency - 1)) {}
 
 Direction SchedulerFrFcfs::serving() {
     const std::uint32_t writes = buffer_.queued(Direction::Write);
@@ -54,6 +56,29 @@ std::int32_t SchedulerFrFcfs::next_request_after_push(const BankMachine& bank, s
     // Admission is in order: when the youngest is visible, so is every burst before it.
     if (e.accept > bank.decision) return previous;
     return bank.open && e.row == bank.row ? added : previous;
+}
+
+std::uint32_t SchedulerFrFcfs::switch_urgency(const BankMachine& bank, std::int32_t entry) const {
+    if (!stagger_ || !bank.open || buffer_[entry].row != bank.row) return 0; // not a row hit
+    // The bursts next_request sees: the open row's hits, and whether any other row waits (the
+    // most passed of those bounds the hits left before the starvation cap forces the switch).
+    std::uint32_t hits = 0, passed = 0;
+    bool other = false;
+    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+        const QueuedBurst& e = buffer_[i];
+        if (e.accept > bank.decision) break; // not visible yet
+        if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
+        if (e.row == bank.row) {
+            ++hits;
+        } else {
+            other = true;
+            passed = std::max(passed, e.passed);
+        }
+    }
+    if (!other) return 0; // no switch pending: no reason to keep its hits
+    const std::uint32_t left = std::min(hits, limit_ > passed ? limit_ - passed : 1u);
+    // A bank that switches within one switch time ranks by its hits left; the others alike, after.
+    return std::clamp<std::uint32_t>(left, 1, horizon_ + 1);
 }
 
 bool SchedulerFrFcfs::has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,

@@ -12,15 +12,26 @@ namespace cardsim::sim::memory {
 /// queued, then drain down to `low_watermark` (one bus turnaround per batch); they also go when
 /// no read can (idle time, or a read waits for an older write of its line). Without posting
 /// (no write queue) the direction of the oldest burst is served.
+///
+/// With a `stagger_horizon` (`ddr.controller.stagger_row_switches`), of the banks' picks whose
+/// column commands can go at the same cycle, the row hit of the bank that must switch rows soonest
+/// goes first (`switch_urgency`): a bank that holds bursts of another row has as many hits left as
+/// it holds for its open row, or fewer when one of those other bursts nears the starvation cap;
+/// banks with at most `stagger_horizon` hits left (the hits a bank serves during one row switch
+/// at its share of the bus) go by their hits left, the others after them by age, and a bank with
+/// no other row queued before all. So a bank about to switch drains and switches while the others
+/// still hold hits to cover it, and the banks' switches spread out rather than fall together.
 class SchedulerFrFcfs final : public SchedulerIF {
 public:
     SchedulerFrFcfs(RequestBuffer& buffer, std::uint32_t starvation_limit, std::uint32_t high_watermark,
-                    std::uint32_t low_watermark);
+                    std::uint32_t low_watermark, std::uint32_t stagger_horizon = 0);
     bool in_order() const override { return false; }
     Direction serving() override;
     std::int32_t next_request(const BankMachine& bank) const override;
     std::int32_t next_request_after_push(const BankMachine& bank, std::int32_t previous,
                                          std::int32_t added) const override;
+    std::uint32_t switch_urgency(const BankMachine& bank, std::int32_t entry) const override;
+    bool ranks_switches() const override { return stagger_; }
     bool has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                              std::int32_t except) const override;
     void served(std::int32_t i) override;
@@ -39,6 +50,8 @@ private:
     std::uint32_t limit_;
     std::uint32_t high_;
     std::uint32_t low_;
+    bool stagger_;
+    std::uint32_t horizon_;
     bool draining_ = false;
     std::uint64_t batches_ = 0;
 };
