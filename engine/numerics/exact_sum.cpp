@@ -14,10 +14,7 @@ float window_sum(std::span<const Term> terms) {
     int high = std::numeric_limits<int>::min();
     for (const Term& t : terms) {
         if (t.significand == 0) continue;
-        const auto m =
-            static_cast<std::uint64_t>(t.significand < 0 ? -static_cast<unsigned __int128>(t.significand)
-                                                         : static_cast<unsigned __int128>(t.significand));
-        high = std::max(high, t.exponent + bit_length(m));
+        high = std::max(high, top_of(t));
     }
     if (high == std::numeric_limits<int>::min()) return 0.0f;
     const int low = high - WINDOW_PLACES;

@@ -49,6 +49,14 @@ inline Term product(float a, float b) {
     return {x.negative != y.negative ? -m : m, x.exponent + y.exponent};
 }
 
+/// The place just above a nonzero term's top bit: exponent + bit length of |significand|.
+inline int top_of(const Term& t) {
+    const auto m =
+        static_cast<std::uint64_t>(t.significand < 0 ? -static_cast<unsigned __int128>(t.significand)
+                                                     : static_cast<unsigned __int128>(t.significand));
+    return t.exponent + bit_length(m);
+}
+
 /// A finite float as a term (|significand| < 2^24).
 inline Term term(float x) {
     const Dyadic d = dyadic(x);

@@ -45,10 +45,7 @@ PartialSum partial_of(std::span<const Term> terms) {
     int high = std::numeric_limits<int>::min(), low = std::numeric_limits<int>::max();
     for (const Term& t : terms) {
         if (t.significand == 0) continue;
-        const auto m =
-            static_cast<std::uint64_t>(t.significand < 0 ? -static_cast<unsigned __int128>(t.significand)
-                                                         : static_cast<unsigned __int128>(t.significand));
-        high = std::max(high, t.exponent + bit_length(m));
+        high = std::max(high, top_of(t));
         low = std::min(low, t.exponent);
     }
     PartialSum p;
