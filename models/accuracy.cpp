@@ -29,9 +29,19 @@ Accuracy accuracy(const Model& model, std::span<const std::vector<float>> logits
     if (std::holds_alternative<DecoderSpec>(model.spec)) {
         DecoderReference ref(model.checkpoint);
         auto session = ref.start();
+        // The reference takes the tokens a batch at a time (each matrix read once per batch), with
+        // logits only for the generating steps; batches bound the logits held at once.
+        constexpr std::size_t batch = 16;
+        std::vector<std::vector<double>> batch_logits;
         for (std::size_t s = 0; s < logits.size(); ++s) {
-            auto want = session.feed(tokens[s]);
+            if (s % batch == 0) {
+                const std::size_t n = std::min(batch, logits.size() - s);
+                std::vector<std::int64_t> ids(tokens.begin() + std::ptrdiff_t(s),
+                                              tokens.begin() + std::ptrdiff_t(s + n));
+                batch_logits = session.feed(ids, [&](std::size_t t) { return s + t + 1 >= prefill_steps; });
+            }
             if (s + 1 < prefill_steps) continue; // accuracy over the generating steps
+            const auto want = std::move(batch_logits[s % batch]);
             const auto& got = logits[s];
             std::vector<double> gd(got.begin(), got.end());
             for (std::size_t i = 0; i < want.size(); ++i)

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -35,6 +36,12 @@ public:
         /// Feeds the next token; returns the logits after it (vocab wide). A token outside the
         /// vocabulary is a cardsim::Error.
         std::vector<double> feed(std::int64_t token);
+        /// Feeds `tokens` in order, as as many `feed` calls would and with their values bit for
+        /// bit, but a layer at a time over all of them, so that each matrix is read once for the
+        /// lot. Returns the logits after token i when `want(i)`; the others are empty (their LM
+        /// head is skipped).
+        std::vector<std::vector<double>> feed(std::span<const std::int64_t> tokens,
+                                              const std::function<bool(std::size_t)>& want);
         /// Tokens fed so far.
         std::size_t length() const { return length_; }
 

@@ -15,6 +15,8 @@
 namespace cardsim::models::reference {
 
 using Vec = std::vector<double>;
+/// Several vectors of one width: a batch of token positions, one `Vec` each.
+using Rows = std::vector<Vec>;
 
 /// A config.json object for the reference: fields by name, with transformers' defaults.
 class Fields {
@@ -58,6 +60,9 @@ struct Linear {
     std::size_t out = 0;
     std::size_t in = 0;
     Vec operator()(const Vec& x) const;
+    /// `W x + b` for every `x` of `xs`, each matrix row read once for all of them; each output is the
+    /// sum `operator()` forms for its `x` alone, bit for bit.
+    Rows operator()(const Rows& xs) const;
     /// Row `j` of `W` in double (an embedding's lookup).
     Vec row(std::size_t j) const;
     bool empty() const { return out == 0; }

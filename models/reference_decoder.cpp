@@ -193,28 +193,54 @@ DecoderReference::Session DecoderReference::start() const {
 }
 
 std::vector<double> DecoderReference::Session::feed(std::int64_t token) {
+    return feed(std::span(&token, 1), [](std::size_t) { return true; })[0];
+}
+
+std::vector<std::vector<double>>
+DecoderReference::Session::feed(std::span<const std::int64_t> tokens,
+                                const std::function<bool(std::size_t)>& want) {
     const Weights& W = *ref_->w_;
-    Vec x = embed(W, token);
+    Rows x;
+    for (auto t : tokens)
+        x.push_back(embed(W, t));
     const std::size_t pos = length_;
     for (std::size_t i = 0; i < W.layers.size(); ++i) {
         const auto& l = W.layers[i];
         const bool sandwich = !l.pre_ff_norm.empty(); // Gemma2DecoderLayer
-        const Vec h = rms_norm(x, l.input_norm, W.eps, W.zero_centred);
+        Rows h;
+        for (const auto& r : x)
+            h.push_back(rms_norm(r, l.input_norm, W.eps, W.zero_centred));
         LayerState& state = layers_->layers[i];
-        Vec y = l.linear   ? deltanet(W, l, state, h)
-                : W.latent ? latent_attention(W, l, state, h, pos)
-                           : attention(W, l, state, h, pos);
-        if (sandwich) y = rms_norm(y, l.post_norm, W.eps, W.zero_centred);
-        for (std::size_t c = 0; c < x.size(); ++c)
-            x[c] += y[c];
-        const Vec h2 = rms_norm(x, sandwich ? l.pre_ff_norm : l.post_norm, W.eps, W.zero_centred);
-        Vec m = l.router.empty() ? mlp(W, l, h2) : W.oss ? oss_experts(W, l, h2) : experts(W, l, h2);
-        if (sandwich) m = rms_norm(m, l.post_ff_norm, W.eps, W.zero_centred);
-        for (std::size_t c = 0; c < x.size(); ++c)
-            x[c] += m[c];
+        Rows y = l.linear   ? deltanet(W, l, state, h)
+                 : W.latent ? latent_attention(W, l, state, h, pos)
+                            : attention(W, l, state, h, pos);
+        Rows h2;
+        for (std::size_t t = 0; t < x.size(); ++t) {
+            if (sandwich) y[t] = rms_norm(y[t], l.post_norm, W.eps, W.zero_centred);
+            for (std::size_t c = 0; c < x[t].size(); ++c)
+                x[t][c] += y[t][c];
+            h2.push_back(rms_norm(x[t], sandwich ? l.pre_ff_norm : l.post_norm, W.eps, W.zero_centred));
+        }
+        Rows m = l.router.empty() ? mlp(W, l, h2) : W.oss ? oss_experts(W, l, h2) : experts(W, l, h2);
+        for (std::size_t t = 0; t < x.size(); ++t) {
+            if (sandwich) m[t] = rms_norm(m[t], l.post_ff_norm, W.eps, W.zero_centred);
+            for (std::size_t c = 0; c < x[t].size(); ++c)
+                x[t][c] += m[t][c];
+        }
     }
-    ++length_;
-    return logits(W, x);
+    length_ += tokens.size();
+    Rows last;
+    std::vector<std::size_t> which;
+    for (std::size_t t = 0; t < x.size(); ++t)
+        if (want(t)) {
+            last.push_back(std::move(x[t]));
+            which.push_back(t);
+        }
+    Rows z = logits(W, last);
+    std::vector<std::vector<double>> out(tokens.size());
+    for (std::size_t k = 0; k < which.size(); ++k)
+        out[which[k]] = std::move(z[k]);
+    return out;
 }
 
 std::vector<std::vector<double>> DecoderReference::prompt_logits(std::span<const std::int64_t> prompt) const {
@@ -229,9 +255,7 @@ DecoderReference::Greedy DecoderReference::greedy(std::span<const std::int64_t> 
                                                   std::size_t steps) const {
     if (prompt.empty()) throw Error("greedy decoding needs a prompt of at least one token");
     Session s = start();
-    Vec logits;
-    for (auto t : prompt)
-        logits = s.feed(t);
+    Vec logits = std::move(s.feed(prompt, [&](std::size_t t) { return t + 1 == prompt.size(); }).back());
     Greedy g;
     for (std::size_t i = 0; i < steps; ++i) {
         const auto next =

@@ -53,67 +53,74 @@ void load_latent_attention(const Checkpoint& c, const std::string& p, Layer& l) 
     l.o = linear(c, p + "self_attn.o_proj");
 }
 
-Vec attention(const Weights& W, const Layer& l, LayerState& s, const Vec& h, std::size_t pos) {
+Rows attention(const Weights& W, const Layer& l, LayerState& s, const Rows& hs, std::size_t pos0) {
     const std::size_t hd = W.head_dim, H = W.heads;
     const bool gated = l.q.out == 2 * H * hd;
-    const Vec qfull = l.q(h);
-    Vec q(H * hd), gate;
-    if (gated) {
-        gate.resize(H * hd);
-        for (std::size_t h0 = 0; h0 < H; ++h0)
-            for (std::size_t i = 0; i < hd; ++i) {
-                q[h0 * hd + i] = qfull[h0 * 2 * hd + i];
-                gate[h0 * hd + i] = qfull[h0 * 2 * hd + hd + i];
+    const Rows qs = l.q(hs), ks = l.k(hs), vs = l.v(hs);
+    Rows outs;
+    for (std::size_t t = 0; t < hs.size(); ++t) {
+        const std::size_t pos = pos0 + t;
+        const Vec& qfull = qs[t];
+        Vec q(H * hd), gate;
+        if (gated) {
+            gate.resize(H * hd);
+            for (std::size_t h0 = 0; h0 < H; ++h0)
+                for (std::size_t i = 0; i < hd; ++i) {
+                    q[h0 * hd + i] = qfull[h0 * 2 * hd + i];
+                    gate[h0 * hd + i] = qfull[h0 * 2 * hd + hd + i];
+                }
+        } else {
+            q = qfull;
+        }
+        Vec k = ks[t];
+        const Vec& v = vs[t];
+        auto per_head = [&](Vec& x, const Vec& w) {
+            for (std::size_t h0 = 0; h0 * hd < x.size(); ++h0) {
+                Vec head(x.begin() + static_cast<std::ptrdiff_t>(h0 * hd),
+                         x.begin() + static_cast<std::ptrdiff_t>((h0 + 1) * hd));
+                head = rms_norm(head, w, W.eps, W.zero_centred);
+                std::copy(head.begin(), head.end(), x.begin() + static_cast<std::ptrdiff_t>(h0 * hd));
             }
-    } else {
-        q = qfull;
-    }
-    Vec k = l.k(h), v = l.v(h);
-    auto per_head = [&](Vec& x, const Vec& w) {
-        for (std::size_t h0 = 0; h0 * hd < x.size(); ++h0) {
-            Vec head(x.begin() + static_cast<std::ptrdiff_t>(h0 * hd),
-                     x.begin() + static_cast<std::ptrdiff_t>((h0 + 1) * hd));
-            head = rms_norm(head, w, W.eps, W.zero_centred);
-            std::copy(head.begin(), head.end(), x.begin() + static_cast<std::ptrdiff_t>(h0 * hd));
+        };
+        if (!l.q_norm.empty()) {
+            per_head(q, l.q_norm);
+            per_head(k, l.k_norm);
         }
-    };
-    if (!l.q_norm.empty()) {
-        per_head(q, l.q_norm);
-        per_head(k, l.k_norm);
-    }
-    for (std::size_t h0 = 0; h0 < H; ++h0)
-        rotate_head(W, &q[h0 * hd], pos);
-    for (std::size_t h0 = 0; h0 < W.kv_heads; ++h0)
-        rotate_head(W, &k[h0 * hd], pos);
-    s.keys.push_back(k);
-    s.values.push_back(v);
-    const std::size_t groups = H / W.kv_heads;
-    const double scaling = W.scaling.value_or(std::pow(static_cast<double>(hd), -0.5));
-    Vec out(H * hd, 0.0);
-    for (std::size_t h0 = 0; h0 < H; ++h0) {
-        const std::size_t kh = h0 / groups; // repeat_kv
-        std::vector<std::size_t> js;
-        for (std::size_t j = 0; j <= pos; ++j)
-            if (!l.window || pos - j < *l.window) js.push_back(j);
-        Vec scores;
-        for (auto j : js) {
-            double d = 0;
-            for (std::size_t i = 0; i < hd; ++i)
-                d += q[h0 * hd + i] * s.keys[j][kh * hd + i];
-            d *= scaling;
-            if (W.attn_softcap) d = *W.attn_softcap * std::tanh(d / *W.attn_softcap); // Gemma-2
-            scores.push_back(d);
+        for (std::size_t h0 = 0; h0 < H; ++h0)
+            rotate_head(W, &q[h0 * hd], pos);
+        for (std::size_t h0 = 0; h0 < W.kv_heads; ++h0)
+            rotate_head(W, &k[h0 * hd], pos);
+        s.keys.push_back(k);
+        s.values.push_back(v);
+        const std::size_t groups = H / W.kv_heads;
+        const double scaling = W.scaling.value_or(std::pow(static_cast<double>(hd), -0.5));
+        Vec out(H * hd, 0.0);
+        for (std::size_t h0 = 0; h0 < H; ++h0) {
+            const std::size_t kh = h0 / groups; // repeat_kv
+            std::vector<std::size_t> js;
+            for (std::size_t j = 0; j <= pos; ++j)
+                if (!l.window || pos - j < *l.window) js.push_back(j);
+            Vec scores;
+            for (auto j : js) {
+                double d = 0;
+                for (std::size_t i = 0; i < hd; ++i)
+                    d += q[h0 * hd + i] * s.keys[j][kh * hd + i];
+                d *= scaling;
+                if (W.attn_softcap) d = *W.attn_softcap * std::tanh(d / *W.attn_softcap); // Gemma-2
+                scores.push_back(d);
+            }
+            if (!l.sinks.empty()) scores.push_back(l.sinks[h0]); // gpt-oss: the sink's share, no value
+            const Vec p = softmax(scores);
+            for (std::size_t m = 0; m < js.size(); ++m)
+                for (std::size_t i = 0; i < hd; ++i)
+                    out[h0 * hd + i] += p[m] * s.values[js[m]][kh * hd + i];
         }
-        if (!l.sinks.empty()) scores.push_back(l.sinks[h0]); // gpt-oss: the sink's share, no value
-        const Vec p = softmax(scores);
-        for (std::size_t m = 0; m < js.size(); ++m)
-            for (std::size_t i = 0; i < hd; ++i)
-                out[h0 * hd + i] += p[m] * s.values[js[m]][kh * hd + i];
+        if (gated)
+            for (std::size_t i = 0; i < out.size(); ++i)
+                out[i] *= sigmoid(gate[i]);
+        outs.push_back(std::move(out));
     }
-    if (gated)
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] *= sigmoid(gate[i]);
-    return l.o(out);
+    return l.o(outs);
 }
 
 namespace {
@@ -144,44 +151,61 @@ void deepseek_rope(const Weights& W, double* x, std::size_t pos) {
 
 } // namespace
 
-Vec latent_attention(const Weights& W, const Layer& l, LayerState& s, const Vec& h, std::size_t pos) {
+Rows latent_attention(const Weights& W, const Layer& l, LayerState& s, const Rows& hs, std::size_t pos0) {
     const std::size_t H = W.heads, nope = W.nope, rd = W.rope_dim, qk = nope + rd, vd = W.v_dim;
-    Vec q = l.q_a.empty() ? l.q(h) : l.q_b(rms_norm(l.q_a(h), l.q_a_norm, W.eps, false));
-    const Vec ckv = l.kv_a(h);
-    const Vec latent = rms_norm(Vec(ckv.begin(), ckv.begin() + static_cast<std::ptrdiff_t>(W.kv_rank)),
-                                l.kv_a_norm, W.eps, false);
-    Vec k_pe(ckv.begin() + static_cast<std::ptrdiff_t>(W.kv_rank), ckv.end());
-    const Vec kv = l.kv_b(latent); // per head [k_nope | v]
-    for (std::size_t h0 = 0; h0 < H; ++h0)
-        deepseek_rope(W, &q[h0 * qk + nope], pos);
-    deepseek_rope(W, k_pe.data(), pos);
-    Vec key(H * qk), value(H * vd);
-    for (std::size_t h0 = 0; h0 < H; ++h0) {
-        for (std::size_t i = 0; i < nope; ++i)
-            key[h0 * qk + i] = kv[h0 * (nope + vd) + i];
-        for (std::size_t i = 0; i < rd; ++i)
-            key[h0 * qk + nope + i] = k_pe[i]; // k_pe.expand over the heads
-        for (std::size_t i = 0; i < vd; ++i)
-            value[h0 * vd + i] = kv[h0 * (nope + vd) + nope + i];
+    Rows qs;
+    if (l.q_a.empty()) {
+        qs = l.q(hs);
+    } else {
+        Rows qa = l.q_a(hs);
+        for (auto& x : qa)
+            x = rms_norm(x, l.q_a_norm, W.eps, false);
+        qs = l.q_b(qa);
     }
-    s.keys.push_back(key);
-    s.values.push_back(value);
-    Vec out(H * vd, 0.0);
-    for (std::size_t h0 = 0; h0 < H; ++h0) {
-        Vec scores;
-        for (std::size_t j = 0; j <= pos; ++j) {
-            double d = 0;
-            for (std::size_t i = 0; i < qk; ++i)
-                d += q[h0 * qk + i] * s.keys[j][h0 * qk + i];
-            scores.push_back(d * *W.scaling);
-        }
-        if (!l.sinks.empty()) scores.push_back(l.sinks[h0]); // gpt-oss: the sink's share, no value
-        const Vec p = softmax(scores);
-        for (std::size_t j = 0; j <= pos; ++j)
+    const Rows ckvs = l.kv_a(hs);
+    Rows latents;
+    for (const auto& ckv : ckvs)
+        latents.push_back(rms_norm(Vec(ckv.begin(), ckv.begin() + static_cast<std::ptrdiff_t>(W.kv_rank)),
+                                   l.kv_a_norm, W.eps, false));
+    const Rows kvs = l.kv_b(latents); // per head [k_nope | v]
+    Rows outs;
+    for (std::size_t t = 0; t < hs.size(); ++t) {
+        const std::size_t pos = pos0 + t;
+        Vec& q = qs[t];
+        const Vec& kv = kvs[t];
+        Vec k_pe(ckvs[t].begin() + static_cast<std::ptrdiff_t>(W.kv_rank), ckvs[t].end());
+        for (std::size_t h0 = 0; h0 < H; ++h0)
+            deepseek_rope(W, &q[h0 * qk + nope], pos);
+        deepseek_rope(W, k_pe.data(), pos);
+        Vec key(H * qk), value(H * vd);
+        for (std::size_t h0 = 0; h0 < H; ++h0) {
+            for (std::size_t i = 0; i < nope; ++i)
+                key[h0 * qk + i] = kv[h0 * (nope + vd) + i];
+            for (std::size_t i = 0; i < rd; ++i)
+                key[h0 * qk + nope + i] = k_pe[i]; // k_pe.expand over the heads
             for (std::size_t i = 0; i < vd; ++i)
-                out[h0 * vd + i] += p[j] * s.values[j][h0 * vd + i];
+                value[h0 * vd + i] = kv[h0 * (nope + vd) + nope + i];
+        }
+        s.keys.push_back(key);
+        s.values.push_back(value);
+        Vec out(H * vd, 0.0);
+        for (std::size_t h0 = 0; h0 < H; ++h0) {
+            Vec scores;
+            for (std::size_t j = 0; j <= pos; ++j) {
+                double d = 0;
+                for (std::size_t i = 0; i < qk; ++i)
+                    d += q[h0 * qk + i] * s.keys[j][h0 * qk + i];
+                scores.push_back(d * *W.scaling);
+            }
+            if (!l.sinks.empty()) scores.push_back(l.sinks[h0]); // gpt-oss: the sink's share, no value
+            const Vec p = softmax(scores);
+            for (std::size_t j = 0; j <= pos; ++j)
+                for (std::size_t i = 0; i < vd; ++i)
+                    out[h0 * vd + i] += p[j] * s.values[j][h0 * vd + i];
+        }
+        outs.push_back(std::move(out));
     }
-    return l.o(out);
+    return l.o(outs);
 }
 
 } // namespace cardsim::models::reference::decoder

@@ -9,6 +9,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <numeric>
 
 namespace cardsim::models::reference::decoder {
@@ -58,29 +60,82 @@ void load_experts(const Checkpoint& c, const std::string& p, Layer& l) {
     }
 }
 
-Vec experts(const Weights& W, const Layer& l, const Vec& x) {
-    const Vec p = softmax(l.router(x));
-    std::vector<std::size_t> idx(p.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(), [&](auto i, auto j) { return p[i] > p[j]; });
-    idx.resize(W.top_k);
-    double sum = 0;
-    for (auto e : idx)
-        sum += p[e];
-    Vec y(x.size(), 0.0);
-    for (auto e : idx) {
-        const double weight = W.norm_topk ? p[e] / sum : p[e];
-        const Vec ye = swiglu(l.eg[e], l.eu[e], l.ed[e], x);
-        for (std::size_t c = 0; c < y.size(); ++c)
-            y[c] += weight * ye[c];
+namespace {
+
+/// Each token's chosen experts (its slots, in order) and their weights.
+struct Choice {
+    std::vector<std::size_t> experts;
+    std::vector<double> weights;
+};
+
+/// `run(e, rows)` for each expert some token chose, on the rows of `xs` that chose it (in token
+/// order), and the outputs back in each token's slots: `out[t][m]` is token t's m-th expert's.
+std::vector<Rows> per_expert(const std::vector<Choice>& chosen, const Rows& xs,
+                             const std::function<Rows(std::size_t e, const Rows& rows)>& run) {
+    std::map<std::size_t, std::vector<std::pair<std::size_t, std::size_t>>> users; // e -> (t, m)
+    for (std::size_t t = 0; t < chosen.size(); ++t)
+        for (std::size_t m = 0; m < chosen[t].experts.size(); ++m)
+            users[chosen[t].experts[m]].emplace_back(t, m);
+    std::vector<Rows> out(chosen.size());
+    for (std::size_t t = 0; t < chosen.size(); ++t)
+        out[t].resize(chosen[t].experts.size());
+    for (const auto& [e, slots] : users) {
+        Rows rows;
+        for (auto [t, m] : slots)
+            rows.push_back(xs[t]);
+        Rows ys = run(e, rows);
+        for (std::size_t i = 0; i < slots.size(); ++i)
+            out[slots[i].first][slots[i].second] = std::move(ys[i]);
     }
+    return out;
+}
+
+/// Each token's `width` outputs: Σ over its slots m, in order, of weight m × expert m's output.
+Rows weighted_sum(const std::vector<Choice>& chosen, const std::vector<Rows>& ye, std::size_t width) {
+    Rows ys;
+    for (std::size_t t = 0; t < chosen.size(); ++t) {
+        Vec y(width, 0.0);
+        for (std::size_t m = 0; m < chosen[t].experts.size(); ++m)
+            for (std::size_t c = 0; c < width; ++c)
+                y[c] += chosen[t].weights[m] * ye[t][m][c];
+        ys.push_back(std::move(y));
+    }
+    return ys;
+}
+
+} // namespace
+
+Rows experts(const Weights& W, const Layer& l, const Rows& xs) {
+    const Rows logits = l.router(xs);
+    std::vector<Choice> chosen;
+    for (const auto& z : logits) {
+        const Vec p = softmax(z);
+        std::vector<std::size_t> idx(p.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](auto i, auto j) { return p[i] > p[j]; });
+        idx.resize(W.top_k);
+        double sum = 0;
+        for (auto e : idx)
+            sum += p[e];
+        Choice c{idx, {}};
+        for (auto e : idx)
+            c.weights.push_back(W.norm_topk ? p[e] / sum : p[e]);
+        chosen.push_back(std::move(c));
+    }
+    const auto ye = per_expert(
+        chosen, xs, [&](std::size_t e, const Rows& rows) { return swiglu(l.eg[e], l.eu[e], l.ed[e], rows); });
+    Rows shared, gates;
     if (!l.sg.empty()) {
-        const Vec ys = swiglu(l.sg, l.su, l.sd, x);
-        const double gate = sigmoid(l.sgate(x)[0]);
-        for (std::size_t c = 0; c < y.size(); ++c)
-            y[c] += gate * ys[c];
+        shared = swiglu(l.sg, l.su, l.sd, xs);
+        gates = l.sgate(xs);
     }
-    return y;
+    Rows ys = weighted_sum(chosen, ye, xs.empty() ? 0 : xs[0].size());
+    for (std::size_t t = 0; t < ys.size() && !l.sg.empty(); ++t) {
+        const double gate = sigmoid(gates[t][0]);
+        for (std::size_t c = 0; c < ys[t].size(); ++c)
+            ys[t][c] += gate * shared[t][c];
+    }
+    return ys;
 }
 
 void load_oss_experts(const Checkpoint& c, const std::string& p, std::size_t E, Layer& l) {
@@ -122,30 +177,30 @@ void load_oss_experts(const Checkpoint& c, const std::string& p, std::size_t E, 
     }
 }
 
-Vec oss_experts(const Weights& W, const Layer& l, const Vec& x) {
-    const Vec z = l.router(x);
-    std::vector<std::size_t> idx(z.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(), [&](auto i, auto j) { return z[i] > z[j]; });
-    idx.resize(W.top_k);
-    Vec chosen;
-    for (auto e : idx)
-        chosen.push_back(z[e]);
-    const Vec p = softmax(chosen);
-    Vec y(x.size(), 0.0);
-    for (std::size_t m = 0; m < idx.size(); ++m) {
-        const std::size_t e = idx[m];
-        Vec g = l.eg[e](x);
-        const Vec u = l.eu[e](x);
-        for (std::size_t j = 0; j < g.size(); ++j) {
-            const double L = W.swiglu_limit, gate = std::min(g[j], L), up = std::clamp(u[j], -L, L);
-            g[j] = (up + 1) * gate * sigmoid(W.swiglu_alpha * gate);
-        }
-        const Vec ye = l.ed[e](g);
-        for (std::size_t c = 0; c < y.size(); ++c)
-            y[c] += p[m] * ye[c];
+Rows oss_experts(const Weights& W, const Layer& l, const Rows& xs) {
+    const Rows logits = l.router(xs);
+    std::vector<Choice> chosen;
+    for (const auto& z : logits) {
+        std::vector<std::size_t> idx(z.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](auto i, auto j) { return z[i] > z[j]; });
+        idx.resize(W.top_k);
+        Vec top;
+        for (auto e : idx)
+            top.push_back(z[e]);
+        chosen.push_back(Choice{idx, softmax(top)});
     }
-    return y;
+    const auto ye = per_expert(chosen, xs, [&](std::size_t e, const Rows& rows) {
+        Rows g = l.eg[e](rows);
+        const Rows u = l.eu[e](rows);
+        for (std::size_t t = 0; t < g.size(); ++t)
+            for (std::size_t j = 0; j < g[t].size(); ++j) {
+                const double L = W.swiglu_limit, gate = std::min(g[t][j], L), up = std::clamp(u[t][j], -L, L);
+                g[t][j] = (up + 1) * gate * sigmoid(W.swiglu_alpha * gate);
+            }
+        return l.ed[e](g);
+    });
+    return weighted_sum(chosen, ye, xs.empty() ? 0 : xs[0].size());
 }
 
 } // namespace cardsim::models::reference::decoder

@@ -13,26 +13,28 @@ void load_mlp(const Checkpoint& c, const std::string& p, Layer& l) {
     l.down = linear(c, p + "mlp.down_proj");
 }
 
-Vec swiglu(const Linear& gate, const Linear& up, const Linear& down, const Vec& x) {
-    Vec g = gate(x);
-    const Vec u = up(x);
-    for (std::size_t i = 0; i < g.size(); ++i)
-        g[i] = silu(g[i]) * u[i];
+Rows swiglu(const Linear& gate, const Linear& up, const Linear& down, const Rows& x) {
+    Rows g = gate(x);
+    const Rows u = up(x);
+    for (std::size_t t = 0; t < g.size(); ++t)
+        for (std::size_t i = 0; i < g[t].size(); ++i)
+            g[t][i] = silu(g[t][i]) * u[t][i];
     return down(g);
 }
 
-Vec mlp(const Weights& W, const Layer& l, const Vec& x) {
+Rows mlp(const Weights& W, const Layer& l, const Rows& x) {
     if (W.act == Weights::Act::Silu) return swiglu(l.gate, l.up, l.down, x);
-    Vec g = l.gate(x);
-    const Vec u = l.up(x);
+    Rows g = l.gate(x);
+    const Rows u = l.up(x);
     const double k = std::sqrt(2.0 / std::numbers::pi);
-    for (std::size_t i = 0; i < g.size(); ++i) {
-        const double v = g[i];
-        const double act = W.act == Weights::Act::Gelu
-                               ? gelu(v)
-                               : 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
-        g[i] = act * u[i];
-    }
+    for (std::size_t t = 0; t < g.size(); ++t)
+        for (std::size_t i = 0; i < g[t].size(); ++i) {
+            const double v = g[t][i];
+            const double act = W.act == Weights::Act::Gelu
+                                   ? gelu(v)
+                                   : 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+            g[t][i] = act * u[t][i];
+        }
     return l.down(g);
 }
 

@@ -26,17 +26,15 @@ Vec embed(const Weights& W, std::int64_t token) {
     return x;
 }
 
-Vec logits(const Weights& W, const Vec& x) {
-    const Vec f = rms_norm(x, W.final_norm, W.eps, W.zero_centred);
-    Vec logits;
-    if (!W.lm_head.empty()) {
-        logits = W.lm_head(f);
-    } else {
-        logits = W.embed(f); // tied: the embedding table is the head
-    }
+Rows logits(const Weights& W, const Rows& xs) {
+    Rows f;
+    for (const auto& x : xs)
+        f.push_back(rms_norm(x, W.final_norm, W.eps, W.zero_centred));
+    Rows logits = W.lm_head.empty() ? W.embed(f) : W.lm_head(f); // tied: the embedding table is the head
     if (W.final_softcap)
-        for (auto& z : logits)
-            z = *W.final_softcap * std::tanh(z / *W.final_softcap);
+        for (auto& row : logits)
+            for (auto& z : row)
+                z = *W.final_softcap * std::tanh(z / *W.final_softcap);
     return logits;
 }
 

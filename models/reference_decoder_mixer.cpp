@@ -25,13 +25,18 @@ void load_deltanet(const Checkpoint& c, const std::string& p, Layer& l) {
     l.out = linear(c, p + "linear_attn.out_proj");
 }
 
-Vec deltanet(const Weights& W, const Layer& l, LayerState& s, const Vec& h) {
+namespace {
+
+/// One token of the Gated-DeltaNet after its projections: `m` is in_proj_qkvz's (with `n`
+/// in_proj_ba's) or in_proj_qkv's (with `z0`, `b0`, `a0` of in_proj_z, _b, _a); returns the gated
+/// norm's output, before out_proj. Updates the conv history and the state.
+Vec deltanet_token(const Weights& W, const Layer& l, LayerState& s, const Vec& m, const Vec* n, const Vec* z0,
+                   const Vec* b0, const Vec* a0) {
     const std::size_t nk = W.nk, nv = W.nv, dk = W.dk, dv = W.dv, r = nv / nk;
     const std::size_t key_dim = nk * dk;
     Vec q, k, v, z, b, a;
-    if (!l.qkvz.empty()) {
+    if (n) {
         // fix_query_key_value_ordering: [nk, 2·dk + 2·r·dv] and [nk, 2·r].
-        const Vec m = l.qkvz(h), n = l.ba(h);
         const std::size_t per = 2 * dk + 2 * r * dv;
         for (std::size_t g = 0; g < nk; ++g) {
             const double* row = &m[g * per];
@@ -39,18 +44,17 @@ Vec deltanet(const Weights& W, const Layer& l, LayerState& s, const Vec& h) {
             k.insert(k.end(), row + dk, row + 2 * dk);
             v.insert(v.end(), row + 2 * dk, row + 2 * dk + r * dv);
             z.insert(z.end(), row + 2 * dk + r * dv, row + per);
-            b.insert(b.end(), &n[g * 2 * r], &n[g * 2 * r] + r);
-            a.insert(a.end(), &n[g * 2 * r] + r, &n[g * 2 * r] + 2 * r);
+            b.insert(b.end(), &(*n)[g * 2 * r], &(*n)[g * 2 * r] + r);
+            a.insert(a.end(), &(*n)[g * 2 * r] + r, &(*n)[g * 2 * r] + 2 * r);
         }
     } else {
-        const Vec m = l.qkv(h);
         q.assign(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(key_dim));
         k.assign(m.begin() + static_cast<std::ptrdiff_t>(key_dim),
                  m.begin() + static_cast<std::ptrdiff_t>(2 * key_dim));
         v.assign(m.begin() + static_cast<std::ptrdiff_t>(2 * key_dim), m.end());
-        z = l.z(h);
-        b = l.b(h);
-        a = l.a(h);
+        z = *z0;
+        b = *b0;
+        a = *a0;
     }
     // causal_conv1d_update with SiLU over mixed_qkv = cat(q, k, v).
     Vec mixed = q;
@@ -111,7 +115,29 @@ Vec deltanet(const Weights& W, const Layer& l, LayerState& s, const Vec& h) {
         for (std::size_t j = 0; j < dv; ++j)
             out[hv * dv + j] = l.norm[j] * (o[j] * inv) * silu(z[hv * dv + j]);
     }
-    return l.out(out);
+    return out;
+}
+
+} // namespace
+
+Rows deltanet(const Weights& W, const Layer& l, LayerState& s, const Rows& hs) {
+    // The projections of every token at once; the recurrence then runs token by token.
+    Rows ms, ns, zs, bs, as;
+    if (!l.qkvz.empty()) {
+        ms = l.qkvz(hs);
+        ns = l.ba(hs);
+    } else {
+        ms = l.qkv(hs);
+        zs = l.z(hs);
+        bs = l.b(hs);
+        as = l.a(hs);
+    }
+    Rows outs;
+    for (std::size_t t = 0; t < hs.size(); ++t)
+        outs.push_back(deltanet_token(W, l, s, ms[t], l.qkvz.empty() ? nullptr : &ns[t],
+                                      l.qkvz.empty() ? &zs[t] : nullptr, l.qkvz.empty() ? &bs[t] : nullptr,
+                                      l.qkvz.empty() ? &as[t] : nullptr));
+    return l.out(outs);
 }
 
 } // namespace cardsim::models::reference::decoder

@@ -79,41 +79,44 @@ struct LayerState {
 void load_attention(const Checkpoint& c, const std::string& p, Layer& l);
 /// Loads a latent attention's projections and norms (DeepSeek).
 void load_latent_attention(const Checkpoint& c, const std::string& p, Layer& l);
-/// softmax attention of one token over its cache (Qwen3Attention / Qwen3NextAttention / LlamaAttention).
-Vec attention(const Weights& W, const Layer& l, LayerState& s, const Vec& h, std::size_t pos);
-/// DeepseekV2Attention / DeepseekV3Attention for one token, un-absorbed: keys
-/// [k_nope | k_pe] and values per head, from the normed latent through kv_b_proj.
-Vec latent_attention(const Weights& W, const Layer& l, LayerState& s, const Vec& h, std::size_t pos);
+/// softmax attention of consecutive tokens from position `pos`, each over its cache (Qwen3Attention /
+/// Qwen3NextAttention / LlamaAttention); the projections of all of them at once.
+Rows attention(const Weights& W, const Layer& l, LayerState& s, const Rows& h, std::size_t pos);
+/// DeepseekV2Attention / DeepseekV3Attention for consecutive tokens from position `pos`, un-absorbed:
+/// keys [k_nope | k_pe] and values per head, from the normed latent through kv_b_proj.
+Rows latent_attention(const Weights& W, const Layer& l, LayerState& s, const Rows& h, std::size_t pos);
 
 // ---- the Gated-DeltaNet mixer (reference_decoder_mixer.cpp) ----
 
 /// Loads a Gated-DeltaNet's projections, conv, gates and norm.
 void load_deltanet(const Checkpoint& c, const std::string& p, Layer& l);
-/// One token of a Gated-DeltaNet (Qwen3NextGatedDeltaNet / Qwen3_5GatedDeltaNet, recurrent path).
-Vec deltanet(const Weights& W, const Layer& l, LayerState& s, const Vec& h);
+/// Consecutive tokens of a Gated-DeltaNet (Qwen3NextGatedDeltaNet / Qwen3_5GatedDeltaNet, recurrent
+/// path, one token after the other; the projections of all of them at once).
+Rows deltanet(const Weights& W, const Layer& l, LayerState& s, const Rows& h);
 
 // ---- feed-forward (reference_decoder_ffn.cpp) ----
 
 /// Loads the dense MLP's gate, up and down projections.
 void load_mlp(const Checkpoint& c, const std::string& p, Layer& l);
 /// `down(silu(gate(x)) · up(x))`.
-Vec swiglu(const Linear& gate, const Linear& up, const Linear& down, const Vec& x);
+Rows swiglu(const Linear& gate, const Linear& up, const Linear& down, const Rows& x);
 /// The dense MLP `down(act(gate(x)) · up(x))`: SiLU, or Gemma's GELU (`gelu` exact, otherwise
 /// transformers' `gelu_pytorch_tanh` formula).
-Vec mlp(const Weights& W, const Layer& l, const Vec& x);
+Rows mlp(const Weights& W, const Layer& l, const Rows& x);
 
 // ---- experts (reference_decoder_experts.cpp) ----
 
 /// Loads a sparse MoE block: router, experts, and the shared expert with its gate when present.
 void load_experts(const Checkpoint& c, const std::string& p, Layer& l);
-/// Qwen3MoeSparseMoeBlock / Qwen3NextSparseMoeBlock for one token (the shared expert when loaded).
-Vec experts(const Weights& W, const Layer& l, const Vec& x);
+/// Qwen3MoeSparseMoeBlock / Qwen3NextSparseMoeBlock for each token (the shared expert when loaded);
+/// each chosen expert runs once on the tokens that chose it.
+Rows experts(const Weights& W, const Layer& l, const Rows& x);
 /// Loads gpt-oss's MoE block (GptOssMLP): the router with its bias, and each expert of the
 /// `[E, H, 2I]` gate_up_proj (gate and up interleaved) and `[E, I, H]` down_proj with their biases.
 void load_oss_experts(const Checkpoint& c, const std::string& p, std::size_t experts, Layer& l);
-/// GptOssMLP for one token: top k of the router's logits, a softmax over them, each expert's
+/// GptOssMLP for each token: top k of the router's logits, a softmax over them, each expert's
 /// clamped SwiGLU.
-Vec oss_experts(const Weights& W, const Layer& l, const Vec& x);
+Rows oss_experts(const Weights& W, const Layer& l, const Rows& x);
 
 // ---- embedding and logits (reference_decoder_head.cpp) ----
 
@@ -121,8 +124,8 @@ Vec oss_experts(const Weights& W, const Layer& l, const Vec& x);
 void load_head(const Checkpoint& c, const std::string& prefix, bool tied, Weights& W);
 /// The embedding of `token` times the embedding scale; a token outside the vocabulary is a cardsim::Error.
 Vec embed(const Weights& W, std::int64_t token);
-/// The logits of the final hidden state `x` (normed here), softcapped when the model caps them.
-Vec logits(const Weights& W, const Vec& x);
+/// The logits of each final hidden state of `x` (normed here), softcapped when the model caps them.
+Rows logits(const Weights& W, const Rows& x);
 
 } // namespace reference::decoder
 } // namespace cardsim::models

@@ -51,28 +51,37 @@ const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::siz
     auto k = key(w, copy_t);
     if (auto it = packed_.find(k); it != packed_.end()) return it->second;
     auto shape = weights_.view_of(w.tensor, w.view);
-    auto values = weights_.values_f32(w.tensor, w.view);
-    weights_.release(w.tensor); // packed once and kept: the source's pages may go back
     std::size_t r = shape.rows, c = shape.row_len;
-    if (copy_t) {
-        values = transpose(values, r, c);
-        std::swap(r, c);
-    }
+    if (copy_t) std::swap(r, c);
     if (r != rows || c != cols)
         throw Error(fmt::format("tensor {}: its view reads {} × {}, the op needs {} × {}",
                                 weights_.name(w.tensor), r, c, rows, cols));
+    // A transposed copy reads the whole view first (its rows are the stored columns); otherwise rows
+    // are read a block at a time as they are packed, and no f32 copy of the matrix is ever made.
+    std::vector<float> whole;
+    if (copy_t) whole = transpose(weights_.values_f32(w.tensor, w.view), c, r);
     auto layout = kernels::matrix_layout(config_, r, c);
     Packed p{std::vector<std::byte>(layout.bytes()), r, c};
     // Rows pack independently, each into its stride of the image (as lowering packs blocks of them):
-    // blocks of about 16 Ki values over the host's cores.
+    // blocks of about 16 Ki values over the host's cores, each read into a buffer its thread reuses.
     const std::size_t stride = r ? p.bytes.size() / r : 0;
-    kernels::parallel_for(r, std::max<std::size_t>(1, 16384 / std::max<std::size_t>(c, 1)),
-                          [&](std::size_t begin, std::size_t end) {
-                              numerics::quantize_into(
-                                  std::span<const float>(values).subspan(begin * c, (end - begin) * c),
-                                  kernels::matrix_layout(config_, end - begin, c),
-                                  std::span(p.bytes).subspan(begin * stride, (end - begin) * stride));
-                          });
+    const std::size_t block = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(c, 1));
+    kernels::parallel_for(r, block, [&](std::size_t begin, std::size_t end) {
+        std::vector<float> buffer(copy_t ? 0 : std::min(block, end - begin) * c);
+        for (std::size_t first = begin; first < end; first += block) {
+            const std::size_t n = std::min(block, end - first);
+            std::span<const float> values;
+            if (copy_t) {
+                values = std::span<const float>(whole).subspan(first * c, n * c);
+            } else {
+                weights_.read_rows_f32(w.tensor, w.view, first, n, std::span(buffer).first(n * c));
+                values = std::span<const float>(buffer).first(n * c);
+            }
+            numerics::quantize_into(values, kernels::matrix_layout(config_, n, c),
+                                    std::span(p.bytes).subspan(first * stride, n * stride));
+        }
+    });
+    weights_.release(w.tensor); // packed once and kept: the source's pages may go back
     return packed_.emplace(k, std::move(p)).first->second;
 }
 
