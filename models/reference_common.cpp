@@ -109,8 +109,8 @@ void dots(const T* a, const double* const* xs, std::size_t count, std::size_t n,
 
 /// `dot`'s end from its four partial sums in `acc`: the tail from `whole` to `n` joins s_0, then the
 /// pairwise sum.
-__attribute__((target("avx2"))) double finish_dot(__m256d acc, const float* a, const double* x,
-                                                  std::size_t whole, std::size_t n) {
+__attribute__((target("avx2"), always_inline)) inline double
+finish_dot(__m256d acc, const float* a, const double* x, std::size_t whole, std::size_t n) {
     alignas(32) double s[4];
     _mm256_store_pd(s, acc);
     for (std::size_t i = whole; i < n; ++i)
@@ -124,7 +124,6 @@ __attribute__((target("avx2"))) double finish_dot(__m256d acc, const float* a, c
 __attribute__((target("avx2"))) void dots_avx2(const float* a, const double* const* xs, std::size_t count,
                                                std::size_t n, double* out) {
     const std::size_t whole = n / 4 * 4;
-    auto finish = [&](__m256d acc, const double* x) { return finish_dot(acc, a, x, whole, n); };
     std::size_t t = 0;
     for (; t + 4 <= count; t += 4) {
         const double *x0 = xs[t], *x1 = xs[t + 1], *x2 = xs[t + 2], *x3 = xs[t + 3];
@@ -136,17 +135,17 @@ __attribute__((target("avx2"))) void dots_avx2(const float* a, const double* con
             s2 = _mm256_add_pd(s2, _mm256_mul_pd(w, _mm256_loadu_pd(x2 + i)));
             s3 = _mm256_add_pd(s3, _mm256_mul_pd(w, _mm256_loadu_pd(x3 + i)));
         }
-        out[t] = finish(s0, x0);
-        out[t + 1] = finish(s1, x1);
-        out[t + 2] = finish(s2, x2);
-        out[t + 3] = finish(s3, x3);
+        out[t] = finish_dot(s0, a, x0, whole, n);
+        out[t + 1] = finish_dot(s1, a, x1, whole, n);
+        out[t + 2] = finish_dot(s2, a, x2, whole, n);
+        out[t + 3] = finish_dot(s3, a, x3, whole, n);
     }
     for (; t < count; ++t) {
         const double* x = xs[t];
         __m256d s = _mm256_setzero_pd();
         for (std::size_t i = 0; i < whole; i += 4)
             s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i)), _mm256_loadu_pd(x + i)));
-        out[t] = finish(s, x);
+        out[t] = finish_dot(s, a, x, whole, n);
     }
 }
 

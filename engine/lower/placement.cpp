@@ -113,10 +113,14 @@ void Lowering::run_jobs() {
             return;
         }
     }
+    // The chunks are ranges of one image memory (a card's DDR maps its pages rather than copy
+    // them), or vectors of their own where the host has no memory files; both start as zeros.
+    const auto memory = program::ImageMemory::create(weights_end_);
     for (auto& job : jobs_) {
-        auto& bytes = out_.image.chunks[job.chunk].bytes;
-        bytes.resize(job.bytes);
-        job.fill(bytes);
+        auto& chunk = out_.image.chunks[job.chunk];
+        chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)
+                             : program::ChunkBytes(std::vector<std::byte>(job.bytes));
+        job.fill(chunk.bytes);
     }
     if (!cached) return;
     std::vector<std::span<const std::byte>> chunks;

@@ -12,13 +12,6 @@
 namespace cardsim::numerics {
 namespace {
 
-Kernel selected = Kernel::Best;
-
-bool use_avx2() {
-    static const bool has = __builtin_cpu_supports("avx2");
-    return has && selected == Kernel::Best;
-}
-
 constexpr float nan_out() {
     return std::numeric_limits<float>::quiet_NaN();
 }
@@ -486,10 +479,6 @@ RowScales decode_row_scales(const std::uint8_t* scales, const MatrixLayout& l, s
 }
 
 } // namespace
-
-void use_kernel(Kernel k) {
-    selected = k;
-}
 
 PreparedActivation prepare(const QuantizedActivation& q, const MatrixLayout& layout) {
     if (q.length != layout.cols)

@@ -17,6 +17,7 @@
 // a bit.
 
 #include "engine/numerics/activation.hpp"
+#include "engine/numerics/kernel.hpp"
 #include "engine/numerics/partial_sum.hpp"
 #include "engine/numerics/weights.hpp"
 
@@ -63,12 +64,5 @@ void matvec_partial(const MatrixView& m, const PreparedActivation& a, std::span<
 
 /// Every row: out.size() must be the matrix's rows.
 void matvec(const MatrixView& m, const QuantizedActivation& a, std::span<float> out);
-
-/// Which kernel the fast path uses: the AVX2 one where the CPU has it, else portable C++. Both give
-/// the same bits; tests force each.
-enum class Kernel { Best, Portable };
-/// Sets the kernel for this process (tests use it to hold both to the spec); not for use while
-/// another thread runs a matvec.
-void use_kernel(Kernel k);
 
 } // namespace cardsim::numerics

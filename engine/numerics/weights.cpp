@@ -1,6 +1,7 @@
 #include "engine/numerics/weights.hpp"
 
 #include "engine/error.hpp"
+#include "engine/numerics/kernel.hpp"
 #include "engine/numerics/rounding.hpp"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include <immintrin.h>
 
 namespace cardsim::numerics {
 namespace {
@@ -40,6 +43,47 @@ inline float float_power_of_two(int e) {
     return std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23);
 }
 
+/// The largest of the `n` values' bits without sign (n a multiple of 8), eight lanes at a time.
+__attribute__((target("avx2"))) std::int32_t largest_bits_avx2(const float* x, std::size_t n) {
+    const __m256i mask = _mm256_set1_epi32(0x7FFFFFFF);
+    __m256i most = _mm256_setzero_si256();
+    for (std::size_t j = 0; j < n; j += 8)
+        most = _mm256_max_epi32(
+            most, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j)), mask));
+    __m128i m = _mm_max_epi32(_mm256_castsi256_si128(most), _mm256_extracti128_si256(most, 1));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4E));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xB1));
+    return _mm_cvtsi128_si32(m);
+}
+
+/// Eight E8M0 codes, as 32-bit lanes, of the values at `x`: x · scale (exact), rounded to an
+/// integer by adding and subtracting `magic` (1.5 × 2^23), clamped to [lo, hi], truncated. No fused
+/// multiply-add: each step rounds as the portable loop's.
+__attribute__((target("avx2"), always_inline)) inline __m256i e8m0_lanes(const float* x, __m256 scale,
+                                                                         __m256 magic, __m256 lo, __m256 hi) {
+    const __m256 y = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x), scale), magic), magic);
+    return _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(y, lo), hi));
+}
+
+/// The E8M0 codes of `n` values (n a multiple of 32) at scale 2^-k given as `inverse`, as the
+/// portable loop computes them (e8m0_lanes), 32 codes per store.
+__attribute__((target("avx2"))) void e8m0_codes_avx2(const float* x, std::size_t n, float inverse, float top,
+                                                     std::int8_t* codes) {
+    const __m256 scale = _mm256_set1_ps(inverse), magic = _mm256_set1_ps(0x1.8p23f), hi = _mm256_set1_ps(top),
+                 lo = _mm256_set1_ps(-top);
+    for (std::size_t j = 0; j < n; j += 32) {
+        // The packs work within 128-bit halves, so the 16-bit and then 8-bit codes come out as
+        // eight 4-code pieces out of order; the permutation puts them back.
+        const __m256i a = _mm256_packs_epi32(e8m0_lanes(x + j, scale, magic, lo, hi),
+                                             e8m0_lanes(x + j + 8, scale, magic, lo, hi));
+        const __m256i b = _mm256_packs_epi32(e8m0_lanes(x + j + 16, scale, magic, lo, hi),
+                                             e8m0_lanes(x + j + 24, scale, magic, lo, hi));
+        const __m256i ordered =
+            _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, b), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + j), ordered);
+    }
+}
+
 /// Quantises one group of n values (n a multiple of 32) into `codes` and writes its scale bytes
 /// (1 or 2). The loops are written so the compiler vectorises them; every step is exact, so the
 /// codes are those of the rule in weights.hpp:
@@ -52,9 +96,14 @@ inline float float_power_of_two(int e) {
 void quantize_group(const float* x, std::size_t n, const WeightFormat& f, std::int8_t* codes,
                     std::byte* scale) {
     const int q = max_weight_code(f.codes);
+    const bool avx2 = use_avx2();
     std::int32_t most = 0;
-    for (std::size_t j = 0; j < n; ++j)
-        most = std::max(most, static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(x[j]) & 0x7FFFFFFFu));
+    if (avx2)
+        most = largest_bits_avx2(x, n);
+    else
+        for (std::size_t j = 0; j < n; ++j)
+            most =
+                std::max(most, static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(x[j]) & 0x7FFFFFFFu));
     const bool finite = most < 0x7F800000;
     auto put_f16 = [&](F16 h) {
         scale[0] = static_cast<std::byte>(h.bits & 0xFF);
@@ -75,6 +124,7 @@ void quantize_group(const float* x, std::size_t n, const WeightFormat& f, std::i
         scale[0] = static_cast<std::byte>(k + 127);
         const float inverse = float_power_of_two(-k); // k in [-127, 122]: a normal f32
         const float magic = 0x1.8p23f, top = static_cast<float>(q);
+        if (avx2) return e8m0_codes_avx2(x, n, inverse, top, codes);
         for (std::size_t j = 0; j < n; ++j) {
             const float y = (x[j] * inverse + magic) - magic;
             codes[j] = static_cast<std::int8_t>(static_cast<std::int32_t>(std::clamp(y, -top, top)));

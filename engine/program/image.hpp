@@ -5,6 +5,8 @@
 // File layout (little-endian): magic "CARDDDR\x1a" (8 B), version u32, chunk count u32, then per
 // chunk { address u64, length u64, bytes }, chunks in increasing, non-overlapping address order.
 
+#include "engine/program/image_memory.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -17,7 +19,7 @@ namespace cardsim::program {
 /// Bytes at one DDR address.
 struct Chunk {
     std::uint64_t address = 0;
-    std::vector<std::byte> bytes;
+    ChunkBytes bytes;
     friend bool operator==(const Chunk&, const Chunk&) = default;
 };
 

@@ -52,11 +52,7 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
         }
     use(0);
     // A timing-only run moves no data: its DDR stays empty (the io region still gets the host's inputs).
-    if (mode == Mode::Full)
-        for (auto& chunk : image.chunks) {
-            auto& w = context_.region(program::Region::Weights);
-            ddr_.load(w.base + chunk.address, chunk.bytes);
-        }
+    if (mode == Mode::Full) load(image);
     sram_port_.sram.bind(sram_.socket);
     std::vector<UnitModule*> plain;
     std::vector<card::UnitKind> kinds(card::all_unit_kinds.begin(), card::all_unit_kinds.end());
@@ -74,6 +70,18 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
     }
     processor_ = std::make_unique<CommandProcessor>("command_processor", context_, std::move(plain));
     processor_->ddr.bind(ddr_.socket);
+}
+
+void Card::load(const program::Image& image) {
+    const auto& w = context_.region(program::Region::Weights);
+    // Chunks that are ranges of one image memory share its pages (copy-on-write) when the weights
+    // region starts on a page: no copy, and the run holds the weights once.
+    const program::ImageMemory* memory = image.chunks.empty() ? nullptr : image.chunks.front().bytes.memory();
+    for (auto& chunk : image.chunks)
+        if (chunk.bytes.memory() != memory || chunk.bytes.offset() != chunk.address) memory = nullptr;
+    if (memory && ddr_.load_file(w.base, memory->fd(), memory->bytes().size())) return;
+    for (auto& chunk : image.chunks)
+        ddr_.load(w.base + chunk.address, chunk.bytes);
 }
 
 void Card::write(program::Region r, std::uint64_t offset, std::span<const std::byte> bytes) {

@@ -44,6 +44,8 @@ public:
     /// Makes program `k` of the set the one the next steps run (its io, arena and program regions).
     void use(std::size_t k);
 
+    /// Puts the image's chunks in the weights region (before anything else is written to DDR).
+    void load(const program::Image& image);
     /// Writes host bytes into region `r` at `offset` (zero time).
     void write(program::Region r, std::uint64_t offset, std::span<const std::byte> bytes);
     /// Reads bytes of region `r` at `offset` (zero time).

@@ -55,6 +55,15 @@ SparseStore& SparseStore::operator=(SparseStore&& other) noexcept {
     return *this;
 }
 
+bool SparseStore::map_file(std::uint64_t address, int fd, std::uint64_t length) {
+    const std::uint64_t p = page_bytes(), span = (length + p - 1) / p * p;
+    if (length == 0 || address % p != 0 || address > mapped_bytes(capacity_) ||
+        span > mapped_bytes(capacity_) - address)
+        return false;
+    void* at = ::mmap(base_ + address, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0);
+    return at != MAP_FAILED;
+}
+
 void SparseStore::read(std::uint64_t address, std::span<std::byte> out) const {
     if (!out.empty()) std::memcpy(out.data(), base_ + address, out.size());
 }

@@ -29,6 +29,12 @@ public:
     void read(std::uint64_t address, std::span<std::byte> out) const;
     /// Copies `in` to `address` (inside the capacity), committing the pages it touches.
     void write(std::uint64_t address, std::span<const std::byte> in);
+    /// Makes the bytes [address, address + length) (inside the capacity; `address` a multiple of
+    /// `page_bytes`) the first `length` bytes of file `fd`, mapped privately: pages are shared with
+    /// the file until written (copy-on-write), and writes never reach it. The bytes from `length` to
+    /// the end of its last page read as the file's (zero past its end). Must come before anything
+    /// is written in those pages. False when the host refuses (the range is then as before).
+    bool map_file(std::uint64_t address, int fd, std::uint64_t length);
     /// The bytes [address, address + length) in place (inside the capacity).
     std::span<std::byte> data(std::uint64_t address, std::uint64_t length) {
         return {base_ + address, static_cast<std::size_t>(length)};

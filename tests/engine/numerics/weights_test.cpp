@@ -2,6 +2,7 @@
 // view, the documented layout, error bounds, and refusals of malformed input.
 
 #include "engine/error.hpp"
+#include "engine/numerics/kernel.hpp"
 #include "engine/numerics/spec/weights.hpp"
 #include "engine/numerics/weights.hpp"
 #include "generators.hpp"
@@ -32,58 +33,72 @@ std::vector<float> make_matrix(std::size_t rows, std::size_t cols, std::mt19937_
     return m;
 }
 
-} // namespace
-
-TEST_CASE("the weight quantiser writes the same bytes as the exact spec for every format") {
-    std::mt19937_64 rng(11);
-    for (const WeightFormat& f : formats())
-        for (std::size_t cols : {128u, 100u}) {
-            std::vector<float> w = make_matrix(16, cols, rng);
-            w[3 * cols + 5] = std::numeric_limits<float>::quiet_NaN();
-            w[9 * cols + 1] = std::numeric_limits<float>::infinity();
-            QuantizedMatrix m = quantize_matrix(w, cols, f, 64);
-            INFO(to_string(f) << " cols " << cols);
-            REQUIRE(m.bytes == spec::quantize_matrix(w, m.layout));
-        }
+/// Runs `body` with each kernel (AVX2 where the CPU has it, and portable C++), then restores the best.
+template <class F>
+void with_each_kernel(F body) {
+    for (Kernel k : {Kernel::Best, Kernel::Portable}) {
+        use_kernel(k);
+        body();
+    }
+    use_kernel(Kernel::Best);
 }
 
-TEST_CASE(
-    "the vectorised quantiser equals the spec at the edges of f32: subnormals, ties, the largest values") {
-    // Groups whose largest magnitude is subnormal, tiny and normal at the E8M0 clamp (2^-127),
-    // just under and at the rounding point of the exponent (q + 0.5 times a power of two), at
-    // the top of f32, and values on code ties (n + 0.5 times the scale).
-    std::mt19937_64 rng(13);
-    std::vector<float> tops = {std::numeric_limits<float>::denorm_min(),
-                               0x1p-140f,
-                               0x1.fffffep-127f,
-                               0x1p-126f,
-                               0x1p-121f,
-                               127.5f * 0x1p-120f,
-                               std::nextafter(127.5f, 0.0f),
-                               127.5f,
-                               7.5f,
-                               std::nextafter(7.5f, 0.0f),
-                               1.0f,
-                               3.0e38f,
-                               std::numeric_limits<float>::max()};
-    for (const WeightFormat& f : formats()) {
-        const std::size_t cols = 96;
-        std::vector<float> w;
-        for (float top : tops) {
-            std::vector<float> row(cols);
-            for (std::size_t c = 0; c < cols; ++c) {
-                const float u = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 127.0f;
-                row[c] = c % 3 == 0 ? top * u
-                                    : (c % 3 == 1 ? (static_cast<float>(c % 16) + 0.5f) / 16.0f * top
-                                                  : -top / static_cast<float>(1 + c % 7));
+} // namespace
+
+TEST_CASE("the weight quantiser writes the same bytes as the exact spec for every format and kernel") {
+    std::mt19937_64 rng(11);
+    with_each_kernel([&] {
+        for (const WeightFormat& f : formats())
+            for (std::size_t cols : {128u, 100u}) {
+                std::vector<float> w = make_matrix(16, cols, rng);
+                w[3 * cols + 5] = std::numeric_limits<float>::quiet_NaN();
+                w[9 * cols + 1] = std::numeric_limits<float>::infinity();
+                QuantizedMatrix m = quantize_matrix(w, cols, f, 64);
+                INFO(to_string(f) << " cols " << cols);
+                REQUIRE(m.bytes == spec::quantize_matrix(w, m.layout));
             }
-            row[0] = top;
-            w.insert(w.end(), row.begin(), row.end());
+    });
+}
+
+TEST_CASE("the vectorised quantiser equals the spec at the edges of f32 with each kernel: subnormals, ties, "
+          "the largest values") {
+    with_each_kernel([&] {
+        // Groups whose largest magnitude is subnormal, tiny and normal at the E8M0 clamp (2^-127),
+        // just under and at the rounding point of the exponent (q + 0.5 times a power of two), at
+        // the top of f32, and values on code ties (n + 0.5 times the scale).
+        std::mt19937_64 rng(13);
+        std::vector<float> tops = {std::numeric_limits<float>::denorm_min(),
+                                   0x1p-140f,
+                                   0x1.fffffep-127f,
+                                   0x1p-126f,
+                                   0x1p-121f,
+                                   127.5f * 0x1p-120f,
+                                   std::nextafter(127.5f, 0.0f),
+                                   127.5f,
+                                   7.5f,
+                                   std::nextafter(7.5f, 0.0f),
+                                   1.0f,
+                                   3.0e38f,
+                                   std::numeric_limits<float>::max()};
+        for (const WeightFormat& f : formats()) {
+            const std::size_t cols = 96;
+            std::vector<float> w;
+            for (float top : tops) {
+                std::vector<float> row(cols);
+                for (std::size_t c = 0; c < cols; ++c) {
+                    const float u = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 127.0f;
+                    row[c] = c % 3 == 0 ? top * u
+                                        : (c % 3 == 1 ? (static_cast<float>(c % 16) + 0.5f) / 16.0f * top
+                                                      : -top / static_cast<float>(1 + c % 7));
+                }
+                row[0] = top;
+                w.insert(w.end(), row.begin(), row.end());
+            }
+            QuantizedMatrix m = quantize_matrix(w, cols, f, 64);
+            INFO(to_string(f));
+            REQUIRE(m.bytes == spec::quantize_matrix(w, m.layout));
         }
-        QuantizedMatrix m = quantize_matrix(w, cols, f, 64);
-        INFO(to_string(f));
-        REQUIRE(m.bytes == spec::quantize_matrix(w, m.layout));
-    }
+    });
 }
 
 TEST_CASE("quantising a matrix's rows in blocks gives the bytes of quantising it whole") {

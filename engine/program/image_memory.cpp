@@ -1,0 +1,44 @@
+#include "engine/program/image_memory.hpp"
+
+#include "engine/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace cardsim::program {
+
+std::shared_ptr<ImageMemory> ImageMemory::create(std::uint64_t bytes) {
+    if (bytes == 0) return nullptr;
+    const int fd = ::memfd_create("cardsim-image", MFD_CLOEXEC);
+    if (fd < 0) return nullptr;
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        ::close(fd);
+        return nullptr;
+    }
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        ::close(fd);
+        return nullptr;
+    }
+    return std::shared_ptr<ImageMemory>(new ImageMemory(fd, static_cast<std::byte*>(p), bytes));
+}
+
+ImageMemory::~ImageMemory() {
+    ::munmap(base_, size_);
+    ::close(fd_);
+}
+
+ChunkBytes::ChunkBytes(std::shared_ptr<ImageMemory> memory, std::uint64_t offset, std::uint64_t length)
+    : memory_(std::move(memory)), offset_(offset), length_(length) {
+    if (!memory_ || offset > memory_->bytes().size() || length > memory_->bytes().size() - offset)
+        throw Error("an image chunk's bytes run past the image memory they are a range of");
+}
+
+bool operator==(const ChunkBytes& a, const ChunkBytes& b) {
+    return a.size() == b.size() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+} // namespace cardsim::program
