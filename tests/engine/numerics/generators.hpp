@@ -2,6 +2,8 @@
 // Random and adversarial inputs for the numerics tests: every generator is seeded, so a failure
 // reproduces.
 
+#include "engine/numerics/kernel.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -89,6 +91,16 @@ inline std::vector<float> make_row(RowKind kind, std::size_t n, std::mt19937_64&
 /// Bit-pattern equality of floats (NaN equal to NaN of the same pattern; +0 and -0 differ).
 inline bool same_bits(float a, float b) {
     return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+}
+
+/// Runs `body` once with each kernel (AVX2 where the CPU has it, and portable C++), then sets the best.
+template <class F>
+void for_each_kernel(F body) {
+    for (Kernel k : {Kernel::Best, Kernel::Portable}) {
+        use_kernel(k);
+        body();
+    }
+    use_kernel(Kernel::Best);
 }
 
 } // namespace cardsim::numerics::testing

@@ -57,16 +57,6 @@ void require_same_bits(const std::vector<float>& a, const std::vector<float>& b)
     }
 }
 
-/// Runs `body` once with each kernel.
-template <class F>
-void for_each_kernel(F body) {
-    for (Kernel k : {Kernel::Best, Kernel::Portable}) {
-        use_kernel(k);
-        body();
-    }
-    use_kernel(Kernel::Best);
-}
-
 } // namespace
 
 TEST_CASE("the matvec agrees with the exact spec on quantised matrices and activations of every kind") {

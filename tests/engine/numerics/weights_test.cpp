@@ -2,7 +2,6 @@
 // view, the documented layout, error bounds, and refusals of malformed input.
 
 #include "engine/error.hpp"
-#include "engine/numerics/kernel.hpp"
 #include "engine/numerics/spec/weights.hpp"
 #include "engine/numerics/weights.hpp"
 #include "generators.hpp"
@@ -33,21 +32,11 @@ std::vector<float> make_matrix(std::size_t rows, std::size_t cols, std::mt19937_
     return m;
 }
 
-/// Runs `body` with each kernel (AVX2 where the CPU has it, and portable C++), then restores the best.
-template <class F>
-void with_each_kernel(F body) {
-    for (Kernel k : {Kernel::Best, Kernel::Portable}) {
-        use_kernel(k);
-        body();
-    }
-    use_kernel(Kernel::Best);
-}
-
 } // namespace
 
 TEST_CASE("the weight quantiser writes the same bytes as the exact spec for every format and kernel") {
     std::mt19937_64 rng(11);
-    with_each_kernel([&] {
+    for_each_kernel([&] {
         for (const WeightFormat& f : formats())
             for (std::size_t cols : {128u, 100u}) {
                 std::vector<float> w = make_matrix(16, cols, rng);
@@ -62,7 +51,7 @@ TEST_CASE("the weight quantiser writes the same bytes as the exact spec for ever
 
 TEST_CASE("the vectorised quantiser equals the spec at the edges of f32 with each kernel: subnormals, ties, "
           "the largest values") {
-    with_each_kernel([&] {
+    for_each_kernel([&] {
         // Groups whose largest magnitude is subnormal, tiny and normal at the E8M0 clamp (2^-127),
         // just under and at the rounding point of the exponent (q + 0.5 times a power of two), at
         // the top of f32, and values on code ties (n + 0.5 times the scale).
