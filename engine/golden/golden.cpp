@@ -10,6 +10,9 @@
 
 #include <fmt/core.h>
 
+#include <atomic>
+#include <cstring>
+
 namespace cardsim::golden {
 namespace {
 
@@ -23,9 +26,14 @@ std::pair<W, std::string> key(const Weight& w, bool transposed_copy) {
 } // namespace
 
 Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConfig& config,
-               const Bucket& bucket, std::size_t max_positions, std::optional<std::size_t> slots)
+               const Bucket& bucket, std::size_t max_positions, std::optional<std::size_t> slots,
+               const program::Image* image)
     : g_(g), weights_(weights), config_(config), bucket_(bucket), max_positions_(max_positions),
       slots_(slots) {
+    if (image)
+        for (const auto& m : image->matrices)
+            if (auto bytes = image->find(m.address, m.bytes); !bytes.empty())
+                in_image_.emplace(std::pair{m.tensor, m.rows + (m.transposed ? "T" : "")}, bytes);
     if (auto problem = check(g)) throw Error("the graph is malformed: " + *problem);
     values_.resize(g.vals.size());
     for (auto& s : g.states) {
@@ -61,28 +69,51 @@ const Golden::Packed& Golden::packed(const Weight& w, std::size_t rows, std::siz
     std::vector<float> whole;
     if (copy_t) whole = transpose(weights_.values_f32(w.tensor, w.view), c, r);
     auto layout = kernels::matrix_layout(config_, r, c);
-    Packed p{std::vector<std::byte>(layout.bytes()), r, c};
-    // Rows pack independently, each into its stride of the image (as lowering packs blocks of them):
-    // blocks of about 16 Ki values over the host's cores, each read into a buffer its thread reuses.
-    const std::size_t stride = r ? p.bytes.size() / r : 0;
+    const std::size_t stride = r ? layout.bytes() / r : 0;
+    // Rows pack independently, each into its stride (as lowering packs blocks of them): blocks of
+    // about 16 Ki values over the host's cores, each read into a buffer its thread reuses, and
+    // either written out or compared with the image's bytes.
     const std::size_t block = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(c, 1));
-    kernels::parallel_for(r, block, [&](std::size_t begin, std::size_t end) {
-        std::vector<float> buffer(copy_t ? 0 : std::min(block, end - begin) * c);
-        for (std::size_t first = begin; first < end; first += block) {
-            const std::size_t n = std::min(block, end - first);
-            std::span<const float> values;
-            if (copy_t) {
-                values = std::span<const float>(whole).subspan(first * c, n * c);
-            } else {
-                weights_.read_rows_f32(w.tensor, w.view, first, n, std::span(buffer).first(n * c));
-                values = std::span<const float>(buffer).first(n * c);
+    auto pack = [&](std::span<std::byte> out, std::span<const std::byte> against) {
+        std::atomic<bool> same{true};
+        kernels::parallel_for(r, block, [&](std::size_t begin, std::size_t end) {
+            std::vector<float> buffer(copy_t ? 0 : std::min(block, end - begin) * c);
+            std::vector<std::byte> packed_rows(out.empty() ? std::min(block, end - begin) * stride : 0);
+            for (std::size_t first = begin; first < end && same.load(std::memory_order_relaxed);
+                 first += block) {
+                const std::size_t n = std::min(block, end - first);
+                std::span<const float> values;
+                if (copy_t) {
+                    values = std::span<const float>(whole).subspan(first * c, n * c);
+                } else {
+                    weights_.read_rows_f32(w.tensor, w.view, first, n, std::span(buffer).first(n * c));
+                    values = std::span<const float>(buffer).first(n * c);
+                }
+                auto to = out.empty() ? std::span(packed_rows).first(n * stride)
+                                      : out.subspan(first * stride, n * stride);
+                numerics::quantize_into(values, kernels::matrix_layout(config_, n, c), to);
+                if (!against.empty() &&
+                    std::memcmp(to.data(), against.data() + first * stride, to.size()) != 0)
+                    same = false;
             }
-            numerics::quantize_into(values, kernels::matrix_layout(config_, n, c),
-                                    std::span(p.bytes).subspan(first * stride, n * stride));
-        }
-    });
+        });
+        return same.load();
+    };
+    Packed p{{}, {}, r, c};
+    auto in_image = in_image_.find(k);
+    if (in_image != in_image_.end() && in_image->second.size() == layout.bytes() &&
+        pack({}, in_image->second)) {
+        p.bytes = in_image->second; // the image's bytes, checked equal to this packing's
+        ++matrices_.from_image;
+    } else {
+        ++matrices_.own;
+        p.own.resize(layout.bytes());
+        pack(p.own, {});
+    }
     weights_.release(w.tensor); // packed once and kept: the source's pages may go back
-    return packed_.emplace(k, std::move(p)).first->second;
+    auto& kept = packed_.emplace(k, std::move(p)).first->second;
+    if (kept.bytes.empty()) kept.bytes = kept.own; // its own bytes, where they now live
+    return kept;
 }
 
 const std::vector<float>& Golden::raw(const Weight& w) {

@@ -9,11 +9,13 @@
 #include "engine/graph/batch.hpp"
 #include "engine/graph/graph.hpp"
 #include "engine/graph/weight_source.hpp"
+#include "engine/program/image.hpp"
 
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace cardsim::golden {
@@ -26,9 +28,15 @@ public:
     /// states for `bucket` sequences and `max_positions` cached positions. With `slots` (as
     /// lower::Options::slots) the states hold `slots + 1` sequences (the last the pad slot) and
     /// each step's rows name theirs in `BatchInputs::slots`.
+    ///
+    /// With `image` (the lowered image the card ran, which must outlive the executor), a matrix the
+    /// image's account says it holds is packed block by block and compared with the image's bytes;
+    /// when they are the same the executor reads those bytes rather than keep a copy of its own
+    /// (the weights are then held once in a run). Any difference, or a matrix the image does not
+    /// hold, and the executor keeps its own packing: its results never depend on lowering's.
     Golden(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
            const graph::Bucket& bucket, std::size_t max_positions,
-           std::optional<std::size_t> slots = std::nullopt);
+           std::optional<std::size_t> slots = std::nullopt, const program::Image* image = nullptr);
 
     /// Makes the following steps run bucket `b`. With slots the stores hold slots, not a bucket's
     /// sequences, so a session over a set of buckets may change it every step; without slots the
@@ -44,12 +52,21 @@ public:
     /// The value `v` after the last step.
     const std::vector<float>& value(graph::Val v) const { return values_.at(v.id); }
 
+    /// How many matrices it read from the image (checked equal to its own packing) and how many
+    /// it packed for itself, so far.
+    struct Matrices {
+        std::size_t from_image = 0, own = 0;
+    };
+    Matrices matrices() const { return matrices_; }
+
     /// The last step's routing: per Moe op in graph order, each row's chosen experts (rows × top_k).
     const std::vector<std::vector<std::uint32_t>>& routing() const { return routing_; }
 
 private:
+    /// A packed matrix: its own bytes, or the image's that were checked equal to them.
     struct Packed {
-        std::vector<std::byte> bytes;
+        std::vector<std::byte> own;
+        std::span<const std::byte> bytes;
         std::size_t rows = 0, cols = 0;
     };
     const Packed& packed(const graph::Weight& w, std::size_t rows, std::size_t cols);
@@ -69,8 +86,11 @@ private:
     std::vector<std::vector<float>> values_;
     std::vector<std::vector<std::byte>> states_;
     std::map<std::pair<graph::W, std::string>, Packed> packed_;
+    /// The image's matrices by the same key as `packed_`, when an image was given.
+    std::map<std::pair<graph::W, std::string>, std::span<const std::byte>> in_image_;
     std::map<std::pair<graph::W, std::string>, std::vector<float>> raw_;
     std::vector<std::vector<std::uint32_t>> routing_;
+    Matrices matrices_;
 };
 
 } // namespace cardsim::golden

@@ -46,10 +46,12 @@ Place Lowering::stacked_matrix(const std::vector<Weight>& views, std::size_t k) 
         what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
     what += fmt::format("stacked:{}x{}", n, k);
     if (copy_transposed) what += "ᵀ";
-    return reserve(t_.storage.packed_bytes(n, k), true, what,
-                   [this, views, n, k, copy_transposed](std::span<std::byte> out) {
-                       pack(views, copy_transposed, n, k, out);
-                   });
+    const Place all = reserve(t_.storage.packed_bytes(n, k), true, what,
+                              [this, views, n, k, copy_transposed](std::span<std::byte> out) {
+                                  pack(views, copy_transposed, n, k, out);
+                              });
+    record_stack(views, copy_transposed, all);
+    return all;
 }
 
 Place Lowering::bias_table(const std::vector<std::vector<Weight>>& per_expert, std::size_t n) {

@@ -161,6 +161,9 @@ private:
     /// straight from the source on the host's threads; the tensors are released after.
     void pack(const std::vector<Weight>& parts, bool transpose, std::size_t rows, std::size_t cols,
               std::span<std::byte> out) const;
+    /// Records in the image's account where each of `views` lies in the stacked matrix `all`
+    /// (their rows, or their transposes' when `transpose`, one after another).
+    void record_stack(const std::vector<Weight>& views, bool transpose, const Place& all);
     /// The weights-region bytes of `w` stored as `how`, placing them the first time.
     Place weight(const Weight& w, Storing how, std::size_t want_rows, std::size_t want_cols);
     /// `w` as `n` raw f32 values.

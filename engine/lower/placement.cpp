@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 namespace cardsim::lower::detail {
 namespace {
@@ -202,6 +203,24 @@ void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_
     release();
 }
 
+void Lowering::record_stack(const std::vector<Weight>& views, bool transpose, const Place& all) {
+    if (o_.shapes_only) return;
+    std::vector<std::size_t> rows;
+    for (auto& v : views) {
+        auto shape = ws_.view_of(v.tensor, v.view);
+        rows.push_back(transpose ? shape.row_len : shape.rows);
+    }
+    const std::uint64_t n = std::accumulate(rows.begin(), rows.end(), std::uint64_t{0});
+    if (n == 0 || all.bytes % n != 0) return;
+    const std::uint64_t stride = all.bytes / n; // each row packs alone, in its stride
+    std::uint64_t row = 0;
+    for (std::size_t p = 0; p < views.size(); ++p) {
+        out_.image.matrices.push_back({views[p].tensor, rows_key(views[p].view), transpose,
+                                       all.offset + row * stride, rows[p] * stride});
+        row += rows[p];
+    }
+}
+
 Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std::size_t want_cols) {
     auto key = std::make_tuple(w.tensor, rows_key(w.view), how);
     if (auto it = weights_.find(key); it != weights_.end()) return it->second;
@@ -228,6 +247,8 @@ Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std:
                             })
                   : reserve(t_.storage.packed_bytes(r, c), true, what,
                             [this, w, t, r, c](std::span<std::byte> out) { pack({w}, t, r, c, out); });
+    if (how != Storing::RawF32 && !o_.shapes_only)
+        out_.image.matrices.push_back({w.tensor, rows_key(w.view), t, p.offset, p.bytes});
     weights_.emplace(key, p);
     return p;
 }

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -37,6 +38,16 @@ std::uint64_t Image::bytes() const {
     for (auto& c : chunks)
         n += c.bytes.size();
     return n;
+}
+
+std::span<const std::byte> Image::find(std::uint64_t address, std::uint64_t length) const {
+    auto it = std::upper_bound(chunks.begin(), chunks.end(), address,
+                               [](std::uint64_t a, const Chunk& c) { return a < c.address; });
+    if (it == chunks.begin()) return {};
+    const Chunk& c = *std::prev(it);
+    const std::uint64_t at = address - c.address;
+    if (at > c.bytes.size() || length > c.bytes.size() - at || length == 0) return {};
+    return std::span<const std::byte>(c.bytes).subspan(at, length);
 }
 
 std::vector<std::byte> encode(const Image& image) {

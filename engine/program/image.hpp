@@ -23,13 +23,27 @@ struct Chunk {
     friend bool operator==(const Chunk&, const Chunk&) = default;
 };
 
+/// A packed weight matrix lowering placed in an image: the rows of tensor `tensor` its view reads
+/// (`rows`, graph::rows_key of the view), whether the matrix is their transpose, and where its
+/// bytes are. Lowering's own account, which the golden executor checks before it trusts it.
+struct PackedMatrix {
+    std::size_t tensor = 0;
+    std::string rows;
+    bool transposed = false;
+    std::uint64_t address = 0, bytes = 0;
+};
+
 /// Everything DDR holds at the start, as chunks sorted by address, never overlapping; bytes no
-/// chunk covers are zero.
+/// chunk covers are zero. `matrices` says which packed matrices lie where; it is not in the file
+/// format (an image read from a file has none) and two images are equal when their chunks are.
 struct Image {
     std::vector<Chunk> chunks;
-    friend bool operator==(const Image&, const Image&) = default;
+    std::vector<PackedMatrix> matrices;
+    friend bool operator==(const Image& a, const Image& b) { return a.chunks == b.chunks; }
     /// Total bytes of the chunks.
     std::uint64_t bytes() const;
+    /// The bytes [address, address + length) when one chunk holds them all, else empty.
+    std::span<const std::byte> find(std::uint64_t address, std::uint64_t length) const;
 };
 
 /// The image's file bytes.

@@ -35,11 +35,19 @@ private:
 };
 
 /// A chunk's bytes: a vector of its own, or a range of an ImageMemory it shares. Either way
-/// contiguous and writable in place; two are equal when their bytes are.
+/// contiguous and writable in place; two are equal when their bytes are. A value: a copy owns a
+/// vector of the same bytes (writing it never reaches the original); a move keeps the sharing.
 class ChunkBytes {
 public:
     ChunkBytes() = default;
     ChunkBytes(std::vector<std::byte> own) : own_(std::move(own)) {}
+    ChunkBytes(const ChunkBytes& other) : own_(other.begin(), other.end()) {}
+    ChunkBytes& operator=(const ChunkBytes& other) {
+        if (this != &other) *this = ChunkBytes(other);
+        return *this;
+    }
+    ChunkBytes(ChunkBytes&&) noexcept = default;
+    ChunkBytes& operator=(ChunkBytes&&) noexcept = default;
     /// `length` bytes from `offset` of `memory` (inside it).
     ChunkBytes(std::shared_ptr<ImageMemory> memory, std::uint64_t offset, std::uint64_t length);
 

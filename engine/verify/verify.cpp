@@ -70,8 +70,9 @@ Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const 
         if (p.layer) v.layers.push_back(*p.layer);
     const auto& h = c.program.host;
     const auto slots = io.slot_count ? std::optional<std::size_t>(io.slot_count) : std::nullopt;
+    // The image the card ran: the golden executor reads the matrices of it that equal its own packing.
     golden::Golden gold(g, weights, config, graph::Bucket{h.tokens, h.seqs, h.markers}, h.max_positions,
-                        slots);
+                        slots, &c.image);
     std::vector<std::vector<float>> seen(io.probes.size());
     const std::size_t steps = std::min({inputs.size(), readback.size(), bucket_of_step.size()});
     for (std::size_t s = 0; s < steps && !v.first; ++s) {
