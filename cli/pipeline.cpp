@@ -178,19 +178,29 @@ RunReport run_model(const RunRequest& req) {
     stages::check(req, source);
     auto compiled = timed(rep.host.compile, [&] { return stages::compile(req, source, feed); });
     rep.host.weights = compiled.weights;
+    // The golden executor packs its matrices (checking the image's) while the card runs.
+    const bool side_by_side = kernels::host_threads() > 1;
+    std::future<std::unique_ptr<golden::Golden>> golden;
+    if (side_by_side)
+        golden = std::async(std::launch::async, [&] {
+            return timed(rep.host.golden, [&] { return stages::prepare_golden(req, source, compiled); });
+        });
     auto simulated = stages::simulate(req, compiled, feed);
     rep.host.simulation = simulated.run.host_seconds;
+    auto prepared = golden.valid() ? golden.get() : nullptr;
     // The golden check and the f64 reference need only the run's outputs and read the checkpoint
-    // alone: they run side by side (their host times overlap), one on the kernels' pool and the
-    // other on its own thread, unless the host is held to one thread.
+    // alone: they run side by side (their host times overlap, and the golden's packing overlaps the
+    // simulation), one on the kernels' pool and the other on its own thread, unless the host is
+    // held to one thread.
     auto measure = [&] {
         return timed(rep.host.reference,
                      [&] { return stages::measure(req, source, compiled, simulated, feed); });
     };
     std::future<std::optional<models::Accuracy>> reference;
-    if (kernels::host_threads() > 1) reference = std::async(std::launch::async, measure);
-    auto verdict =
-        timed(rep.host.golden, [&] { return stages::verify(req, source, compiled, simulated, feed.seqs); });
+    if (side_by_side) reference = std::async(std::launch::async, measure);
+    auto verdict = timed(rep.host.golden, [&] {
+        return stages::verify(req, source, compiled, simulated, feed.seqs, std::move(prepared));
+    });
     rep.accuracy = reference.valid() ? reference.get() : measure();
     summarise(rep, req, source, compiled, std::move(simulated), feed, std::move(verdict));
     timed(rep.host.outputs, [&] { stages::write_outputs(req, rep, source, compiled); });

@@ -621,8 +621,17 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     return out;
 }
 
+std::unique_ptr<golden::Golden> prepare_golden(const RunRequest& req, const Source& s, const Compiled& c) {
+    if (req.mode != sim::Mode::Full || !s.model || !s.built ||
+        (req.plan.tensor > 1 && req.config.system.exchange == card::Exchange::F32))
+        return nullptr;
+    auto gold = verify::golden_for(s.built->graph, s.model->checkpoint, req.config, c.program);
+    gold->prepare();
+    return gold;
+}
+
 Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const Simulated& sim,
-               std::size_t seqs) {
+               std::size_t seqs, std::unique_ptr<golden::Golden> prepared) {
     Verdict v;
     if (req.mode != sim::Mode::Full)
         v.unchecked = "timing-only run";
@@ -639,7 +648,8 @@ Verdict verify(const RunRequest& req, const Source& s, const Compiled& c, const 
     for (auto& o : sim.microbatch_outputs.empty() ? sim.run.outputs : sim.microbatch_outputs)
         readback.push_back(o.values);
     const auto& g = s.built->graph;
-    auto checked = verify::verify(g, s.model->checkpoint, req.config, c.program, sim.inputs, readback);
+    auto checked = verify::verify(g, s.model->checkpoint, req.config, c.program, sim.inputs, readback,
+                                  std::move(prepared));
     v.bit_exact = checked.bit_exact();
     if (checked.first) {
         v.first = checked.first;

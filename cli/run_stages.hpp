@@ -118,10 +118,17 @@ Compiled compile(const RunRequest& request, Source& source, const Feed& feed);
 /// Runs the program on the SystemC card, step by step, with the feed's inputs.
 Simulated simulate(const RunRequest& request, const Compiled& compiled, Feed& feed);
 
+/// The golden executor `verify` will run, its dense matrices packed (golden::Golden::prepare), for
+/// a run that will be checked (full, with a checkpoint, the one-card contract); null otherwise.
+/// Reads only the request, the source and the compiled program: it may run while the card does.
+std::unique_ptr<golden::Golden> prepare_golden(const RunRequest& request, const Source& source,
+                                               const Compiled& compiled);
+
 /// Compares every output the card wrote with the golden executor's, bit for bit (full runs with
-/// a checkpoint).
+/// a checkpoint), on `prepared` when given (from prepare_golden).
 Verdict verify(const RunRequest& request, const Source& source, const Compiled& compiled,
-               const Simulated& simulated, std::size_t seqs);
+               const Simulated& simulated, std::size_t seqs,
+               std::unique_ptr<golden::Golden> prepared = nullptr);
 
 /// The logits' accuracy against the f64 reference (full, bit-exact-checked runs that produce logits).
 std::optional<models::Accuracy> measure(const RunRequest& request, const Source& source,

@@ -48,6 +48,17 @@ Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConf
     }
 }
 
+void Golden::prepare() {
+    for (const auto& op : g_.ops) {
+        if (const auto* e = std::get_if<Embed>(&op)) {
+            const auto shape = weights_.view_of(e->table.tensor, e->table.view);
+            packed(Weight{e->table.tensor, Whole{true}}, shape.rows, g_.shape(e->out).width);
+        } else if (const auto* m = std::get_if<Gemm>(&op); m && !m->partial) {
+            packed(m->w, g_.shape(m->out).width, g_.shape(m->a).width);
+        }
+    }
+}
+
 void Golden::use(const Bucket& b) {
     if (!slots_ && b != bucket_)
         throw Error("the golden executor's stores are its bucket's sequences: another bucket needs slots");

@@ -38,6 +38,10 @@ public:
            const graph::Bucket& bucket, std::size_t max_positions,
            std::optional<std::size_t> slots = std::nullopt, const program::Image* image = nullptr);
 
+    /// Packs ahead every matrix the dense ops read (embeddings and matvecs; experts stay packed as
+    /// they are chosen), as the first step would: another thread may do it while the card runs.
+    void prepare();
+
     /// Makes the following steps run bucket `b`. With slots the stores hold slots, not a bucket's
     /// sequences, so a session over a set of buckets may change it every step; without slots the
     /// stores are the bucket's, and another bucket is refused (cardsim::Error).

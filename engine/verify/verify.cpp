@@ -26,14 +26,25 @@ std::string Mismatch::text() const {
 
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
                const program::Loaded& c, std::span<const graph::BatchInputs> inputs,
-               std::span<const Readback> readback) {
+               std::span<const Readback> readback, std::unique_ptr<golden::Golden> prepared) {
     const std::vector<std::size_t> buckets(std::min(inputs.size(), readback.size()), 0);
-    return verify(g, weights, config, std::span<const program::Loaded>(&c, 1), buckets, inputs, readback);
+    return verify(g, weights, config, std::span<const program::Loaded>(&c, 1), buckets, inputs, readback,
+                  std::move(prepared));
+}
+
+std::unique_ptr<golden::Golden> golden_for(const graph::Graph& g, const graph::WeightSource& weights,
+                                           const card::CardConfig& config, const program::Loaded& c) {
+    const auto& h = c.program.host;
+    const auto slots = c.io.slot_count ? std::optional<std::size_t>(c.io.slot_count) : std::nullopt;
+    // The image the card ran: the golden executor reads the matrices of it that equal its own packing.
+    return std::make_unique<golden::Golden>(g, weights, config, graph::Bucket{h.tokens, h.seqs, h.markers},
+                                            h.max_positions, slots, &c.image);
 }
 
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
                std::span<const program::Loaded> set, std::span<const std::size_t> bucket_of_step,
-               std::span<const graph::BatchInputs> inputs, std::span<const Readback> readback) {
+               std::span<const graph::BatchInputs> inputs, std::span<const Readback> readback,
+               std::unique_ptr<golden::Golden> prepared) {
     if (set.empty()) throw Error("verify: no program to check the run against");
     const auto& c = set.front();
     const auto& io = c.io;
@@ -68,11 +79,8 @@ Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const 
     Verdict v;
     for (auto& p : io.probes)
         if (p.layer) v.layers.push_back(*p.layer);
-    const auto& h = c.program.host;
-    const auto slots = io.slot_count ? std::optional<std::size_t>(io.slot_count) : std::nullopt;
-    // The image the card ran: the golden executor reads the matrices of it that equal its own packing.
-    golden::Golden gold(g, weights, config, graph::Bucket{h.tokens, h.seqs, h.markers}, h.max_positions,
-                        slots, &c.image);
+    const auto owned = prepared ? std::move(prepared) : golden_for(g, weights, config, c);
+    golden::Golden& gold = *owned;
     std::vector<std::vector<float>> seen(io.probes.size());
     const std::size_t steps = std::min({inputs.size(), readback.size(), bucket_of_step.size()});
     for (std::size_t s = 0; s < steps && !v.first; ++s) {

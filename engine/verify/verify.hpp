@@ -6,6 +6,7 @@
 // whose output differs.
 
 #include "engine/card/card_config.hpp"
+#include "engine/golden/golden.hpp"
 #include "engine/graph/batch.hpp"
 #include "engine/graph/graph.hpp"
 #include "engine/graph/weight_source.hpp"
@@ -13,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,13 +48,19 @@ struct Verdict {
 /// One step's read-back bytes, in `IoMap::outputs` order.
 using Readback = std::vector<std::vector<std::byte>>;
 
+/// The golden executor `verify` runs for program `c` (or a set whose first program it is): its
+/// bucket, cache length and slots, reading the matrices of `c`'s image it finds equal to its own
+/// packing. `c` must outlive it. A caller may `prepare` it while the card runs and pass it on.
+std::unique_ptr<golden::Golden> golden_for(const graph::Graph& g, const graph::WeightSource& weights,
+                                           const card::CardConfig& config, const program::Loaded& c);
+
 /// Runs the golden executor for the bucket and cache length of `c`'s host map over `inputs` (one per step)
 /// and compares each step's `readback` with it: the probes in the order they stand in the step, then the
 /// graph's outputs. Stops at the first step that differs. Throws cardsim::Error when an io value is not in
 /// `g` (a program compiled from another graph).
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
                const program::Loaded& c, std::span<const graph::BatchInputs> inputs,
-               std::span<const Readback> readback);
+               std::span<const Readback> readback, std::unique_ptr<golden::Golden> prepared = nullptr);
 
 /// The same over a session on a set of buckets (lower::lower_set, slot-addressed stores): step s
 /// ran program `set[bucket_of_step[s]]`, and the golden executor keeps one set of slot stores
@@ -60,6 +68,7 @@ Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const 
 /// set's programs differ in slots, cache length or probes (not one lowering).
 Verdict verify(const graph::Graph& g, const graph::WeightSource& weights, const card::CardConfig& config,
                std::span<const program::Loaded> set, std::span<const std::size_t> bucket_of_step,
-               std::span<const graph::BatchInputs> inputs, std::span<const Readback> readback);
+               std::span<const graph::BatchInputs> inputs, std::span<const Readback> readback,
+               std::unique_ptr<golden::Golden> prepared = nullptr);
 
 } // namespace cardsim::verify
