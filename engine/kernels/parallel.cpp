@@ -54,8 +54,14 @@ public:
             if (sleepers_ > 0) wake_.notify_all();
         }
         take_ranges(generation);
-        for (std::uint32_t spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins)
-            if (spins > 4096) std::this_thread::yield();
+        // The last ranges are the workers': spin a while (they are usually about to finish), then
+        // sleep until the last one wakes the caller (a host with more threads than cores would
+        // otherwise spend it yielding).
+        for (std::uint32_t spins = 0;; ++spins) {
+            const std::size_t left = pending_.load(std::memory_order_acquire);
+            if (left == 0) break;
+            if (spins > 4096) pending_.wait(left, std::memory_order_acquire);
+        }
         std::exception_ptr error;
         {
             std::lock_guard lock(mutex_);
@@ -106,7 +112,7 @@ private:
                 if (!error_) error_ = std::current_exception();
             }
             inside_range = false;
-            pending_.fetch_sub(1, std::memory_order_acq_rel);
+            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
         }
     }
 
