@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -145,14 +146,14 @@ std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::ui
     return dir / fmt::format("{:016x}-{}-{:016x}.pack", checkpoint_digest, f, packing_digest);
 }
 
-std::optional<std::vector<std::vector<std::byte>>> read_pack_entry(const std::filesystem::path& path,
-                                                                   std::span<const std::string> keys,
-                                                                   std::span<const std::uint64_t> sizes) {
+bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
+                     std::span<const std::uint64_t> sizes,
+                     const std::function<std::span<std::byte>(std::size_t k)>& out) {
     Mapping m(path);
     const std::byte* b = m.data;
     const std::size_t n = m.size;
     if (!b || n < 24 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
-        return std::nullopt;
+        return false;
     {
         // Checked in slices, each slice's pages given back after (advice only): the check never
         // holds the whole entry resident.
@@ -164,37 +165,43 @@ std::optional<std::vector<std::vector<std::byte>>> read_pack_entry(const std::fi
             XXH64_update(state.get(), b + at, std::min(slice, n - 8 - at));
             ::madvise(const_cast<std::byte*>(b + at), std::min(slice, n - 8 - at), MADV_DONTNEED);
         }
-        if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return std::nullopt; // damaged or cut short
+        if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return false; // damaged or cut short
     }
     std::map<std::string_view, std::pair<std::size_t, std::uint64_t>> at; // key: offset, length
     const std::size_t end = n - 8;
     std::size_t p = 16;
     for (std::uint64_t e = 0, count = get(b + 12, 4); e < count; ++e) {
-        if (end - p < 4) return std::nullopt;
+        if (end - p < 4) return false;
         const std::size_t key_len = get(b + p, 4);
         p += 4;
-        if (end - p < key_len || end - p - key_len < 8) return std::nullopt;
+        if (end - p < key_len || end - p - key_len < 8) return false;
         std::string_view key(reinterpret_cast<const char*>(b + p), key_len);
         p += key_len;
         const std::uint64_t len = get(b + p, 8);
         p += 8;
-        if (end - p < len) return std::nullopt;
+        if (end - p < len) return false;
         at.emplace(key, std::pair{p, len});
         p += len;
     }
-    if (p != end) return std::nullopt;
-    std::vector<std::vector<std::byte>> out;
+    if (p != end) return false;
+    std::vector<std::pair<std::size_t, std::uint64_t>> found; // every key's, before any byte is copied
     for (std::size_t k = 0; k < keys.size(); ++k) {
         auto it = at.find(keys[k]);
-        if (it == at.end() || it->second.second != sizes[k]) return std::nullopt;
-        out.emplace_back(b + it->second.first, b + it->second.first + it->second.second);
+        if (it == at.end() || it->second.second != sizes[k]) return false;
+        found.push_back(it->second);
+    }
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        const auto [offset, length] = found[k];
+        const auto to = out(k);
+        if (to.size() != length) return false;
+        std::memcpy(to.data(), b + offset, length);
         // Copied: its mapped pages need not stay resident (advice only).
         const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-        const auto from = reinterpret_cast<std::uintptr_t>(b + it->second.first) / page * page;
-        const auto to = reinterpret_cast<std::uintptr_t>(b + it->second.first + it->second.second);
-        ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+        const auto from = reinterpret_cast<std::uintptr_t>(b + offset) / page * page;
+        const auto end = reinterpret_cast<std::uintptr_t>(b + offset + length);
+        ::madvise(reinterpret_cast<void*>(from), end - from, MADV_DONTNEED);
     }
-    return out;
+    return true;
 }
 
 void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,

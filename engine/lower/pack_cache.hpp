@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,12 +51,13 @@ void touch_pack_entry(const std::filesystem::path& path);
 std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,
                                        const std::string& format, std::uint64_t packing_digest);
 
-/// The bytes of each key in `keys`, in order, from the entry at `path`: nothing when the file is
-/// missing, damaged (its checksum, magic, version or layout wrong) or lacks a key, or a key's bytes
-/// are not `sizes[k]` long. Reads the file through a mapping; never throws for a bad entry.
-std::optional<std::vector<std::vector<std::byte>>> read_pack_entry(const std::filesystem::path& path,
-                                                                   std::span<const std::string> keys,
-                                                                   std::span<const std::uint64_t> sizes);
+/// Copies the bytes of each key in `keys`, in order, from the entry at `path` into `out(k)` (a
+/// span of `sizes[k]` bytes): false, before anything is copied, when the file is missing, damaged
+/// (its checksum, magic, version or layout wrong) or lacks a key, or a key's bytes are not
+/// `sizes[k]` long. Reads the file through a mapping; never throws for a bad entry.
+bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
+                     std::span<const std::uint64_t> sizes,
+                     const std::function<std::span<std::byte>(std::size_t k)>& out);
 
 /// Writes the entry at `path` (its directory created if need be) holding `chunks[k]` under
 /// `keys[k]`, through a temporary renamed into place. Throws cardsim::Error naming the path.

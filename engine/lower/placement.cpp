@@ -97,6 +97,14 @@ Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key,
 void Lowering::run_jobs() {
     const bool cached =
         !o_.pack_cache.empty() && o_.checkpoint_digest != 0 && !t_.pack_format.empty() && !jobs_.empty();
+    // The chunks are ranges of one image memory (a card's DDR maps its pages rather than copy
+    // them), or vectors of their own where the host has no memory files; both start as zeros.
+    const auto memory = program::ImageMemory::create(weights_end_);
+    for (auto& job : jobs_) {
+        auto& chunk = out_.image.chunks[job.chunk];
+        chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)
+                             : program::ChunkBytes(std::vector<std::byte>(job.bytes));
+    }
     std::filesystem::path entry;
     std::vector<std::string> keys;
     std::vector<std::uint64_t> sizes;
@@ -106,23 +114,16 @@ void Lowering::run_jobs() {
             keys.push_back(job.key);
             sizes.push_back(job.bytes);
         }
-        if (auto hit = read_pack_entry(entry, keys, sizes)) {
-            for (std::size_t j = 0; j < jobs_.size(); ++j)
-                out_.image.chunks[jobs_[j].chunk].bytes = std::move((*hit)[j]);
+        if (read_pack_entry(entry, keys, sizes, [&](std::size_t k) {
+                return std::span<std::byte>(out_.image.chunks[jobs_[k].chunk].bytes);
+            })) {
             out_.packed_from_cache = true;
             touch_pack_entry(entry); // used now: the last the cache evicts
             return;
         }
     }
-    // The chunks are ranges of one image memory (a card's DDR maps its pages rather than copy
-    // them), or vectors of their own where the host has no memory files; both start as zeros.
-    const auto memory = program::ImageMemory::create(weights_end_);
-    for (auto& job : jobs_) {
-        auto& chunk = out_.image.chunks[job.chunk];
-        chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)
-                             : program::ChunkBytes(std::vector<std::byte>(job.bytes));
-        job.fill(chunk.bytes);
-    }
+    for (auto& job : jobs_)
+        job.fill(out_.image.chunks[job.chunk].bytes);
     if (!cached) return;
     std::vector<std::span<const std::byte>> chunks;
     for (auto& job : jobs_)
