@@ -102,7 +102,7 @@ public:
     Cycle group_floor(std::uint32_t rank, std::uint32_t group, bool write, bool hit) const;
     /// group_floor for every bank group of `rank` at once, the parts they share computed once:
     /// `out[2 g]` for a miss in group g, `out[2 g + 1]` for a hit.
-    void group_floors(std::uint32_t rank, bool write, Cycle* out) const;
+    void group_floors(std::uint32_t rank, bool write, Cycle* __restrict out) const;
     /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
     /// after it when `close_after` (or the page policy is closed). Returns its last data beat.
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
@@ -301,7 +301,7 @@ inline Cycle ChannelTiming::group_floor(std::uint32_t rank, std::uint32_t group,
     return floor;
 }
 
-inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* out) const {
+inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* __restrict out) const {
     const Rank& rk = rank_[rank];
     Cycle shared = std::max(cas_ready_, write ? write_ready_ : rk.read_ready);
     if (rank != last_rank_) {
