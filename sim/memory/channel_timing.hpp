@@ -83,6 +83,16 @@ public:
 
     /// Where channel burst `line` goes.
     BurstTarget target(std::uint64_t line) const {
+        if (sliced_) { // each field one run of bits at the bottom of its value: a shift and a mask
+            const auto field = [&](card::DramField f) {
+                const FieldSlice& s = slices_[static_cast<std::size_t>(f)];
+                return static_cast<std::uint32_t>((line >> s.shift) & s.mask);
+            };
+            const std::uint32_t group = field(card::DramField::BankGroup),
+                                rank = field(card::DramField::Rank);
+            return {rank * bank_count_ + group * banks_per_group_ + field(card::DramField::Bank), group, rank,
+                    field(card::DramField::Row)};
+        }
         const card::DramCoord c = map_.decode_burst(line);
         return {c.rank * bank_count_ + c.bank_group * banks_per_group_ + c.bank, c.bank_group, c.rank, c.row};
     }
@@ -189,7 +199,15 @@ private:
     /// Issues every queued write; returns the WRITE cycle of the first (when a slot freed).
     Cycle drain_all();
 
+    /// The bits of one field of the address map, when they are one run: (line >> shift) & mask.
+    struct FieldSlice {
+        std::uint32_t shift = 0;
+        std::uint64_t mask = 0;
+    };
+
     card::AddressMap map_;
+    std::array<FieldSlice, 5> slices_{}; ///< per DramField, when `sliced_`
+    bool sliced_ = true;                 ///< every field is one run of bits (else map_.decode_burst)
     std::uint64_t capacity_;
     std::uint32_t banks_per_group_;
     std::uint32_t bank_count_; ///< banks per rank

@@ -2,14 +2,19 @@
 // of the bank's queue) answers exactly what `next_request` and `switch_urgency` answer apart, and
 // the request buffer's kept count of a bank's bursts off a row (`off_row`, which lets
 // `switch_urgency` answer 0 without a scan) equals the count, on random queues: rows, directions,
-// arrivals, hazards and starvation counts drawn at random, bursts entering and leaving.
+// arrivals, hazards and starvation counts drawn at random, bursts entering and leaving. The timing
+// core's burst target (a shift and a mask per field when every field is one run of bits) equals
+// the address map's decode, for maps with whole and split fields.
 
+#include "engine/card/card_config.hpp"
+#include "sim/memory/channel_timing.hpp"
 #include "sim/memory/request_buffer.hpp"
 #include "sim/memory/scheduler_frfcfs.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -68,6 +73,33 @@ TEST_CASE("FR-FCFS's one-pass pick and urgency equal its pick and urgency apart 
             REQUIRE(entry == scheduler.next_request(bm));
             REQUIRE(urgency == (entry == RequestBuffer::none ? 0 : scheduler.switch_urgency(bm, entry)));
             REQUIRE(buffer.off_row(bm.bank, bm.row) == pick_pass_off_row(buffer, bm.bank, bm.row));
+        }
+    }
+}
+
+TEST_CASE("the timing core's burst target equals the address map's decode for every map", "[ddr]") {
+    for (const char* map :
+         {"row:bank:column:bankgroup", "row:bank:bankgroup:column", "row:column:bank:bankgroup",
+          "row:bank[1]:column:bank[1]:bankgroup", "column[3]:row:bank:column:bankgroup"}) {
+        for (const char* ranks : {"1", "2"}) {
+            const std::vector<cardsim::card::Override> set{{"ddr.controller.address_map", map},
+                                                           {"ddr.geometry.ranks", ranks}};
+            const cardsim::card::DdrConfig ddr = cardsim::card::load_card_config({}, set).ddr;
+            const ChannelTiming core(ddr);
+            const cardsim::card::AddressMap& m = core.address_map();
+            const std::uint64_t lines = ddr.channel_bytes() >> m.burst_shift();
+            std::mt19937_64 rng(7);
+            for (int k = 0; k < 20000; ++k) {
+                const std::uint64_t line = k < 1000 ? static_cast<std::uint64_t>(k) : rng() % lines;
+                const cardsim::card::DramCoord c = m.decode_burst(line);
+                const BurstTarget t = core.target(line);
+                INFO(map << " ranks " << ranks << " line " << line);
+                REQUIRE(t.group == c.bank_group);
+                REQUIRE(t.rank == c.rank);
+                REQUIRE(t.row == c.row);
+                REQUIRE(t.bank ==
+                        c.rank * ddr.geometry.banks() + c.bank_group * ddr.geometry.banks_per_group + c.bank);
+            }
         }
     }
 }
