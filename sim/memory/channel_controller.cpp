@@ -12,7 +12,7 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
       scheduler_(make_scheduler(ddr, buffer_)), in_order_(scheduler_->in_order()),
       posted_(ddr.controller.write_queue > 0), high_watermark_(ddr.controller.write_high_watermark),
       banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0),
-      refreshed_(core_.ranks(), false) {
+      refreshed_(core_.ranks(), 0) {
     cand_.resize(ddr.geometry.channel_banks());
     groups_ = ddr.geometry.bank_groups;
     eager_groups_ = core_.ranks() * groups_ <= 4;
@@ -579,7 +579,7 @@ bool ChannelController::step(Cycle limit) {
     const Event& ev = event_; // nothing below finds a next action: it stays as it is
     if (ev.kind == Event::Refresh) {
         core_.refresh_until(ev.target.rank, std::min(limit - 1, ev.ready));
-        refreshed_[ev.target.rank] = true;
+        refreshed_[ev.target.rank] = 1;
         dirty(~std::uint64_t{0}); // the rank's rows closed
         return true;
     }
@@ -590,7 +590,7 @@ bool ChannelController::step(Cycle limit) {
     const bool write = e.direction == Direction::Write;
     const BurstFloors floors = core_.floors(ev.plan, rank);
     const Cycle end = core_.commit(ev.plan, ev.target, write);
-    refreshed_[rank] = false;
+    refreshed_[rank] = 0;
     if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, passed});
     scheduler_->served(i);
     ChannelStats& st = core_.mutable_stats();

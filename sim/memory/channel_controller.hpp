@@ -251,7 +251,7 @@ private:
     std::vector<Cycle> bank_free_;                    ///< per bank: the column command of its last burst
     /// per rank: refreshed since its last burst (a burst that still lands past the next refresh then
     /// goes, the next refresh postponed behind it, so a trefi just above trfc cannot livelock)
-    std::vector<bool> refreshed_;
+    std::vector<std::uint8_t> refreshed_;
     Cycle admit_floor_ = 0; ///< the front end admits in order, none before this cycle
     bool front_blocked_ = false;
     std::uint32_t front_writes_ = 0; ///< write requests not yet wholly in the buffer

@@ -285,7 +285,8 @@ template <bool Bus>
     return p;
 }
 
-inline ChannelTiming::Plan ChannelTiming::plan(const BurstTarget& t, bool write, Cycle ready) const {
+[[gnu::always_inline]] inline ChannelTiming::Plan ChannelTiming::plan(const BurstTarget& t, bool write,
+                                                                      Cycle ready) const {
     return plan_on<true>(t, write, ready);
 }
 
