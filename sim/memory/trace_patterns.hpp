@@ -50,7 +50,9 @@ public:
     explicit FixedDivisor(std::uint64_t divisor = 1)
         : d_(divisor), shift_(static_cast<std::uint32_t>(std::countr_zero(divisor))),
           pow2_(std::has_single_bit(divisor)) {}
+    /// x / divisor.
     std::uint64_t quotient(std::uint64_t x) const { return pow2_ ? x >> shift_ : x / d_; }
+    /// x % divisor.
     std::uint64_t remainder(std::uint64_t x) const { return pow2_ ? x & (d_ - 1) : x % d_; }
 
 private:
