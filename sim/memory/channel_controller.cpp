@@ -12,7 +12,7 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
       scheduler_(make_scheduler(ddr, buffer_)), in_order_(scheduler_->in_order()),
       posted_(ddr.controller.write_queue > 0), high_watermark_(ddr.controller.write_high_watermark),
       banks_per_rank_(ddr.geometry.banks()), bank_free_(ddr.geometry.channel_banks(), 0),
-      refreshed_(core_.ranks(), false) {
+      refreshed_(core_.ranks(), 0) {
     cand_.resize(ddr.geometry.channel_banks());
     groups_ = ddr.geometry.bank_groups;
     eager_groups_ = core_.ranks() * groups_ <= 4;
@@ -331,7 +331,7 @@ void ChannelController::find_event_after_serving(Direction dir) {
         // urgency 0, the smallest): then no pick, nor any burst arriving later (not visible to
         // its bank's decision, younger than it), can go before it.
         if (p.cas == std::max(core_.column_floor(write), e.accept) && p.cas < core_.next_refresh(e.rank) &&
-            (!ranks_switches_ || scheduler_->switch_urgency(machine(e.bank, ready, dir), i) == 0)) {
+            (!ranks_switches_ || urgency_of(e.bank, i, ready, dir) == 0)) {
             ev.kind = Event::Commit;
             ev.at = p.cas;
             ev.entry = i;
@@ -366,11 +366,8 @@ void ChannelController::find_event_after_serving(Direction dir) {
     // seq stays below 2^58), so the pass has no branch on the comparisons (the picks' order is
     // unpredictable).
     __extension__ using RankKey = unsigned __int128;
-    // Between the bound and the seq: the scheduler's switch urgency (6 bits; 0 unless it ranks
-    // switches), the seq then in 52 bits (a burst's seq stays below 2^52).
-    const auto key_of = [](const Candidate& c, std::uint32_t b) {
-        return RankKey{c.bound} << 64 | (std::uint64_t{c.urgency} << 58 | c.seq << 6 | b);
-    };
+    // Below the bound: the pick's `order` (switch urgency, seq, bank), kept with the pick.
+    const auto key_of = [](const Candidate& c) { return RankKey{c.bound} << 64 | c.order; };
     constexpr RankKey no_key = ~RankKey{0};
     RankKey best_key = no_key;
     const std::uint64_t valid = banks & cand_valid_;
@@ -379,7 +376,7 @@ void ChannelController::find_event_after_serving(Direction dir) {
             const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
             Candidate& c = cand_[b];
             c.bound = core_.earliest_cas(c.target, write, c.ready);
-            best_key = std::min(best_key, key_of(c, b));
+            best_key = std::min(best_key, key_of(c));
         }
     } else {
         if (eager_groups_) { // every group's parts at once (one rank of at most 4 groups: 8 of them)
@@ -400,16 +397,15 @@ void ChannelController::find_event_after_serving(Direction dir) {
             const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
             Candidate& c = cand_[b];
             c.bound = std::max(c.own, group_floor_[c.group_key]);
-            best_key = std::min(best_key, key_of(c, b));
+            best_key = std::min(best_key, key_of(c));
         }
     }
     for (bool first = true;; first = false) {
         if (!first) {
             best_key = no_key;
-            for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1) {
-                const auto b = static_cast<std::uint32_t>(std::countr_zero(mask));
-                best_key = std::min(best_key, key_of(cand_[b], b));
-            }
+            for (std::uint64_t mask = valid; mask != 0; mask &= mask - 1)
+                best_key =
+                    std::min(best_key, key_of(cand_[static_cast<std::size_t>(std::countr_zero(mask))]));
         }
         const std::uint32_t best = best_key == no_key ? ~0u : static_cast<std::uint32_t>(best_key & 63);
         if (best == ~0u) break;
@@ -454,10 +450,19 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
         first = buffer_[first].next;
     if (first == RequestBuffer::none) return;
     const BankMachine bm = machine(b, std::max(bank_free_[b], buffer_[first].accept), dir);
-    const std::int32_t entry = scheduler_->next_request(bm);
+    std::uint32_t urgency = 0;
+    const std::int32_t entry =
+        ranks_switches_ ? scheduler_->next_request_ranked(bm, urgency) : scheduler_->next_request(bm);
     if (entry == RequestBuffer::none) return;
+    c.urgency = urgency;
     set_candidate(b, entry, bm.decision);
-    c.urgency = ranks_switches_ ? scheduler_->switch_urgency(bm, entry) : 0;
+}
+
+std::uint32_t ChannelController::urgency_of(std::uint32_t b, std::int32_t entry, Cycle ready,
+                                            Direction dir) const {
+    const Candidate& c = cand_[b];
+    if (cand_dir_ == dir && !(dirty_ >> b & 1) && c.entry == entry && c.ready == ready) return c.urgency;
+    return scheduler_->switch_urgency(machine(b, ready, dir), entry);
 }
 
 BankMachine ChannelController::machine(std::uint32_t b, Cycle decision, Direction dir) const {
@@ -479,6 +484,7 @@ void ChannelController::set_candidate(std::uint32_t b, std::int32_t entry, Cycle
     c.seq = buffer_[entry].seq;
     c.own = core_.bank_floor(c.target, c.ready, c.hit);
     c.group_key = static_cast<std::uint16_t>((c.target.rank * 8 + c.target.group) * 2 + (c.hit ? 1 : 0));
+    c.order = order_of(c.urgency, c.seq, b);
 }
 
 bool ChannelController::repick(std::uint32_t b, Direction dir) {
@@ -502,7 +508,7 @@ bool ChannelController::repick(std::uint32_t b, Direction dir) {
     if (entry != kept) set_candidate(b, entry, bm.decision);
     if (!ranks_switches_) return entry != kept;
     // The burst that entered may change the urgency of a row hit (as it stays or becomes the pick).
-    cand_[b].urgency = scheduler_->switch_urgency(bm, entry);
+    set_urgency(b, scheduler_->switch_urgency(bm, entry));
     return entry != kept || cand_[b].urgency != kept_urgency;
 }
 
@@ -573,7 +579,7 @@ bool ChannelController::step(Cycle limit) {
     const Event& ev = event_; // nothing below finds a next action: it stays as it is
     if (ev.kind == Event::Refresh) {
         core_.refresh_until(ev.target.rank, std::min(limit - 1, ev.ready));
-        refreshed_[ev.target.rank] = true;
+        refreshed_[ev.target.rank] = 1;
         dirty(~std::uint64_t{0}); // the rank's rows closed
         return true;
     }
@@ -584,7 +590,7 @@ bool ChannelController::step(Cycle limit) {
     const bool write = e.direction == Direction::Write;
     const BurstFloors floors = core_.floors(ev.plan, rank);
     const Cycle end = core_.commit(ev.plan, ev.target, write);
-    refreshed_[rank] = false;
+    refreshed_[rank] = 0;
     if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, passed});
     scheduler_->served(i);
     ChannelStats& st = core_.mutable_stats();

@@ -170,6 +170,9 @@ private:
     bool serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival, std::uint64_t tag);
     /// Whether a read of bursts [first, stop) may take the in-order path now.
     bool alone(std::uint64_t first, std::uint64_t stop) const;
+    /// The scheduler's switch_urgency of burst `entry` of bank `b` deciding at `ready` in direction
+    /// `dir`: the kept pick's when it is that burst and up to date.
+    std::uint32_t urgency_of(std::uint32_t b, std::int32_t entry, Cycle ready, Direction dir) const;
     /// What the scheduler sees of bank `b` deciding at `decision` in direction `dir`.
     BankMachine machine(std::uint32_t b, Cycle decision, Direction dir) const;
     BurstTarget target_of(const QueuedBurst& e) const { return {e.bank, e.group, e.rank, e.row}; }
@@ -186,7 +189,19 @@ private:
         bool hit = false;            ///< a row hit in its bank
         std::uint16_t group_key = 0; ///< its rank, bank group and outcome, as an index
         std::uint32_t urgency = 0;   ///< the scheduler's switch_urgency (0 unless it ranks switches)
+        std::uint64_t order = 0;     ///< the ranking key's low part (`order_of`), kept with the pick
     };
+    /// The low part of a pick's ranking key, below its bound: the switch urgency in 6 bits, the
+    /// seq in 52 (a burst's seq stays below 2^52), the bank in 6.
+    static std::uint64_t order_of(std::uint32_t urgency, std::uint64_t seq, std::uint32_t b) {
+        return std::uint64_t{urgency} << 58 | seq << 6 | b;
+    }
+    /// Sets bank `b`'s pick's switch urgency (and its ranking key).
+    void set_urgency(std::uint32_t b, std::uint32_t urgency) {
+        Candidate& c = cand_[b];
+        c.urgency = urgency;
+        c.order = order_of(urgency, c.seq, b);
+    }
     /// Marks bank `b`'s pick for recomputation (all banks: `~0`).
     void dirty(std::uint64_t banks) {
         dirty_ |= banks;
@@ -236,7 +251,7 @@ private:
     std::vector<Cycle> bank_free_;                    ///< per bank: the column command of its last burst
     /// per rank: refreshed since its last burst (a burst that still lands past the next refresh then
     /// goes, the next refresh postponed behind it, so a trefi just above trfc cannot livelock)
-    std::vector<bool> refreshed_;
+    std::vector<std::uint8_t> refreshed_;
     Cycle admit_floor_ = 0; ///< the front end admits in order, none before this cycle
     bool front_blocked_ = false;
     std::uint32_t front_writes_ = 0; ///< write requests not yet wholly in the buffer

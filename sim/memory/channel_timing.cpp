@@ -31,6 +31,13 @@ ChannelTiming::ChannelTiming(const card::DdrConfig& ddr)
     trefi_ = t.trefi;
     trtrs_ = t.trtrs;
     period_ = map_.bank_group_period();
+    std::array<bool, 5> seen{};
+    for (const auto& piece : map_.pieces()) {
+        const auto f = static_cast<std::size_t>(piece.field);
+        if (seen[f] || piece.field_shift != 0 || piece.bits >= 64) sliced_ = false;
+        seen[f] = true;
+        slices_[f] = {piece.source_shift, (std::uint64_t{1} << piece.bits) - 1};
+    }
     if (!closed_page_ && map_.run_bits() < 64 && (std::uint64_t{1} << map_.run_bits()) >= 4 * period_)
         run_mask_ = (std::uint64_t{1} << map_.run_bits()) - 1;
     queue_.resize(ddr.controller.write_queue);

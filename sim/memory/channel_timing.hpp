@@ -83,6 +83,16 @@ public:
 
     /// Where channel burst `line` goes.
     BurstTarget target(std::uint64_t line) const {
+        if (sliced_) { // each field one run of bits at the bottom of its value: a shift and a mask
+            const auto field = [&](card::DramField f) {
+                const FieldSlice& s = slices_[static_cast<std::size_t>(f)];
+                return static_cast<std::uint32_t>((line >> s.shift) & s.mask);
+            };
+            const std::uint32_t group = field(card::DramField::BankGroup),
+                                rank = field(card::DramField::Rank);
+            return {rank * bank_count_ + group * banks_per_group_ + field(card::DramField::Bank), group, rank,
+                    field(card::DramField::Row)};
+        }
         const card::DramCoord c = map_.decode_burst(line);
         return {c.rank * bank_count_ + c.bank_group * banks_per_group_ + c.bank, c.bank_group, c.rank, c.row};
     }
@@ -102,7 +112,7 @@ public:
     Cycle group_floor(std::uint32_t rank, std::uint32_t group, bool write, bool hit) const;
     /// group_floor for every bank group of `rank` at once, the parts they share computed once:
     /// `out[2 g]` for a miss in group g, `out[2 g + 1]` for a hit.
-    void group_floors(std::uint32_t rank, bool write, Cycle* out) const;
+    void group_floors(std::uint32_t rank, bool write, Cycle* __restrict out) const;
     /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
     /// after it when `close_after` (or the page policy is closed). Returns its last data beat.
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
@@ -189,7 +199,15 @@ private:
     /// Issues every queued write; returns the WRITE cycle of the first (when a slot freed).
     Cycle drain_all();
 
+    /// The bits of one field of the address map, when they are one run: (line >> shift) & mask.
+    struct FieldSlice {
+        std::uint32_t shift = 0;
+        std::uint64_t mask = 0;
+    };
+
     card::AddressMap map_;
+    std::array<FieldSlice, 5> slices_{}; ///< per DramField, when `sliced_`
+    bool sliced_ = true;                 ///< every field is one run of bits (else map_.decode_burst)
     std::uint64_t capacity_;
     std::uint32_t banks_per_group_;
     std::uint32_t bank_count_; ///< banks per rank
@@ -267,7 +285,8 @@ template <bool Bus>
     return p;
 }
 
-inline ChannelTiming::Plan ChannelTiming::plan(const BurstTarget& t, bool write, Cycle ready) const {
+[[gnu::always_inline]] inline ChannelTiming::Plan ChannelTiming::plan(const BurstTarget& t, bool write,
+                                                                      Cycle ready) const {
     return plan_on<true>(t, write, ready);
 }
 
@@ -301,7 +320,7 @@ inline Cycle ChannelTiming::group_floor(std::uint32_t rank, std::uint32_t group,
     return floor;
 }
 
-inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* out) const {
+inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* __restrict out) const {
     const Rank& rk = rank_[rank];
     Cycle shared = std::max(cas_ready_, write ? write_ready_ : rk.read_ready);
     if (rank != last_rank_) {

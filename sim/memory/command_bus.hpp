@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 
 namespace cardsim::sim::memory {
@@ -21,6 +22,7 @@ public:
     void reset(Cycle origin) {
         words_.fill(0);
         runs_ = {};
+        runs_hi_ = 0;
         next_run_ = 0;
         base_ = origin & ~Cycle{63};
         row_latest_ = 0;
@@ -38,6 +40,14 @@ public:
     }
     /// The first cycle at or after `t` that carries no command.
     Cycle free_at_or_after(Cycle t) const {
+        if (t > runs_hi_) { // no run reaches `t`: the bitmap alone, a word at a time
+            while (t >= base_ && t < base_ + span) {
+                const std::uint64_t free = ~words_[(t >> 6) & 3] >> (t & 63);
+                if (free != 0) return t + static_cast<Cycle>(std::countr_zero(free));
+                t = (t | 63) + 1;
+            }
+            return t;
+        }
         while (t >= base_ && t < base_ + span && (taken_bit(t) || in_runs(t)))
             ++t;
         return t;
@@ -66,6 +76,7 @@ public:
             old.lo = std::min(old.lo, firsts[i]);
             old.hi = std::max(old.hi, old.last(i));
         }
+        runs_hi_ = std::max(runs_[0].hi, runs_[1].hi);
         if (count > 0 && old.hi >= base_ + span) slide(old.hi);
     }
 
@@ -105,6 +116,7 @@ private:
 
     std::array<std::uint64_t, span / 64> words_{};
     std::array<Run, 2> runs_{};
+    Cycle runs_hi_ = 0; ///< no run holds a cycle past this
     std::uint32_t next_run_ = 0;
     Cycle base_ = 0;
     Cycle row_latest_ = 0; ///< the latest row command taken

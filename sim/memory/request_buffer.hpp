@@ -79,6 +79,11 @@ public:
     std::uint32_t queued(std::uint32_t bank, Direction direction) const {
         return per_bank_[bank][index(direction)];
     }
+    /// Entries of `bank` (either direction) in another row than `row`; kept for one row per bank
+    /// (counted again when asked about another).
+    std::uint32_t off_row(std::uint32_t bank, std::uint32_t row) const {
+        return ref_row_[bank] == row ? off_row_[bank] : recount_off_row(bank, row);
+    }
     /// Banks holding at least one entry of `direction`, one bit per bank.
     std::uint64_t banks_with(Direction direction) const { return mask_[index(direction)]; }
     bool empty() const { return queued_[0] + queued_[1] == 0; }
@@ -88,6 +93,8 @@ public:
 
 private:
     static std::size_t index(Direction d) { return d == Direction::Read ? 0 : 1; }
+    /// off_row counted afresh, `row` kept as the bank's reference row.
+    std::uint32_t recount_off_row(std::uint32_t bank, std::uint32_t row) const;
 
     std::vector<QueuedBurst> pool_;
     std::vector<std::int32_t> free_;
@@ -98,6 +105,8 @@ private:
     std::array<std::uint32_t, 2> queued_{};
     std::array<std::uint32_t, 2> blocked_{};
     std::array<std::uint64_t, 2> mask_{};
+    /// Per bank: the row off_row counts against, and its entries in other rows (a cache).
+    mutable std::vector<std::uint32_t> ref_row_, off_row_;
     std::uint32_t bank_depth_;
     std::uint32_t write_capacity_;
 };
@@ -126,6 +135,7 @@ inline std::int32_t RequestBuffer::push(const QueuedBurst& burst) {
         dir_head_[d] = i;
     dir_tail_[d] = i;
     if (e.direction == Direction::Read || write_capacity_ == 0) ++bank_entries_[b];
+    if (e.row != ref_row_[b]) ++off_row_[b];
     ++per_bank_[b][d];
     ++queued_[d];
     mask_[d] |= std::uint64_t{1} << b;
@@ -154,6 +164,7 @@ inline void RequestBuffer::erase(std::int32_t i) {
         dir_tail_[d] = e.dprev;
     if (e.blocker != none) --blocked_[d];
     if (e.direction == Direction::Read || write_capacity_ == 0) --bank_entries_[b];
+    if (e.row != ref_row_[b]) --off_row_[b];
     if (--per_bank_[b][d] == 0) mask_[d] &= ~(std::uint64_t{1} << b);
     --queued_[d];
     free_.push_back(i);

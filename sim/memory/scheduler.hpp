@@ -53,6 +53,13 @@ public:
         (void)entry;
         return 0;
     }
+    /// `next_request(bank)`, and into `urgency` its `switch_urgency` (0 when none): a policy may
+    /// find both in one pass over the bank's queue.
+    virtual std::int32_t next_request_ranked(const BankMachine& bank, std::uint32_t& urgency) const {
+        const std::int32_t entry = next_request(bank);
+        urgency = entry != RequestBuffer::none ? switch_urgency(bank, entry) : 0;
+        return entry;
+    }
     /// The largest `switch_urgency`.
     static constexpr std::uint32_t max_urgency = 63;
     /// Whether `switch_urgency` may answer other than 0.

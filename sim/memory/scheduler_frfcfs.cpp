@@ -60,6 +60,7 @@ std::int32_t SchedulerFrFcfs::next_request_after_push(const BankMachine& bank, s
 
 std::uint32_t SchedulerFrFcfs::switch_urgency(const BankMachine& bank, std::int32_t entry) const {
     if (!stagger_ || !bank.open || buffer_[entry].row != bank.row) return 0; // not a row hit
+    if (buffer_.off_row(bank.bank, bank.row) == 0) return 0; // no other row: no switch pending
     // The bursts next_request sees: the open row's hits, and whether any other row waits (the
     // most passed of those bounds the hits left before the starvation cap forces the switch).
     std::uint32_t hits = 0, passed = 0;
@@ -75,10 +76,36 @@ std::uint32_t SchedulerFrFcfs::switch_urgency(const BankMachine& bank, std::int3
             passed = std::max(passed, e.passed);
         }
     }
-    if (!other) return 0; // no switch pending: no reason to keep its hits
-    const std::uint32_t left = std::min(hits, limit_ > passed ? limit_ - passed : 1u);
-    // A bank that switches within one switch time ranks by its hits left; the others alike, after.
-    return std::clamp<std::uint32_t>(left, 1, horizon_ + 1);
+    return urgency_of(hits, other, passed);
+}
+
+std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank, std::uint32_t& urgency) const {
+    urgency = 0;
+    if (!stagger_ || !bank.open) return next_request(bank); // no row hit: urgency 0
+    // next_request and switch_urgency in one pass: the oldest burst, the oldest row hit, and what
+    // switch_urgency counts.
+    std::int32_t oldest = RequestBuffer::none, hit = RequestBuffer::none;
+    std::uint32_t hits = 0, passed = 0;
+    bool other = false;
+    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+        const QueuedBurst& e = buffer_[i];
+        if (e.accept > bank.decision) break; // not visible yet
+        if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
+        if (oldest == RequestBuffer::none) oldest = i;
+        if (e.row == bank.row) {
+            if (hits++ == 0) hit = i;
+        } else {
+            other = true;
+            passed = std::max(passed, e.passed);
+        }
+    }
+    if (oldest == RequestBuffer::none) return oldest;
+    // The starved oldest burst goes first, else the oldest row hit, else the oldest.
+    const std::int32_t entry = buffer_[oldest].passed >= limit_ ? oldest
+                               : hit != RequestBuffer::none     ? hit
+                                                                : oldest;
+    if (buffer_[entry].row == bank.row) urgency = urgency_of(hits, other, passed);
+    return entry;
 }
 
 bool SchedulerFrFcfs::has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,

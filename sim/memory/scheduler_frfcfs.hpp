@@ -3,6 +3,8 @@
 
 #include "sim/memory/scheduler.hpp"
 
+#include <algorithm>
+
 namespace cardsim::sim::memory {
 
 /// FR-FCFS over per-bank queues (DRAMSys' SchedulerFrFcfsGrp with write watermarks, DRAMSim3's
@@ -31,6 +33,7 @@ public:
     std::int32_t next_request_after_push(const BankMachine& bank, std::int32_t previous,
                                          std::int32_t added) const override;
     std::uint32_t switch_urgency(const BankMachine& bank, std::int32_t entry) const override;
+    std::int32_t next_request_ranked(const BankMachine& bank, std::uint32_t& urgency) const override;
     bool ranks_switches() const override { return stagger_; }
     bool has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                              std::int32_t except) const override;
@@ -46,6 +49,15 @@ public:
     }
 
 private:
+    /// The urgency of a row hit whose bank holds `hits` of its row and, when `other`, bursts of
+    /// other rows passed over `passed` times at most.
+    std::uint32_t urgency_of(std::uint32_t hits, bool other, std::uint32_t passed) const {
+        if (!other) return 0; // no switch pending: no reason to keep its hits
+        const std::uint32_t left = std::min(hits, limit_ > passed ? limit_ - passed : 1u);
+        // A bank that switches within one switch time ranks by its hits left; the others alike, after.
+        return std::clamp<std::uint32_t>(left, 1, horizon_ + 1);
+    }
+
     RequestBuffer& buffer_;
     std::uint32_t limit_;
     std::uint32_t high_;

@@ -46,6 +46,12 @@ PatternGenerator::PatternGenerator(const PatternSpec& spec, const MemoryClock& c
     validate(spec_);
     if (spec_.stride == 0) spec_.stride = spec_.size;
     if (spec_.spacing == 0) spec_.spacing = spec_.span / spec_.streams;
+    const std::uint64_t region = spec_.kind == PatternKind::Streams ? spec_.spacing
+                                 : spec_.kind == PatternKind::Mix   ? spec_.span / 2
+                                                                    : spec_.span;
+    slots_ = FixedDivisor(spec_.span / spec_.size);
+    starts_ = FixedDivisor((region - spec_.size) / spec_.stride + 1);
+    streams_ = FixedDivisor(spec_.streams);
 }
 
 std::uint64_t PatternGenerator::random() { // splitmix64
@@ -55,37 +61,32 @@ std::uint64_t PatternGenerator::random() { // splitmix64
     return z ^ (z >> 31);
 }
 
-namespace {
-/// The offset of a stream's k-th request inside a region of `region` bytes: k x stride, wrapping
-/// to the start once a request would run past the region's end.
-std::uint64_t wrapped(std::uint64_t k, std::uint64_t stride, std::uint64_t size, std::uint64_t region) {
-    const std::uint64_t starts = (region - size) / stride + 1;
-    return (k % starts) * stride;
-}
-} // namespace
-
 bool PatternGenerator::next(MemRequest& out) {
     if (i_ == spec_.count) return false;
     const auto& s = spec_;
-    const bool read = i_ % (s.reads + s.writes) < s.reads;
+    const bool read = phase_ < s.reads; // i_ % (reads + writes) < reads
+    if (++phase_ == s.reads + s.writes) phase_ = 0;
+    // The offset of a stream's k-th request inside its region: k x stride, wrapping to the start
+    // once a request would run past the region's end.
+    const auto wrapped = [&](std::uint64_t k) { return starts_.remainder(k) * s.stride; };
     std::uint64_t a = 0;
     switch (s.kind) {
     case PatternKind::Sequential:
-        a = s.base + wrapped(i_, s.stride, s.size, s.span);
+        a = s.base + wrapped(i_);
         break;
     case PatternKind::Random:
-        a = s.base + random() % (s.span / s.size) * s.size;
+        a = s.base + slots_.remainder(random()) * s.size;
         break;
     case PatternKind::Streams: {
-        const std::uint64_t stream = i_ % s.streams;
-        const std::uint64_t k = i_ / s.streams;
-        a = s.base + stream * s.spacing + wrapped(k, s.stride, s.size, s.spacing);
+        const std::uint64_t stream = streams_.remainder(i_);
+        const std::uint64_t k = streams_.quotient(i_);
+        a = s.base + stream * s.spacing + wrapped(k);
         break;
     }
     case PatternKind::Mix: {
         const std::uint64_t half = s.span / 2;
         const std::uint64_t k = read ? reads_done_ : writes_done_;
-        a = s.base + (read ? 0 : half) + wrapped(k, s.stride, s.size, half);
+        a = s.base + (read ? 0 : half) + wrapped(k);
         break;
     }
     }

@@ -4,6 +4,7 @@
 #include "sim/memory/mem_request.hpp"
 #include "sim/memory/memory_clock.hpp"
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -42,6 +43,24 @@ struct PatternSpec {
 /// Checks a spec (sizes, spans and ratios that make sense); a cardsim::Error names the option.
 void validate(const PatternSpec& spec);
 
+/// Division by a divisor fixed at construction: a shift and a mask when it is a power of two
+/// (the patterns' usual sizes), else the division.
+class FixedDivisor {
+public:
+    explicit FixedDivisor(std::uint64_t divisor = 1)
+        : d_(divisor), shift_(static_cast<std::uint32_t>(std::countr_zero(divisor))),
+          pow2_(std::has_single_bit(divisor)) {}
+    /// x / divisor.
+    std::uint64_t quotient(std::uint64_t x) const { return pow2_ ? x >> shift_ : x / d_; }
+    /// x % divisor.
+    std::uint64_t remainder(std::uint64_t x) const { return pow2_ ? x & (d_ - 1) : x % d_; }
+
+private:
+    std::uint64_t d_;
+    std::uint32_t shift_;
+    bool pow2_;
+};
+
 /// Generates a pattern's requests on demand (nothing is stored).
 class PatternGenerator final : public RequestSource {
 public:
@@ -56,6 +75,10 @@ private:
     std::uint64_t reads_done_ = 0;
     std::uint64_t writes_done_ = 0;
     std::uint64_t state_;
+    std::uint32_t phase_ = 0; ///< i_ modulo reads + writes
+    FixedDivisor slots_;      ///< Random: requests in the span
+    FixedDivisor starts_;     ///< a stream's request starts in its region (see `wrapped`)
+    FixedDivisor streams_;    ///< Streams: how many
 };
 
 } // namespace cardsim::sim::memory

@@ -1,0 +1,105 @@
+// FR-FCFS's one-pass pick (`next_request_ranked`: a bank's pick and its switch urgency in one scan
+// of the bank's queue) answers exactly what `next_request` and `switch_urgency` answer apart, and
+// the request buffer's kept count of a bank's bursts off a row (`off_row`, which lets
+// `switch_urgency` answer 0 without a scan) equals the count, on random queues: rows, directions,
+// arrivals, hazards and starvation counts drawn at random, bursts entering and leaving. The timing
+// core's burst target (a shift and a mask per field when every field is one run of bits) equals
+// the address map's decode, for maps with whole and split fields.
+
+#include "engine/card/card_config.hpp"
+#include "sim/memory/channel_timing.hpp"
+#include "sim/memory/request_buffer.hpp"
+#include "sim/memory/scheduler_frfcfs.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cardsim::sim::memory;
+
+/// Bursts of `bank` in another row than `row`, counted along the bank's queue.
+std::uint32_t pick_pass_off_row(const RequestBuffer& buffer, std::uint32_t bank, std::uint32_t row) {
+    std::uint32_t n = 0;
+    for (std::int32_t i = buffer.oldest_in_bank(bank); i != RequestBuffer::none; i = buffer[i].next)
+        n += buffer[i].row != row ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("FR-FCFS's one-pass pick and urgency equal its pick and urgency apart on random queues", "[ddr]") {
+    constexpr std::uint32_t banks = 4, depth = 16, writes = 8, limit = 10;
+    for (const std::uint32_t horizon : {0u, 1u, 3u}) {
+        RequestBuffer buffer(banks, depth, writes);
+        const SchedulerFrFcfs scheduler(buffer, limit, 32, 0, horizon);
+        std::mt19937_64 rng(horizon + 1);
+        const auto draw = [&rng](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+        std::vector<std::int32_t> held;
+        std::uint64_t seq = 0;
+        for (int round = 0; round < 20000; ++round) {
+            // Bursts enter (when they fit) or leave, at random.
+            if (held.empty() || draw(3) != 0) {
+                QueuedBurst q;
+                q.bank = draw(banks);
+                q.row = draw(4);
+                q.direction = draw(3) == 0 ? Direction::Write : Direction::Read;
+                q.accept = draw(20);
+                q.passed = draw(limit + 3);
+                q.seq = seq++;
+                if (buffer.has_space(q.bank, q.direction)) {
+                    const std::int32_t i = buffer.push(q);
+                    if (!held.empty() && draw(8) == 0)
+                        buffer.block(i, held[draw(static_cast<std::uint32_t>(held.size()))]);
+                    held.push_back(i);
+                }
+            } else {
+                const std::size_t k = draw(static_cast<std::uint32_t>(held.size()));
+                buffer.erase(held[k]);
+                held[k] = held.back();
+                held.pop_back();
+            }
+            BankMachine bm;
+            bm.bank = draw(banks);
+            bm.open = draw(4) != 0;
+            bm.row = draw(4);
+            bm.decision = draw(24);
+            bm.direction = draw(3) == 0 ? Direction::Write : Direction::Read;
+            std::uint32_t urgency = ~0u;
+            const std::int32_t entry = scheduler.next_request_ranked(bm, urgency);
+            REQUIRE(entry == scheduler.next_request(bm));
+            REQUIRE(urgency == (entry == RequestBuffer::none ? 0 : scheduler.switch_urgency(bm, entry)));
+            REQUIRE(buffer.off_row(bm.bank, bm.row) == pick_pass_off_row(buffer, bm.bank, bm.row));
+        }
+    }
+}
+
+TEST_CASE("the timing core's burst target equals the address map's decode for every map", "[ddr]") {
+    for (const char* map :
+         {"row:bank:column:bankgroup", "row:bank:bankgroup:column", "row:column:bank:bankgroup",
+          "row:bank[1]:column:bank[1]:bankgroup", "column[3]:row:bank:column:bankgroup"}) {
+        for (const char* ranks : {"1", "2"}) {
+            const std::vector<cardsim::card::Override> set{{"ddr.controller.address_map", map},
+                                                           {"ddr.geometry.ranks", ranks}};
+            const cardsim::card::DdrConfig ddr = cardsim::card::load_card_config({}, set).ddr;
+            const ChannelTiming core(ddr);
+            const cardsim::card::AddressMap& m = core.address_map();
+            const std::uint64_t lines = ddr.channel_bytes() >> m.burst_shift();
+            std::mt19937_64 rng(7);
+            for (int k = 0; k < 20000; ++k) {
+                const std::uint64_t line = k < 1000 ? static_cast<std::uint64_t>(k) : rng() % lines;
+                const cardsim::card::DramCoord c = m.decode_burst(line);
+                const BurstTarget t = core.target(line);
+                INFO(map << " ranks " << ranks << " line " << line);
+                REQUIRE(t.group == c.bank_group);
+                REQUIRE(t.rank == c.rank);
+                REQUIRE(t.row == c.row);
+                REQUIRE(t.bank ==
+                        c.rank * ddr.geometry.banks() + c.bank_group * ddr.geometry.banks_per_group + c.bank);
+            }
+        }
+    }
+}
