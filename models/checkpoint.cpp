@@ -242,27 +242,60 @@ void Checkpoint::read(graph::W w, const graph::View& view, std::size_t out_size,
     if (out_size != count * vs.row_len)
         throw Error(fmt::format("tensor `{}`: reading view `{}` needs room for {} elements, not {}", name(w),
                                 describe(view), count * vs.row_len, out_size));
-    const auto data = bytes(w);
-    // A column range reads part of each stored row, which is as long as the whole view's rows;
-    // strided columns are gathered first.
+    const Entry& e = entries_.at(w);
+    if (e.file == npos) (void)bytes(w); // a shapes-only tensor: says so
+    const SafetensorsFile& file = files_[e.file];
+    const TensorInfo& t = info(w);
+    // The rows are read from the file (pread) into a buffer of this thread's, a run of consecutive
+    // stored rows at a time: each tensor read once costs no page faults, which on a virtual machine
+    // cost more than the copy. A column range reads part of each stored row, which is as long as
+    // the whole view's rows; strided columns are gathered first.
     const auto* columns = std::get_if<graph::ColumnRange>(&view);
     const std::size_t es = size_of(dtype(w));
     const std::size_t row_bytes = (columns ? checked_view(w, graph::Whole{}).row_len : vs.row_len) * es;
     const std::size_t skip = columns ? columns->first * es : 0;
-    std::vector<std::byte> gathered(columns && columns->stride > 1 ? vs.row_len * es : 0);
-    for (std::size_t r = first; r < first + count; ++r) {
-        std::size_t stored = r; // the stored row that view row `r` reads
-        if (auto* rr = std::get_if<graph::RowRange>(&view)) stored = rr->first + r;
+    auto stored_of = [&](std::size_t r) { // the stored row that view row `r` reads
+        if (auto* rr = std::get_if<graph::RowRange>(&view)) return rr->first + r;
         if (auto* hp = std::get_if<graph::HeadPart>(&view))
-            stored = (hp->first_head + r / hp->width) * hp->stride + hp->offset + r % hp->width;
-        if (columns) stored = columns->first_row + r;
-        const std::byte* src = data.data() + stored * row_bytes + skip;
-        if (!gathered.empty()) {
-            for (std::size_t j = 0; j < vs.row_len; ++j)
-                std::memcpy(gathered.data() + j * es, src + j * columns->stride * es, es);
-            src = gathered.data();
+            return (hp->first_head + r / hp->width) * hp->stride + hp->offset + r % hp->width;
+        if (columns) return columns->first_row + r;
+        return r;
+    };
+    thread_local std::vector<std::byte> buffer;
+    const std::size_t end = first + count;
+    if (vs.row_len == 0) {
+        for (std::size_t r = first; r < end; ++r)
+            row(r - first, buffer.data(), 0);
+        return;
+    }
+    if (columns) {
+        const std::size_t span = ((vs.row_len - 1) * columns->stride + 1) * es;
+        std::vector<std::byte> gathered(columns->stride > 1 ? vs.row_len * es : 0);
+        if (buffer.size() < span) buffer.resize(span);
+        for (std::size_t r = first; r < end; ++r) {
+            file.read(t, stored_of(r) * row_bytes + skip, std::span(buffer.data(), span));
+            const std::byte* src = buffer.data();
+            if (!gathered.empty()) {
+                for (std::size_t j = 0; j < vs.row_len; ++j)
+                    std::memcpy(gathered.data() + j * es, src + j * columns->stride * es, es);
+                src = gathered.data();
+            }
+            row(r - first, src, vs.row_len);
         }
-        row(r - first, src, vs.row_len);
+        return;
+    }
+    constexpr std::size_t piece = std::size_t{256} << 10; // a run's bytes: stays in the core's cache
+    const std::size_t most = std::max<std::size_t>(1, piece / row_bytes);
+    for (std::size_t r = first; r < end;) {
+        const std::size_t s0 = stored_of(r);
+        std::size_t n = 1;
+        while (r + n < end && n < most && stored_of(r + n) == s0 + n)
+            ++n;
+        if (buffer.size() < n * row_bytes) buffer.resize(n * row_bytes);
+        file.read(t, s0 * row_bytes, std::span(buffer.data(), n * row_bytes));
+        for (std::size_t k = 0; k < n; ++k)
+            row(r + k - first, buffer.data() + k * row_bytes, vs.row_len);
+        r += n;
     }
 }
 

@@ -8,8 +8,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
+#include <unistd.h>
 
 namespace cardsim::models {
 namespace {
@@ -180,6 +183,10 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
     if (!f.map_->is_open()) throw Error(fmt::format("{}: cannot map the safetensors file", f.path_));
     const auto* data = reinterpret_cast<const std::byte*>(f.map_->data());
     f.header_ = parse_safetensors(std::span(data, f.map_->size()), f.path_);
+    const int fd = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw Error(fmt::format("{}: cannot open the safetensors file: {}", f.path_, std::strerror(errno)));
+    f.file_ = std::make_shared<const Descriptor>(fd);
     return f;
 }
 
@@ -192,6 +199,27 @@ const TensorInfo* SafetensorsFile::find(std::string_view name) const {
 std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& t) const {
     const auto* data = reinterpret_cast<const std::byte*>(map_->data()) + header_.data_start;
     return std::span(data + t.begin, t.end - t.begin);
+}
+
+SafetensorsFile::Descriptor::~Descriptor() {
+    ::close(fd);
+}
+
+void SafetensorsFile::read(const TensorInfo& t, std::size_t offset, std::span<std::byte> out) const {
+    if (offset > t.end - t.begin || out.size() > t.end - t.begin - offset)
+        throw Error(fmt::format("{}: tensor `{}`: reading {} bytes from byte {} of its {}", path_, t.name,
+                                out.size(), offset, t.end - t.begin));
+    std::size_t done = 0;
+    const auto at = static_cast<off_t>(header_.data_start + t.begin + offset);
+    while (done < out.size()) {
+        const auto n =
+            ::pread(file_->fd, out.data() + done, out.size() - done, at + static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw Error(fmt::format("{}: tensor `{}`: cannot read it: {}", path_, t.name,
+                                    n == 0 ? "the file ends early (did it change?)" : std::strerror(errno)));
+        done += static_cast<std::size_t>(n);
+    }
 }
 
 } // namespace cardsim::models

@@ -67,10 +67,23 @@ public:
     const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
     /// The stored bytes of `t`, one of this file's tensors.
     std::span<const std::byte> bytes(const TensorInfo& t) const;
+    /// Copies `out.size()` stored bytes of `t` from byte `offset` of its data (inside it) into `out`
+    /// with one read of the file: the mapping's pages are never touched, so reading a tensor once
+    /// costs no page faults (a cardsim::Error naming the file if the read fails).
+    void read(const TensorInfo& t, std::size_t offset, std::span<std::byte> out) const;
 
 private:
     std::string path_;
     std::shared_ptr<boost::iostreams::mapped_file_source> map_;
+    /// The file open for `read`, closed with its last copy.
+    struct Descriptor {
+        int fd = -1;
+        explicit Descriptor(int f) : fd(f) {}
+        ~Descriptor();
+        Descriptor(const Descriptor&) = delete;
+        Descriptor& operator=(const Descriptor&) = delete;
+    };
+    std::shared_ptr<const Descriptor> file_;
     SafetensorsHeader header_;
 };
 

@@ -97,9 +97,9 @@ Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key,
 void Lowering::run_jobs() {
     const bool cached =
         !o_.pack_cache.empty() && o_.checkpoint_digest != 0 && !t_.pack_format.empty() && !jobs_.empty();
-    // The chunks are ranges of one image memory (a card's DDR maps its pages rather than copy
-    // them), or vectors of their own where the host has no memory files; both start as zeros.
-    const auto memory = program::ImageMemory::create(weights_end_);
+    // The chunks are ranges of one image memory, committed up front so that packing takes no page
+    // faults; both start as zeros.
+    const auto memory = jobs_.empty() ? nullptr : program::ImageMemory::create(weights_end_);
     for (auto& job : jobs_) {
         auto& chunk = out_.image.chunks[job.chunk];
         chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)

@@ -5,30 +5,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 namespace cardsim::program {
 
 std::shared_ptr<ImageMemory> ImageMemory::create(std::uint64_t bytes) {
     if (bytes == 0) return nullptr;
-    const int fd = ::memfd_create("cardsim-image", MFD_CLOEXEC);
-    if (fd < 0) return nullptr;
-    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-        ::close(fd);
-        return nullptr;
-    }
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        ::close(fd);
-        return nullptr;
-    }
-    return std::shared_ptr<ImageMemory>(new ImageMemory(fd, static_cast<std::byte*>(p), bytes));
-}
-
-ImageMemory::~ImageMemory() {
-    ::munmap(base_, size_);
-    ::close(fd_);
+    return std::shared_ptr<ImageMemory>(new ImageMemory(kernels::HostMemory(bytes)));
 }
 
 ChunkBytes::ChunkBytes(std::shared_ptr<ImageMemory> memory, std::uint64_t offset, std::uint64_t length)

@@ -1,6 +1,8 @@
 #pragma once
-// The memory an image's chunks live in: a file in memory that a card's DDR model can map
-// copy-on-write instead of copying, and the chunk bytes that refer to it or own their own.
+// The memory an image's chunks live in: one block of host memory committed up front, and the chunk
+// bytes that refer to it or own their own.
+
+#include "engine/kernels/host_memory.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -10,28 +12,22 @@
 
 namespace cardsim::program {
 
-/// `bytes` zero bytes in an anonymous memory file (memfd), mapped shared and read-write: the chunks
-/// of one image are ranges of it, and a DDR model maps the same pages privately (copy-on-write)
-/// rather than copying them, so a run holds the weights once. Not copyable; shared by its chunks.
+/// `bytes` zero bytes of host memory whose pages are committed up front, in huge pages where the
+/// host offers them (kernels::HostMemory): the chunks of one image are ranges of it, so packing a
+/// gigabyte of weights into them takes no page faults. Not copyable; shared by its chunks.
 class ImageMemory {
 public:
-    /// A memory of `bytes` zero bytes, or null when the host offers no memory file (the chunks then
-    /// own vectors).
+    /// A memory of `bytes` zero bytes, or null for none (the chunks then own vectors).
     static std::shared_ptr<ImageMemory> create(std::uint64_t bytes);
-    ~ImageMemory();
     ImageMemory(const ImageMemory&) = delete;
     ImageMemory& operator=(const ImageMemory&) = delete;
 
     /// The whole memory, in place.
-    std::span<std::byte> bytes() const { return {base_, static_cast<std::size_t>(size_)}; }
-    /// The memory file, for a mapping of the same pages.
-    int fd() const { return fd_; }
+    std::span<std::byte> bytes() const { return memory_.bytes(); }
 
 private:
-    ImageMemory(int fd, std::byte* base, std::uint64_t size) : fd_(fd), base_(base), size_(size) {}
-    int fd_ = -1;
-    std::byte* base_ = nullptr;
-    std::uint64_t size_ = 0;
+    explicit ImageMemory(kernels::HostMemory memory) : memory_(std::move(memory)) {}
+    kernels::HostMemory memory_;
 };
 
 /// A chunk's bytes: a vector of its own, or a range of an ImageMemory it shares. Either way

@@ -74,12 +74,13 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
 
 void Card::load(const program::Image& image) {
     const auto& w = context_.region(program::Region::Weights);
-    // Chunks that are ranges of one image memory share its pages (copy-on-write) when the weights
-    // region starts on a page: no copy, and the run holds the weights once.
-    const program::ImageMemory* memory = image.chunks.empty() ? nullptr : image.chunks.front().bytes.memory();
-    for (auto& chunk : image.chunks)
-        if (chunk.bytes.memory() != memory || chunk.bytes.offset() != chunk.address) memory = nullptr;
-    if (memory && ddr_.load_file(w.base, memory->fd(), memory->bytes().size())) return;
+    // The pages the chunks cover are committed in one call first: loading takes no page faults.
+    std::uint64_t first = ~std::uint64_t{0}, end = 0;
+    for (auto& chunk : image.chunks) {
+        first = std::min(first, chunk.address);
+        end = std::max(end, chunk.address + chunk.bytes.size());
+    }
+    if (end > first) ddr_.prepare(w.base + first, end - first);
     for (auto& chunk : image.chunks)
         ddr_.load(w.base + chunk.address, chunk.bytes);
 }

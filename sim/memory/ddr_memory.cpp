@@ -161,12 +161,12 @@ void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {
     store_.write(address, bytes);
 }
 
-bool DdrMemory::load_file(std::uint64_t address, int fd, std::uint64_t length) {
+void DdrMemory::prepare(std::uint64_t address, std::uint64_t length) {
     if (address > data_size_ || length > data_size_ - address)
         throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the {} bytes of DDR the program's "
                                 "regions span",
                                 length, address, data_size_));
-    return store_.map_file(address, fd, length);
+    store_.prepare(address, length);
 }
 
 void DdrMemory::peek(std::uint64_t address, std::span<std::byte> bytes) const {

@@ -85,10 +85,9 @@ public:
     void reset(Cycle origin);
     /// Writes bytes without timing (loading the DDR image).
     void load(std::uint64_t address, std::span<const std::byte> bytes);
-    /// Loads `length` bytes of memory file `fd` at `address` without timing, as `load` would, by
-    /// mapping the file's pages copy-on-write rather than copying them (SparseStore::map_file);
-    /// false when they cannot be mapped there (then `load` them). Before any other write.
-    bool load_file(std::uint64_t address, int fd, std::uint64_t length);
+    /// Commits the host pages of [address, address + length) before a load writes them all (see
+    /// SparseStore::prepare); the bytes do not change.
+    void prepare(std::uint64_t address, std::uint64_t length);
     /// Reads bytes without timing.
     void peek(std::uint64_t address, std::span<std::byte> bytes) const;
     /// The bytes of the whole address space.

@@ -1,6 +1,7 @@
 #include "sim/memory/sparse_store.hpp"
 
 #include "engine/error.hpp"
+#include "engine/kernels/host_memory.hpp"
 
 #include <fmt/core.h>
 
@@ -55,20 +56,16 @@ SparseStore& SparseStore::operator=(SparseStore&& other) noexcept {
     return *this;
 }
 
-bool SparseStore::map_file(std::uint64_t address, int fd, std::uint64_t length) {
-    const std::uint64_t p = page_bytes(), span = (length + p - 1) / p * p;
-    if (length == 0 || address % p != 0 || address > mapped_bytes(capacity_) ||
-        span > mapped_bytes(capacity_) - address)
-        return false;
-    void* at = ::mmap(base_ + address, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0);
-    return at != MAP_FAILED;
-}
-
 void SparseStore::read(std::uint64_t address, std::span<std::byte> out) const {
     if (!out.empty()) std::memcpy(out.data(), base_ + address, out.size());
 }
 
+void SparseStore::prepare(std::uint64_t address, std::uint64_t length) {
+    kernels::prepare_pages(base_ + address, length);
+}
+
 void SparseStore::write(std::uint64_t address, std::span<const std::byte> in) {
+    if (in.size() >= bulk_bytes) kernels::prepare_pages(base_ + address, in.size());
     if (!in.empty()) std::memcpy(base_ + address, in.data(), in.size());
 }
 

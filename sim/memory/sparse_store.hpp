@@ -27,14 +27,16 @@ public:
 
     /// Copies `out.size()` bytes from `address` (inside the capacity) into `out`.
     void read(std::uint64_t address, std::span<std::byte> out) const;
-    /// Copies `in` to `address` (inside the capacity), committing the pages it touches.
+    /// Copies `in` to `address` (inside the capacity), committing the pages it touches: those of a
+    /// write of `bulk_bytes` or more are committed first in one call (kernels::prepare_pages), so
+    /// loading an image takes no page faults.
     void write(std::uint64_t address, std::span<const std::byte> in);
-    /// Makes the bytes [address, address + length) (inside the capacity; `address` a multiple of
-    /// `page_bytes`) the first `length` bytes of file `fd`, mapped privately: pages are shared with
-    /// the file until written (copy-on-write), and writes never reach it. The bytes from `length` to
-    /// the end of its last page read as the file's (zero past its end). Must come before anything
-    /// is written in those pages. False when the host refuses (the range is then as before).
-    bool map_file(std::uint64_t address, int fd, std::uint64_t length);
+    /// Commits the pages of [address, address + length) (inside the capacity) in one call, in huge
+    /// pages where the host offers them (kernels::prepare_pages): for a range about to be written
+    /// whole, such as an image's weights. Bytes already written keep their values.
+    void prepare(std::uint64_t address, std::uint64_t length);
+    /// Writes from this size on commit their pages up front (2 MiB: a huge page).
+    static constexpr std::uint64_t bulk_bytes = std::uint64_t{2} << 20;
     /// The bytes [address, address + length) in place (inside the capacity).
     std::span<std::byte> data(std::uint64_t address, std::uint64_t length) {
         return {base_ + address, static_cast<std::size_t>(length)};

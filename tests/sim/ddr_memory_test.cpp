@@ -3,7 +3,6 @@
 // in its own process (SystemC elaborates once).
 
 #include "engine/card/card_config.hpp"
-#include "engine/program/image_memory.hpp"
 #include "sim/memory/ddr_memory.hpp"
 #include "sim/memory/replay.hpp"
 #include "sim/memory/stall_extension.hpp"
@@ -192,29 +191,25 @@ TEST_CASE("the sparse store allocates only the pages written", "[ddr]") {
     CHECK_THROWS_WITH(memory.load(d.total_bytes(), {&one, 1}), Catch::Contains("run past the end"));
 }
 
-TEST_CASE("an image memory loads by mapping: its bytes read back, and writes stay the DDR's", "[ddr]") {
+TEST_CASE("a bulk load commits only its own pages and keeps the bytes around it", "[ddr]") {
     const auto d = ddr();
     DdrMemory memory("ddr", d);
-    const std::uint64_t n = 3 * SparseStore::page_bytes() + 100; // ends inside a page
-    auto image = cardsim::program::ImageMemory::create(n);
-    REQUIRE(image);
+    const std::uint64_t page = SparseStore::page_bytes();
+    const std::uint64_t at = 5 * page + 100, n = 3 * SparseStore::bulk_bytes + 100; // neither on a page
+    const std::byte before{0x5a};
+    memory.load(at - 1, {&before, 1}); // the same page as the load's first byte
+    std::vector<std::byte> image(n);
     for (std::uint64_t i = 0; i < n; ++i)
-        image->bytes()[i] = std::byte(i * 7 + 1);
-    REQUIRE(memory.load_file(0, image->fd(), n));
-    std::vector<std::byte> back(n + 8);
-    memory.peek(0, back);
+        image[i] = std::byte(i * 7 + 1);
+    memory.load(at, image);
+    std::vector<std::byte> back(n + 2);
+    memory.peek(at - 1, back);
+    CHECK(back.front() == before);
+    CHECK(back.back() == std::byte{0}); // past the load: never written
     for (std::uint64_t i = 0; i < n; ++i)
-        REQUIRE(back[i] == std::byte(i * 7 + 1));
-    for (std::uint64_t i = n; i < n + 8; ++i)
-        CHECK(back[i] == std::byte{0}); // past the image: zero, as any byte no chunk covers
-    // A write to the mapped range is the DDR's alone (copy-on-write): the image keeps its byte.
-    const std::byte w{0xee};
-    memory.load(5, {&w, 1});
-    memory.peek(0, std::span(back).first(8));
-    CHECK(back[5] == w);
-    CHECK(image->bytes()[5] == std::byte(5 * 7 + 1));
-    // Not on a page: refused (the caller copies instead).
-    CHECK_FALSE(memory.load_file(SparseStore::page_bytes() / 2, image->fd(), n));
+        REQUIRE(back[i + 1] == std::byte(i * 7 + 1));
+    const std::uint64_t first = (at - 1) / page, last = (at + n - 1) / page;
+    CHECK(memory.store().pages() <= last - first + 1);
 }
 
 TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr][replay]") {
