@@ -7,6 +7,7 @@
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/kernels/parallel.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/lower/pack_cache.hpp"
 #include "engine/program/program.hpp"
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <future>
 
 namespace cardsim::cli::stages {
 
@@ -517,10 +519,18 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
                         o.max_positions, f.steps, f.prompt.size(), req.tokens));
     if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
     o.model = s.name;
-    o.checkpoint_digest = models::checkpoint_digest(s.model->checkpoint);
     o.pack_cache = lower::pack_cache_from_environment();             // CARDSIM_PACK_CACHE
     o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     o.shapes_only = s.model->checkpoint.shapes_only();
+    // One card's program without a pack cache takes the checkpoint's digest only as a label: it is
+    // read beside lowering (a pass over the checkpoint's files) and set when lowering is done.
+    std::future<std::uint64_t> digest;
+    if (o.pack_cache.empty() && req.plan.one() && !req.prompt_len && kernels::host_threads() > 1)
+        digest = std::async(std::launch::async, [&checkpoint = s.model->checkpoint] {
+            return models::checkpoint_digest(checkpoint);
+        });
+    else
+        o.checkpoint_digest = models::checkpoint_digest(s.model->checkpoint);
     Compiled c;
     c.microbatches = micro;
     if (req.prompt_len) c.prefill = prefill_phase(req, *s.model, g, o, chunks);
@@ -539,7 +549,15 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
         c.weights = weights_from(o, cached);
         return c;
     }
-    auto one = lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
+    auto one = [&] {
+        try {
+            return lower::lower(g, s.model->checkpoint, lower::target_of(req.config), o);
+        } catch (...) {
+            if (digest.valid()) digest.wait(); // it reads the checkpoint: never left running
+            throw;
+        }
+    }();
+    if (digest.valid()) one.options.checkpoint_digest = one.program.host.checkpoint_digest = digest.get();
     c.weights = weights_from(o, one.packed_from_cache);
     c.program = std::move(one);
     return c;
