@@ -131,7 +131,9 @@ void compile_against_read(benchmark::State& state, models::SynthSize size) {
 /// Issue 30's whole-run ratios, measured in one run: `cardsim run DIR --tokens 4` (the binary, as
 /// a user runs it: compile, the card, the golden check, the f64 reference) against one read of the
 /// checkpoint, and its peak resident memory against the checkpoint's bytes. Targets: run_over_read
-/// <= 30, peak_over_checkpoint < 2.
+/// <= 30, peak_over_checkpoint < 2. The best of three runs, as for compile: on a virtual machine a
+/// run's first touch of fresh memory costs what the host charges for backing it, which varies
+/// from run to run by a second or more.
 void full_run_against_read(benchmark::State& state, models::SynthSize size) {
     auto dir = checkpoint(size);
     read_once(dir); // into the page cache
@@ -189,4 +191,4 @@ BENCHMARK(hybrid_0p1b)->UseManualTime()->Iterations(2)->Unit(benchmark::kMillise
 BENCHMARK(hybrid_0p8b)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(compile_against_read_0p1b)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
 BENCHMARK(compile_against_read_0p8b)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
-BENCHMARK(full_run_against_read_0p8b)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(full_run_against_read_0p8b)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);

@@ -62,6 +62,8 @@ public:
 
     /// The memory the bytes are a range of (null for a vector of their own), and where.
     const ImageMemory* memory() const { return memory_.get(); }
+    /// The same, shared: a card's DDR that reads the memory in place keeps it alive.
+    std::shared_ptr<const ImageMemory> shared_memory() const { return memory_; }
     std::uint64_t offset() const { return offset_; }
 
     friend bool operator==(const ChunkBytes& a, const ChunkBytes& b);

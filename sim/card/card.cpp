@@ -74,7 +74,18 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
 
 void Card::load(const program::Image& image) {
     const auto& w = context_.region(program::Region::Weights);
-    // The pages the chunks cover are committed in one call first: loading takes no page faults.
+    // Chunks that are ranges of one image memory, each at its own offset, are lent to the DDR: it
+    // reads them in place until something writes there, so a run holds the weights once.
+    const program::ImageMemory* memory = image.chunks.empty() ? nullptr : image.chunks.front().bytes.memory();
+    for (auto& chunk : image.chunks)
+        if (chunk.bytes.memory() != memory || chunk.bytes.offset() != chunk.address) memory = nullptr;
+    if (memory && !ddr_.lending() && w.base <= ddr_.data_size() &&
+        memory->bytes().size() <= ddr_.data_size() - w.base) {
+        ddr_.lend(w.base, memory->bytes(), image.chunks.front().bytes.shared_memory());
+        return;
+    }
+    // Otherwise the pages the chunks cover are committed in one call first: loading takes no page
+    // faults.
     std::uint64_t first = ~std::uint64_t{0}, end = 0;
     for (auto& chunk : image.chunks) {
         first = std::min(first, chunk.address);

@@ -27,6 +27,7 @@ UnitModule::UnitModule(const sc_core::sc_module_name& name, program::Unit kind, 
                        const card::UnitSpec& spec, CardContext& context)
     : sc_core::sc_module(name), ddr("ddr"), sram("sram"), kind_(kind), instance_(instance), spec_(spec),
       behaviour_(context.units[kind]), ctx_(context) {
+    ddr.register_invalidate_direct_mem_ptr(this, &UnitModule::invalidate_ddr);
     payload_.set_extension(&stalls_);
     SC_THREAD(run);
 }
@@ -93,20 +94,32 @@ sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_comma
     return done;
 }
 
+void UnitModule::invalidate_ddr(sc_dt::uint64, sc_dt::uint64) {
+    have_ddr_dmi_ = false;
+}
+
 std::span<std::byte> UnitModule::in_place(const program::Operand& o, std::uint32_t index) {
     const auto& r = ctx_.region(o.region);
     const bool in_ddr = r.space == program::Space::Ddr;
     tlm::tlm_dmi& dmi = in_ddr ? ddr_dmi_ : sram_dmi_;
     bool& have = in_ddr ? have_ddr_dmi_ : have_sram_dmi_;
-    if (!have) {
+    const std::uint64_t a = r.base + o.offset;
+    // An operand the command writes needs a grant for writing; one it only reads, for reading (the
+    // DDR grants a lent range, the image's weights, read-only).
+    const bool writes = o.access != Access::Read;
+    auto covers = [&] {
+        return have && a >= dmi.get_start_address() && a + o.bytes <= dmi.get_end_address() + 1 &&
+               (writes ? dmi.is_read_write_allowed() : dmi.is_read_allowed());
+    };
+    if (!covers()) { // none yet, or another part of the memory, or invalidated
         tlm::tlm_generic_payload gp;
-        gp.set_command(tlm::TLM_READ_COMMAND);
-        gp.set_address(r.base + o.offset);
+        gp.set_command(writes ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        gp.set_address(a);
+        gp.set_data_length(static_cast<unsigned int>(std::min<std::uint64_t>(o.bytes, 0xffffffffu)));
+        dmi.init();
         have = in_ddr ? ddr->get_direct_mem_ptr(gp, dmi) : sram->get_direct_mem_ptr(gp, dmi);
     }
-    const std::uint64_t a = r.base + o.offset;
-    if (!have || !dmi.is_read_write_allowed() || a < dmi.get_start_address() || o.offset > r.size ||
-        o.bytes > r.size - o.offset || a + o.bytes - 1 > dmi.get_end_address()) {
+    if (!covers() || o.offset > r.size || o.bytes > r.size - o.offset) {
         ctx_.bus_error(index,
                        fmt::format("{}+{:#x} ({} bytes at address {:#x}) lies outside the {} region of {} "
                                    "bytes or the memory",

@@ -68,6 +68,8 @@ private:
     /// Operand `o`'s bytes in place, through the memory's DMI grant (a bus error, and nothing,
     /// when the operand leaves its region or the grant).
     std::span<std::byte> in_place(const program::Operand& o, std::uint32_t index);
+    /// The DDR's backward call: its DMI grants end (a lent range was written); ask again.
+    void invalidate_ddr(sc_dt::uint64 start, sc_dt::uint64 end);
     /// Whether operand `k` of `c` shares bytes with another operand of which one of the two is
     /// written: such an operand is computed on a copy, so the kernel sees the bytes as they were.
     bool overlaps_a_write(const program::Command& c, std::size_t k);

@@ -158,7 +158,53 @@ void DdrMemory::load(std::uint64_t address, std::span<const std::byte> bytes) {
         throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the {} bytes of DDR the program's "
                                 "regions span",
                                 bytes.size(), address, data_size_));
-    store_.write(address, bytes);
+    write_data(address, bytes);
+}
+
+void DdrMemory::lend(std::uint64_t address, std::span<const std::byte> bytes,
+                     std::shared_ptr<const void> owner) {
+    if (address > data_size_ || bytes.size() > data_size_ - address)
+        throw Error(fmt::format("DDR image: {} bytes at 0x{:x} run past the {} bytes of DDR the program's "
+                                "regions span",
+                                bytes.size(), address, data_size_));
+    if (lent_) end_loan();
+    if (bytes.empty()) return;
+    lent_ = Lent{address, bytes, std::move(owner)};
+    invalidate_grants(); // grants made before now cover the range as the store's
+}
+
+void DdrMemory::invalidate_grants() {
+    if (!granted_) return; // none yet (nor, before elaboration ends, anyone to tell)
+    granted_ = false;
+    for (std::size_t i = 0; i < socket.size(); ++i)
+        socket[static_cast<int>(i)]->invalidate_direct_mem_ptr(0, ~sc_dt::uint64{0});
+}
+
+void DdrMemory::end_loan() {
+    if (!lent_) return;
+    const Lent was = std::move(*lent_);
+    lent_.reset();
+    store_.prepare(was.address, was.bytes.size());
+    store_.write(was.address, was.bytes);
+    invalidate_grants();
+}
+
+void DdrMemory::read_data(std::uint64_t address, std::span<std::byte> out) const {
+    if (!lent_ || !lent_->overlaps(address, out.size())) {
+        store_.read(address, out);
+        return;
+    }
+    const std::uint64_t first = std::max(address, lent_->address),
+                        end = std::min(address + out.size(), lent_->address + lent_->bytes.size());
+    if (first > address) store_.read(address, out.first(first - address));
+    std::copy_n(lent_->bytes.begin() + static_cast<std::ptrdiff_t>(first - lent_->address), end - first,
+                out.begin() + static_cast<std::ptrdiff_t>(first - address));
+    if (end < address + out.size()) store_.read(end, out.subspan(end - address));
+}
+
+void DdrMemory::write_data(std::uint64_t address, std::span<const std::byte> in) {
+    if (lent_ && lent_->overlaps(address, in.size())) end_loan();
+    store_.write(address, in);
 }
 
 void DdrMemory::prepare(std::uint64_t address, std::uint64_t length) {
@@ -177,7 +223,7 @@ void DdrMemory::peek(std::uint64_t address, std::span<std::byte> bytes) const {
         throw Error(fmt::format("DDR read: {} bytes at 0x{:x} run past the {} bytes of DDR the program's "
                                 "regions span",
                                 bytes.size(), address, data_size_));
-    store_.read(address, bytes);
+    read_data(address, bytes);
 }
 
 std::string DdrMemory::describe_error(const tlm::tlm_generic_payload& gp) const {
@@ -232,9 +278,9 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
         }
         auto bytes = reinterpret_cast<std::byte*>(data);
         if (cmd == tlm::TLM_READ_COMMAND)
-            store_.read(address, {bytes, length});
+            read_data(address, {bytes, length});
         else
-            store_.write(address, {bytes, length});
+            write_data(address, {bytes, length});
     }
     if (interleave_.single(address, length)) { // one channel: forward, timing only, with a local address
         const auto at = interleave_.locate(address);
@@ -298,12 +344,37 @@ unsigned int DdrMemory::transport_dbg(int, tlm::tlm_generic_payload& gp) {
     return static_cast<unsigned int>(n);
 }
 
-bool DdrMemory::get_direct_mem_ptr(int, tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+bool DdrMemory::get_direct_mem_ptr(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
     if (data_size_ == 0) return false;
-    dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(store_.base()));
-    dmi.set_start_address(0);
-    dmi.set_end_address(data_size_ - 1);
+    std::uint64_t first = 0, last = data_size_ - 1; // the grant: the whole data, read and write
+    if (lent_) {
+        const std::uint64_t a = gp.get_address(), n = std::max<std::uint64_t>(gp.get_data_length(), 1);
+        const std::uint64_t lent_end = lent_->address + lent_->bytes.size();
+        const bool inside = a >= lent_->address && a < lent_end && n <= lent_end - a;
+        if (lent_->overlaps(a, n) && (!inside || gp.is_write())) {
+            end_loan(); // written, or read across its edge: the store holds it all from now on
+        } else if (inside) {
+            // Read in place: the bytes are the owner's and a DMI pointer is not const.
+            dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(const_cast<std::byte*>(lent_->bytes.data())));
+            dmi.set_start_address(lent_->address);
+            dmi.set_end_address(lent_end - 1);
+            dmi.allow_read();
+            dmi.set_read_latency(sc_core::SC_ZERO_TIME);
+            dmi.set_write_latency(sc_core::SC_ZERO_TIME);
+            granted_ = true;
+            return true;
+        } else if (a < lent_->address) {
+            last = lent_->address - 1;
+        } else {
+            first = lent_end;
+        }
+    }
+    if (first > last) return false;
+    dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(store_.base() + first));
+    dmi.set_start_address(first);
+    dmi.set_end_address(last);
     dmi.allow_read_write();
+    granted_ = true;
     dmi.set_read_latency(sc_core::SC_ZERO_TIME); // timing comes from the data-less transactions
     dmi.set_write_latency(sc_core::SC_ZERO_TIME);
     return true;

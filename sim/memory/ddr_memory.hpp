@@ -8,6 +8,7 @@
 #include "sim/memory/sparse_store.hpp"
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -45,7 +46,8 @@ struct MemCompletion {
 /// bytes of the whole address space in one sparse store (card addresses, not channel-local), so a
 /// transaction's data is one copy, and a DMI request (`get_direct_mem_ptr`) is granted for the
 /// whole space, read and write: units then reach operands in place and time them with
-/// data-less transactions. The annotated delay is the
+/// data-less transactions. A lent range (`lend`: the image's weights, held once) is granted apart,
+/// read-only, and the rest of the space around it read and write. The annotated delay is the
 /// time to completion, as in DdrChannel. Out-of-range addresses, byte enables and short streaming
 /// widths are TLM error responses; `describe_error` turns one into a sentence.
 ///
@@ -88,6 +90,17 @@ public:
     /// Commits the host pages of [address, address + length) before a load writes them all (see
     /// SparseStore::prepare); the bytes do not change.
     void prepare(std::uint64_t address, std::uint64_t length);
+    /// Makes the bytes [address, address + bytes.size()) (inside the data) read `bytes` in place,
+    /// kept alive by `owner`, instead of copying them: a card's weights are then held once, by the
+    /// compiled image. The range stays lent while only read: reads and read-only DMI grants go to
+    /// `bytes`, which the owner keeps unchanged meanwhile. The first write anywhere in it (by a
+    /// transaction, a DMI request for writing, `load`) copies the lent bytes into the memory's own
+    /// store, ends the loan and invalidates every DMI grant, so a write never reaches `bytes`.
+    /// What the store held in the range before is hidden while it is lent. A second loan first
+    /// ends the one before (as a write would).
+    void lend(std::uint64_t address, std::span<const std::byte> bytes, std::shared_ptr<const void> owner);
+    /// True while a range is lent (no write has reached it yet).
+    bool lending() const { return lent_.has_value(); }
     /// Reads bytes without timing.
     void peek(std::uint64_t address, std::span<std::byte> bytes) const;
     /// The bytes of the whole address space.
@@ -117,6 +130,26 @@ private:
     ChannelInterleave interleave_;
     std::uint64_t data_size_;
     SparseStore store_;
+    /// A lent range (`lend`): its address, its bytes in place, and what keeps them alive.
+    struct Lent {
+        std::uint64_t address = 0;
+        std::span<const std::byte> bytes;
+        std::shared_ptr<const void> owner;
+        bool overlaps(std::uint64_t a, std::uint64_t n) const {
+            return n > 0 && a < address + bytes.size() && address < a + n;
+        }
+    };
+    std::optional<Lent> lent_;
+    bool granted_ = false; ///< a DMI grant was made since the last invalidation
+    /// Copies the lent bytes into the store, ends the loan and invalidates every DMI grant.
+    void end_loan();
+    /// Tells every initiator its DMI grants end (when any were made).
+    void invalidate_grants();
+    /// Reads [address, address + out.size()) of the data: the lent range from its bytes, the rest
+    /// from the store.
+    void read_data(std::uint64_t address, std::span<std::byte> out) const;
+    /// Writes `in` at `address` into the store, ending a loan it reaches first.
+    void write_data(std::uint64_t address, std::span<const std::byte> in);
     /// A request of the queued port until all its channel parts complete.
     struct Ticket {
         std::uint64_t tag = 0;

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -29,6 +30,7 @@ public:
     SC_HAS_PROCESS(TestInitiator);
     TestInitiator(const sc_core::sc_module_name& name, std::function<void(TestInitiator&)> body)
         : sc_core::sc_module(name), socket("socket"), body_(std::move(body)) {
+        socket.register_invalidate_direct_mem_ptr(this, &TestInitiator::invalidate);
         SC_THREAD(run);
     }
     /// One blocking transaction; returns its response, adds its time to `delay`.
@@ -46,9 +48,11 @@ public:
         return gp.get_response_status();
     }
     tlm::tlm_generic_payload last; ///< the last transaction, as the target left it
+    int invalidations = 0;         ///< the target's DMI invalidations so far
 
 private:
     void run() { body_(*this); }
+    void invalidate(sc_dt::uint64, sc_dt::uint64) { ++invalidations; }
     std::function<void(TestInitiator&)> body_;
 };
 
@@ -210,6 +214,89 @@ TEST_CASE("a bulk load commits only its own pages and keeps the bytes around it"
         REQUIRE(back[i + 1] == std::byte(i * 7 + 1));
     const std::uint64_t first = (at - 1) / page, last = (at + n - 1) / page;
     CHECK(memory.store().pages() <= last - first + 1);
+}
+
+TEST_CASE("a lent range reads its owner's bytes until a write copies them in", "[ddr]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d);
+    const std::uint64_t at = 3 * SparseStore::page_bytes() + 8, n = 5000;
+    auto owner = std::make_shared<std::vector<std::byte>>(n);
+    for (std::uint64_t i = 0; i < n; ++i)
+        (*owner)[i] = std::byte(i * 5 + 3);
+    const std::byte before{0x11};
+    memory.load(at - 1, {&before, 1});
+    memory.lend(at, *owner, owner);
+    REQUIRE(memory.lending());
+    std::vector<std::byte> back(n + 2);
+    memory.peek(at - 1, back); // across both edges: the store's byte, the lent ones, a zero
+    CHECK(back.front() == before);
+    CHECK(back.back() == std::byte{0});
+    for (std::uint64_t i = 0; i < n; ++i)
+        REQUIRE(back[i + 1] == std::byte(i * 5 + 3));
+    // A write inside ends the loan: the bytes are copied in and the write is the DDR's alone.
+    const std::byte w{0xee};
+    memory.load(at + 10, {&w, 1});
+    CHECK_FALSE(memory.lending());
+    CHECK((*owner)[10] == std::byte(10 * 5 + 3));
+    memory.peek(at - 1, back);
+    CHECK(back.front() == before);
+    for (std::uint64_t i = 0; i < n; ++i)
+        REQUIRE(back[i + 1] == (i == 10 ? w : std::byte(i * 5 + 3)));
+    // Past the data: refused.
+    CHECK_THROWS_WITH(memory.lend(memory.data_size(), *owner, owner), Catch::Contains("run past"));
+}
+
+TEST_CASE("a lent range is granted read-only apart from the rest, and a write grant ends the loan",
+          "[ddr][tlm]") {
+    const auto d = ddr();
+    DdrMemory memory("ddr", d, std::uint64_t{1} << 20);
+    const std::uint64_t at = 4096, n = 8192;
+    auto owner = std::make_shared<std::vector<std::byte>>(n, std::byte{0x42});
+    memory.lend(at, *owner, owner);
+    struct Grant {
+        bool ok = false, read = false, write = false;
+        std::uint64_t first = 0, last = 0;
+        const unsigned char* ptr = nullptr;
+    };
+    Grant inside, below, above, writing, after;
+    TestInitiator cpu("cpu", [&](TestInitiator& self) {
+        auto ask = [&](tlm::tlm_command cmd, std::uint64_t address, std::uint32_t length) {
+            tlm::tlm_generic_payload gp;
+            gp.set_command(cmd);
+            gp.set_address(address);
+            gp.set_data_length(length);
+            tlm::tlm_dmi dmi;
+            Grant g;
+            g.ok = self.socket->get_direct_mem_ptr(gp, dmi);
+            g.read = dmi.is_read_allowed();
+            g.write = dmi.is_write_allowed();
+            g.first = dmi.get_start_address();
+            g.last = dmi.get_end_address();
+            g.ptr = dmi.get_dmi_ptr();
+            return g;
+        };
+        inside = ask(tlm::TLM_READ_COMMAND, at + 100, 64);
+        below = ask(tlm::TLM_READ_COMMAND, 0, 64);
+        above = ask(tlm::TLM_WRITE_COMMAND, at + n, 64);
+        writing = ask(tlm::TLM_WRITE_COMMAND, at + 100, 64);
+        after = ask(tlm::TLM_READ_COMMAND, at + 100, 64);
+    });
+    cpu.socket.bind(memory.socket);
+    sc_core::sc_start();
+    CHECK((inside.ok && inside.read && !inside.write));
+    CHECK((inside.first == at && inside.last == at + n - 1));
+    CHECK(inside.ptr == reinterpret_cast<const unsigned char*>(owner->data())); // in place: no copy
+    CHECK((below.ok && below.write && below.first == 0 && below.last == at - 1));
+    CHECK((above.ok && above.write && above.first == at + n && above.last == (std::uint64_t{1} << 20) - 1));
+    // Asked for writing inside: the loan ends (every grant invalidated), the whole data is granted.
+    CHECK(cpu.invalidations == 1);
+    CHECK_FALSE(memory.lending());
+    CHECK(
+        (writing.ok && writing.write && writing.first == 0 && writing.last == (std::uint64_t{1} << 20) - 1));
+    CHECK((after.ok && after.write && after.ptr != reinterpret_cast<const unsigned char*>(owner->data())));
+    std::vector<std::byte> back(n);
+    memory.peek(at, back);
+    CHECK(back == *owner);
 }
 
 TEST_CASE("a recorded run replays to the same DDR time and row outcomes", "[ddr][replay]") {
