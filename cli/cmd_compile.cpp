@@ -8,6 +8,7 @@
 #include "cli/plan_option.hpp"
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
+#include "engine/kernels/parallel.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/lower/pack_cache.hpp"
 #include "engine/lower/plan.hpp"
@@ -16,6 +17,8 @@
 #include "models/model.hpp"
 
 #include <fmt/core.h>
+
+#include <future>
 
 namespace cardsim::cli {
 namespace {
@@ -200,9 +203,17 @@ int run_compile(std::span<const std::string> args) {
     o.max_positions = vm["max-positions"].as<std::size_t>();
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
-    o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
     o.pack_cache = vm.count("pack-cache") ? std::filesystem::path(vm["pack-cache"].as<std::string>())
                                           : lower::pack_cache_from_environment();
+    // One program without a pack cache takes the checkpoint's digest only as a label: it is read
+    // beside lowering (a pass over the checkpoint's files) and set when lowering is done.
+    std::future<std::uint64_t> digest;
+    if (o.pack_cache.empty() && plan.one() && !vm.count("rows") && kernels::host_threads() > 1)
+        digest = std::async(std::launch::async, [&checkpoint = model.checkpoint] {
+            return models::checkpoint_digest(checkpoint);
+        });
+    else
+        o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
     o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     if (vm.count("rows")) {
         compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
@@ -238,7 +249,15 @@ int run_compile(std::span<const std::string> args) {
         outputs.keep();
         return Ok;
     }
-    auto c = lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
+    auto c = [&] {
+        try {
+            return lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
+        } catch (...) {
+            if (digest.valid()) digest.wait(); // it reads the checkpoint: never left running
+            throw;
+        }
+    }();
+    if (digest.valid()) c.options.checkpoint_digest = c.program.host.checkpoint_digest = digest.get();
     program::write(c.image, out + ".ddr");
     program::write(c.program, out);
     outputs.keep();
