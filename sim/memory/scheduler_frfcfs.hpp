@@ -154,13 +154,13 @@ inline std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank
         const QueuedBurst& e = buffer_[i];
         if (e.accept > bank.decision) break; // not visible yet
         if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
-        if (oldest == RequestBuffer::none) oldest = i;
-        if (e.row == bank.row) {
-            if (hits++ == 0) hit = i;
-        } else {
-            other = true;
-            passed = std::max(passed, e.passed);
-        }
+        // Without branches on the row (which of a bank's rows comes next is unpredictable).
+        const bool row_hit = e.row == bank.row;
+        oldest = oldest == RequestBuffer::none ? i : oldest;
+        hit = hit == RequestBuffer::none && row_hit ? i : hit;
+        hits += row_hit ? 1 : 0;
+        other |= !row_hit;
+        passed = std::max(passed, row_hit ? 0u : e.passed);
     }
     if (oldest == RequestBuffer::none) return oldest;
     // The starved oldest burst goes first, else the oldest row hit, else the oldest.
@@ -175,7 +175,7 @@ inline void SchedulerFrFcfs::served(std::int32_t i) {
     const QueuedBurst& s = buffer_[i];
     for (std::int32_t j = buffer_.oldest_in_bank(s.bank); j != i; j = buffer_[j].next) {
         QueuedBurst& e = buffer_[j];
-        if (e.direction == s.direction && e.blocker == RequestBuffer::none) ++e.passed;
+        e.passed += e.direction == s.direction && e.blocker == RequestBuffer::none ? 1 : 0;
     }
 }
 
