@@ -17,6 +17,8 @@ ChannelController::ChannelController(const card::DdrConfig& ddr)
     groups_ = ddr.geometry.bank_groups;
     eager_groups_ = core_.ranks() * groups_ <= 4;
     ranks_switches_ = scheduler_->ranks_switches();
+    picks_sole_ = scheduler_->picks_sole_burst();
+    frfcfs_ = dynamic_cast<SchedulerFrFcfs*>(scheduler_.get());
 }
 
 void ChannelController::reset(Cycle origin) {
@@ -302,7 +304,7 @@ void ChannelController::find_event() {
         clear_event();
         return;
     }
-    find_event_after_serving(scheduler_->serving());
+    find_event_after_serving(policy([](auto& s) { return s.serving(); }));
 }
 
 void ChannelController::clear_event() {
@@ -445,14 +447,22 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
     cand_valid_ &= ~(std::uint64_t{1} << b);
     // The bank decides when it is free and its oldest burst that may go has entered.
     std::int32_t first = buffer_.oldest_in_bank(b);
+    if (picks_sole_ && first != RequestBuffer::none && first == buffer_.youngest_in_bank(b)) {
+        // One burst alone (random traffic, mostly): the scheduler's answer is known.
+        const QueuedBurst& e = buffer_[first];
+        if (e.direction != dir || e.blocker != RequestBuffer::none) return;
+        c.urgency = 0;
+        set_candidate(b, first, std::max(bank_free_[b], e.accept));
+        return;
+    }
     while (first != RequestBuffer::none &&
            (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
         first = buffer_[first].next;
     if (first == RequestBuffer::none) return;
     const BankMachine bm = machine(b, std::max(bank_free_[b], buffer_[first].accept), dir);
     std::uint32_t urgency = 0;
-    const std::int32_t entry =
-        ranks_switches_ ? scheduler_->next_request_ranked(bm, urgency) : scheduler_->next_request(bm);
+    const std::int32_t entry = policy(
+        [&](auto& s) { return ranks_switches_ ? s.next_request_ranked(bm, urgency) : s.next_request(bm); });
     if (entry == RequestBuffer::none) return;
     c.urgency = urgency;
     set_candidate(b, entry, bm.decision);
@@ -462,7 +472,7 @@ std::uint32_t ChannelController::urgency_of(std::uint32_t b, std::int32_t entry,
                                             Direction dir) const {
     const Candidate& c = cand_[b];
     if (cand_dir_ == dir && !(dirty_ >> b & 1) && c.entry == entry && c.ready == ready) return c.urgency;
-    return scheduler_->switch_urgency(machine(b, ready, dir), entry);
+    return policy([&](auto& s) { return s.switch_urgency(machine(b, ready, dir), entry); });
 }
 
 BankMachine ChannelController::machine(std::uint32_t b, Cycle decision, Direction dir) const {
@@ -504,11 +514,11 @@ bool ChannelController::repick(std::uint32_t b, Direction dir) {
     const BankMachine bm = machine(b, c.ready, dir);
     const std::int32_t kept = c.entry;
     const std::uint32_t kept_urgency = c.urgency;
-    const std::int32_t entry = scheduler_->next_request_after_push(bm, kept, added);
+    const std::int32_t entry = policy([&](auto& s) { return s.next_request_after_push(bm, kept, added); });
     if (entry != kept) set_candidate(b, entry, bm.decision);
     if (!ranks_switches_) return entry != kept;
     // The burst that entered may change the urgency of a row hit (as it stays or becomes the pick).
-    set_urgency(b, scheduler_->switch_urgency(bm, entry));
+    set_urgency(b, policy([&](auto& s) { return s.switch_urgency(bm, entry); }));
     return entry != kept || cand_[b].urgency != kept_urgency;
 }
 
@@ -516,7 +526,7 @@ bool ChannelController::update_event() {
     // Only bursts entered since the last decision (nothing was served nor refreshed): every other
     // bank's pick and the planned winner's column command are what they were, so the winner is
     // the better of it and the touched banks' new picks.
-    const Direction dir = scheduler_->serving();
+    const Direction dir = policy([](auto& s) { return s.serving(); });
     if (!event_.ranked || dir != event_.direction) {
         find_event_after_serving(dir);
         return true;
@@ -592,10 +602,10 @@ bool ChannelController::step(Cycle limit) {
     const Cycle end = core_.commit(ev.plan, ev.target, write);
     refreshed_[rank] = 0;
     if (log_) log_->push_back({e.tag, e.line, ev.plan.cas, e.direction, passed});
-    scheduler_->served(i);
+    policy([&](auto& s) { s.served(i); });
     ChannelStats& st = core_.mutable_stats();
     st.max_passed = std::max(st.max_passed, passed);
-    st.write_batches = scheduler_->write_batches();
+    st.write_batches = policy([](auto& s) { return s.write_batches(); });
     if (buffer_.blocked(write ? Direction::Read : Direction::Write) > 0)
         for (std::int32_t j = e.next; j != RequestBuffer::none; j = buffer_[j].next)
             if (buffer_[j].blocker == i) buffer_.unblock(j);

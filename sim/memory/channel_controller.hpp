@@ -7,6 +7,7 @@
 #include "sim/memory/in_flight.hpp"
 #include "sim/memory/request_buffer.hpp"
 #include "sim/memory/scheduler.hpp"
+#include "sim/memory/scheduler_frfcfs.hpp"
 
 #include <array>
 #include <limits>
@@ -176,6 +177,11 @@ private:
     /// What the scheduler sees of bank `b` deciding at `decision` in direction `dir`.
     BankMachine machine(std::uint32_t b, Cycle decision, Direction dir) const;
     BurstTarget target_of(const QueuedBurst& e) const { return {e.bank, e.group, e.rank, e.row}; }
+    /// `call(scheduler)`: directly (inlined) when the scheduler is FR-FCFS, else through SchedulerIF.
+    template <class Call>
+    decltype(auto) policy(Call&& call) const {
+        return frfcfs_ ? call(*frfcfs_) : call(*scheduler_);
+    }
 
     /// A bank's pick, kept until its bank's queue, row or decision time, or the direction
     /// served, changes (it is then marked dirty), and its column command's lower bound.
@@ -236,6 +242,7 @@ private:
     std::uint64_t incremental_ = 0;
     Direction cand_dir_ = Direction::Read;
     std::unique_ptr<SchedulerIF> scheduler_;
+    SchedulerFrFcfs* frfcfs_ = nullptr; ///< the scheduler, when it is FR-FCFS
     bool in_order_;
     bool posted_;
     std::uint32_t high_watermark_;
@@ -260,6 +267,7 @@ private:
     bool event_valid_ = false;
     bool exhaustive_ = false;
     bool ranks_switches_ = false; ///< the scheduler's switch_urgency orders picks of one cycle
+    bool picks_sole_ = false;     ///< the scheduler picks a bank's sole burst (`picks_sole_burst`)
     std::uint64_t touched_ = 0;   ///< banks bursts entered since the kept next action (see `touch`)
     /// Per rank, bank group and outcome (hit or not): its part of the bound in this decision,
     /// computed when `group_seen_` holds the decision's stamp.

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 
 namespace cardsim::sim::memory {
 
@@ -100,12 +101,18 @@ bool DdrMemory::next_completion(MemCompletion& out) {
     // channels nothing reached since, and then read again only for the channel that acted (the
     // others' do not change).
     const std::uint32_t n = channels();
-    for (std::uint32_t c = 0; c < n; ++c) {
-        if (c < 64 && !(stale_ >> c & 1)) continue;
+    const auto reread = [&](std::uint32_t c) {
         ChannelController& ctl = channels_[c]->controller();
         finished_at_[c] = ctl.earliest_finished();
         acts_at_[c] = ctl.next_event();
-    }
+    };
+    // The stale channels by their bits (mostly the one just submitted to): no branch per channel
+    // on which one it was.
+    const std::uint64_t present = n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+    for (std::uint64_t m = stale_ & present; m != 0; m &= m - 1)
+        reread(static_cast<std::uint32_t>(std::countr_zero(m)));
+    for (std::uint32_t c = 64; c < n; ++c) // beyond the bits: always read again
+        reread(c);
     stale_ = 0;
     for (;;) {
         // The earliest completion is final once no channel can act before it: every later action

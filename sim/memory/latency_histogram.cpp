@@ -6,14 +6,6 @@
 
 namespace cardsim::sim::memory {
 
-std::uint32_t LatencyHistogram::index(std::uint64_t v) {
-    if (v < sub) return static_cast<std::uint32_t>(v);
-    const std::uint32_t msb = 63 - static_cast<std::uint32_t>(std::countl_zero(v));
-    const std::uint32_t shift = std::min(msb - sub_bits, max_shift);
-    const std::uint64_t top = std::min<std::uint64_t>(v >> shift, 2 * sub - 1);
-    return sub + shift * sub + static_cast<std::uint32_t>(top - sub);
-}
-
 std::uint64_t LatencyHistogram::lower_bound(std::uint32_t i) {
     if (i < sub) return i;
     const std::uint32_t shift = (i - sub) / sub;

@@ -1,7 +1,9 @@
 #pragma once
 // A fixed-size histogram of latencies (in memory-clock cycles) for means and percentiles.
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 
 namespace cardsim::sim::memory {
@@ -32,7 +34,14 @@ private:
     static constexpr std::uint32_t sub_bits = 6;
     static constexpr std::uint32_t sub = 1u << sub_bits;
     static constexpr std::uint32_t max_shift = 34;
-    static std::uint32_t index(std::uint64_t v);
+    /// The bucket of `v` (inline: one per completed request).
+    static std::uint32_t index(std::uint64_t v) {
+        if (v < sub) return static_cast<std::uint32_t>(v);
+        const std::uint32_t msb = 63 - static_cast<std::uint32_t>(std::countl_zero(v));
+        const std::uint32_t shift = std::min(msb - sub_bits, max_shift);
+        const std::uint64_t top = std::min<std::uint64_t>(v >> shift, 2 * sub - 1);
+        return sub + shift * sub + static_cast<std::uint32_t>(top - sub);
+    }
     static std::uint64_t lower_bound(std::uint32_t index);
     std::array<std::uint64_t, sub + (max_shift + 1) * sub> buckets_{};
     std::uint64_t count_ = 0;

@@ -60,6 +60,9 @@ public:
         urgency = entry != RequestBuffer::none ? switch_urgency(bank, entry) : 0;
         return entry;
     }
+    /// Whether a bank that holds one burst alone, of `bank.direction` and not blocked, always
+    /// serves it next with switch urgency 0 (`next_request_ranked` then need not be asked).
+    virtual bool picks_sole_burst() const { return false; }
     /// The largest `switch_urgency`.
     static constexpr std::uint32_t max_urgency = 63;
     /// Whether `switch_urgency` may answer other than 0.

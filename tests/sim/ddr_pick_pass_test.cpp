@@ -4,7 +4,8 @@
 // `switch_urgency` answer 0 without a scan) equals the count, on random queues: rows, directions,
 // arrivals, hazards and starvation counts drawn at random, bursts entering and leaving. The timing
 // core's burst target (a shift and a mask per field when every field is one run of bits) equals
-// the address map's decode, for maps with whole and split fields.
+// the address map's decode, for maps with whole and split fields. A burst alone in its bank is its
+// pick with urgency 0 (what lets the controller skip the scheduler for it).
 
 #include "engine/card/card_config.hpp"
 #include "sim/memory/channel_timing.hpp"
@@ -73,6 +74,49 @@ TEST_CASE("FR-FCFS's one-pass pick and urgency equal its pick and urgency apart 
             REQUIRE(entry == scheduler.next_request(bm));
             REQUIRE(urgency == (entry == RequestBuffer::none ? 0 : scheduler.switch_urgency(bm, entry)));
             REQUIRE(buffer.off_row(bm.bank, bm.row) == pick_pass_off_row(buffer, bm.bank, bm.row));
+            // A burst alone in its bank, of the direction and not blocked, visible at the decision
+            // (the controller's decision is never before it entered): the pick, urgency 0, which
+            // the controller takes without asking (`picks_sole_burst`).
+            const std::int32_t sole = buffer.oldest_in_bank(bm.bank);
+            if (sole != RequestBuffer::none && sole == buffer.youngest_in_bank(bm.bank) &&
+                buffer[sole].direction == bm.direction && buffer[sole].blocker == RequestBuffer::none &&
+                buffer[sole].accept <= bm.decision) {
+                REQUIRE(scheduler.picks_sole_burst());
+                REQUIRE(entry == sole);
+                REQUIRE(urgency == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("FR-FCFS picks a burst alone in its bank with urgency 0", "[ddr]") {
+    // What lets the controller take a bank's sole burst as its pick without asking the scheduler.
+    constexpr std::uint32_t limit = 10;
+    std::mt19937_64 rng(11);
+    const auto draw = [&rng](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+    for (const std::uint32_t horizon : {0u, 1u, 3u}) {
+        RequestBuffer buffer(4, 16, 8);
+        const SchedulerFrFcfs scheduler(buffer, limit, 32, 0, horizon);
+        REQUIRE(scheduler.picks_sole_burst());
+        for (int round = 0; round < 2000; ++round) {
+            QueuedBurst q;
+            q.bank = draw(4);
+            q.row = draw(4);
+            q.direction = draw(2) == 0 ? Direction::Write : Direction::Read;
+            q.accept = draw(20);
+            q.passed = draw(limit + 3);
+            const std::int32_t i = buffer.push(q);
+            BankMachine bm;
+            bm.bank = q.bank;
+            bm.open = draw(4) != 0;
+            bm.row = draw(4);
+            bm.decision = q.accept + draw(8); // never before it entered, as the controller decides
+            bm.direction = q.direction;
+            std::uint32_t urgency = ~0u;
+            REQUIRE(scheduler.next_request_ranked(bm, urgency) == i);
+            REQUIRE(urgency == 0);
+            REQUIRE(scheduler.next_request(bm) == i);
+            buffer.erase(i);
         }
     }
 }
