@@ -12,6 +12,7 @@
 #include "engine/lower/lower.hpp"
 #include "engine/lower/pack_cache.hpp"
 #include "engine/lower/plan.hpp"
+#include "engine/program/image_file.hpp"
 #include "engine/program/program_set.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
@@ -249,6 +250,11 @@ int run_compile(std::span<const std::string> args) {
         outputs.keep();
         return Ok;
     }
+    // The weights are packed straight into the image file's pages: no copy of them is written.
+    program::ImageFile image_file(out + ".ddr");
+    o.image_memory = [&image_file](std::span<const program::Extent> extents) {
+        return image_file.memory(extents);
+    };
     auto c = [&] {
         try {
             return lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
@@ -258,7 +264,8 @@ int run_compile(std::span<const std::string> args) {
         }
     }();
     if (digest.valid()) c.options.checkpoint_digest = c.program.host.checkpoint_digest = digest.get();
-    program::write(c.image, out + ".ddr");
+    c.options.image_memory = nullptr;
+    image_file.commit(c.image);
     program::write(c.program, out);
     outputs.keep();
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes{})\n", out,

@@ -19,14 +19,13 @@ namespace {
 /// Flush to the kernel once this many bytes are buffered.
 constexpr std::size_t flush_threshold = 1 << 20;
 
-/// A temporary name beside `destination`, unique within this process and among processes.
+} // namespace
+
 std::filesystem::path temporary_for(const std::filesystem::path& destination) {
     static std::atomic<unsigned> counter{0};
     auto name = fmt::format(".{}.tmp-{}-{}", destination.filename().string(), ::getpid(), counter++);
     return destination.parent_path() / name;
 }
-
-} // namespace
 
 AtomicFile::AtomicFile(std::filesystem::path destination)
     : destination_(std::move(destination)), temporary_(temporary_for(destination_)) {

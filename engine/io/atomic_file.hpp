@@ -45,6 +45,10 @@ private:
     std::string buffer_;
 };
 
+/// A temporary's name beside `destination`, unique within this process and among processes: where
+/// an AtomicFile (or another writer that renames into place) writes first.
+std::filesystem::path temporary_for(const std::filesystem::path& destination);
+
 /// Writes `bytes` to `destination` through an AtomicFile.
 void write_file_atomically(const std::filesystem::path& destination, std::string_view bytes);
 

@@ -98,8 +98,18 @@ void Lowering::run_jobs() {
     const bool cached =
         !o_.pack_cache.empty() && o_.checkpoint_digest != 0 && !t_.pack_format.empty() && !jobs_.empty();
     // The chunks are ranges of one image memory, committed up front so that packing takes no page
-    // faults; both start as zeros.
-    const auto memory = jobs_.empty() ? nullptr : program::ImageMemory::create(weights_end_);
+    // faults (the image file's own pages when the caller hands them out); both start as zeros.
+    std::shared_ptr<program::ImageMemory> memory;
+    if (!jobs_.empty() && o_.image_memory) {
+        std::vector<program::Extent> extents;
+        for (auto& job : jobs_)
+            extents.push_back({out_.image.chunks[job.chunk].address, job.bytes});
+        memory = o_.image_memory(extents);
+        if (memory && memory->bytes().size() < weights_end_)
+            throw Error(fmt::format("the image memory handed to lowering has {} bytes, the weights take {}",
+                                    memory->bytes().size(), weights_end_));
+    }
+    if (!memory && !jobs_.empty()) memory = program::ImageMemory::create(weights_end_);
     for (auto& job : jobs_) {
         auto& chunk = out_.image.chunks[job.chunk];
         chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)

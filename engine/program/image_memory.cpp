@@ -12,6 +12,10 @@ std::shared_ptr<ImageMemory> ImageMemory::create(std::uint64_t bytes) {
     return std::shared_ptr<ImageMemory>(new ImageMemory(kernels::HostMemory(bytes)));
 }
 
+std::shared_ptr<ImageMemory> ImageMemory::of(io::MappedFile file) {
+    return std::shared_ptr<ImageMemory>(new ImageMemory(std::move(file)));
+}
+
 ChunkBytes::ChunkBytes(std::shared_ptr<ImageMemory> memory, std::uint64_t offset, std::uint64_t length)
     : memory_(std::move(memory)), offset_(offset), length_(length) {
     if (!memory_ || offset > memory_->bytes().size() || length > memory_->bytes().size() - offset)

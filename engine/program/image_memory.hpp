@@ -1,33 +1,42 @@
 #pragma once
-// The memory an image's chunks live in: one block of host memory committed up front, and the chunk
-// bytes that refer to it or own their own.
+// The memory an image's chunks live in: one block of host memory committed up front, or an image
+// file's pages mapped in place, and the chunk bytes that refer to it or own their own.
 
+#include "engine/io/mapped_file.hpp"
 #include "engine/kernels/host_memory.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <variant>
 #include <vector>
 
 namespace cardsim::program {
 
-/// `bytes` zero bytes of host memory whose pages are committed up front, in huge pages where the
-/// host offers them (kernels::HostMemory): the chunks of one image are ranges of it, so packing a
-/// gigabyte of weights into them takes no page faults. Not copyable; shared by its chunks.
+/// The bytes the chunks of one image are ranges of: host memory whose pages are committed up front,
+/// in huge pages where the host offers them (kernels::HostMemory), so packing a gigabyte of weights
+/// into them takes no page faults; or part of an image file mapped in place (io::MappedFile), so an
+/// image is packed straight into the file it is written to, and read from it with no copy. Not
+/// copyable; shared by its chunks.
 class ImageMemory {
 public:
     /// A memory of `bytes` zero bytes, or null for none (the chunks then own vectors).
     static std::shared_ptr<ImageMemory> create(std::uint64_t bytes);
+    /// A memory that is the mapped file `file`.
+    static std::shared_ptr<ImageMemory> of(io::MappedFile file);
     ImageMemory(const ImageMemory&) = delete;
     ImageMemory& operator=(const ImageMemory&) = delete;
 
     /// The whole memory, in place.
-    std::span<std::byte> bytes() const { return memory_.bytes(); }
+    std::span<std::byte> bytes() const {
+        return std::visit([](auto& m) { return m.bytes(); }, memory_);
+    }
 
 private:
-    explicit ImageMemory(kernels::HostMemory memory) : memory_(std::move(memory)) {}
-    kernels::HostMemory memory_;
+    explicit ImageMemory(std::variant<kernels::HostMemory, io::MappedFile> memory)
+        : memory_(std::move(memory)) {}
+    std::variant<kernels::HostMemory, io::MappedFile> memory_;
 };
 
 /// A chunk's bytes: a vector of its own, or a range of an ImageMemory it shares. Either way

@@ -74,15 +74,25 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
 
 void Card::load(const program::Image& image) {
     const auto& w = context_.region(program::Region::Weights);
-    // Chunks that are ranges of one image memory, each at its own offset, are lent to the DDR: it
-    // reads them in place until something writes there, so a run holds the weights once.
-    const program::ImageMemory* memory = image.chunks.empty() ? nullptr : image.chunks.front().bytes.memory();
+    // Chunks that are ranges of one image memory, each as far from its address as the first (a
+    // mirror of the weights region: the memory lowering packed into, or an image file mapped), are
+    // lent to the DDR: it reads them in place until something writes there, so a run holds the
+    // weights once. The bytes between the chunks are zero there as they are in DDR.
+    const auto* head = image.chunks.empty() ? nullptr : &image.chunks.front();
+    const program::ImageMemory* memory = head ? head->bytes.memory() : nullptr;
+    const std::int64_t shift = head ? std::int64_t(head->bytes.offset()) - std::int64_t(head->address) : 0;
     for (auto& chunk : image.chunks)
-        if (chunk.bytes.memory() != memory || chunk.bytes.offset() != chunk.address) memory = nullptr;
-    if (memory && !ddr_.lending() && w.base <= ddr_.data_size() &&
-        memory->bytes().size() <= ddr_.data_size() - w.base) {
-        ddr_.lend(w.base, memory->bytes(), image.chunks.front().bytes.shared_memory());
-        return;
+        if (chunk.bytes.memory() != memory ||
+            std::int64_t(chunk.bytes.offset()) - std::int64_t(chunk.address) != shift)
+            memory = nullptr;
+    if (memory && !ddr_.lending()) {
+        const auto& last = image.chunks.back();
+        const std::uint64_t span = last.address + last.bytes.size() - head->address;
+        if (w.base + head->address <= ddr_.data_size() && span <= ddr_.data_size() - w.base - head->address) {
+            ddr_.lend(w.base + head->address, memory->bytes().subspan(head->bytes.offset(), span),
+                      head->bytes.shared_memory());
+            return;
+        }
     }
     // Otherwise the pages the chunks cover are committed in one call first: loading takes no page
     // faults.
