@@ -124,6 +124,24 @@ program::Loaded read_program(const std::filesystem::path& path, const card::Card
     return program::load(std::move(p), std::move(image), path.string(), image_path.string());
 }
 
+/// Names the packed matrices of `p`'s image (read from a file, it has none) by where a shapes-only
+/// lowering of `g` for the program's bucket places them: lowering places weights by their shapes
+/// alone. The golden executor then checks the image's bytes against its own packing and reads
+/// them in place, rather than packing a second copy of the weights. A placement that differed
+/// would only cost that copy back: the golden executor checks every matrix before it trusts it.
+void name_matrices(program::Loaded& p, const models::Model& model, const graph::Graph& g,
+                   const card::CardConfig& config) {
+    const auto& h = p.program.host;
+    lower::Options o{graph::Bucket{h.tokens, h.seqs, h.markers}, h.max_positions};
+    o.shapes_only = true;
+    if (p.io.slot_count) o.slots = p.io.slot_count;
+    try {
+        p.image.matrices = lower::lower(g, model.checkpoint, lower::target_of(config), o).image.matrices;
+    } catch (const Error&) {
+        // Not lowerable alone (a program of a set, say): the golden executor packs its own.
+    }
+}
+
 /// Checks that `c` (read from `path`) was compiled from `model` and its graph `g`.
 void check_compiled_from(const program::Loaded& c, const std::filesystem::path& path,
                          const std::filesystem::path& model_dir, const models::Model& model,
@@ -370,6 +388,8 @@ Source load(const RunRequest& req) {
                             "run computes on them; run it with --timing-only",
                             req.program->string()));
         if (s.model) check_compiled_from(*s.program, *req.program, *req.model_dir, *s.model, s.built->graph);
+        if (s.model && req.mode == sim::Mode::Full)
+            name_matrices(*s.program, *s.model, s.built->graph, req.config);
         if (!s.program->program.host.model.empty()) s.name = s.program->program.host.model;
     }
     // A program says what it is through its host map; a checkpoint through its architecture.

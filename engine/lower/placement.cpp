@@ -215,7 +215,6 @@ void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_
 }
 
 void Lowering::record_stack(const std::vector<Weight>& views, bool transpose, const Place& all) {
-    if (o_.shapes_only) return;
     std::vector<std::size_t> rows;
     for (auto& v : views) {
         auto shape = ws_.view_of(v.tensor, v.view);
@@ -258,7 +257,7 @@ Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std:
                             })
                   : reserve(t_.storage.packed_bytes(r, c), true, what,
                             [this, w, t, r, c](std::span<std::byte> out) { pack({w}, t, r, c, out); });
-    if (how != Storing::RawF32 && !o_.shapes_only)
+    if (how != Storing::RawF32) // placed by shape: recorded even when nothing is packed
         out_.image.matrices.push_back({w.tensor, rows_key(w.view), t, p.offset, p.bytes});
     weights_.emplace(key, p);
     return p;

@@ -65,7 +65,8 @@ FileLayout file_layout(std::span<const Extent> extents);
 
 /// Everything DDR holds at the start, as chunks sorted by address, never overlapping; bytes no
 /// chunk covers are zero. `matrices` says which packed matrices lie where; it is not in the file
-/// format (an image read from a file has none) and two images are equal when their chunks are.
+/// format (an image read from a file has none until a shapes-only lowering of the program's graph
+/// names them) and two images are equal when their chunks are.
 struct Image {
     std::vector<Chunk> chunks;
     std::vector<PackedMatrix> matrices;

@@ -5,7 +5,9 @@
 #include "engine/golden/golden.hpp"
 #include "engine/graph/examples.hpp"
 #include "engine/lower/lower.hpp"
+#include "engine/program/image.hpp"
 #include "tests/support/graph_weights.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -75,5 +77,22 @@ TEST_CASE("the golden executor reads the image's matrices only where they equal 
         REQUIRE(same_bits(run(checked), expected));
         CHECK(checked.matrices().from_image == matrices - 1);
         CHECK(checked.matrices().own == 1);
+    }
+    SECTION("an image read from its file, its matrices named by a shapes-only lowering: every matrix "
+            "is read from it") {
+        const test::ScratchDir dir("golden-image");
+        program::write(compiled.image, dir / "p.ddr");
+        auto read = program::read_image(dir / "p.ddr");
+        REQUIRE(read.matrices.empty()); // not in the file
+        auto o = lower::Options{bucket, max_positions};
+        o.shapes_only = true;
+        const auto placed = lower::lower(g, w, lower::target_of(config), o);
+        REQUIRE(placed.image.chunks.empty());
+        read.matrices = placed.image.matrices;
+        REQUIRE(read.matrices.size() == compiled.image.matrices.size());
+        golden::Golden mapped(g, w, config, bucket, max_positions, std::nullopt, &read);
+        REQUIRE(same_bits(run(mapped), expected));
+        CHECK(mapped.matrices().from_image == matrices);
+        CHECK(mapped.matrices().own == 0);
     }
 }
