@@ -2,6 +2,8 @@
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/mapped_file.hpp"
+#include "engine/program/image_memory.hpp"
 
 #include <fmt/core.h>
 #include <xxhash.h>
@@ -26,7 +28,7 @@ namespace cardsim::lower {
 namespace {
 
 constexpr char pack_magic[8] = {'C', 'A', 'R', 'D', 'P', 'A', 'C', 'K'};
-constexpr std::uint32_t pack_version = 1;
+constexpr std::uint32_t pack_version = 2;
 
 std::uint64_t get(const std::byte* p, int n) {
     std::uint64_t v = 0;
@@ -146,52 +148,77 @@ std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::ui
     return dir / fmt::format("{:016x}-{}-{:016x}.pack", checkpoint_digest, f, packing_digest);
 }
 
-bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                     std::span<const std::uint64_t> sizes,
-                     const std::function<std::span<std::byte>(std::size_t k)>& out) {
-    Mapping m(path);
-    const std::byte* b = m.data;
-    const std::size_t n = m.size;
-    if (!b || n < 24 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
-        return false;
+namespace {
+
+/// Where each key's bytes lie in the entry `b` (offset, length), its checksum checked first (in
+/// slices, each slice's pages given back after when `give_back`: the check never holds the whole
+/// entry resident), or nothing when the entry is damaged or not of this version. `gaps_zero`: also
+/// nothing when a byte of the data area outside the entries' bytes is not zero.
+std::optional<std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>>
+layout_of(const std::byte* b, std::size_t n, bool give_back) {
+    if (!b || n < 32 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
+        return std::nullopt;
     {
-        // Checked in slices, each slice's pages given back after (advice only): the check never
-        // holds the whole entry resident.
         std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
                                                                                 XXH64_freeState);
         XXH64_reset(state.get(), 0);
         constexpr std::size_t slice = 64 << 20;
         for (std::size_t at = 0; at < n - 8; at += slice) {
             XXH64_update(state.get(), b + at, std::min(slice, n - 8 - at));
-            ::madvise(const_cast<std::byte*>(b + at), std::min(slice, n - 8 - at), MADV_DONTNEED);
+            if (give_back)
+                ::madvise(const_cast<std::byte*>(b + at), std::min(slice, n - 8 - at), MADV_DONTNEED);
         }
-        if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return false; // damaged or cut short
+        if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return std::nullopt; // damaged or cut short
     }
-    std::map<std::string_view, std::pair<std::size_t, std::uint64_t>> at; // key: offset, length
+    std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>> at; // key: offset, length
     const std::size_t end = n - 8;
-    std::size_t p = 16;
+    const std::uint64_t data_offset = get(b + 16, 8);
+    if (data_offset > end) return std::nullopt;
+    std::size_t p = 24;
+    std::uint64_t last = data_offset; // the end of the previous entry's bytes
     for (std::uint64_t e = 0, count = get(b + 12, 4); e < count; ++e) {
-        if (end - p < 4) return false;
+        if (p > data_offset || data_offset - p < 4) return std::nullopt;
         const std::size_t key_len = get(b + p, 4);
         p += 4;
-        if (end - p < key_len || end - p - key_len < 8) return false;
+        if (data_offset - p < key_len || data_offset - p - key_len < 16) return std::nullopt;
         std::string_view key(reinterpret_cast<const char*>(b + p), key_len);
         p += key_len;
-        const std::uint64_t len = get(b + p, 8);
-        p += 8;
-        if (end - p < len) return false;
-        at.emplace(key, std::pair{p, len});
-        p += len;
+        const std::uint64_t len = get(b + p, 8), offset = get(b + p + 8, 8);
+        p += 16;
+        if (offset < last || offset > end || end - offset < len) return std::nullopt;
+        at.emplace(key, std::pair{offset, len});
+        last = offset + len;
     }
-    if (p != end) return false;
-    std::vector<std::pair<std::size_t, std::uint64_t>> found; // every key's, before any byte is copied
+    if (last != end) return std::nullopt;
+    return at;
+}
+
+/// Every key's (offset, length) in `layout`, in the order of `keys`, when each is there with its size.
+std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>>
+find_keys(const std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>& layout,
+          std::span<const std::string> keys, std::span<const std::uint64_t> sizes) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> found;
     for (std::size_t k = 0; k < keys.size(); ++k) {
-        auto it = at.find(keys[k]);
-        if (it == at.end() || it->second.second != sizes[k]) return false;
+        auto it = layout.find(keys[k]);
+        if (it == layout.end() || it->second.second != sizes[k]) return std::nullopt;
         found.push_back(it->second);
     }
+    return found;
+}
+
+} // namespace
+
+bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
+                     std::span<const std::uint64_t> sizes,
+                     const std::function<std::span<std::byte>(std::size_t k)>& out) {
+    Mapping m(path);
+    const std::byte* b = m.data;
+    const auto layout = layout_of(b, m.size, true);
+    if (!layout) return false;
+    const auto found = find_keys(*layout, keys, sizes); // every key's, before any byte is copied
+    if (!found) return false;
     for (std::size_t k = 0; k < keys.size(); ++k) {
-        const auto [offset, length] = found[k];
+        const auto [offset, length] = (*found)[k];
         const auto to = out(k);
         if (to.size() != length) return false;
         std::memcpy(to.data(), b + offset, length);
@@ -204,13 +231,60 @@ bool read_pack_entry(const std::filesystem::path& path, std::span<const std::str
     return true;
 }
 
+std::optional<MappedEntry> map_pack_entry(const std::filesystem::path& path,
+                                          std::span<const std::string> keys,
+                                          std::span<const std::uint64_t> sizes,
+                                          std::span<const std::uint64_t> addresses) {
+    if (keys.empty() || addresses.size() != keys.size()) return std::nullopt;
+    std::shared_ptr<program::ImageMemory> memory;
+    try {
+        memory = program::ImageMemory::of(io::MappedFile::whole(path));
+    } catch (const Error&) {
+        return std::nullopt; // missing or unreadable: packed again
+    }
+    const auto b = memory->bytes();
+    const auto layout = layout_of(b.data(), b.size(), false);
+    if (!layout) return std::nullopt;
+    const auto found = find_keys(*layout, keys, sizes);
+    if (!found) return std::nullopt;
+    MappedEntry e{memory, {}};
+    const std::uint64_t shift = (*found)[0].first - addresses[0];
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        const auto [offset, length] = (*found)[k];
+        if (offset - addresses[k] != shift) return std::nullopt; // placed otherwise: copied instead
+        // The bytes between this chunk and the next are DDR's zeros once lent.
+        const std::uint64_t next = k + 1 < keys.size() ? (*found)[k + 1].first : offset + length;
+        if (next < offset + length ||
+            !std::all_of(b.begin() + std::ptrdiff_t(offset + length), b.begin() + std::ptrdiff_t(next),
+                         [](std::byte x) { return x == std::byte{0}; }))
+            return std::nullopt;
+        e.offsets.push_back(offset);
+    }
+    return e;
+}
+
 void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                      std::span<const std::span<const std::byte>> chunks) {
+                      std::span<const std::span<const std::byte>> chunks,
+                      std::span<const std::uint64_t> addresses) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec)
         throw Error(
             fmt::format("pack cache: cannot create `{}`: {}", path.parent_path().string(), ec.message()));
+    std::vector<program::Extent> extents;
+    std::uint64_t table_end = 24;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        extents.push_back({addresses[k], chunks[k].size()});
+        table_end += 4 + keys[k].size() + 16;
+    }
+    constexpr std::uint64_t alignment = std::uint64_t{1} << 16; // every page size a host maps by
+    const std::uint64_t data_offset = (table_end + alignment - 1) / alignment * alignment;
+    const bool mirrored = program::mirror_fits(extents);
+    std::vector<std::uint64_t> offsets;
+    for (std::size_t k = 0, at = data_offset; k < keys.size(); ++k) {
+        offsets.push_back(mirrored ? data_offset + addresses[k] : at);
+        at = offsets.back() + chunks[k].size();
+    }
     std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
                                                                             XXH64_freeState);
     XXH64_reset(state.get(), 0);
@@ -222,14 +296,25 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
     std::string head(pack_magic, 8);
     put(head, pack_version, 4);
     put(head, keys.size(), 4);
-    write(head);
+    put(head, data_offset, 8);
     for (std::size_t k = 0; k < keys.size(); ++k) {
-        head.clear();
         put(head, keys[k].size(), 4);
         head += keys[k];
         put(head, chunks[k].size(), 8);
-        write(head);
+        put(head, offsets[k], 8);
+    }
+    head.resize(data_offset, '\0');
+    write(head);
+    std::uint64_t at = data_offset;
+    const std::string zeros(alignment, '\0');
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        for (std::uint64_t gap = offsets[k] - at; gap > 0;) {
+            const auto n = std::min<std::uint64_t>(gap, zeros.size());
+            write(std::string_view(zeros.data(), n));
+            gap -= n;
+        }
         write(std::string_view(reinterpret_cast<const char*>(chunks[k].data()), chunks[k].size()));
+        at = offsets[k] + chunks[k].size();
     }
     head.clear();
     put(head, XXH64_digest(state.get()), 8);

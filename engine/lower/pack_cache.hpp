@@ -6,18 +6,26 @@
 // checkpoint's digest (models::checkpoint_digest), the weight format (`int8-e8m0-g32`) and the
 // xxh64 of every config value the packed bytes depend on (the format and the row alignment). It
 // holds every packed chunk under its job key (the tensors, views and storing: lowering's Job::key)
-// and ends with the xxh64 of all the bytes before it. File layout (little-endian): magic
-// "CARDPACK" (8 B), version u32, entry count u32, per entry { key length u32, key, length u64,
-// bytes }, xxh64 u64. Entries are written to a temporary beside them and renamed into place, so
+// and ends with the xxh64 of all the bytes before it. File layout, version 2 (little-endian): magic
+// "CARDPACK" (8 B), version u32, entry count u32, data offset u64, per entry { key length u32, key,
+// length u64, offset u64 }, zeros up to the data offset, the data area (each entry's bytes at its
+// offset, every other byte zero), xxh64 u64. The writer lays the data area out as a mirror of the
+// DDR addresses its lowering gave the chunks (program::mirror_fits; else end to end), so a run that
+// places them at the same addresses reads the entry in place as its image: the entry's pages are
+// lent to the card's DDR, with no copy. Entries are written to a temporary beside them and renamed
+// into place, so
 // concurrent processes each see a whole entry or none; one whose checksum or layout is wrong is
 // ignored (and rewritten by the lowering that finds it so). The cache is bounded: after an entry is
 // written, the least recently used others are removed until all fit `CARDSIM_PACK_CACHE_MAX`
 // (64 GiB by default).
 
+#include "engine/program/image.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -59,9 +67,28 @@ bool read_pack_entry(const std::filesystem::path& path, std::span<const std::str
                      std::span<const std::uint64_t> sizes,
                      const std::function<std::span<std::byte>(std::size_t k)>& out);
 
+/// An entry read in place: its file mapped (private: a write never reaches it), and where each
+/// key's bytes lie in it.
+struct MappedEntry {
+    std::shared_ptr<program::ImageMemory> memory;
+    std::vector<std::uint64_t> offsets;
+};
+
+/// The entry at `path` mapped, when it holds every key of `keys` with `sizes[k]` bytes at the same
+/// distance from `addresses[k]` (a mirror of those addresses) and zeros between them: the chunks
+/// are then ranges of it that the card's DDR reads in place. Nothing when it does not, or as for
+/// read_pack_entry; checked whole (its checksum) first. Never throws for a bad entry.
+std::optional<MappedEntry> map_pack_entry(const std::filesystem::path& path,
+                                          std::span<const std::string> keys,
+                                          std::span<const std::uint64_t> sizes,
+                                          std::span<const std::uint64_t> addresses);
+
 /// Writes the entry at `path` (its directory created if need be) holding `chunks[k]` under
-/// `keys[k]`, through a temporary renamed into place. Throws cardsim::Error naming the path.
+/// `keys[k]`, its data area a mirror of `addresses[k]` (the chunks' DDR addresses, increasing) where
+/// program::mirror_fits, through a temporary renamed into place. Throws cardsim::Error naming the
+/// path.
 void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                      std::span<const std::span<const std::byte>> chunks);
+                      std::span<const std::span<const std::byte>> chunks,
+                      std::span<const std::uint64_t> addresses);
 
 } // namespace cardsim::lower

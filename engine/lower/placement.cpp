@@ -97,6 +97,28 @@ Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key,
 void Lowering::run_jobs() {
     const bool cached =
         !o_.pack_cache.empty() && o_.checkpoint_digest != 0 && !t_.pack_format.empty() && !jobs_.empty();
+    std::filesystem::path entry;
+    std::vector<std::string> keys;
+    std::vector<std::uint64_t> sizes, addresses;
+    if (cached) {
+        entry = pack_cache_entry(o_.pack_cache, o_.checkpoint_digest, t_.pack_format, t_.pack_digest);
+        for (auto& job : jobs_) {
+            keys.push_back(job.key);
+            sizes.push_back(job.bytes);
+            addresses.push_back(out_.image.chunks[job.chunk].address);
+        }
+        // Without memory to fill (a run, not a compile writing its file), an entry that mirrors
+        // these addresses is the image itself: its pages are read in place, never copied.
+        if (!o_.image_memory)
+            if (auto mapped = map_pack_entry(entry, keys, sizes, addresses)) {
+                for (std::size_t k = 0; k < jobs_.size(); ++k)
+                    out_.image.chunks[jobs_[k].chunk].bytes =
+                        program::ChunkBytes(mapped->memory, mapped->offsets[k], jobs_[k].bytes);
+                out_.packed_from_cache = true;
+                touch_pack_entry(entry); // used now: the last the cache evicts
+                return;
+            }
+    }
     // The chunks are ranges of one image memory, committed up front so that packing takes no page
     // faults (the image file's own pages when the caller hands them out); both start as zeros.
     std::shared_ptr<program::ImageMemory> memory;
@@ -115,22 +137,12 @@ void Lowering::run_jobs() {
         chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)
                              : program::ChunkBytes(std::vector<std::byte>(job.bytes));
     }
-    std::filesystem::path entry;
-    std::vector<std::string> keys;
-    std::vector<std::uint64_t> sizes;
-    if (cached) {
-        entry = pack_cache_entry(o_.pack_cache, o_.checkpoint_digest, t_.pack_format, t_.pack_digest);
-        for (auto& job : jobs_) {
-            keys.push_back(job.key);
-            sizes.push_back(job.bytes);
-        }
-        if (read_pack_entry(entry, keys, sizes, [&](std::size_t k) {
-                return std::span<std::byte>(out_.image.chunks[jobs_[k].chunk].bytes);
-            })) {
-            out_.packed_from_cache = true;
-            touch_pack_entry(entry); // used now: the last the cache evicts
-            return;
-        }
+    if (cached && read_pack_entry(entry, keys, sizes, [&](std::size_t k) {
+            return std::span<std::byte>(out_.image.chunks[jobs_[k].chunk].bytes);
+        })) {
+        out_.packed_from_cache = true;
+        touch_pack_entry(entry); // used now: the last the cache evicts
+        return;
     }
     for (auto& job : jobs_)
         job.fill(out_.image.chunks[job.chunk].bytes);
@@ -138,7 +150,7 @@ void Lowering::run_jobs() {
     std::vector<std::span<const std::byte>> chunks;
     for (auto& job : jobs_)
         chunks.emplace_back(out_.image.chunks[job.chunk].bytes);
-    write_pack_entry(entry, keys, chunks);
+    write_pack_entry(entry, keys, chunks, addresses);
     evict_pack_entries(o_.pack_cache, o_.pack_cache_limit, entry);
 }
 

@@ -184,15 +184,19 @@ std::vector<Extent> Image::extents() const {
     return out;
 }
 
-FileLayout file_layout(std::span<const Extent> extents) {
-    FileLayout l;
-    const std::uint64_t table_end = head_bytes + extents.size() * entry_bytes;
-    l.data_offset = (table_end + data_alignment - 1) / data_alignment * data_alignment;
+bool mirror_fits(std::span<const Extent> extents) {
     std::uint64_t bytes = 0;
     for (auto& e : extents)
         bytes += e.length;
     const std::uint64_t end = extents.empty() ? 0 : extents.back().address + extents.back().length;
-    l.mirrored = !extents.empty() && end - bytes <= bytes / 8 + (std::uint64_t{1} << 20);
+    return !extents.empty() && end - bytes <= bytes / 8 + (std::uint64_t{1} << 20);
+}
+
+FileLayout file_layout(std::span<const Extent> extents) {
+    FileLayout l;
+    const std::uint64_t table_end = head_bytes + extents.size() * entry_bytes;
+    l.data_offset = (table_end + data_alignment - 1) / data_alignment * data_alignment;
+    l.mirrored = mirror_fits(extents);
     std::uint64_t at = l.data_offset;
     for (auto& e : extents) {
         l.offsets.push_back(l.mirrored ? l.data_offset + e.address : at);

@@ -58,8 +58,12 @@ struct FileLayout {
     bool mirrored = false;
 };
 
-/// The layout cardsim writes for chunks `extents` (in address order): mirrored when the bytes no
-/// chunk covers below the last chunk's end are at most an eighth of the chunks' bytes plus 1 MiB,
+/// Whether a file should lay chunks at `extents` (in address order) out as a mirror of their
+/// addresses: when the bytes no chunk covers below the last chunk's end are at most an eighth of
+/// the chunks' bytes plus 1 MiB (always so for lowering's weights, which lie a stripe apart).
+bool mirror_fits(std::span<const Extent> extents);
+
+/// The layout cardsim writes for chunks `extents` (in address order): mirrored when mirror_fits,
 /// else each chunk right after the previous one.
 FileLayout file_layout(std::span<const Extent> extents);
 

@@ -6,6 +6,7 @@
 #include "engine/graph/examples.hpp"
 #include "engine/lower/lower.hpp"
 #include "engine/lower/pack_cache.hpp"
+#include "engine/program/image_file.hpp"
 #include "tests/support/graph_weights.hpp"
 
 #include <catch2/catch.hpp>
@@ -68,6 +69,63 @@ TEST_CASE("a pack cache hit gives the program and image bytes of packing") {
     REQUIRE(program::encode(warm.program) == program::encode(cold.program));
     auto none = lower_with(g, w, config, {}); // no cache at all: the same bytes
     REQUIRE(program::encode(none.image) == program::encode(cold.image));
+}
+
+TEST_CASE("a pack cache hit in a run reads the entry in place, and a compile copies it into its image file") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w(g);
+    TempDir dir;
+    const auto config = card::default_card_config();
+    const auto cold = lower_with(g, w, config, dir.path);
+    const auto warm = lower_with(g, w, config, dir.path);
+    REQUIRE(warm.packed_from_cache);
+    REQUIRE(warm.image == cold.image);
+    // Every chunk a range of the entry's mapping, each as far from its address as the first: the
+    // card's DDR is lent the whole range.
+    const auto* memory = warm.image.chunks.front().bytes.memory();
+    REQUIRE(memory != nullptr);
+    CHECK(memory != cold.image.chunks.front().bytes.memory());
+    const auto shift = warm.image.chunks.front().bytes.offset() - warm.image.chunks.front().address;
+    for (auto& c : warm.image.chunks) {
+        CHECK(c.bytes.memory() == memory);
+        CHECK(c.bytes.offset() - c.address == shift);
+    }
+    // A compile hands out its image file's pages: the hit is copied into them, the same bytes.
+    const auto file = dir.path / "p.ddr";
+    {
+        program::ImageFile image(file);
+        lower::Options o{Bucket{1, 1, 0}, 64};
+        o.checkpoint_digest = 0xC0FFEE;
+        o.pack_cache = dir.path;
+        o.image_memory = [&image](std::span<const program::Extent> e) { return image.memory(e); };
+        const auto compiled = lower::lower(g, w, lower::target_of(config), o);
+        REQUIRE(compiled.packed_from_cache);
+        image.commit(compiled.image);
+    }
+    CHECK(program::read_image(file) == cold.image);
+}
+
+TEST_CASE("a pack cache entry written for other addresses is copied, not read in place") {
+    TempDir dir;
+    const auto entry = dir.path / "e.pack";
+    const std::vector<std::string> keys{"a", "b"};
+    const std::vector<std::byte> a(100, std::byte{1}), b(50, std::byte{2});
+    const std::vector<std::span<const std::byte>> chunks{a, b};
+    const std::vector<std::uint64_t> sizes{100, 50}, at{0, 4096};
+    lower::write_pack_entry(entry, keys, chunks, at);
+    const auto mapped = lower::map_pack_entry(entry, keys, sizes, at);
+    REQUIRE(mapped);
+    CHECK(mapped->offsets == std::vector<std::uint64_t>{65536, 65536 + 4096});
+    CHECK(mapped->memory->bytes()[65536 + 4096] == std::byte{2});
+    CHECK_FALSE(lower::map_pack_entry(entry, keys, sizes, std::vector<std::uint64_t>{0, 8192}));
+    CHECK_FALSE(lower::map_pack_entry(entry, keys, std::vector<std::uint64_t>{100, 51}, at));
+    std::vector<std::byte> got_a(100), got_b(50);
+    CHECK(lower::read_pack_entry(entry, keys, sizes, [&](std::size_t k) {
+        return k == 0 ? std::span<std::byte>(got_a) : std::span<std::byte>(got_b);
+    }));
+    CHECK(got_a == a);
+    CHECK(got_b == b);
+    CHECK_FALSE(lower::map_pack_entry(dir.path / "none.pack", keys, sizes, at));
 }
 
 TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") {
