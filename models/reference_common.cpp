@@ -118,34 +118,57 @@ finish_dot(__m256d acc, const float* a, const double* x, std::size_t whole, std:
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-/// `dots` of f32 rows with AVX2: lane k of a vector of four doubles is partial sum s_k of `dot`, each
-/// product rounded and then added as there (no fused multiply-add), so the bits are `dot`'s. Four
-/// vectors at a time share each load of the row.
+/// `dots` of one f32 row with `R` vectors at once, with AVX2: lane k of vector r's four doubles is
+/// partial sum s_k of `dot(a, xs[r])`, each product rounded and then added as there (no fused
+/// multiply-add), so the bits are `dot`'s. The R sums are independent chains sharing each load of
+/// the row: with up to 8 of them the adds keep the FP pipes busy instead of waiting each add's
+/// latency (one chain alone adds 4 values every 4 cycles).
+template <std::size_t R>
+__attribute__((target("avx2"), always_inline)) inline void
+dots_rows_avx2(const float* a, const double* const* xs, std::size_t n, double* out) {
+    const std::size_t whole = n / 4 * 4;
+    __m256d s[R];
+    for (std::size_t r = 0; r < R; ++r)
+        s[r] = _mm256_setzero_pd();
+    for (std::size_t i = 0; i < whole; i += 4) {
+        const __m256d w = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
+        for (std::size_t r = 0; r < R; ++r)
+            s[r] = _mm256_add_pd(s[r], _mm256_mul_pd(w, _mm256_loadu_pd(xs[r] + i)));
+    }
+    for (std::size_t r = 0; r < R; ++r)
+        out[r] = finish_dot(s[r], a, xs[r], whole, n);
+}
+
+/// `dots` of f32 rows with AVX2 (dots_rows_avx2), the vectors in groups of up to 8.
 __attribute__((target("avx2"))) void dots_avx2(const float* a, const double* const* xs, std::size_t count,
                                                std::size_t n, double* out) {
-    const std::size_t whole = n / 4 * 4;
-    std::size_t t = 0;
-    for (; t + 4 <= count; t += 4) {
-        const double *x0 = xs[t], *x1 = xs[t + 1], *x2 = xs[t + 2], *x3 = xs[t + 3];
-        __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
-        for (std::size_t i = 0; i < whole; i += 4) {
-            const __m256d w = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
-            s0 = _mm256_add_pd(s0, _mm256_mul_pd(w, _mm256_loadu_pd(x0 + i)));
-            s1 = _mm256_add_pd(s1, _mm256_mul_pd(w, _mm256_loadu_pd(x1 + i)));
-            s2 = _mm256_add_pd(s2, _mm256_mul_pd(w, _mm256_loadu_pd(x2 + i)));
-            s3 = _mm256_add_pd(s3, _mm256_mul_pd(w, _mm256_loadu_pd(x3 + i)));
+    for (std::size_t t = 0; t < count; t += 8) {
+        switch (std::min<std::size_t>(count - t, 8)) {
+        case 8:
+            dots_rows_avx2<8>(a, xs + t, n, out + t);
+            break;
+        case 7:
+            dots_rows_avx2<7>(a, xs + t, n, out + t);
+            break;
+        case 6:
+            dots_rows_avx2<6>(a, xs + t, n, out + t);
+            break;
+        case 5:
+            dots_rows_avx2<5>(a, xs + t, n, out + t);
+            break;
+        case 4:
+            dots_rows_avx2<4>(a, xs + t, n, out + t);
+            break;
+        case 3:
+            dots_rows_avx2<3>(a, xs + t, n, out + t);
+            break;
+        case 2:
+            dots_rows_avx2<2>(a, xs + t, n, out + t);
+            break;
+        default:
+            dots_rows_avx2<1>(a, xs + t, n, out + t);
+            break;
         }
-        out[t] = finish_dot(s0, a, x0, whole, n);
-        out[t + 1] = finish_dot(s1, a, x1, whole, n);
-        out[t + 2] = finish_dot(s2, a, x2, whole, n);
-        out[t + 3] = finish_dot(s3, a, x3, whole, n);
-    }
-    for (; t < count; ++t) {
-        const double* x = xs[t];
-        __m256d s = _mm256_setzero_pd();
-        for (std::size_t i = 0; i < whole; i += 4)
-            s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i)), _mm256_loadu_pd(x + i)));
-        out[t] = finish_dot(s, a, x, whole, n);
     }
 }
 
