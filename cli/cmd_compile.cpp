@@ -129,12 +129,17 @@ void compile_set(const graph::Graph& g, const models::Model& model, const card::
     o.slots = parse_slots(slots_text, room, buckets.back().tokens, o.max_positions);
     program::ProgramSet set;
     program::Image image;
+    // The first bucket's weights (the set's) are packed straight into the image file's pages.
+    program::ImageFile image_file(out + ".ddr");
+    o.image_memory = [&image_file](std::span<const program::Extent> extents) {
+        return image_file.memory(extents);
+    };
     for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets)) {
         if (set.buckets.empty()) image = std::move(c.image);
         set.buckets.push_back(std::move(c.program));
     }
     if (auto why = program::set_refusal(set)) throw Error("compile: the set is inconsistent: " + *why);
-    program::write(image, out + ".ddr");
+    image_file.commit(image);
     program::write(set, out);
     std::size_t commands = 0;
     for (auto& p : set.buckets)
