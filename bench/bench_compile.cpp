@@ -113,7 +113,9 @@ void compile_against_read(benchmark::State& state, models::SynthSize size) {
             auto built = models::build_graph(model);
             // As `cardsim compile` does: the weights are packed straight into the image file's pages.
             program::ImageFile file(image);
-            o.image_memory = [&file](std::span<const program::Extent> e) { return file.memory(e); };
+            o.image_memory = [&file](std::span<const program::Extent> e, std::size_t) {
+                return file.memory(e);
+            };
             auto c =
                 lower::lower(built.graph, model.checkpoint, lower::target_of(card::default_card_config()), o);
             c.program.host.checkpoint_digest = digest.get();

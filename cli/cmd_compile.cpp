@@ -20,6 +20,7 @@
 #include <fmt/core.h>
 
 #include <future>
+#include <memory>
 
 namespace cardsim::cli {
 namespace {
@@ -131,7 +132,7 @@ void compile_set(const graph::Graph& g, const models::Model& model, const card::
     program::Image image;
     // The first bucket's weights (the set's) are packed straight into the image file's pages.
     program::ImageFile image_file(out + ".ddr");
-    o.image_memory = [&image_file](std::span<const program::Extent> extents) {
+    o.image_memory = [&image_file](std::span<const program::Extent> extents, std::size_t) {
         return image_file.memory(extents);
     };
     for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets)) {
@@ -239,12 +240,22 @@ int run_compile(std::span<const std::string> args) {
             outputs.file("-o (a card's program)", fmt::format("{}.card{}", out, k));
             outputs.file("-o (a card's DDR image)", fmt::format("{}.card{}.ddr", out, k));
         }
+        // Each card's weights are packed straight into its image file's pages.
+        std::vector<std::unique_ptr<program::ImageFile>> images;
+        for (std::size_t k = 0; k < n; ++k)
+            images.push_back(std::make_unique<program::ImageFile>(fmt::format("{}.card{}.ddr", out, k)));
+        o.image_memory = [&images](std::span<const program::Extent> extents, std::size_t card) {
+            return card < images.size() ? images[card]->memory(extents) : nullptr;
+        };
         auto planned = lower_plan(plan, model, built.graph, config, o);
         const auto& cards = planned.cards;
         const auto& parts = planned.parts;
         for (std::size_t k = 0; k < cards.size(); ++k) {
             const auto name = fmt::format("{}.card{}", out, k);
-            program::write(cards[k].image, name + ".ddr");
+            if (k < images.size())
+                images[k]->commit(cards[k].image);
+            else
+                program::write(cards[k].image, name + ".ddr");
             program::write(cards[k].program, name);
             fmt::print("{}: card {} of {}, {}: {} commands, arena {} bytes, {} bytes of weights; "
                        "image {}.ddr ({} bytes)\n",
@@ -257,7 +268,7 @@ int run_compile(std::span<const std::string> args) {
     }
     // The weights are packed straight into the image file's pages: no copy of them is written.
     program::ImageFile image_file(out + ".ddr");
-    o.image_memory = [&image_file](std::span<const program::Extent> extents) {
+    o.image_memory = [&image_file](std::span<const program::Extent> extents, std::size_t) {
         return image_file.memory(extents);
     };
     auto c = [&] {

@@ -59,11 +59,13 @@ struct Options {
     /// The most bytes the pack cache's entries may take: after writing an entry, the least recently
     /// used others are removed until they fit (lower/pack_cache.hpp).
     std::uint64_t pack_cache_limit = default_pack_cache_limit;
-    /// Where the packed weights go: given the image's chunks (address order), memory of at least
-    /// the last chunk's end in which byte `a` is the one DDR holds at address `a`, or null. Unset
-    /// or null: fresh host memory (program::ImageMemory::create). `cardsim compile` hands out the
-    /// image file's own pages (program::ImageFile), so the weights are packed into the file.
-    std::function<std::shared_ptr<program::ImageMemory>(std::span<const program::Extent>)> image_memory;
+    /// Where the packed weights go: given the image's chunks (address order) and the card whose
+    /// image it is (`stage`'s, 0 for one card), memory of at least the last chunk's end in which
+    /// byte `a` is the one DDR holds at address `a`, or null. Unset or null: fresh host memory
+    /// (program::ImageMemory::create). `cardsim compile` hands out the image file's own pages
+    /// (program::ImageFile, one a card), so the weights are packed into the file.
+    std::function<std::shared_ptr<program::ImageMemory>(std::span<const program::Extent>, std::size_t card)>
+        image_memory;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program

@@ -126,7 +126,7 @@ void Lowering::run_jobs() {
         std::vector<program::Extent> extents;
         for (auto& job : jobs_)
             extents.push_back({out_.image.chunks[job.chunk].address, job.bytes});
-        memory = o_.image_memory(extents);
+        memory = o_.image_memory(extents, o_.stage ? o_.stage->card : 0);
         if (memory && memory->bytes().size() < weights_end_)
             throw Error(fmt::format("the image memory handed to lowering has {} bytes, the weights take {}",
                                     memory->bytes().size(), weights_end_));

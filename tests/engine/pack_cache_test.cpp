@@ -97,7 +97,9 @@ TEST_CASE("a pack cache hit in a run reads the entry in place, and a compile cop
         lower::Options o{Bucket{1, 1, 0}, 64};
         o.checkpoint_digest = 0xC0FFEE;
         o.pack_cache = dir.path;
-        o.image_memory = [&image](std::span<const program::Extent> e) { return image.memory(e); };
+        o.image_memory = [&image](std::span<const program::Extent> e, std::size_t) {
+            return image.memory(e);
+        };
         const auto compiled = lower::lower(g, w, lower::target_of(config), o);
         REQUIRE(compiled.packed_from_cache);
         image.commit(compiled.image);
