@@ -62,7 +62,7 @@ void Lowering::emit_op(std::size_t i, const AllReduce& o) {
     }
     // f32: a reduce-scatter (each chunk summed along the ring from the card after its owner, the
     // receive adding as the bytes arrive), then an all-gather of the summed chunks.
-    auto chunk = [&](std::size_t j) {
+    auto chunk = [&, N = N](std::size_t j) { // a binding captured by name (clang before 16)
         const std::size_t from = (j % N) * elements / N, to = (j % N + 1) * elements / N;
         return part_of(x, 4 * from, 4 * (to - from));
     };
@@ -83,7 +83,9 @@ void Lowering::emit_op(std::size_t i, const AllGather& o) {
     const std::size_t r_count = rows(o.x);
     const std::uint64_t row = x.bytes / r_count; // one card's columns of a row
     // Card j's columns of row r in `out`.
-    auto place = [&](std::size_t r, std::size_t j) { return part_of(out, (r * N + j % N) * row, row); };
+    auto place = [&, N = N](std::size_t r, std::size_t j) {
+        return part_of(out, (r * N + j % N) * row, row);
+    };
     // Step s: send the block of card k − s (this card's own first, then the one received last),
     // then receive card k − s − 1's, a message a row, each straight into its place.
     for (std::size_t s = 0; s + 1 < N; ++s) {
