@@ -126,6 +126,18 @@ TEST_CASE("a damaged image, another checkpoint, another config or a short cache 
     REQUIRE(r.code == 2);
     REQUIRE(contains(r.out, prog + ".ddr: the image's digest is "));
     REQUIRE(contains(r.out, "but " + prog + " runs on the image with digest"));
+    // Cut short, or a byte set where the file's data area holds zeros: refused naming the file.
+    spit(prog + ".ddr", image.substr(0, image.size() - 100));
+    auto cut = run_cardsim("run " + prog + " --tokens 2");
+    REQUIRE(cut.code == 2);
+    REQUIRE(contains(cut.out, prog + ".ddr: chunk "));
+    REQUIRE(contains(cut.out, "run past the file's end"));
+    auto gap = image;
+    gap[65535] = char(1); // the last byte before the data area (64 KiB in), after the chunk table
+    spit(prog + ".ddr", gap);
+    auto padded = run_cardsim("run " + prog + " --tokens 2");
+    REQUIRE(padded.code == 2);
+    REQUIRE(contains(padded.out, prog + ".ddr: nonzero bytes between the chunk table's end"));
     spit(prog + ".ddr", image);
     // The image digest in the program's header (bytes 24 .. 31) damaged instead: the checksum.
     auto program = slurp(prog);
