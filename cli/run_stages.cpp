@@ -142,11 +142,11 @@ void name_matrices(program::Loaded& p, const models::Model& model, const graph::
     }
 }
 
-/// Checks that `c` (read from `path`) was compiled from `model` and its graph `g`.
+/// Checks that `c` (read from `path`) was compiled from the checkpoint in `model_dir`, whose digest
+/// is `have`, and its graph `g`.
 void check_compiled_from(const program::Loaded& c, const std::filesystem::path& path,
-                         const std::filesystem::path& model_dir, const models::Model& model,
-                         const graph::Graph& g) {
-    auto want = c.program.host.checkpoint_digest, have = models::checkpoint_digest(model.checkpoint);
+                         const std::filesystem::path& model_dir, std::uint64_t have, const graph::Graph& g) {
+    const auto want = c.program.host.checkpoint_digest;
     if (want != have)
         throw Error(
             fmt::format("{}: the program was compiled from the checkpoint with digest {:016x}, and {} has "
@@ -377,9 +377,17 @@ Source load(const RunRequest& req) {
         }
         if (s.model)
             check_compiled_from(*s.program, fmt::format("{}.card{}", req.program->string(), n - 1),
-                                *req.model_dir, *s.model, s.built->graph);
+                                *req.model_dir, models::checkpoint_digest(s.model->checkpoint),
+                                s.built->graph);
         if (!s.program->program.host.model.empty()) s.name = s.program->program.host.model;
     } else if (req.program) {
+        // The checkpoint's digest (a pass over its files) is read while the program and its image
+        // are (the image's digest, a pass over it): one core each. Its future waits if either throws.
+        std::future<std::uint64_t> digest;
+        if (s.model)
+            digest = std::async(
+                kernels::host_threads() > 1 ? std::launch::async : std::launch::deferred,
+                [&checkpoint = s.model->checkpoint] { return models::checkpoint_digest(checkpoint); });
         s.program = read_program(*req.program, req.config);
         auto* weights = s.program->program.region(program::Region::Weights);
         if (req.mode == sim::Mode::Full && weights && weights->size > 0 && s.program->image.chunks.empty())
@@ -387,7 +395,8 @@ Source load(const RunRequest& req) {
                 fmt::format("{}: its DDR image holds no weights (compiled with --shapes-only): a full "
                             "run computes on them; run it with --timing-only",
                             req.program->string()));
-        if (s.model) check_compiled_from(*s.program, *req.program, *req.model_dir, *s.model, s.built->graph);
+        if (s.model)
+            check_compiled_from(*s.program, *req.program, *req.model_dir, digest.get(), s.built->graph);
         if (s.model && req.mode == sim::Mode::Full)
             name_matrices(*s.program, *s.model, s.built->graph, req.config);
         if (!s.program->program.host.model.empty()) s.name = s.program->program.host.model;
