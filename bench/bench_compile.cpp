@@ -92,8 +92,8 @@ double read_once(const std::filesystem::path& dir) {
 }
 
 /// Issue 30's ratio, both measured in one run: `cardsim compile`'s work (load, the checkpoint's
-/// digest, the graph, lowering with every weight packed into the image file's pages, the file renamed
-/// into place) against one read of the checkpoint's files from the page cache. Target:
+/// digest, the graph, lowering with every weight written into the image file as it is packed, the file
+/// renamed into place) against one read of the checkpoint's files from the page cache. Target:
 /// compile_over_read <= 5.
 void compile_against_read(benchmark::State& state, models::SynthSize size) {
     auto dir = checkpoint(size);
@@ -111,11 +111,9 @@ void compile_against_read(benchmark::State& state, models::SynthSize size) {
             auto digest =
                 std::async(std::launch::async, [&] { return models::checkpoint_digest(model.checkpoint); });
             auto built = models::build_graph(model);
-            // As `cardsim compile` does: the weights are packed straight into the image file's pages.
+            // As `cardsim compile` does: the weights are written straight into the image file.
             program::ImageFile file(image);
-            o.image_memory = [&file](std::span<const program::Extent> e, std::size_t) {
-                return file.memory(e);
-            };
+            o.image_file = [&file](std::size_t) { return &file; };
             auto c =
                 lower::lower(built.graph, model.checkpoint, lower::target_of(card::default_card_config()), o);
             c.program.host.checkpoint_digest = digest.get();

@@ -130,11 +130,9 @@ void compile_set(const graph::Graph& g, const models::Model& model, const card::
     o.slots = parse_slots(slots_text, room, buckets.back().tokens, o.max_positions);
     program::ProgramSet set;
     program::Image image;
-    // The first bucket's weights (the set's) are packed straight into the image file's pages.
+    // The first bucket's weights (the set's) are written straight into the image file.
     program::ImageFile image_file(out + ".ddr");
-    o.image_memory = [&image_file](std::span<const program::Extent> extents, std::size_t) {
-        return image_file.memory(extents);
-    };
+    o.image_file = [&image_file](std::size_t) { return &image_file; };
     for (auto& c : lower::lower_set(g, model.checkpoint, target, o, buckets)) {
         if (set.buckets.empty()) image = std::move(c.image);
         set.buckets.push_back(std::move(c.program));
@@ -240,12 +238,12 @@ int run_compile(std::span<const std::string> args) {
             outputs.file("-o (a card's program)", fmt::format("{}.card{}", out, k));
             outputs.file("-o (a card's DDR image)", fmt::format("{}.card{}.ddr", out, k));
         }
-        // Each card's weights are packed straight into its image file's pages.
+        // Each card's weights are written straight into its image file.
         std::vector<std::unique_ptr<program::ImageFile>> images;
         for (std::size_t k = 0; k < n; ++k)
             images.push_back(std::make_unique<program::ImageFile>(fmt::format("{}.card{}.ddr", out, k)));
-        o.image_memory = [&images](std::span<const program::Extent> extents, std::size_t card) {
-            return card < images.size() ? images[card]->memory(extents) : nullptr;
+        o.image_file = [&images](std::size_t card) {
+            return card < images.size() ? images[card].get() : nullptr;
         };
         auto planned = lower_plan(plan, model, built.graph, config, o);
         const auto& cards = planned.cards;
@@ -266,11 +264,10 @@ int run_compile(std::span<const std::string> args) {
         outputs.keep();
         return Ok;
     }
-    // The weights are packed straight into the image file's pages: no copy of them is written.
+    // The weights are written straight into the image file as they are packed: no copy of them is
+    // held in memory.
     program::ImageFile image_file(out + ".ddr");
-    o.image_memory = [&image_file](std::span<const program::Extent> extents, std::size_t) {
-        return image_file.memory(extents);
-    };
+    o.image_file = [&image_file](std::size_t) { return &image_file; };
     auto c = [&] {
         try {
             return lower::lower(built.graph, model.checkpoint, lower::target_of(config), o);
@@ -280,7 +277,7 @@ int run_compile(std::span<const std::string> args) {
         }
     }();
     if (digest.valid()) c.options.checkpoint_digest = c.program.host.checkpoint_digest = digest.get();
-    c.options.image_memory = nullptr;
+    c.options.image_file = nullptr;
     image_file.commit(c.image);
     program::write(c.program, out);
     outputs.keep();

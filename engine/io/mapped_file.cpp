@@ -38,8 +38,8 @@ std::uint64_t page_bytes() {
 }
 
 MappedFile::MappedFile(int fd, std::uint64_t offset, std::uint64_t length, Sharing sharing,
-                       const std::string& file)
-    : size_(length) {
+                       const std::string& file, Commit commit)
+    : size_(length), offset_(offset), file_(file) {
     if (offset % page_bytes() != 0)
         throw Error(fmt::format("{}: cannot map it from offset {}: not a multiple of the page size {}", file,
                                 offset, page_bytes()));
@@ -49,8 +49,43 @@ MappedFile::MappedFile(int fd, std::uint64_t offset, std::uint64_t length, Shari
     if (p == MAP_FAILED)
         throw Error(fmt::format("{}: cannot map {} bytes of it: {}", file, length, std::strerror(errno)));
     base_ = static_cast<std::byte*>(p);
+    if (sharing == Sharing::Shared) {
+        fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (fd_ < 0) {
+            const int err = errno;
+            release();
+            throw Error(fmt::format("{}: cannot keep it open: {}", file, std::strerror(err)));
+        }
+    }
     // Only a hint: on a kernel without it, the pages fault in as they are touched.
-    ::madvise(p, length, sharing == Sharing::Shared ? populate_write : populate_read);
+    if (commit == Commit::UpFront)
+        ::madvise(p, length, sharing == Sharing::Shared ? populate_write : populate_read);
+}
+
+void MappedFile::read(std::uint64_t at, std::span<std::byte> out) const {
+    if (at > size_ || out.size() > size_ - at)
+        throw Error(
+            fmt::format("{}: reading {} bytes at {} of a mapping of {}", file_, out.size(), at, size_));
+    if (fd_ < 0) {
+        std::memcpy(out.data(), base_ + at, out.size());
+        return;
+    }
+    for (std::size_t done = 0; done < out.size();) {
+        const auto n =
+            ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset_ + at + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw Error(fmt::format("{}: cannot read it: {}", file_,
+                                    n == 0 ? "the file ends early (did it change?)" : std::strerror(errno)));
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+void MappedFile::release() noexcept {
+    if (base_) ::munmap(base_, size_);
+    if (fd_ >= 0) ::close(fd_);
+    base_ = nullptr;
+    fd_ = -1;
 }
 
 MappedFile MappedFile::whole(const std::filesystem::path& path) {
@@ -65,17 +100,21 @@ MappedFile MappedFile::whole(const std::filesystem::path& path) {
 }
 
 MappedFile::~MappedFile() {
-    if (base_) ::munmap(base_, size_);
+    release();
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : base_(std::exchange(other.base_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : base_(std::exchange(other.base_, nullptr)), size_(std::exchange(other.size_, 0)),
+      offset_(other.offset_), fd_(std::exchange(other.fd_, -1)), file_(std::move(other.file_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this != &other) {
-        if (base_) ::munmap(base_, size_);
+        release();
         base_ = std::exchange(other.base_, nullptr);
         size_ = std::exchange(other.size_, 0);
+        offset_ = other.offset_;
+        fd_ = std::exchange(other.fd_, -1);
+        file_ = std::move(other.file_);
     }
     return *this;
 }

@@ -39,9 +39,9 @@ void Lowering::emit_op(std::size_t i, const Rotate& o) {
             const std::size_t dim = o.rotary_dim;
             it = yarn_tables_
                      .emplace(key, reserve(4 * half, false, key,
-                                           [dim, theta, yarn](std::span<std::byte> out) {
+                                           [dim, theta, yarn](const Destination& out) {
                                                const auto f = numerics::yarn_frequencies(dim, theta, yarn);
-                                               std::memcpy(out.data(), f.data(), out.size());
+                                               out.put(0, std::as_bytes(std::span(f)).first(out.size()));
                                            }))
                      .first;
         }

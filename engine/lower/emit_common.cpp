@@ -38,7 +38,7 @@ void Lowering::merged_matvec(const shim::Group& grp) {
         what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
     what += fmt::format("merged:{}x{}", n, k);
     auto w = reserve(t_.storage.packed_bytes(n, k), true, what,
-                     [this, views, n, k](std::span<std::byte> out) { pack(views, false, n, k, out); });
+                     [this, views, n, k](const Destination& out) { pack(views, false, n, k, out); });
     record_stack(views, false, w);
     auto part = [&](std::size_t p) {
         return p < grp.ops.size() ? on(arena(std::get<Gemm>(g_.ops[grp.ops[p]]).out)) : absent();

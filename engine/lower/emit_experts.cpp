@@ -47,7 +47,7 @@ Place Lowering::stacked_matrix(const std::vector<Weight>& views, std::size_t k) 
     what += fmt::format("stacked:{}x{}", n, k);
     if (copy_transposed) what += "ᵀ";
     const Place all = reserve(t_.storage.packed_bytes(n, k), true, what,
-                              [this, views, n, k, copy_transposed](std::span<std::byte> out) {
+                              [this, views, n, k, copy_transposed](const Destination& out) {
                                   pack(views, copy_transposed, n, k, out);
                               });
     record_stack(views, copy_transposed, all);
@@ -59,7 +59,7 @@ Place Lowering::bias_table(const std::vector<std::vector<Weight>>& per_expert, s
     for (auto& views : per_expert)
         for (auto& v : views)
             what += fmt::format("{}:{}+", ws_.name(v.tensor), rows_key(v.view));
-    return reserve(4 * n * per_expert.size(), false, what, [this, per_expert, n](std::span<std::byte> out) {
+    return reserve(4 * n * per_expert.size(), false, what, [this, per_expert, n](const Destination& out) {
         std::vector<float> all;
         for (auto& views : per_expert) {
             const std::size_t start = all.size();
@@ -73,7 +73,7 @@ Place Lowering::bias_table(const std::vector<std::vector<Weight>>& per_expert, s
         }
         if (4 * all.size() != out.size())
             throw Error(fmt::format("expert biases of {} values in {} bytes", all.size(), out.size()));
-        std::memcpy(out.data(), all.data(), out.size());
+        out.put(0, std::as_bytes(std::span(all)));
     });
 }
 
@@ -97,11 +97,11 @@ Lowering::ExpertTable Lowering::expert_table(const std::vector<std::vector<Weigh
     std::string what = "expert-table:";
     for (auto o : offsets)
         what += fmt::format("{},", o);
-    Place table = reserve(8 * offsets.size(), false, what, [offsets](std::span<std::byte> out) {
+    Place table = reserve(8 * offsets.size(), false, what, [offsets](const Destination& out) {
         if (out.size() != 8 * offsets.size())
             throw Error(
                 fmt::format("an expert table of {} bytes for {} experts", out.size(), offsets.size()));
-        std::memcpy(out.data(), offsets.data(), out.size()); // little-endian u64, as the program file
+        out.put(0, std::as_bytes(std::span(offsets))); // little-endian u64, as the program file
     });
     return {table, all, stride};
 }

@@ -9,6 +9,7 @@
 #include "engine/lower/pack_cache.hpp"
 #include "engine/lower/stage.hpp"
 #include "engine/lower/target.hpp"
+#include "engine/program/image_file.hpp"
 #include "engine/program/loaded.hpp"
 #include "engine/program/program.hpp"
 
@@ -59,13 +60,13 @@ struct Options {
     /// The most bytes the pack cache's entries may take: after writing an entry, the least recently
     /// used others are removed until they fit (lower/pack_cache.hpp).
     std::uint64_t pack_cache_limit = default_pack_cache_limit;
-    /// Where the packed weights go: given the image's chunks (address order) and the card whose
-    /// image it is (`stage`'s, 0 for one card), memory of at least the last chunk's end in which
-    /// byte `a` is the one DDR holds at address `a`, or null. Unset or null: fresh host memory
-    /// (program::ImageMemory::create). `cardsim compile` hands out the image file's own pages
-    /// (program::ImageFile, one a card), so the weights are packed into the file.
-    std::function<std::shared_ptr<program::ImageMemory>(std::span<const program::Extent>, std::size_t card)>
-        image_memory;
+    /// Where the packed weights go: given the card whose image it is (`stage`'s, 0 for one card),
+    /// the image file being written (program::ImageFile), or null. Lowering opens it for the
+    /// image's chunks and writes each packed piece into it from small buffers, so the weights are
+    /// never held whole in host memory; the image's chunks are then ranges of the file
+    /// (ImageFile::memory). Unset, null or not opened: fresh host memory
+    /// (program::ImageMemory::create). `cardsim compile` gives its files, one a card.
+    std::function<program::ImageFile*(std::size_t card)> image_file;
 };
 
 /// A lowered program: what the card runs and its host drives (`program::Loaded`, all a program

@@ -29,6 +29,32 @@
 
 namespace cardsim::lower::detail {
 
+/// Where a job writes its chunk's bytes: the chunk in host memory, or its place in the image file
+/// being written (program::ImageFile::write), in pieces of the filler's choosing. Every byte of the
+/// chunk is put once.
+class Destination {
+public:
+    /// The chunk in memory.
+    explicit Destination(std::span<std::byte> memory) : memory_(memory), size_(memory.size()) {}
+    /// The chunk of `size` bytes at DDR address `address` of `file`.
+    Destination(const program::ImageFile& file, std::uint64_t address, std::uint64_t size)
+        : file_(&file), address_(address), size_(size) {}
+    /// The chunk's bytes.
+    std::uint64_t size() const { return size_; }
+    /// The chunk in place, to pack into; empty when its bytes go to a file.
+    std::span<std::byte> memory() const { return memory_; }
+    /// Puts `bytes` at `offset` of the chunk (inside it).
+    void put(std::uint64_t offset, std::span<const std::byte> bytes) const;
+
+private:
+    std::span<std::byte> memory_;
+    const program::ImageFile* file_ = nullptr;
+    std::uint64_t address_ = 0, size_ = 0;
+};
+
+/// How a job fills its chunk.
+using Fill = std::function<void(const Destination&)>;
+
 using namespace graph;
 using program::Place;
 using program::Region;
@@ -81,7 +107,7 @@ private:
         std::size_t chunk;
         std::uint64_t bytes;
         std::string key;
-        std::function<void(std::span<std::byte>)> fill;
+        Fill fill;
     };
     std::vector<Job> jobs_;
 
@@ -147,8 +173,7 @@ private:
     /// Reserves `bytes` in the weights region at the next stripe (matrices) or line (raw constants),
     /// to be filled by `fill` when the jobs run (after every command is emitted); `key` names
     /// what the bytes hold (Job::key).
-    Place reserve(std::uint64_t bytes, bool stripe, std::string key,
-                  std::function<void(std::span<std::byte>)> fill);
+    Place reserve(std::uint64_t bytes, bool stripe, std::string key, Fill fill);
     /// Fills every reserved chunk, one after another (streaming: one tensor is read at a time and
     /// its mapped pages released after), each spread over the host's threads by blocks of rows
     /// (`kernels::parallel_for`, which honours CARDSIM_HOST_THREADS). Deterministic: every row is
@@ -156,11 +181,12 @@ private:
     void run_jobs();
     /// The values `view` reads of `tensor`, transposed when `transpose_copy`.
     std::vector<float> values_of(const Weight& w, bool transpose_copy) const;
-    /// Writes into `out` the packed `rows` × `cols` matrix whose rows are those of `parts` in
-    /// order (one part when `transpose`: its transpose). Row-separable packers read blocks of rows
-    /// straight from the source on the host's threads; the tensors are released after.
+    /// Puts in `out` the packed `rows` × `cols` matrix whose rows are those of `parts` in order (one
+    /// part when `transpose`: its transpose). Row-separable packers read blocks of rows straight
+    /// from the source on the host's threads and pack them in place, or (into a file) into a
+    /// buffer of each thread's, written out every 256 KiB; the tensors are released after.
     void pack(const std::vector<Weight>& parts, bool transpose, std::size_t rows, std::size_t cols,
-              std::span<std::byte> out) const;
+              const Destination& out) const;
     /// Records in the image's account where each of `views` lies in the stacked matrix `all`
     /// (their rows, or their transposes' when `transpose`, one after another).
     void record_stack(const std::vector<Weight>& views, bool transpose, const Place& all);

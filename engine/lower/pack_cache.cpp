@@ -210,7 +210,7 @@ find_keys(const std::map<std::string_view, std::pair<std::uint64_t, std::uint64_
 
 bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
                      std::span<const std::uint64_t> sizes,
-                     const std::function<std::span<std::byte>(std::size_t k)>& out) {
+                     const std::function<void(std::size_t k, std::span<const std::byte> bytes)>& put) {
     Mapping m(path);
     const std::byte* b = m.data;
     const auto layout = layout_of(b, m.size, true);
@@ -219,10 +219,8 @@ bool read_pack_entry(const std::filesystem::path& path, std::span<const std::str
     if (!found) return false;
     for (std::size_t k = 0; k < keys.size(); ++k) {
         const auto [offset, length] = (*found)[k];
-        const auto to = out(k);
-        if (to.size() != length) return false;
-        std::memcpy(to.data(), b + offset, length);
-        // Copied: its mapped pages need not stay resident (advice only).
+        put(k, std::span(b + offset, length));
+        // Handed over: its mapped pages need not stay resident (advice only).
         const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
         const auto from = reinterpret_cast<std::uintptr_t>(b + offset) / page * page;
         const auto end = reinterpret_cast<std::uintptr_t>(b + offset + length);

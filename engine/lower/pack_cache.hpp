@@ -59,13 +59,13 @@ void touch_pack_entry(const std::filesystem::path& path);
 std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,
                                        const std::string& format, std::uint64_t packing_digest);
 
-/// Copies the bytes of each key in `keys`, in order, from the entry at `path` into `out(k)` (a
-/// span of `sizes[k]` bytes): false, before anything is copied, when the file is missing, damaged
-/// (its checksum, magic, version or layout wrong) or lacks a key, or a key's bytes are not
-/// `sizes[k]` long. Reads the file through a mapping; never throws for a bad entry.
+/// Hands the bytes of each key in `keys`, in order, from the entry at `path` to `put(k, bytes)`
+/// (`sizes[k]` bytes, in place in the entry's mapping): false, before anything is handed, when the
+/// file is missing, damaged (its checksum, magic, version or layout wrong) or lacks a key, or a
+/// key's bytes are not `sizes[k]` long. Never throws for a bad entry (`put` may).
 bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
                      std::span<const std::uint64_t> sizes,
-                     const std::function<std::span<std::byte>(std::size_t k)>& out);
+                     const std::function<void(std::size_t k, std::span<const std::byte> bytes)>& put);
 
 /// An entry read in place: its file mapped (private: a write never reaches it), and where each
 /// key's bytes lie in it.

@@ -83,8 +83,17 @@ void Lowering::place_io() {
     }
 }
 
-Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key,
-                        std::function<void(std::span<std::byte>)> fill) {
+void Destination::put(std::uint64_t offset, std::span<const std::byte> bytes) const {
+    if (offset > size_ || bytes.size() > size_ - offset)
+        throw Error(fmt::format("a weight chunk of {} bytes was given {} bytes at offset {}", size_,
+                                bytes.size(), offset));
+    if (file_)
+        file_->write(address_ + offset, bytes);
+    else
+        std::copy(bytes.begin(), bytes.end(), memory_.begin() + static_cast<std::ptrdiff_t>(offset));
+}
+
+Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key, Fill fill) {
     std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
     Place p{Region::Weights, at, bytes};
     weights_end_ = at + bytes;
@@ -107,9 +116,9 @@ void Lowering::run_jobs() {
             sizes.push_back(job.bytes);
             addresses.push_back(out_.image.chunks[job.chunk].address);
         }
-        // Without memory to fill (a run, not a compile writing its file), an entry that mirrors
-        // these addresses is the image itself: its pages are read in place, never copied.
-        if (!o_.image_memory)
+        // Without a file to write (a run, not a compile), an entry that mirrors these addresses is
+        // the image itself: its pages are read in place, never copied.
+        if (!o_.image_file)
             if (auto mapped = map_pack_entry(entry, keys, sizes, addresses)) {
                 for (std::size_t k = 0; k < jobs_.size(); ++k)
                     out_.image.chunks[jobs_[k].chunk].bytes =
@@ -119,33 +128,38 @@ void Lowering::run_jobs() {
                 return;
             }
     }
-    // The chunks are ranges of one image memory, committed up front so that packing takes no page
-    // faults (the image file's own pages when the caller hands them out); both start as zeros.
-    std::shared_ptr<program::ImageMemory> memory;
-    if (!jobs_.empty() && o_.image_memory) {
+    // The chunks are written into the image file the caller gives, or are ranges of one image
+    // memory committed up front so that packing takes no page faults; both start as zeros.
+    program::ImageFile* file = nullptr;
+    if (!jobs_.empty() && o_.image_file) {
         std::vector<program::Extent> extents;
         for (auto& job : jobs_)
             extents.push_back({out_.image.chunks[job.chunk].address, job.bytes});
-        memory = o_.image_memory(extents, o_.stage ? o_.stage->card : 0);
-        if (memory && memory->bytes().size() < weights_end_)
-            throw Error(fmt::format("the image memory handed to lowering has {} bytes, the weights take {}",
-                                    memory->bytes().size(), weights_end_));
+        file = o_.image_file(o_.stage ? o_.stage->card : 0);
+        if (file && !file->open(extents)) file = nullptr;
     }
-    if (!memory && !jobs_.empty()) memory = program::ImageMemory::create(weights_end_);
+    std::shared_ptr<program::ImageMemory> memory = file ? file->memory()
+                                                   : jobs_.empty()
+                                                       ? nullptr
+                                                       : program::ImageMemory::create(weights_end_);
     for (auto& job : jobs_) {
         auto& chunk = out_.image.chunks[job.chunk];
         chunk.bytes = memory ? program::ChunkBytes(memory, chunk.address, job.bytes)
                              : program::ChunkBytes(std::vector<std::byte>(job.bytes));
     }
-    if (cached && read_pack_entry(entry, keys, sizes, [&](std::size_t k) {
-            return std::span<std::byte>(out_.image.chunks[jobs_[k].chunk].bytes);
+    auto destination = [&](const Job& job) {
+        auto& chunk = out_.image.chunks[job.chunk];
+        return file ? Destination(*file, chunk.address, job.bytes) : Destination(chunk.bytes);
+    };
+    if (cached && read_pack_entry(entry, keys, sizes, [&](std::size_t k, std::span<const std::byte> bytes) {
+            destination(jobs_[k]).put(0, bytes);
         })) {
         out_.packed_from_cache = true;
         touch_pack_entry(entry); // used now: the last the cache evicts
         return;
     }
     for (auto& job : jobs_)
-        job.fill(out_.image.chunks[job.chunk].bytes);
+        job.fill(destination(job));
     if (!cached) return;
     std::vector<std::span<const std::byte>> chunks;
     for (auto& job : jobs_)
@@ -163,7 +177,7 @@ std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) con
 }
 
 void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_t rows, std::size_t cols,
-                    std::span<std::byte> out) const {
+                    const Destination& out) const {
     auto release = [&] {
         for (auto& v : parts)
             ws_.release(v.tensor);
@@ -178,7 +192,7 @@ void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_
         if (bytes.size() != out.size())
             throw Error(
                 fmt::format("a packed weight has {} bytes, {} were reserved", bytes.size(), out.size()));
-        std::copy(bytes.begin(), bytes.end(), out.begin());
+        out.put(0, bytes);
         return;
     }
     if (rows == 0) return;
@@ -203,8 +217,17 @@ void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_
     if (!transpose && starts.back() != rows)
         throw Error(
             fmt::format("a packed weight of {} rows reads {} rows of its tensors", rows, starts.back()));
+    const auto direct = out.memory();
+    constexpr std::size_t flush_bytes = std::size_t{256} << 10; // a file's pieces: a write each
     kernels::parallel_for(rows, block, [&](std::size_t begin, std::size_t end) {
         std::vector<float> buffer(std::min(block, end - begin) * cols);
+        std::vector<std::byte> staged; // into a file: consecutive blocks' bytes, from row `staged_from`
+        std::size_t staged_from = begin;
+        auto flush = [&] {
+            if (!staged.empty()) out.put(staged_from * stride, staged);
+            staged_from += staged.size() / stride;
+            staged.clear();
+        };
         for (std::size_t first = begin; first < end; first += block) {
             const std::size_t n = std::min(block, end - first);
             std::span<float> values(buffer.data(), n * cols);
@@ -220,8 +243,16 @@ void Lowering::pack(const std::vector<Weight>& parts, bool transpose, std::size_
                                       values.subspan((r - first) * cols, m * cols));
                     r += m;
                 }
-            t_.storage.pack_into(values, n, cols, out.subspan(first * stride, n * stride));
+            if (!direct.empty()) {
+                t_.storage.pack_into(values, n, cols, direct.subspan(first * stride, n * stride));
+                continue;
+            }
+            const std::size_t at = staged.size();
+            staged.resize(at + n * stride);
+            t_.storage.pack_into(values, n, cols, std::span(staged).subspan(at, n * stride));
+            if (staged.size() >= flush_bytes) flush();
         }
+        flush();
     });
     release();
 }
@@ -260,15 +291,15 @@ Place Lowering::weight(const Weight& w, Storing how, std::size_t want_rows, std:
                                          r, c);
     Place p = how == Storing::RawF32
                   ? reserve(4 * r * c, false, what,
-                            [this, w](std::span<std::byte> out) {
+                            [this, w](const Destination& out) {
                                 auto values = values_of(w, false);
                                 if (4 * values.size() != out.size())
                                     throw Error(fmt::format("tensor {}: {} values for {} bytes",
                                                             ws_.name(w.tensor), values.size(), out.size()));
-                                std::memcpy(out.data(), values.data(), out.size());
+                                out.put(0, std::as_bytes(std::span(values)));
                             })
                   : reserve(t_.storage.packed_bytes(r, c), true, what,
-                            [this, w, t, r, c](std::span<std::byte> out) { pack({w}, t, r, c, out); });
+                            [this, w, t, r, c](const Destination& out) { pack({w}, t, r, c, out); });
     if (how != Storing::RawF32) // placed by shape: recorded even when nothing is packed
         out_.image.matrices.push_back({w.tensor, rows_key(w.view), t, p.offset, p.bytes});
     weights_.emplace(key, p);

@@ -51,7 +51,7 @@ void stream_v1(const Image& image, Put put) {
         put64(head, c.address);
         put64(head, c.bytes.size());
         put(std::span<const std::byte>(head));
-        put(std::span<const std::byte>(c.bytes));
+        c.bytes.for_pieces(put);
     }
 }
 
@@ -75,7 +75,7 @@ void stream_file(const Image& image, Put put) {
     std::uint64_t at = head.size();
     for (std::size_t k = 0; k < image.chunks.size(); ++k) {
         put_zeros(layout.offsets[k] - at, put);
-        put(std::span<const std::byte>(image.chunks[k].bytes));
+        image.chunks[k].bytes.for_pieces(put);
         at = layout.offsets[k] + image.chunks[k].bytes.size();
     }
 }

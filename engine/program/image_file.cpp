@@ -32,38 +32,64 @@ void ImageFile::discard() {
     fd_ = -1;
 }
 
-std::shared_ptr<ImageMemory> ImageFile::memory(std::span<const Extent> extents) {
-    if (asked_) return nullptr;
+bool ImageFile::open(std::span<const Extent> extents) {
+    if (asked_) return false;
     asked_ = true;
     auto layout = file_layout(extents);
-    if (!layout.mirrored) return nullptr;
+    if (!layout.mirrored || extents.empty()) return false;
     fd_ = ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0)
         throw Error(fmt::format("cannot write `{}`: creating its temporary `{}` failed: {}",
                                 destination_.string(), temporary_.string(), std::strerror(errno)));
-    // Blocks allocated now: a shared mapping of a file with holes would fault (a bus error) on a
-    // full disk while packing.
+    // Blocks allocated now: a full disk is an error before any packing, and the file's blocks lie
+    // together.
     if (::fallocate(fd_, 0, 0, static_cast<off_t>(layout.file_bytes)) != 0) {
         const int err = errno;
         discard();
-        if (err == EOPNOTSUPP || err == EINVAL) return nullptr; // written whole by `commit`
+        if (err == EOPNOTSUPP || err == EINVAL) return false; // written whole by `commit`
         throw Error(fmt::format("cannot write `{}`: allocating its {} bytes failed: {}",
                                 destination_.string(), layout.file_bytes, std::strerror(err)));
     }
-    const std::uint64_t end = extents.back().address + extents.back().length;
-    auto memory = ImageMemory::of(
-        io::MappedFile(fd_, layout.data_offset, end, io::Sharing::Shared, temporary_.string()));
     extents_.assign(extents.begin(), extents.end());
     layout_ = std::move(layout);
-    memory_ = memory;
-    return memory;
+    return true;
+}
+
+void ImageFile::write(std::uint64_t address, std::span<const std::byte> bytes) const {
+    if (fd_ < 0)
+        throw Error(fmt::format("cannot write `{}`: the file was not opened", destination_.string()));
+    const std::uint64_t end = extents_.back().address + extents_.back().length;
+    if (address > end || bytes.size() > end - address)
+        throw Error(
+            fmt::format("cannot write `{}`: {} bytes at address {:#x} run past the weights' end {:#x}",
+                        destination_.string(), bytes.size(), address, end));
+    const auto at = static_cast<off_t>(layout_.data_offset + address);
+    for (std::size_t done = 0; done < bytes.size();) {
+        const auto n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, at + static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw Error(fmt::format("cannot write `{}`: writing {} bytes at address {:#x} failed: {}",
+                                    destination_.string(), bytes.size(), address,
+                                    n == 0 ? "nothing written" : std::strerror(errno)));
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+std::shared_ptr<ImageMemory> ImageFile::memory() {
+    if (fd_ < 0) return nullptr;
+    if (!memory_) {
+        const std::uint64_t end = extents_.back().address + extents_.back().length;
+        memory_ = ImageMemory::of(io::MappedFile(fd_, layout_.data_offset, end, io::Sharing::Shared,
+                                                 temporary_.string(), io::Commit::OnTouch));
+    }
+    return memory_;
 }
 
 void ImageFile::commit(const Image& image) {
-    const auto memory = memory_.lock();
-    if (fd_ < 0 || !memory || image.extents() != extents_) {
+    const auto& memory = memory_;
+    if (fd_ < 0 || image.extents() != extents_) {
         discard();
-        write(image, destination_); // not packed in place: written whole
+        program::write(image, destination_); // not packed in place: written whole
         return;
     }
     auto fail = [&](std::string_view what) {
@@ -72,10 +98,9 @@ void ImageFile::commit(const Image& image) {
         throw Error(
             fmt::format("cannot write `{}`: {} failed: {}", destination_.string(), what, std::strerror(err)));
     };
-    auto area = memory->bytes();
     for (auto& c : image.chunks)
-        if (c.bytes.memory() != memory.get() || c.bytes.offset() != c.address)
-            std::memcpy(area.data() + c.address, c.bytes.data(), c.bytes.size());
+        if (!memory || c.bytes.memory() != memory.get() || c.bytes.offset() != c.address)
+            write(c.address, c.bytes);
     const auto head = encode_head(image, layout_);
     for (std::size_t done = 0; done < head.size();) {
         const auto n = ::pwrite(fd_, head.data() + done, head.size() - done, static_cast<off_t>(done));

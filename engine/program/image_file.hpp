@@ -1,5 +1,6 @@
 #pragma once
-// An image file written in place: the weights are packed straight into its pages.
+// An image file written in place: the weights are written straight into its data area as they are
+// packed, never held whole in host memory.
 
 #include "engine/program/image.hpp"
 
@@ -10,12 +11,13 @@
 
 namespace cardsim::program {
 
-/// A DDR image file being written, whose chunks can be packed straight into the file's pages: a
-/// shared mapping of a temporary beside the destination, its disk blocks allocated up front (so a
-/// full disk is an error here, never a fault while packing). No copy of the image is made, and no
-/// host memory besides the page cache's. `commit` writes the header and renames the temporary over
-/// the destination: a reader sees the old file or the whole new one. Destroyed without `commit`, it
-/// removes the temporary and leaves the destination as it was. Not copyable.
+/// A DDR image file being written, whose chunks are written straight into the file as they are
+/// packed: a temporary beside the destination, its blocks allocated up front (a full disk is an
+/// error before packing starts), written by `write` from any thread in pieces from small buffers
+/// (pwrite: the kernel copies into the page cache, and no page of a fresh mapping is ever touched,
+/// which on a virtual machine costs more than the packing). `commit` writes the header and renames
+/// the temporary over the destination: a reader sees the old file or the whole new one. Destroyed
+/// without `commit`, it removes the temporary and leaves the destination as it was. Not copyable.
 class ImageFile {
 public:
     explicit ImageFile(std::filesystem::path destination);
@@ -23,14 +25,24 @@ public:
     ImageFile(const ImageFile&) = delete;
     ImageFile& operator=(const ImageFile&) = delete;
 
-    /// Memory for chunks at `extents` (in address order) in which byte `a` is the one DDR holds at
-    /// address `a`: the file's data area, when the file lays the chunks out as a mirror of the
-    /// weights region (program::file_layout). Null when it does not, when the file system cannot
-    /// allocate the file's blocks up front, or when asked a second time: the image is then written
-    /// whole by `commit`. cardsim::Error naming the destination when the disk has no room.
-    std::shared_ptr<ImageMemory> memory(std::span<const Extent> extents);
-    /// Makes the destination the file of `image`: its chunks' bytes are taken as they lie in the
-    /// memory handed out (copied in where they are elsewhere), the header written before them.
+    /// Opens the temporary for chunks at `extents` (in address order), laid out as a mirror of their
+    /// addresses (program::file_layout): true when it did, and `write` and `memory` may be used.
+    /// False when the layout is not a mirror, when the file system cannot allocate the file's blocks
+    /// up front, or when asked a second time: the image is then written whole by `commit`.
+    /// cardsim::Error naming the destination when the disk has no room.
+    bool open(std::span<const Extent> extents);
+    /// Writes `bytes` where DDR address `address` lies in the file (inside the extents opened); any
+    /// thread, any order. cardsim::Error naming the destination when the write fails.
+    void write(std::uint64_t address, std::span<const std::byte> bytes) const;
+    /// The opened file's data area in place, in which byte `a` is the one DDR holds at address `a`:
+    /// a shared mapping committed only where it is touched and read through the file
+    /// (ImageMemory::reads_through_file), so the digest and the commit take the bytes `write` put
+    /// there with kernel copies. The chunks of the image lowering returns are ranges of it. Null
+    /// when not opened.
+    std::shared_ptr<ImageMemory> memory();
+    /// Makes the destination the file of `image`: chunks that are ranges of `memory` at their own
+    /// addresses are taken as they lie in the file, any other is written in; then the header is
+    /// written before them and the temporary renamed into place.
     void commit(const Image& image);
     /// The destination path.
     const std::filesystem::path& destination() const { return destination_; }
@@ -43,7 +55,7 @@ private:
     int fd_ = -1;
     std::vector<Extent> extents_;
     FileLayout layout_;
-    std::weak_ptr<ImageMemory> memory_;
+    std::shared_ptr<ImageMemory> memory_;
     bool asked_ = false;
 };
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <variant>
@@ -32,6 +33,11 @@ public:
     std::span<std::byte> bytes() const {
         return std::visit([](auto& m) { return m.bytes(); }, memory_);
     }
+    /// Whether a pass over the memory should `read` it through its file (a shared mapping, maybe
+    /// never touched) rather than take `bytes()` in place.
+    bool reads_through_file() const;
+    /// Copies [at, at + out.size()) of the memory into `out` (io::MappedFile::read for a file).
+    void read(std::uint64_t at, std::span<std::byte> out) const;
 
 private:
     explicit ImageMemory(std::variant<kernels::HostMemory, io::MappedFile> memory)
@@ -68,6 +74,11 @@ public:
     const std::byte* end() const { return data() + size(); }
     operator std::span<std::byte>() { return {data(), size()}; }
     operator std::span<const std::byte>() const { return {data(), size()}; }
+
+    /// Calls `put(piece)` with the bytes in order: in place, or (when their memory reads through its
+    /// file) a piece at a time through a buffer of up to 1 MiB, so a pass over a chunk never touches
+    /// pages of a mapping nobody else reads.
+    void for_pieces(const std::function<void(std::span<const std::byte>)>& put) const;
 
     /// The memory the bytes are a range of (null for a vector of their own), and where.
     const ImageMemory* memory() const { return memory_.get(); }

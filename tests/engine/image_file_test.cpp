@@ -187,22 +187,35 @@ TEST_CASE("an image read from its file is ranges of the file's pages at one dist
                       Catch::Contains("cannot read `") && Catch::Contains("none.ddr"));
 }
 
-TEST_CASE("an image packed in place into its file reads back the same, and is whole or absent") {
+TEST_CASE("an image written in place into its file reads back the same, and is whole or absent") {
     const test::ScratchDir dir("image-file");
     const auto dest = dir / "p.ddr";
     const auto want = two_chunks();
     {
         program::ImageFile f(dest);
-        auto memory = f.memory(want.extents());
+        CHECK(f.memory() == nullptr); // not opened yet
+        REQUIRE(f.open(want.extents()));
+        CHECK_FALSE(f.open(want.extents())); // opened once
+        auto memory = f.memory();
         REQUIRE(memory);
-        CHECK(f.memory(want.extents()) == nullptr); // handed out once
+        CHECK(memory->reads_through_file());
         program::Image packed;
         for (auto& c : want.chunks) {
+            // In two pieces, the second first: any order.
+            const auto half = c.bytes.size() / 2;
+            f.write(c.address + half, std::span(c.bytes.data() + half, c.bytes.size() - half));
+            f.write(c.address, std::span(c.bytes.data(), half));
             packed.chunks.push_back({c.address, program::ChunkBytes(memory, c.address, c.bytes.size())});
-            std::memcpy(packed.chunks.back().bytes.data(), c.bytes.data(), c.bytes.size());
         }
+        // The chunks read back through the file, and their digest is the content's.
+        CHECK(packed == want);
+        CHECK(program::digest(packed) == program::digest(want));
+        CHECK_THROWS_WITH(f.write(4096 + 300, counting(1, 0)),
+                          Catch::Contains("p.ddr") && Catch::Contains("run past the weights' end"));
         CHECK_FALSE(std::filesystem::exists(dest)); // nothing at the destination before the commit
         f.commit(packed);
+        // The chunks stay readable after the commit (the file renamed under them).
+        CHECK(packed == want);
     }
     CHECK(names(dir.path()) == std::vector<std::string>{"p.ddr"});
     CHECK(program::read_image(dest) == want);
@@ -211,27 +224,26 @@ TEST_CASE("an image packed in place into its file reads back the same, and is wh
     // Abandoned without a commit: the destination keeps its old bytes and no temporary is left.
     {
         program::ImageFile f(dest);
-        auto memory = f.memory(want.extents());
-        REQUIRE(memory);
-        std::memset(memory->bytes().data(), 0xff, memory->bytes().size());
+        REQUIRE(f.open(want.extents()));
+        f.write(0, std::vector<std::byte>(1000, std::byte{0xff}));
     }
     CHECK(names(dir.path()) == std::vector<std::string>{"p.ddr"});
     CHECK(program::read_image(dest) == want);
 
-    // Chunks given elsewhere (no memory asked, or chunks that are not its ranges) are written whole.
+    // Chunks given elsewhere (not opened, or chunks that are not its ranges) are written whole.
     program::Image other;
     other.chunks.push_back({0, counting(10, 9)});
     other.chunks.push_back({std::uint64_t{1} << 40, counting(10, 8)});
     {
         program::ImageFile f(dest);
-        CHECK(f.memory(other.extents()) == nullptr); // far apart: not a mirror
+        CHECK_FALSE(f.open(other.extents())); // far apart: not a mirror
         f.commit(other);
     }
     CHECK(program::read_image(dest) == other);
     {
         program::ImageFile f(dest);
-        REQUIRE(f.memory(want.extents()));
-        f.commit(want); // its own vectors: copied into the file's pages
+        REQUIRE(f.open(want.extents()));
+        f.commit(want); // its own vectors: written into the file
     }
     CHECK(io::read_bytes(dest) == program::encode(want));
     CHECK(names(dir.path()) == std::vector<std::string>{"p.ddr"});
