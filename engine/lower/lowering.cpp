@@ -56,8 +56,7 @@ Compiled Lowering::run() {
     if (!st || st->outputs) copy_outputs();
     add_dependencies(out_.program);
     map_regions(); // refuses a program over the card's DDR before any weight is read
-    run_jobs();
-    out_.program.image_digest = digest(out_.image);
+    run_jobs();    // and the image's digest
     describe_host();
     return std::move(out_);
 }

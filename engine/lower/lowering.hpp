@@ -177,8 +177,12 @@ private:
     /// Fills every reserved chunk, one after another (streaming: one tensor is read at a time and
     /// its mapped pages released after), each spread over the host's threads by blocks of rows
     /// (`kernels::parallel_for`, which honours CARDSIM_HOST_THREADS). Deterministic: every row is
-    /// packed alone; the first failure (in job order) is thrown.
+    /// packed alone; the first failure (in job order) is thrown. Sets the program's image digest.
     void run_jobs();
+    /// Fills every job's chunk at `destination(job)` and sets the image digest: with two host
+    /// threads or more, the digest follows the packing on a thread of its own, each chunk hashed
+    /// once its job is done, so little of that pass is left when the last job ends.
+    void fill_and_digest(const std::function<Destination(const Job&)>& destination);
     /// The values `view` reads of `tensor`, transposed when `transpose_copy`.
     std::vector<float> values_of(const Weight& w, bool transpose_copy) const;
     /// Puts in `out` the packed `rows` × `cols` matrix whose rows are those of `parts` in order (one

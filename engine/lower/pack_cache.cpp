@@ -262,7 +262,7 @@ std::optional<MappedEntry> map_pack_entry(const std::filesystem::path& path,
 }
 
 void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                      std::span<const std::span<const std::byte>> chunks,
+                      std::span<const program::ChunkBytes* const> chunks,
                       std::span<const std::uint64_t> addresses) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -272,7 +272,7 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
     std::vector<program::Extent> extents;
     std::uint64_t table_end = 24;
     for (std::size_t k = 0; k < keys.size(); ++k) {
-        extents.push_back({addresses[k], chunks[k].size()});
+        extents.push_back({addresses[k], chunks[k]->size()});
         table_end += 4 + keys[k].size() + 16;
     }
     constexpr std::uint64_t alignment = std::uint64_t{1} << 16; // every page size a host maps by
@@ -281,7 +281,7 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
     std::vector<std::uint64_t> offsets;
     for (std::size_t k = 0, at = data_offset; k < keys.size(); ++k) {
         offsets.push_back(mirrored ? data_offset + addresses[k] : at);
-        at = offsets.back() + chunks[k].size();
+        at = offsets.back() + chunks[k]->size();
     }
     std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
                                                                             XXH64_freeState);
@@ -298,7 +298,7 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
     for (std::size_t k = 0; k < keys.size(); ++k) {
         put(head, keys[k].size(), 4);
         head += keys[k];
-        put(head, chunks[k].size(), 8);
+        put(head, chunks[k]->size(), 8);
         put(head, offsets[k], 8);
     }
     head.resize(data_offset, '\0');
@@ -311,8 +311,10 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
             write(std::string_view(zeros.data(), n));
             gap -= n;
         }
-        write(std::string_view(reinterpret_cast<const char*>(chunks[k].data()), chunks[k].size()));
-        at = offsets[k] + chunks[k].size();
+        chunks[k]->for_pieces([&](std::span<const std::byte> b) {
+            write(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+        });
+        at = offsets[k] + chunks[k]->size();
     }
     head.clear();
     put(head, XXH64_digest(state.get()), 8);

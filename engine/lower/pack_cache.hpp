@@ -83,12 +83,13 @@ std::optional<MappedEntry> map_pack_entry(const std::filesystem::path& path,
                                           std::span<const std::uint64_t> sizes,
                                           std::span<const std::uint64_t> addresses);
 
-/// Writes the entry at `path` (its directory created if need be) holding `chunks[k]` under
+/// Writes the entry at `path` (its directory created if need be) holding `*chunks[k]` under
 /// `keys[k]`, its data area a mirror of `addresses[k]` (the chunks' DDR addresses, increasing) where
-/// program::mirror_fits, through a temporary renamed into place. Throws cardsim::Error naming the
+/// program::mirror_fits, through a temporary renamed into place. Chunks that lie in an image file
+/// being written are read through it (ChunkBytes::for_pieces). Throws cardsim::Error naming the
 /// path.
 void write_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                      std::span<const std::span<const std::byte>> chunks,
+                      std::span<const program::ChunkBytes* const> chunks,
                       std::span<const std::uint64_t> addresses);
 
 } // namespace cardsim::lower

@@ -7,7 +7,9 @@
 #include "engine/lower/pack_cache.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <future>
 #include <numeric>
 
 namespace cardsim::lower::detail {
@@ -125,6 +127,7 @@ void Lowering::run_jobs() {
                         program::ChunkBytes(mapped->memory, mapped->offsets[k], jobs_[k].bytes);
                 out_.packed_from_cache = true;
                 touch_pack_entry(entry); // used now: the last the cache evicts
+                out_.program.image_digest = digest(out_.image);
                 return;
             }
     }
@@ -156,16 +159,58 @@ void Lowering::run_jobs() {
         })) {
         out_.packed_from_cache = true;
         touch_pack_entry(entry); // used now: the last the cache evicts
+        out_.program.image_digest = digest(out_.image);
         return;
     }
-    for (auto& job : jobs_)
-        job.fill(destination(job));
+    fill_and_digest(destination);
     if (!cached) return;
-    std::vector<std::span<const std::byte>> chunks;
+    std::vector<const program::ChunkBytes*> chunks;
     for (auto& job : jobs_)
-        chunks.emplace_back(out_.image.chunks[job.chunk].bytes);
+        chunks.push_back(&out_.image.chunks[job.chunk].bytes);
     write_pack_entry(entry, keys, chunks, addresses);
     evict_pack_entries(o_.pack_cache, o_.pack_cache_limit, entry);
+}
+
+void Lowering::fill_and_digest(const std::function<Destination(const Job&)>& destination) {
+    const auto& chunks = out_.image.chunks;
+    bool one_a_chunk = chunks.size() == jobs_.size();
+    for (std::size_t k = 0; k < jobs_.size() && one_a_chunk; ++k)
+        one_a_chunk = jobs_[k].chunk == k;
+    if (!one_a_chunk || kernels::host_threads() < 2 || jobs_.size() < 2) {
+        for (auto& job : jobs_)
+            job.fill(destination(job));
+        out_.program.image_digest = digest(out_.image);
+        return;
+    }
+    // The follower hashes chunk k once job k is done, while the next ones are packed.
+    program::ImageDigest hash(chunks.size());
+    std::atomic<std::size_t> done{0};
+    std::atomic<bool> stop{false};
+    auto follower = std::async(std::launch::async, [&] {
+        for (std::size_t k = 0; k < chunks.size(); ++k) {
+            for (std::size_t d = done.load(); d <= k; d = done.load()) {
+                if (stop) return;
+                done.wait(d);
+            }
+            if (stop) return;
+            hash.add(chunks[k]);
+        }
+    });
+    try {
+        for (std::size_t k = 0; k < jobs_.size(); ++k) {
+            jobs_[k].fill(destination(jobs_[k]));
+            done.store(k + 1);
+            done.notify_one();
+        }
+    } catch (...) {
+        stop = true;
+        done.fetch_add(1);
+        done.notify_one();
+        follower.wait();
+        throw;
+    }
+    follower.get(); // its failure (a read of the image file) is the lowering's
+    out_.program.image_digest = hash.value();
 }
 
 std::vector<float> Lowering::values_of(const Weight& w, bool transpose_copy) const {

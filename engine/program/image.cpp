@@ -36,25 +36,6 @@ std::uint64_t get(std::span<const std::byte> b, std::uint64_t at, int n) {
     return v;
 }
 
-/// Calls `put(bytes)` with the image's version 1 encoding in order, a chunk's bytes as they are
-/// (no copy): what its digest is of.
-template <class Put>
-void stream_v1(const Image& image, Put put) {
-    std::vector<std::byte> head;
-    for (char c : image_magic)
-        head.push_back(std::byte(c));
-    put32(head, 1);
-    put32(head, static_cast<std::uint32_t>(image.chunks.size()));
-    put(std::span<const std::byte>(head));
-    for (auto& c : image.chunks) {
-        head.clear();
-        put64(head, c.address);
-        put64(head, c.bytes.size());
-        put(std::span<const std::byte>(head));
-        c.bytes.for_pieces(put);
-    }
-}
-
 /// Calls `put(bytes)` with `n` zero bytes, a block at a time.
 template <class Put>
 void put_zeros(std::uint64_t n, Put& put) {
@@ -238,12 +219,35 @@ Image decode_image(std::span<const std::byte> b, const std::string& file) {
     return image;
 }
 
+ImageDigest::ImageDigest(std::size_t chunks)
+    : state_(XXH64_createState(), [](XXH64_state_t* s) { XXH64_freeState(s); }) {
+    XXH64_reset(state_.get(), 0);
+    std::vector<std::byte> head;
+    for (char c : image_magic)
+        head.push_back(std::byte(c));
+    put32(head, 1);
+    put32(head, static_cast<std::uint32_t>(chunks));
+    XXH64_update(state_.get(), head.data(), head.size());
+}
+
+void ImageDigest::add(const Chunk& chunk) {
+    std::vector<std::byte> head;
+    put64(head, chunk.address);
+    put64(head, chunk.bytes.size());
+    XXH64_update(state_.get(), head.data(), head.size());
+    chunk.bytes.for_pieces(
+        [&](std::span<const std::byte> b) { XXH64_update(state_.get(), b.data(), b.size()); });
+}
+
+std::uint64_t ImageDigest::value() const {
+    return XXH64_digest(state_.get());
+}
+
 std::uint64_t digest(const Image& image) {
-    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
-                                                                            XXH64_freeState);
-    XXH64_reset(state.get(), 0);
-    stream_v1(image, [&](std::span<const std::byte> b) { XXH64_update(state.get(), b.data(), b.size()); });
-    return XXH64_digest(state.get());
+    ImageDigest d(image.chunks.size());
+    for (auto& c : image.chunks)
+        d.add(c);
+    return d.value();
 }
 
 void write(const Image& image, const std::filesystem::path& path) {

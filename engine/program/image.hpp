@@ -21,9 +21,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+struct XXH64_state_s; // xxhash.h's streaming state
 
 namespace cardsim::program {
 
@@ -95,6 +98,20 @@ Image decode_image(std::span<const std::byte> bytes, const std::string& file = "
 /// xxh64 (seed 0) of the image's version 1 encoding: the digest a program's header names it by,
 /// the same whichever version its file has.
 std::uint64_t digest(const Image& image);
+
+/// `digest` taken a chunk at a time, so it can follow the chunks as they are packed: made for an
+/// image of `chunks` chunks, given each in address order (`add`), then read (`value`). Not copyable.
+class ImageDigest {
+public:
+    explicit ImageDigest(std::size_t chunks);
+    /// Feeds the next chunk (its bytes read through their file when they lie in one).
+    void add(const Chunk& chunk);
+    /// The digest of the chunks added, when all were.
+    std::uint64_t value() const;
+
+private:
+    std::unique_ptr<XXH64_state_s, void (*)(XXH64_state_s*)> state_;
+};
 /// Writes the image atomically, version 2 (renamed into place, not synced to disk: `load` checks the
 /// digest the program names).
 void write(const Image& image, const std::filesystem::path& path);

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <sstream>
 #include <string>
 
@@ -63,7 +65,7 @@ TEST_CASE("the machine lines are the same with and without a trace, host seconds
     CHECK(a == b);
 }
 
-TEST_CASE("the host line reports every phase of the process, and they fit in its total") {
+TEST_CASE("the host line reports every phase of the process, and its total holds the phases' critical path") {
     ScratchDir d("summary-host");
     const auto m = make_model(d, "hybrid");
     auto r = run_cardsim("run " + m + " --tokens 3");
@@ -72,14 +74,21 @@ TEST_CASE("the host line reports every phase of the process, and they fit in its
                       " s in all\n"})
         CHECK(contains(r.out, part));
     auto kv = machine_values(run_cardsim("run " + m + " --tokens 3 --machine").out);
-    double phases = 0;
+    std::map<std::string, double> s;
     for (auto k : {"host_load_seconds", "host_compile_seconds", "host_simulation_seconds",
                    "host_golden_seconds", "host_reference_seconds", "host_outputs_seconds"}) {
         INFO(k);
         REQUIRE(kv.count(k));
-        CHECK(std::stod(kv[k]) >= 0);
-        phases += std::stod(kv[k]);
+        s[k] = std::stod(kv[k]);
+        CHECK(s[k] >= 0);
     }
-    CHECK(std::stod(kv["host_total_seconds"]) >= phases);
+    // Load, compile and outputs run one after another; simulation, golden and reference overlap
+    // (the golden packs while the card runs, the reference runs beside the golden check), so each of
+    // those three, not their sum, lies within what is left of the total.
+    const double serial = s["host_load_seconds"] + s["host_compile_seconds"] + s["host_outputs_seconds"];
+    for (auto k : {"host_simulation_seconds", "host_golden_seconds", "host_reference_seconds"}) {
+        INFO(k);
+        CHECK(std::stod(kv["host_total_seconds"]) >= serial + s[k]);
+    }
     CHECK(std::stod(kv["host_total_seconds"]) > 0);
 }

@@ -110,7 +110,8 @@ TEST_CASE("a pack cache entry written for other addresses is copied, not read in
     const auto entry = dir.path / "e.pack";
     const std::vector<std::string> keys{"a", "b"};
     const std::vector<std::byte> a(100, std::byte{1}), b(50, std::byte{2});
-    const std::vector<std::span<const std::byte>> chunks{a, b};
+    const std::vector<program::ChunkBytes> owned{a, b};
+    const std::vector<const program::ChunkBytes*> chunks{&owned[0], &owned[1]};
     const std::vector<std::uint64_t> sizes{100, 50}, at{0, 4096};
     lower::write_pack_entry(entry, keys, chunks, at);
     const auto mapped = lower::map_pack_entry(entry, keys, sizes, at);
