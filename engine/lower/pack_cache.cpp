@@ -9,7 +9,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -20,7 +22,6 @@
 #include <string_view>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,30 +42,6 @@ void put(std::string& out, std::uint64_t v, int n) {
     for (int i = 0; i < n; ++i)
         out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
-
-/// A read-only mapping of a whole file (empty when it cannot be made).
-struct Mapping {
-    const std::byte* data = nullptr;
-    std::size_t size = 0;
-    explicit Mapping(const std::filesystem::path& path) {
-        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return;
-        struct stat st {};
-        if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-            void* p = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p != MAP_FAILED) {
-                data = static_cast<const std::byte*>(p);
-                size = std::size_t(st.st_size);
-            }
-        }
-        ::close(fd);
-    }
-    ~Mapping() {
-        if (data) ::munmap(const_cast<std::byte*>(data), size);
-    }
-    Mapping(const Mapping&) = delete;
-    Mapping& operator=(const Mapping&) = delete;
-};
 
 } // namespace
 
@@ -150,30 +127,18 @@ std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::ui
 
 namespace {
 
-/// Where each key's bytes lie in the entry `b` (offset, length), its checksum checked first (in
-/// slices, each slice's pages given back after when `give_back`: the check never holds the whole
-/// entry resident), or nothing when the entry is damaged or not of this version. `gaps_zero`: also
-/// nothing when a byte of the data area outside the entries' bytes is not zero.
+/// Where each key's bytes lie (offset, length) by the table of an entry of `n` bytes whose first
+/// bytes are `head` (at least up to its data offset), or nothing when the entry is not of this
+/// version or its table does not describe a whole entry. The checksum is not checked here.
 std::optional<std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>>
-layout_of(const std::byte* b, std::size_t n, bool give_back) {
-    if (!b || n < 32 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
+table_of(std::span<const std::byte> head, std::uint64_t n) {
+    const std::byte* b = head.data();
+    if (head.size() < 24 || n < 32 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
         return std::nullopt;
-    {
-        std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
-                                                                                XXH64_freeState);
-        XXH64_reset(state.get(), 0);
-        constexpr std::size_t slice = 64 << 20;
-        for (std::size_t at = 0; at < n - 8; at += slice) {
-            XXH64_update(state.get(), b + at, std::min(slice, n - 8 - at));
-            if (give_back)
-                ::madvise(const_cast<std::byte*>(b + at), std::min(slice, n - 8 - at), MADV_DONTNEED);
-        }
-        if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return std::nullopt; // damaged or cut short
-    }
     std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>> at; // key: offset, length
-    const std::size_t end = n - 8;
+    const std::uint64_t end = n - 8;
     const std::uint64_t data_offset = get(b + 16, 8);
-    if (data_offset > end) return std::nullopt;
+    if (data_offset > end || data_offset > head.size()) return std::nullopt;
     std::size_t p = 24;
     std::uint64_t last = data_offset; // the end of the previous entry's bytes
     for (std::uint64_t e = 0, count = get(b + 12, 4); e < count; ++e) {
@@ -193,6 +158,19 @@ layout_of(const std::byte* b, std::size_t n, bool give_back) {
     return at;
 }
 
+/// Where each key's bytes lie in the mapped entry `b` of `n` bytes, its checksum checked first, or
+/// nothing when it is damaged or not of this version.
+std::optional<std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>>
+layout_of(const std::byte* b, std::size_t n) {
+    if (!b || n < 32) return std::nullopt;
+    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                            XXH64_freeState);
+    XXH64_reset(state.get(), 0);
+    XXH64_update(state.get(), b, n - 8);
+    if (XXH64_digest(state.get()) != get(b + n - 8, 8)) return std::nullopt; // damaged or cut short
+    return table_of(std::span(b, n), n);
+}
+
 /// Every key's (offset, length) in `layout`, in the order of `keys`, when each is there with its size.
 std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>>
 find_keys(const std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>& layout,
@@ -208,25 +186,64 @@ find_keys(const std::map<std::string_view, std::pair<std::uint64_t, std::uint64_
 
 } // namespace
 
-bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                     std::span<const std::uint64_t> sizes,
-                     const std::function<void(std::size_t k, std::span<const std::byte> bytes)>& put) {
-    Mapping m(path);
-    const std::byte* b = m.data;
-    const auto layout = layout_of(b, m.size, true);
+bool read_pack_entry(
+    const std::filesystem::path& path, std::span<const std::string> keys,
+    std::span<const std::uint64_t> sizes,
+    const std::function<void(std::size_t k, std::uint64_t at, std::span<const std::byte> bytes)>& put) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    std::unique_ptr<const int, void (*)(const int*)> guard(&fd, [](const int* f) { ::close(*f); });
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 32) return false;
+    const auto n = static_cast<std::uint64_t>(st.st_size);
+    // Reads [at, at + out.size()) whole, or says it could not.
+    auto read_at = [&](std::uint64_t at, std::span<std::byte> out) {
+        for (std::size_t done = 0; done < out.size();) {
+            const auto got = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(at + done));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return false;
+            done += static_cast<std::size_t>(got);
+        }
+        return true;
+    };
+    std::vector<std::byte> head(24);
+    if (!read_at(0, head)) return false;
+    const std::uint64_t data_offset = get(head.data() + 16, 8);
+    if (data_offset < 24 || data_offset > n - 8) return false;
+    head.resize(data_offset);
+    if (!read_at(0, head)) return false;
+    const auto layout = table_of(head, n);
     if (!layout) return false;
-    const auto found = find_keys(*layout, keys, sizes); // every key's, before any byte is copied
+    const auto found = find_keys(*layout, keys, sizes);
     if (!found) return false;
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-        const auto [offset, length] = (*found)[k];
-        put(k, std::span(b + offset, length));
-        // Handed over: its mapped pages need not stay resident (advice only).
-        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-        const auto from = reinterpret_cast<std::uintptr_t>(b + offset) / page * page;
-        const auto end = reinterpret_cast<std::uintptr_t>(b + offset + length);
-        ::madvise(reinterpret_cast<void*>(from), end - from, MADV_DONTNEED);
+    // Each key's range, by offset: a piece of the file is handed to the keys it overlaps.
+    std::vector<std::size_t> by_offset(keys.size());
+    for (std::size_t k = 0; k < keys.size(); ++k)
+        by_offset[k] = k;
+    std::sort(by_offset.begin(), by_offset.end(),
+              [&](std::size_t a, std::size_t b) { return (*found)[a].first < (*found)[b].first; });
+    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                            XXH64_freeState);
+    XXH64_reset(state.get(), 0);
+    XXH64_update(state.get(), head.data(), head.size());
+    std::vector<std::byte> piece(std::size_t{1} << 20);
+    std::size_t next = 0; // the first key (by offset) not yet wholly handed over
+    for (std::uint64_t at = data_offset; at < n - 8;) {
+        const auto bytes = std::span(piece.data(), std::min<std::uint64_t>(piece.size(), n - 8 - at));
+        if (!read_at(at, bytes)) return false;
+        XXH64_update(state.get(), bytes.data(), bytes.size());
+        const std::uint64_t end = at + bytes.size();
+        for (std::size_t i = next; i < by_offset.size(); ++i) {
+            const auto [offset, length] = (*found)[by_offset[i]];
+            if (offset >= end) break;
+            const std::uint64_t from = std::max(offset, at), to = std::min(offset + length, end);
+            if (from < to) put(by_offset[i], from - offset, bytes.subspan(from - at, to - from));
+            if (offset + length <= end && i == next) ++next;
+        }
+        at = end;
     }
-    return true;
+    std::array<std::byte, 8> sum{};
+    return read_at(n - 8, sum) && XXH64_digest(state.get()) == get(sum.data(), 8);
 }
 
 std::optional<MappedEntry> map_pack_entry(const std::filesystem::path& path,
@@ -241,7 +258,7 @@ std::optional<MappedEntry> map_pack_entry(const std::filesystem::path& path,
         return std::nullopt; // missing or unreadable: packed again
     }
     const auto b = memory->bytes();
-    const auto layout = layout_of(b.data(), b.size(), false);
+    const auto layout = layout_of(b.data(), b.size());
     if (!layout) return std::nullopt;
     const auto found = find_keys(*layout, keys, sizes);
     if (!found) return std::nullopt;

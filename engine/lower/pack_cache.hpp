@@ -59,13 +59,18 @@ void touch_pack_entry(const std::filesystem::path& path);
 std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,
                                        const std::string& format, std::uint64_t packing_digest);
 
-/// Hands the bytes of each key in `keys`, in order, from the entry at `path` to `put(k, bytes)`
-/// (`sizes[k]` bytes, in place in the entry's mapping): false, before anything is handed, when the
-/// file is missing, damaged (its checksum, magic, version or layout wrong) or lacks a key, or a
-/// key's bytes are not `sizes[k]` long. Never throws for a bad entry (`put` may).
-bool read_pack_entry(const std::filesystem::path& path, std::span<const std::string> keys,
-                     std::span<const std::uint64_t> sizes,
-                     const std::function<void(std::size_t k, std::span<const std::byte> bytes)>& put);
+/// Hands the bytes of each key in `keys` from the entry at `path` to `put(k, at, bytes)` (bytes
+/// [at, at + bytes.size()) of key k's `sizes[k]`, in pieces, every byte once) in one pass over the
+/// file that checks its checksum on the way (`pread` into a buffer of 1 MiB: no mapping, whose
+/// first touches cost more than the copies on a virtual machine). True when the entry was whole.
+/// False when the file is missing, lacks a key, a key's bytes are not `sizes[k]` long or its
+/// magic, version or table are wrong (before anything is handed), or when its checksum is wrong
+/// (found at the end: the caller then fills every key's bytes again). Never throws for a bad
+/// entry (`put` may).
+bool read_pack_entry(
+    const std::filesystem::path& path, std::span<const std::string> keys,
+    std::span<const std::uint64_t> sizes,
+    const std::function<void(std::size_t k, std::uint64_t at, std::span<const std::byte> bytes)>& put);
 
 /// An entry read in place: its file mapped (private: a write never reaches it), and where each
 /// key's bytes lie in it.

@@ -154,9 +154,11 @@ void Lowering::run_jobs() {
         auto& chunk = out_.image.chunks[job.chunk];
         return file ? Destination(*file, chunk.address, job.bytes) : Destination(chunk.bytes);
     };
-    if (cached && read_pack_entry(entry, keys, sizes, [&](std::size_t k, std::span<const std::byte> bytes) {
-            destination(jobs_[k]).put(0, bytes);
-        })) {
+    // A damaged entry is found at its end, after some chunks were copied: packing fills them again.
+    if (cached && read_pack_entry(entry, keys, sizes,
+                                  [&](std::size_t k, std::uint64_t at, std::span<const std::byte> bytes) {
+                                      destination(jobs_[k]).put(at, bytes);
+                                  })) {
         out_.packed_from_cache = true;
         touch_pack_entry(entry); // used now: the last the cache evicts
         out_.program.image_digest = digest(out_.image);

@@ -37,12 +37,25 @@ struct TempDir {
     }
 };
 
+/// Lowers `g` with the pack cache `cache`; into `image` (as a compile does) when given.
 lower::Compiled lower_with(const Graph& g, const WeightSource& w, const card::CardConfig& c,
-                           const std::filesystem::path& cache) {
+                           const std::filesystem::path& cache, program::ImageFile* image = nullptr) {
     lower::Options o{Bucket{1, 1, 0}, 64};
     o.checkpoint_digest = 0xC0FFEE;
     o.pack_cache = cache;
+    if (image) o.image_file = [image](std::size_t) { return image; };
     return lower::lower(g, w, lower::target_of(c), o);
+}
+
+/// Flips bits of the byte at `at` of `file`.
+void flip_byte(const std::filesystem::path& file, std::uint64_t at) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(std::streamoff(at));
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(std::streamoff(at));
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
 }
 
 std::vector<std::filesystem::path> entries(const std::filesystem::path& dir) {
@@ -94,11 +107,7 @@ TEST_CASE("a pack cache hit in a run reads the entry in place, and a compile cop
     const auto file = dir.path / "p.ddr";
     {
         program::ImageFile image(file);
-        lower::Options o{Bucket{1, 1, 0}, 64};
-        o.checkpoint_digest = 0xC0FFEE;
-        o.pack_cache = dir.path;
-        o.image_file = [&image](std::size_t) { return &image; };
-        const auto compiled = lower::lower(g, w, lower::target_of(config), o);
+        const auto compiled = lower_with(g, w, config, dir.path, &image);
         REQUIRE(compiled.packed_from_cache);
         image.commit(compiled.image);
     }
@@ -121,9 +130,11 @@ TEST_CASE("a pack cache entry written for other addresses is copied, not read in
     CHECK_FALSE(lower::map_pack_entry(entry, keys, sizes, std::vector<std::uint64_t>{0, 8192}));
     CHECK_FALSE(lower::map_pack_entry(entry, keys, std::vector<std::uint64_t>{100, 51}, at));
     std::vector<std::byte> got_a(100), got_b(50);
-    CHECK(lower::read_pack_entry(entry, keys, sizes, [&](std::size_t k, std::span<const std::byte> bytes) {
-        std::copy(bytes.begin(), bytes.end(), k == 0 ? got_a.begin() : got_b.begin());
-    }));
+    CHECK(lower::read_pack_entry(entry, keys, sizes,
+                                 [&](std::size_t k, std::uint64_t at, std::span<const std::byte> bytes) {
+                                     std::copy(bytes.begin(), bytes.end(),
+                                               (k == 0 ? got_a.begin() : got_b.begin()) + std::ptrdiff_t(at));
+                                 }));
     CHECK(got_a == a);
     CHECK(got_b == b);
     CHECK_FALSE(lower::map_pack_entry(dir.path / "none.pack", keys, sizes, at));
@@ -138,13 +149,7 @@ TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") 
     const auto entry = entries(dir.path).at(0);
     const auto size = std::filesystem::file_size(entry);
     SECTION("one byte flipped in the middle") {
-        std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
-        f.seekg(std::streamoff(size / 2));
-        char c = 0;
-        f.read(&c, 1);
-        f.seekp(std::streamoff(size / 2));
-        c = static_cast<char>(c ^ 0x10);
-        f.write(&c, 1);
+        flip_byte(entry, size / 2);
     }
     SECTION("cut short") {
         std::filesystem::resize_file(entry, size - 100);
@@ -154,6 +159,25 @@ TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") 
     REQUIRE(program::encode(again.image) == program::encode(cold.image));
     REQUIRE(std::filesystem::file_size(entry) == size); // rewritten whole
     REQUIRE(lower_with(g, w, config, dir.path).packed_from_cache);
+}
+
+TEST_CASE("a compile copying a pack cache entry whose checksum fails at its end packs over what it copied") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w(g);
+    TempDir dir;
+    const auto config = card::default_card_config();
+    const auto cold = lower_with(g, w, config, dir.path);
+    const auto entry = entries(dir.path).at(0);
+    // The last byte before the checksum: every chunk is copied before the entry is found damaged.
+    flip_byte(entry, std::filesystem::file_size(entry) - 9);
+    const auto file = dir.path / "p.ddr";
+    program::ImageFile image(file);
+    const auto compiled = lower_with(g, w, config, dir.path, &image);
+    CHECK_FALSE(compiled.packed_from_cache);
+    CHECK(compiled.program.image_digest == cold.program.image_digest);
+    image.commit(compiled.image);
+    CHECK(program::read_image(file) == cold.image);
+    CHECK(lower_with(g, w, config, dir.path).packed_from_cache); // the entry was rewritten
 }
 
 TEST_CASE("the pack cache entry changes with the checkpoint, the weight format and the packing config, not a "
