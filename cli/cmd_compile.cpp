@@ -5,6 +5,7 @@
 #include "cli/check_layers.hpp"
 #include "cli/command.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/pack_cache_option.hpp"
 #include "cli/plan_option.hpp"
 #include "cli/shim_verdict.hpp"
 #include "engine/error.hpp"
@@ -156,6 +157,7 @@ int run_compile(std::span<const std::string> args) {
     opts.add(card_options());
     opts.add(knob_options());
     opts.add(plan_options());
+    opts.add(pack_cache_options());
     opts.add_options()("model", po::value<std::string>()->required(),
                        "checkpoint directory")("bucket", po::value<std::string>()->default_value("seqs=1"),
                                                "row counts: seqs=S[,tokens=T][,markers=M]")(
@@ -169,9 +171,6 @@ int run_compile(std::span<const std::string> args) {
         "token or prompt chunk token")("slots", po::value<std::string>(),
                                        "with --rows: sequences the stores hold, or auto (what the DDR holds, "
                                        "at most the largest bucket's rows; the default)")(
-        "pack-cache", po::value<std::string>(),
-        "keep packed weights in this directory and take them from it when they are there (default: "
-        "$CARDSIM_PACK_CACHE; none when unset)")(
         "shapes-only", po::bool_switch(),
         "read config.json alone: weights are placed by shape, never read or packed (timing-only runs)");
     const char* const positional[] = {"model"};
@@ -208,8 +207,7 @@ int run_compile(std::span<const std::string> args) {
     o.max_positions = vm["max-positions"].as<std::size_t>();
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
-    o.pack_cache = vm.count("pack-cache") ? std::filesystem::path(vm["pack-cache"].as<std::string>())
-                                          : lower::pack_cache_from_environment();
+    o.pack_cache = pack_cache_of(vm);
     // One program without a pack cache takes the checkpoint's digest only as a label: it is read
     // beside lowering (a pass over the checkpoint's files) and set when lowering is done.
     std::future<std::uint64_t> digest;

@@ -5,6 +5,7 @@
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
 #include "cli/pipeline.hpp"
+#include "engine/lower/pack_cache.hpp"
 #include "models/synthetic.hpp"
 
 #include <fmt/core.h>
@@ -46,6 +47,7 @@ int run_demo(std::span<const std::string> args) {
     RunRequest req;
     req.config = load_card(vm);
     req.model_dir = dir;
+    req.pack_cache = lower::pack_cache_from_environment();
     req.tokens = vm["tokens"].as<std::size_t>();
     req.progress = ::isatty(2);
     fmt::print(

@@ -4,6 +4,7 @@
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/pack_cache_option.hpp"
 #include "cli/pipeline.hpp"
 #include "cli/plan_option.hpp"
 #include "engine/error.hpp"
@@ -85,6 +86,7 @@ int run_model_command(std::span<const std::string> args) {
     opts.add(card_options());
     opts.add(knob_options());
     opts.add(plan_options());
+    opts.add(pack_cache_options());
     opts.add(ddr_trace_options());
     opts.add_options()("input", po::value<std::string>(),
                        "a checkpoint directory (config.json + safetensors) or a program file")(
@@ -145,6 +147,7 @@ int run_model_command(std::span<const std::string> args) {
     req.config = load_card(vm, knobs);
     req.plan = plan_of(vm, req.config);
     if (vm.count("model")) req.model_dir = vm["model"].as<std::string>();
+    req.pack_cache = pack_cache_of(vm);
     if (vm.count("program")) req.program = vm["program"].as<std::string>();
     if (vm.count("input")) {
         std::filesystem::path in = vm["input"].as<std::string>();

@@ -4,6 +4,7 @@
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/pack_cache_option.hpp"
 #include "cli/plan_option.hpp"
 #include "cli/serve_run.hpp"
 #include "engine/error.hpp"
@@ -26,6 +27,7 @@ int run_serve(std::span<const std::string> args) {
     opts.add(card_options());
     opts.add(knob_options());
     opts.add(plan_options());
+    opts.add(pack_cache_options());
     opts.add_options()("input", po::value<std::string>(),
                        "the checkpoint directory to serve, or a program set (cardsim compile --rows)")(
         "model", po::value<std::string>(),
@@ -128,6 +130,7 @@ int run_serve(std::span<const std::string> args) {
     }
     ServeRequest req;
     req.model_dir = model_dir;
+    req.pack_cache = pack_cache_of(vm);
     req.program = program;
     req.default_budget = vm["token-budget"].defaulted();
     req.requests = std::move(requests);

@@ -70,6 +70,8 @@ struct RunRequest {
     /// that the stages work on different groups at once (`--microbatches`; none: the largest
     /// divisor of the sequences up to the stages).
     std::optional<std::size_t> microbatches;
+    /// Compiling here: the pack cache directory (`--pack-cache`, else $CARDSIM_PACK_CACHE; empty: none).
+    std::filesystem::path pack_cache;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command

@@ -548,7 +548,7 @@ Compiled compile(const RunRequest& req, Source& s, const Feed& f) {
                         o.max_positions, f.steps, f.prompt.size(), req.tokens));
     if (req.check_layers) o.probes = layer_probes(g, *req.check_layers);
     o.model = s.name;
-    o.pack_cache = lower::pack_cache_from_environment();             // CARDSIM_PACK_CACHE
+    o.pack_cache = req.pack_cache;                                   // --pack-cache, CARDSIM_PACK_CACHE
     o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     o.shapes_only = s.model->checkpoint.shapes_only();
     // One card's program without a pack cache takes the checkpoint's digest only as a label: it is

@@ -91,7 +91,7 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
     o.max_positions = rep.max_positions;
     o.model = rep.model;
     o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
-    o.pack_cache = lower::pack_cache_from_environment();             // CARDSIM_PACK_CACHE
+    o.pack_cache = req.pack_cache;                                   // --pack-cache, CARDSIM_PACK_CACHE
     o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     o.shapes_only = model.checkpoint.shapes_only();
 

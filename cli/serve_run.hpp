@@ -44,6 +44,8 @@ struct ServeRequest {
     lower::Plan plan;
     bool shapes_only = false; ///< read config.json alone (timing only)
     bool progress = false;
+    /// Compiling here: the pack cache directory (`--pack-cache`, else $CARDSIM_PACK_CACHE; empty: none).
+    std::filesystem::path pack_cache;
 };
 
 /// What a served trace produced.

@@ -385,6 +385,9 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
             spec.serve ? serve_argv(spec, *p, self, model_directory(spec.models[p->model], dir))
                        : run_argv(spec, *p, self, model_directory(spec.models[p->model], dir));
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
+        if (spec.full)
+            if (auto cache = pack_cache_for(spec, dir))
+                argv.insert(argv.end(), {"--pack-cache", cache->string()});
         for (auto& s : sets)
             argv.insert(argv.end(), {"--set", s.path + "=" + s.value});
         if (options.traces)

@@ -4,6 +4,7 @@
 #include "engine/error.hpp"
 #include "engine/graph/routing.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/lower/pack_cache.hpp"
 #include "engine/lower/plan.hpp"
 #include "models/synthetic.hpp"
 #include "serve/generate.hpp"
@@ -297,6 +298,12 @@ private:
 
 } // namespace
 
+std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec, const std::filesystem::path& out) {
+    if (spec.pack_cache) return spec.pack_cache;
+    if (!lower::pack_cache_from_environment().empty()) return std::nullopt;
+    return out / "pack-cache";
+}
+
 SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& file_in) {
     const auto file = std::filesystem::absolute(file_in).lexically_normal();
     toml::table root;
@@ -309,7 +316,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     SpecReader r(file);
     r.only(root, "",
            {"name", "config", "model", "models", "tokens", "seqs", "prompt", "prompt_len", "chunk", "full",
-            "routing", "routing_seed", "plan", "skip_if", "axes", "serve"});
+            "routing", "routing_seed", "plan", "skip_if", "axes", "serve", "pack_cache"});
     SweepSpec spec;
     spec.file = file;
     spec.name = file.stem().string();
@@ -346,6 +353,14 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
     if (auto n = root.get("full")) {
         if (!n->is_boolean()) r.fail(*n, "full", SpecReader::type_of(*n) + "; expected true or false");
         spec.full = n->as_boolean()->get();
+    }
+    if (auto n = root.get("pack_cache")) {
+        if (auto b = n->as_boolean(); b && !b->get())
+            spec.pack_cache = std::filesystem::path();
+        else if (n->is_string())
+            spec.pack_cache = r.resolve(r.text(*n, "pack_cache"));
+        else
+            r.fail(*n, "pack_cache", SpecReader::type_of(*n) + "; expected a folder name or false");
     }
     // A string option of the runs (`key`), or an array of them: then an axis named `key`, and
     // nothing is returned. `read` checks one value.

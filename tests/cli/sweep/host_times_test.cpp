@@ -6,6 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
 using namespace cardsim::test;
 using namespace cardsim::test::sweep;
 
@@ -42,4 +47,51 @@ TEST_CASE("a sweep writes each point's host phases to host.csv, a row a point, k
     CHECK(other.code == 2);
     CHECK(contains(other.out, "host.csv: its columns are not a sweep's host times"));
     CHECK(read(s / "out/host.csv") == "a,b\n1,2\n");
+}
+
+TEST_CASE("a full sweep packs a checkpoint once: its first point fills OUT/pack-cache, the others take it") {
+    ScratchDir s("sweep-pack-cache");
+    const std::string spec = tiny_model(2) + "full = true\n[axes]\nddr.channels = [1, 2, 4]\n";
+    // The weights column of each point of the sweep at `out`.
+    auto weights = [&](const std::string& out) {
+        auto host = csv(read(s / out / "host.csv"));
+        std::vector<std::string> w;
+        for (std::size_t i = 1; i < host.size(); ++i)
+            w.push_back(host[i][column(host[0], "host_compile_weights")]);
+        return w;
+    };
+    auto entries = [](const std::filesystem::path& dir) {
+        std::size_t n = 0;
+        if (std::filesystem::exists(dir))
+            for (auto& e : std::filesystem::directory_iterator(dir))
+                n += e.path().extension() == ".pack";
+        return n;
+    };
+    auto sweep = [&](const std::string& text, const std::string& out) {
+        write(s / "spec.toml", text);
+        return run_cardsim("sweep " + (s / "spec.toml").string() + " -j 1 -o " + (s / out).string());
+    };
+    if (std::getenv("CARDSIM_PACK_CACHE") == nullptr) { // the default: a folder of the sweep's
+        auto r = sweep(spec, "out");
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        CHECK(weights("out") == std::vector<std::string>{"packed", "cache", "cache"});
+        CHECK(entries(s / "out/pack-cache") == 1);
+    }
+    // A folder the spec names (relative to it): a second sweep takes every point from it.
+    REQUIRE(sweep("pack_cache = \"shared\"\n" + spec, "a").code == 0);
+    CHECK(weights("a") == std::vector<std::string>{"packed", "cache", "cache"});
+    REQUIRE(sweep("pack_cache = \"shared\"\n" + spec, "b").code == 0);
+    CHECK(weights("b") == std::vector<std::string>{"cache", "cache", "cache"});
+    CHECK(entries(s / "shared") == 1);
+    CHECK(!std::filesystem::exists(s / "a/pack-cache"));
+    // `false`: none, whatever the environment says; every point packs.
+    REQUIRE(sweep("pack_cache = false\n" + spec, "c").code == 0);
+    CHECK(weights("c") == std::vector<std::string>{"packed", "packed", "packed"});
+    CHECK(!std::filesystem::exists(s / "c/pack-cache"));
+    // Anything else is refused naming the key.
+    auto bad = sweep("pack_cache = 3\n" + spec, "d");
+    CHECK(bad.code == 2);
+    CHECK(contains(bad.out, "pack_cache"));
+    CHECK(contains(bad.out, "expected a folder name or false"));
 }
