@@ -4,7 +4,6 @@
 #include "engine/error.hpp"
 #include "engine/graph/routing.hpp"
 #include "engine/io/atomic_file.hpp"
-#include "engine/lower/pack_cache.hpp"
 #include "engine/lower/plan.hpp"
 #include "models/synthetic.hpp"
 #include "serve/generate.hpp"
@@ -298,10 +297,8 @@ private:
 
 } // namespace
 
-std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec, const std::filesystem::path& out) {
-    if (spec.pack_cache) return spec.pack_cache;
-    if (!lower::pack_cache_from_environment().empty()) return std::nullopt;
-    return out / "pack-cache";
+std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec) {
+    return spec.pack_cache;
 }
 
 SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& file_in) {

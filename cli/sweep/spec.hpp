@@ -114,8 +114,9 @@ struct SweepSpec {
     bool full = false; ///< full runs (bit-exact check + accuracy), else timing-only
     /// Where full points keep packed weights (`--pack-cache`), so that points packing the same
     /// checkpoint in the same format pack it once: this folder (relative to the spec); an empty
-    /// path (`pack_cache = false`) for none; unset, $CARDSIM_PACK_CACHE when set, else
-    /// `pack-cache/` in the sweep's output folder (`pack_cache_for`).
+    /// path (`pack_cache = false`) for none; unset, $CARDSIM_PACK_CACHE as the points inherit it.
+    /// Not on by default: on a 2-core guest a hit saves little over packing int8/E8M0 weights,
+    /// and the first point's entry costs more (docs/sweeps.md).
     std::optional<std::filesystem::path> pack_cache;
     std::optional<ServeSpec> serve; ///< points serve a request trace (`[serve]`)
     std::vector<Axis> axes;         ///< in the order the file lists them
@@ -123,9 +124,9 @@ struct SweepSpec {
     card::CardConfig base; ///< the base config as loaded (for constraint names)
 };
 
-/// The pack cache folder the points of `spec` writing into `out` are told (`--pack-cache`), or none
-/// when they are to take $CARDSIM_PACK_CACHE from the environment; timing-only points pack nothing.
-std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec, const std::filesystem::path& out);
+/// The pack cache folder the full points of `spec` are told (`--pack-cache`; empty: none), or
+/// nothing when they take $CARDSIM_PACK_CACHE from the environment; timing-only points pack nothing.
+std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec);
 
 /// Reads and validates the spec at `path`. Every problem is a cardsim::Error naming the file,
 /// the line, the key and what was expected; every axis value is checked against the card config's
