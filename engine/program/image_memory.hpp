@@ -17,9 +17,9 @@ namespace cardsim::program {
 
 /// The bytes the chunks of one image are ranges of: host memory whose pages are committed up front,
 /// in huge pages where the host offers them (kernels::HostMemory), so packing a gigabyte of weights
-/// into them takes no page faults; or part of an image file mapped in place (io::MappedFile), so an
-/// image is packed straight into the file it is written to, and read from it with no copy. Not
-/// copyable; shared by its chunks.
+/// into them takes no page faults; or part of an image file mapped in place (io::MappedFile): a
+/// program's image or a pack cache entry read with no copy, or the file a compile writes its
+/// chunks into, read back through the file. Not copyable; shared by its chunks.
 class ImageMemory {
 public:
     /// A memory of `bytes` zero bytes, or null for none (the chunks then own vectors).
