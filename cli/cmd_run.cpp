@@ -148,6 +148,7 @@ int run_model_command(std::span<const std::string> args) {
     req.plan = plan_of(vm, req.config);
     if (vm.count("model")) req.model_dir = vm["model"].as<std::string>();
     req.pack_cache = pack_cache_of(vm);
+    req.pack_cache_given = vm.count("pack-cache") > 0;
     if (vm.count("program")) req.program = vm["program"].as<std::string>();
     if (vm.count("input")) {
         std::filesystem::path in = vm["input"].as<std::string>();

@@ -151,6 +151,13 @@ int run_serve(std::span<const std::string> args) {
     if (req.check && req.routing_seed_given)
         throw Error("--routing-seed: with --check the router chooses the experts from the data (drop one)");
     req.shapes_only = vm["shapes-only"].as<bool>();
+    if (vm.count("pack-cache") && program)
+        throw Error(fmt::format("{}: a program set's weights are in its image, so nothing is packed: pass "
+                                "--pack-cache to cardsim compile",
+                                program->string()));
+    if (vm.count("pack-cache") && (!req.check || req.shapes_only))
+        throw Error("--pack-cache: serving without --check times the steps from shapes and packs no weights "
+                    "(drop --pack-cache, or add --check)");
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = serve_model(req);
     if (vm.count("table")) serve::write_request_table(vm["table"].as<std::string>(), rep.times);

@@ -72,6 +72,9 @@ struct RunRequest {
     std::optional<std::size_t> microbatches;
     /// Compiling here: the pack cache directory (`--pack-cache`, else $CARDSIM_PACK_CACHE; empty: none).
     std::filesystem::path pack_cache;
+    /// `--pack-cache` was given: refused where nothing is packed (a program, a timing-only run),
+    /// rather than ignored.
+    bool pack_cache_given = false;
 };
 
 /// One command kind's cycles in a run with a measuring unit (the RTL): the model's per-command

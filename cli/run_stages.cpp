@@ -292,6 +292,13 @@ void check_request(const RunRequest& req) {
         throw Error(fmt::format("{}: a program reads back the layers it was compiled to check: pass "
                                 "--check-layers to cardsim compile",
                                 req.program->string()));
+    if (req.program && req.pack_cache_given)
+        throw Error(fmt::format("{}: a program's weights are in its image, so nothing is packed: pass "
+                                "--pack-cache to cardsim compile",
+                                req.program->string()));
+    if (req.pack_cache_given && (req.mode != sim::Mode::Full || req.shapes_only))
+        throw Error("--pack-cache: a timing-only run reads and packs no weights (drop --pack-cache, or "
+                    "--timing-only)");
     if (req.program && req.max_positions)
         throw Error(fmt::format("{}: a program's caches hold the positions it was compiled for: pass "
                                 "--max-positions to cardsim compile",
