@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <immintrin.h>
 
@@ -139,37 +140,19 @@ dots_rows_avx2(const float* a, const double* const* xs, std::size_t n, double* o
         out[r] = finish_dot(s[r], a, xs[r], whole, n);
 }
 
+/// `dots_rows_avx2<m>` for a group of `m` vectors, m in 1 .. sizeof...(R) (R = 0, 1, ...).
+template <std::size_t... R>
+__attribute__((target("avx2"))) void dots_group_avx2(std::size_t m, const float* a, const double* const* xs,
+                                                     std::size_t n, double* out, std::index_sequence<R...>) {
+    (void)((m == R + 1 && (dots_rows_avx2<R + 1>(a, xs, n, out), true)) || ...);
+}
+
 /// `dots` of f32 rows with AVX2 (dots_rows_avx2), the vectors in groups of up to 8.
 __attribute__((target("avx2"))) void dots_avx2(const float* a, const double* const* xs, std::size_t count,
                                                std::size_t n, double* out) {
-    for (std::size_t t = 0; t < count; t += 8) {
-        switch (std::min<std::size_t>(count - t, 8)) {
-        case 8:
-            dots_rows_avx2<8>(a, xs + t, n, out + t);
-            break;
-        case 7:
-            dots_rows_avx2<7>(a, xs + t, n, out + t);
-            break;
-        case 6:
-            dots_rows_avx2<6>(a, xs + t, n, out + t);
-            break;
-        case 5:
-            dots_rows_avx2<5>(a, xs + t, n, out + t);
-            break;
-        case 4:
-            dots_rows_avx2<4>(a, xs + t, n, out + t);
-            break;
-        case 3:
-            dots_rows_avx2<3>(a, xs + t, n, out + t);
-            break;
-        case 2:
-            dots_rows_avx2<2>(a, xs + t, n, out + t);
-            break;
-        default:
-            dots_rows_avx2<1>(a, xs + t, n, out + t);
-            break;
-        }
-    }
+    for (std::size_t t = 0; t < count; t += 8)
+        dots_group_avx2(std::min<std::size_t>(count - t, 8), a, xs + t, n, out + t,
+                        std::make_index_sequence<8>{});
 }
 
 /// Whether this host runs `dots_avx2`.

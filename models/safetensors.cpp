@@ -1,6 +1,7 @@
 #include "models/safetensors.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/positional.hpp"
 #include "models/json.hpp"
 
 #include <boost/iostreams/device/mapped_file.hpp>
@@ -209,17 +210,10 @@ void SafetensorsFile::read(const TensorInfo& t, std::size_t offset, std::span<st
     if (offset > t.end - t.begin || out.size() > t.end - t.begin - offset)
         throw Error(fmt::format("{}: tensor `{}`: reading {} bytes from byte {} of its {}", path_, t.name,
                                 out.size(), offset, t.end - t.begin));
-    std::size_t done = 0;
-    const auto at = static_cast<off_t>(header_.data_start + t.begin + offset);
-    while (done < out.size()) {
-        const auto n =
-            ::pread(file_->fd, out.data() + done, out.size() - done, at + static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            throw Error(fmt::format("{}: tensor `{}`: cannot read it: {}", path_, t.name,
-                                    n == 0 ? "the file ends early (did it change?)" : std::strerror(errno)));
-        done += static_cast<std::size_t>(n);
-    }
+    const auto n = io::read_at(file_->fd, header_.data_start + t.begin + offset, out);
+    if (n != static_cast<std::int64_t>(out.size()))
+        throw Error(fmt::format("{}: tensor `{}`: cannot read it: {}", path_, t.name,
+                                n < 0 ? std::strerror(errno) : "the file ends early (did it change?)"));
 }
 
 } // namespace cardsim::models

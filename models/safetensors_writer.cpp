@@ -1,6 +1,7 @@
 #include "models/safetensors_writer.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/positional.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -56,17 +57,8 @@ namespace {
 
 /// Writes all of `bytes` at `offset` of `fd`.
 void write_at(int fd, const void* bytes, std::size_t size, std::size_t offset, const std::string& path) {
-    const auto* p = static_cast<const char*>(bytes);
-    while (size > 0) {
-        const ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-        }
-        p += n;
-        size -= static_cast<std::size_t>(n);
-        offset += static_cast<std::size_t>(n);
-    }
+    if (!io::write_at(fd, offset, std::span(static_cast<const std::byte*>(bytes), size)))
+        throw Error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
 }
 
 /// One chunk of work: elements `first .. first + count` of tensor `tensor`.

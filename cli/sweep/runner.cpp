@@ -385,8 +385,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
             spec.serve ? serve_argv(spec, *p, self, model_directory(spec.models[p->model], dir))
                        : run_argv(spec, *p, self, model_directory(spec.models[p->model], dir));
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
-        if (spec.full)
-            if (auto cache = pack_cache_for(spec)) argv.insert(argv.end(), {"--pack-cache", cache->string()});
+        if (spec.full && spec.pack_cache) // else the points inherit $CARDSIM_PACK_CACHE
+            argv.insert(argv.end(), {"--pack-cache", spec.pack_cache->string()});
         for (auto& s : sets)
             argv.insert(argv.end(), {"--set", s.path + "=" + s.value});
         if (options.traces)

@@ -297,10 +297,6 @@ private:
 
 } // namespace
 
-std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec) {
-    return spec.pack_cache;
-}
-
 SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& file_in) {
     const auto file = std::filesystem::absolute(file_in).lexically_normal();
     toml::table root;

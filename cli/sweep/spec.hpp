@@ -124,10 +124,6 @@ struct SweepSpec {
     card::CardConfig base; ///< the base config as loaded (for constraint names)
 };
 
-/// The pack cache folder the full points of `spec` are told (`--pack-cache`; empty: none), or
-/// nothing when they take $CARDSIM_PACK_CACHE from the environment; timing-only points pack nothing.
-std::optional<std::filesystem::path> pack_cache_for(const SweepSpec& spec);
-
 /// Reads and validates the spec at `path`. Every problem is a cardsim::Error naming the file,
 /// the line, the key and what was expected; every axis value is checked against the card config's
 /// schema (so `ddr.channels = [0]` fails here, not in the middle of a sweep).

@@ -1,6 +1,7 @@
 #include "engine/io/mapped_file.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/positional.hpp"
 
 #include <fmt/core.h>
 
@@ -70,15 +71,10 @@ void MappedFile::read(std::uint64_t at, std::span<std::byte> out) const {
         std::memcpy(out.data(), base_ + at, out.size());
         return;
     }
-    for (std::size_t done = 0; done < out.size();) {
-        const auto n =
-            ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset_ + at + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            throw Error(fmt::format("{}: cannot read it: {}", file_,
-                                    n == 0 ? "the file ends early (did it change?)" : std::strerror(errno)));
-        done += static_cast<std::size_t>(n);
-    }
+    const auto n = read_at(fd_, offset_ + at, out);
+    if (n != static_cast<std::int64_t>(out.size()))
+        throw Error(fmt::format("{}: cannot read it: {}", file_,
+                                n < 0 ? std::strerror(errno) : "the file ends early (did it change?)"));
 }
 
 void MappedFile::release() noexcept {

@@ -3,6 +3,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/mapped_file.hpp"
+#include "engine/io/positional.hpp"
 #include "engine/program/image_memory.hpp"
 
 #include <fmt/core.h>
@@ -198,13 +199,7 @@ bool read_pack_entry(
     const auto n = static_cast<std::uint64_t>(st.st_size);
     // Reads [at, at + out.size()) whole, or says it could not.
     auto read_at = [&](std::uint64_t at, std::span<std::byte> out) {
-        for (std::size_t done = 0; done < out.size();) {
-            const auto got = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(at + done));
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) return false;
-            done += static_cast<std::size_t>(got);
-        }
-        return true;
+        return io::read_at(fd, at, out) == static_cast<std::int64_t>(out.size());
     };
     std::vector<std::byte> head(24);
     if (!read_at(0, head)) return false;

@@ -3,6 +3,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/mapped_file.hpp"
+#include "engine/io/positional.hpp"
 
 #include <fmt/core.h>
 
@@ -63,16 +64,9 @@ void ImageFile::write(std::uint64_t address, std::span<const std::byte> bytes) c
         throw Error(
             fmt::format("cannot write `{}`: {} bytes at address {:#x} run past the weights' end {:#x}",
                         destination_.string(), bytes.size(), address, end));
-    const auto at = static_cast<off_t>(layout_.data_offset + address);
-    for (std::size_t done = 0; done < bytes.size();) {
-        const auto n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, at + static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            throw Error(fmt::format("cannot write `{}`: writing {} bytes at address {:#x} failed: {}",
-                                    destination_.string(), bytes.size(), address,
-                                    n == 0 ? "nothing written" : std::strerror(errno)));
-        done += static_cast<std::size_t>(n);
-    }
+    if (!io::write_at(fd_, layout_.data_offset + address, bytes))
+        throw Error(fmt::format("cannot write `{}`: writing {} bytes at address {:#x} failed: {}",
+                                destination_.string(), bytes.size(), address, std::strerror(errno)));
 }
 
 std::shared_ptr<ImageMemory> ImageFile::memory() {
@@ -102,12 +96,7 @@ void ImageFile::commit(const Image& image) {
         if (!memory || c.bytes.memory() != memory.get() || c.bytes.offset() != c.address)
             write(c.address, c.bytes);
     const auto head = encode_head(image, layout_);
-    for (std::size_t done = 0; done < head.size();) {
-        const auto n = ::pwrite(fd_, head.data() + done, head.size() - done, static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail("writing its header");
-        done += static_cast<std::size_t>(n);
-    }
+    if (!io::write_at(fd_, 0, head)) fail("writing its header");
     // Not synced, as program::write: a program checks its image's digest before it runs on it.
     if (::close(fd_) != 0) {
         fd_ = -1;

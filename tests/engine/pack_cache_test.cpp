@@ -66,52 +66,58 @@ std::vector<std::filesystem::path> entries(const std::filesystem::path& dir) {
     return out;
 }
 
+/// A small decoder, its weights, a fresh cache folder and the default card, lowered once with the
+/// cache (`cold`, which packs and writes the entry).
+struct Packed {
+    Graph g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    test::GraphWeights w{g};
+    TempDir dir;
+    card::CardConfig config = card::default_card_config();
+    lower::Compiled cold = lower_with(g, w, config, dir.path);
+    /// Lowers it again with the cache, into `image` when given.
+    lower::Compiled again(program::ImageFile* image = nullptr) const {
+        return lower_with(g, w, config, dir.path, image);
+    }
+};
+
 } // namespace
 
 TEST_CASE("a pack cache hit gives the program and image bytes of packing") {
-    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
-    test::GraphWeights w(g);
-    TempDir dir;
-    const auto config = card::default_card_config();
-    auto cold = lower_with(g, w, config, dir.path);
-    REQUIRE_FALSE(cold.packed_from_cache);
-    REQUIRE(entries(dir.path).size() == 1);
-    auto warm = lower_with(g, w, config, dir.path);
+    const Packed p;
+    REQUIRE_FALSE(p.cold.packed_from_cache);
+    REQUIRE(entries(p.dir.path).size() == 1);
+    auto warm = p.again();
     REQUIRE(warm.packed_from_cache);
-    REQUIRE(program::encode(warm.image) == program::encode(cold.image));
-    REQUIRE(program::encode(warm.program) == program::encode(cold.program));
-    auto none = lower_with(g, w, config, {}); // no cache at all: the same bytes
-    REQUIRE(program::encode(none.image) == program::encode(cold.image));
+    REQUIRE(program::encode(warm.image) == program::encode(p.cold.image));
+    REQUIRE(program::encode(warm.program) == program::encode(p.cold.program));
+    auto none = lower_with(p.g, p.w, p.config, {}); // no cache at all: the same bytes
+    REQUIRE(program::encode(none.image) == program::encode(p.cold.image));
 }
 
 TEST_CASE("a pack cache hit in a run reads the entry in place, and a compile copies it into its image file") {
-    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
-    test::GraphWeights w(g);
-    TempDir dir;
-    const auto config = card::default_card_config();
-    const auto cold = lower_with(g, w, config, dir.path);
-    const auto warm = lower_with(g, w, config, dir.path);
+    const Packed p;
+    const auto warm = p.again();
     REQUIRE(warm.packed_from_cache);
-    REQUIRE(warm.image == cold.image);
+    REQUIRE(warm.image == p.cold.image);
     // Every chunk a range of the entry's mapping, each as far from its address as the first: the
     // card's DDR is lent the whole range.
     const auto* memory = warm.image.chunks.front().bytes.memory();
     REQUIRE(memory != nullptr);
-    CHECK(memory != cold.image.chunks.front().bytes.memory());
+    CHECK(memory != p.cold.image.chunks.front().bytes.memory());
     const auto shift = warm.image.chunks.front().bytes.offset() - warm.image.chunks.front().address;
     for (auto& c : warm.image.chunks) {
         CHECK(c.bytes.memory() == memory);
         CHECK(c.bytes.offset() - c.address == shift);
     }
     // A compile writes into its image file: the hit is copied into it, the same bytes.
-    const auto file = dir.path / "p.ddr";
+    const auto file = p.dir.path / "p.ddr";
     {
         program::ImageFile image(file);
-        const auto compiled = lower_with(g, w, config, dir.path, &image);
+        const auto compiled = p.again(&image);
         REQUIRE(compiled.packed_from_cache);
         image.commit(compiled.image);
     }
-    CHECK(program::read_image(file) == cold.image);
+    CHECK(program::read_image(file) == p.cold.image);
 }
 
 TEST_CASE("a pack cache entry written for other addresses is copied, not read in place") {
@@ -141,12 +147,8 @@ TEST_CASE("a pack cache entry written for other addresses is copied, not read in
 }
 
 TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") {
-    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
-    test::GraphWeights w(g);
-    TempDir dir;
-    const auto config = card::default_card_config();
-    auto cold = lower_with(g, w, config, dir.path);
-    const auto entry = entries(dir.path).at(0);
+    const Packed p;
+    const auto entry = entries(p.dir.path).at(0);
     const auto size = std::filesystem::file_size(entry);
     SECTION("one byte flipped in the middle") {
         flip_byte(entry, size / 2);
@@ -154,30 +156,26 @@ TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") 
     SECTION("cut short") {
         std::filesystem::resize_file(entry, size - 100);
     }
-    auto again = lower_with(g, w, config, dir.path);
+    auto again = p.again();
     REQUIRE_FALSE(again.packed_from_cache);
-    REQUIRE(program::encode(again.image) == program::encode(cold.image));
+    REQUIRE(program::encode(again.image) == program::encode(p.cold.image));
     REQUIRE(std::filesystem::file_size(entry) == size); // rewritten whole
-    REQUIRE(lower_with(g, w, config, dir.path).packed_from_cache);
+    REQUIRE(p.again().packed_from_cache);
 }
 
 TEST_CASE("a compile copying a pack cache entry whose checksum fails at its end packs over what it copied") {
-    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
-    test::GraphWeights w(g);
-    TempDir dir;
-    const auto config = card::default_card_config();
-    const auto cold = lower_with(g, w, config, dir.path);
-    const auto entry = entries(dir.path).at(0);
+    const Packed p;
+    const auto entry = entries(p.dir.path).at(0);
     // The last byte before the checksum: every chunk is copied before the entry is found damaged.
     flip_byte(entry, std::filesystem::file_size(entry) - 9);
-    const auto file = dir.path / "p.ddr";
+    const auto file = p.dir.path / "p.ddr";
     program::ImageFile image(file);
-    const auto compiled = lower_with(g, w, config, dir.path, &image);
+    const auto compiled = p.again(&image);
     CHECK_FALSE(compiled.packed_from_cache);
-    CHECK(compiled.program.image_digest == cold.program.image_digest);
+    CHECK(compiled.program.image_digest == p.cold.program.image_digest);
     image.commit(compiled.image);
-    CHECK(program::read_image(file) == cold.image);
-    CHECK(lower_with(g, w, config, dir.path).packed_from_cache); // the entry was rewritten
+    CHECK(program::read_image(file) == p.cold.image);
+    CHECK(p.again().packed_from_cache); // the entry was rewritten
 }
 
 TEST_CASE("the pack cache entry changes with the checkpoint, the weight format and the packing config, not a "
