@@ -354,6 +354,9 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
             spec.pack_cache = r.resolve(r.text(*n, "pack_cache"));
         else
             r.fail(*n, "pack_cache", SpecReader::type_of(*n) + "; expected a folder name or false");
+        if (!spec.full)
+            r.fail(*n, "pack_cache",
+                   "is given for timing-only points, which pack no weights (set full = true, or drop it)");
     }
     // A string option of the runs (`key`), or an array of them: then an axis named `key`, and
     // nothing is returned. `read` checks one value.

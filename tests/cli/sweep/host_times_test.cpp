@@ -92,4 +92,8 @@ TEST_CASE(
     CHECK(bad.code == 2);
     CHECK(contains(bad.out, "pack_cache"));
     CHECK(contains(bad.out, "expected a folder name or false"));
+    // Timing-only points pack nothing: a cache for them is refused, not ignored.
+    auto timing = sweep("pack_cache = \"shared\"\n" + tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n", "e");
+    CHECK(timing.code == 2);
+    CHECK(contains(timing.out, "is given for timing-only points, which pack no weights"));
 }
