@@ -17,8 +17,8 @@ std::string Phase::bound_text() const {
 std::string Phase::encode() const {
     return fmt::format(
         "tokens={}\nsteps={}\ncycles={}\nseconds={:.17g}\nddr_bytes={}\nroofline_seconds={:.17g}\n"
-        "compute_seconds={:.17g}\nbusiest={}\n",
-        tokens, steps, cycles, seconds, ddr_bytes, roofline_seconds, compute_seconds, busiest);
+        "compute_seconds={:.17g}\nbusiest={}\nhost_seconds={:.17g}\n",
+        tokens, steps, cycles, seconds, ddr_bytes, roofline_seconds, compute_seconds, busiest, host_seconds);
 }
 
 Phase parse_phase(const std::string& text) {
@@ -37,6 +37,7 @@ Phase parse_phase(const std::string& text) {
         if (k == "roofline_seconds") p.roofline_seconds = std::stod(v);
         if (k == "compute_seconds") p.compute_seconds = std::stod(v);
         if (k == "busiest") p.busiest = v;
+        if (k == "host_seconds") p.host_seconds = std::stod(v);
     }
     return p;
 }
@@ -47,6 +48,7 @@ Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::s
     p.steps = run.step_end.size();
     p.cycles = run.cycles;
     p.seconds = run.seconds;
+    p.host_seconds = run.host_seconds;
     for (auto& ch : run.channels)
         p.ddr_bytes += ch.read_bytes + ch.write_bytes;
     // Each card's compute cycles by unit kind (a system's records carry their card).

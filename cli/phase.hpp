@@ -21,6 +21,7 @@ struct Phase {
     double roofline_seconds = 0; ///< those bytes at the DDR's peak
     double compute_seconds = 0;  ///< the busiest unit kind's compute, spread over its instances
     std::string busiest;         ///< that unit kind
+    double host_seconds = 0;     ///< the host's wall-clock time simulating it (not simulated time)
 
     double tokens_per_second() const { return seconds > 0 ? double(tokens) / seconds : 0.0; }
     /// The DDR roofline is the larger bound (the card waits on memory rather than on a unit).

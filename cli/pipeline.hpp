@@ -90,13 +90,17 @@ struct MeasuredKind {
 /// the phases need not sum to it (parsing the options and elaborating are outside them).
 struct HostPhases {
     double load = 0;    ///< reading the checkpoint and building its graph, or reading the program
-    double compile = 0; ///< lowering and packing the weights (and a --prompt-len prefill, in its child)
+    double compile = 0; ///< lowering and packing the weights (a --prompt-len prefill's programs too)
     std::string weights = "program"; ///< where the weights came from (stages::Compiled::weights)
-    double simulation = 0;           ///< the SystemC run: elaboration, the DDR image, the steps
-    double golden = 0;               ///< the bit-exact check against the golden executor
-    double reference = 0;            ///< the f64 reference and the accuracy
-    double outputs = 0;              ///< the trace, Perfetto, CSV and report files
+    double simulation = 0; ///< the SystemC runs: elaboration, the DDR image, the steps (and a prefill's)
+    double golden = 0;     ///< the bit-exact check against the golden executor
+    double reference = 0;  ///< the f64 reference and the accuracy
+    double outputs = 0;    ///< the trace, Perfetto, CSV and report files
     double total = 0;
+    /// Whether the golden executor did any work (packed its matrices or checked the outputs) and
+    /// whether the f64 reference ran: a phase that did not run is left out of the `host:` line and
+    /// empty in `--machine`, never reported as a few microseconds of nothing.
+    bool golden_ran = false, reference_ran = false;
 };
 
 /// What a run produced, as numbers and as the text `cardsim run` prints.

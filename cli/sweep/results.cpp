@@ -43,10 +43,10 @@ constexpr std::string_view prefill_figures[] = {
     "decode_tokens_per_second",  "decode_bound", "decode_roofline_fraction"};
 constexpr std::string_view accuracy_figures[] = {"bit_exact", "max_abs_error", "top1_agreement", "kl"};
 /// With `[serve]`: the served trace's figures (`cardsim serve --machine`).
-constexpr std::string_view serve_figures[] = {
-    "served",      "refused",     "output_tokens", "ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms",
-    "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",   "e2e_p50_ms",  "e2e_p90_ms",  "e2e_p99_ms",
-    "utilisation", "slots",       "largest_batch", "batch_limit", "host_seconds"};
+constexpr std::string_view serve_figures[] = {"served",      "refused",     "output_tokens", "ttft_p50_ms",
+                                              "ttft_p90_ms", "ttft_p99_ms", "tpot_p50_ms",   "tpot_p90_ms",
+                                              "tpot_p99_ms", "e2e_p50_ms",  "e2e_p90_ms",    "e2e_p99_ms",
+                                              "utilisation", "slots",       "largest_batch", "batch_limit"};
 
 /// With experts: a step's distinct experts a Moe layer and expert bytes (`cardsim run --machine`).
 constexpr std::string_view expert_figures[] = {"experts_touched_per_layer", "expert_bytes_per_step"};

@@ -453,7 +453,6 @@ RunResult whole(const SystemResult& s) {
             r.kind_time[u].commands += c.kind_time[u].commands;
             r.kind_time[u].time += c.kind_time[u].time;
         }
-        r.setup_seconds += c.setup_seconds;
     }
     std::stable_sort(r.records.begin(), r.records.end(), [](auto& a, auto& b) {
         return a.step != b.step ? a.step < b.step : a.card != b.card ? a.card < b.card : a.index < b.index;
@@ -469,7 +468,8 @@ RunResult whole(const SystemResult& s) {
     r.seconds = s.seconds;
     r.fault = s.fault;
     r.host_seconds = s.host_seconds;
-    r.steps_seconds = s.host_seconds;
+    r.setup_seconds = s.setup_seconds;
+    r.steps_seconds = s.steps_seconds;
     return r;
 }
 
@@ -575,7 +575,10 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
         wires.back()->out.bind(ports[to]->in);
     }
     auto host = make_host(cards, result);
+    const auto t1 = std::chrono::steady_clock::now();
+    result.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
     sc_core::sc_start();
+    result.steps_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     for (std::uint32_t k = 0; k < n; ++k) {
         collect(*cards[k], e.keep_records, result.cards[k]);
         for (auto& r : result.cards[k].records)

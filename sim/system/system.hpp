@@ -48,7 +48,9 @@ struct SystemResult {
     std::uint64_t cycles = 0;
     double seconds = 0;
     std::optional<std::string> fault; ///< the first card's fault, naming the card
-    double host_seconds = 0;
+    double host_seconds = 0;  ///< wall-clock time of the whole simulation (checks, elaboration, load, steps)
+    double setup_seconds = 0; ///< of which checking the programs, elaborating and loading the DDR images
+    double steps_seconds = 0; ///< of which running the steps (the simulation proper)
 };
 
 /// The system's run as one run: every card's records (each carrying its card), the last card's

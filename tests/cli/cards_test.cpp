@@ -404,6 +404,14 @@ TEST_CASE("a pipeline-parallel run over two cards is bit-exact and reports its l
     CHECK(contains(r.out, "bit_exact=yes"));
     CHECK(contains(r.out, "cards=2"));
     CHECK_FALSE(contains(r.out, "link_bytes=0\n"));
+    // The system's host time splits as one card's does: setup (checks, elaboration, the DDR
+    // images) and the steps, each part of the simulation's whole.
+    const double setup = std::stod(value_of(r.out, "host_setup_seconds")),
+                 steps = std::stod(value_of(r.out, "host_steps_seconds")),
+                 whole = std::stod(value_of(r.out, "host_seconds"));
+    CHECK(setup > 0);
+    CHECK(steps > 0);
+    CHECK(setup + steps <= whole);
     // The summary's time split has the network unit, whose receives wait on the link.
     auto text = run_cardsim("run " + m + " --tokens 4 --set system.cards=2 --plan pp --timing-only");
     REQUIRE(text.code == 0);

@@ -92,3 +92,36 @@ TEST_CASE("the host line reports every phase of the process, and its total holds
     }
     CHECK(std::stod(kv["host_total_seconds"]) > 0);
 }
+
+TEST_CASE("a phase that did not run is left out of the host line and empty in --machine, never zero") {
+    ScratchDir d("summary-absent");
+    const auto m = make_model(d, "dense");
+    // Timing-only: neither the golden executor nor the reference runs.
+    auto timing = run_cardsim("run " + m + " --tokens 2 --timing-only");
+    REQUIRE(timing.code == 0);
+    CHECK_FALSE(contains(timing.out, ", golden "));
+    CHECK_FALSE(contains(timing.out, ", reference "));
+    auto kv = machine_values(run_cardsim("run " + m + " --tokens 2 --timing-only --machine").out);
+    REQUIRE(kv.count("host_golden_seconds"));
+    CHECK(kv["host_golden_seconds"].empty());
+    CHECK(kv["host_reference_seconds"].empty());
+    // --no-reference: the golden check runs, the reference does not.
+    auto full = run_cardsim("run " + m + " --tokens 2 --no-reference");
+    REQUIRE(full.code == 0);
+    CHECK(contains(full.out, ", golden "));
+    CHECK_FALSE(contains(full.out, ", reference "));
+    kv = machine_values(run_cardsim("run " + m + " --tokens 2 --no-reference --machine").out);
+    CHECK(std::stod(kv["host_golden_seconds"]) >= 0);
+    CHECK(kv["host_reference_seconds"].empty());
+}
+
+TEST_CASE("a prefill simulated for --prompt-len counts as simulation, not compile") {
+    ScratchDir d("summary-prefill");
+    const auto m = make_model(d, "dense");
+    auto kv = machine_values(
+        run_cardsim("run " + m + " --timing-only --prompt-len 256 --chunk 16 --tokens 2 --machine").out);
+    REQUIRE(kv.count("host_simulation_seconds"));
+    // host_seconds is the decode's own simulation; the phase adds the prefill's 16 chunks to it.
+    CHECK(std::stod(kv["host_simulation_seconds"]) > std::stod(kv["host_seconds"]));
+    CHECK(std::stod(kv["host_compile_seconds"]) >= 0);
+}

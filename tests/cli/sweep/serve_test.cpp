@@ -41,6 +41,11 @@ TEST_CASE(
     }
     // The faster arrivals with room for 4 sequences batch more than one at a time.
     CHECK(std::stoi(rows[4][column(h, "largest_batch")]) > 1);
+    // The host's wall time is in host.csv, a row a point, and never in results.csv.
+    for (auto& c : h)
+        CHECK(c.rfind("host_", 0) != 0);
+    const auto host = csv(read(s / "out/host.csv"));
+    CHECK(host.size() == 5);
     auto p = run_cardsim("plot " + (s / "out").string() + " -o " + (s / "plots").string());
     INFO(p.out);
     REQUIRE(p.code == 0);
