@@ -208,6 +208,9 @@ int run_compile(std::span<const std::string> args) {
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
     o.pack_cache = pack_cache_of(vm);
+    if (vm.count("pack-cache") && o.shapes_only)
+        throw Error("--pack-cache: a shapes-only compile reads and packs no weights (drop --pack-cache, or "
+                    "--shapes-only)");
     // One program without a pack cache takes the checkpoint's digest only as a label: it is read
     // beside lowering (a pass over the checkpoint's files) and set when lowering is done.
     std::future<std::uint64_t> digest;

@@ -13,6 +13,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -23,6 +24,8 @@
 #include <string_view>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +45,31 @@ std::uint64_t get(const std::byte* p, int n) {
 void put(std::string& out, std::uint64_t v, int n) {
     for (int i = 0; i < n; ++i)
         out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+/// Every page size a host maps by: the data area starts at a multiple of it.
+constexpr std::uint64_t data_alignment = std::uint64_t{1} << 16;
+
+/// The data offset of an entry holding `keys`: its table's end, rounded up to data_alignment.
+std::uint64_t data_offset_for(std::span<const std::string> keys) {
+    std::uint64_t table_end = 24;
+    for (auto& k : keys)
+        table_end += 4 + k.size() + 16;
+    return (table_end + data_alignment - 1) / data_alignment * data_alignment;
+}
+
+/// The writer's process id in a temporary's name `.NAME.tmp-PID-N` (io::temporary_for), or 0.
+pid_t writer_of(const std::string& name) {
+    const auto at = name.rfind(".tmp-");
+    if (name.empty() || name[0] != '.' || at == std::string::npos) return 0;
+    const auto dash = name.find('-', at + 5);
+    if (dash == std::string::npos || dash == at + 5) return 0;
+    pid_t pid = 0;
+    for (std::size_t i = at + 5; i < dash; ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(name[i])) || pid > 100000000) return 0;
+        pid = pid * 10 + (name[i] - '0');
+    }
+    return pid;
 }
 
 } // namespace
@@ -71,7 +99,8 @@ std::uint64_t pack_cache_limit_from_environment() {
             ++used;
         }
     }
-    if (used == 0 || used != text.size() || text.front() == '-' || n > UINT64_MAX / unit)
+    if (used == 0 || used != text.size() || !std::isdigit(static_cast<unsigned char>(text.front())) ||
+        n > UINT64_MAX / unit)
         throw Error(
             fmt::format("CARDSIM_PACK_CACHE_MAX=`{}`: expected bytes, or a number with a K, M, G or T "
                         "suffix (e.g. 20G)",
@@ -90,8 +119,22 @@ std::uint64_t evict_pack_entries(const std::filesystem::path& dir, std::uint64_t
     std::vector<Entry> entries;
     std::uint64_t total = 0;
     std::error_code ec;
+    std::uint64_t removed = 0;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code e;
+        const std::string name = it->path().filename().string();
+        // A temporary whose writer died (its process gone, the file untouched for a minute: a
+        // writer alive in another PID namespace still writes to it): never renamed, never counted.
+        if (const pid_t writer = writer_of(name);
+            writer > 0 && name.find(".pack.tmp-") != std::string::npos) {
+            const auto written = it->last_write_time(e);
+            if (!e && written < fs::file_time_type::clock::now() - std::chrono::minutes(1) &&
+                ::kill(writer, 0) != 0 && errno == ESRCH) {
+                const auto bytes = it->file_size(e);
+                if (!e && fs::remove(it->path(), e)) removed += bytes;
+            }
+            continue;
+        }
         if (it->path().extension() != ".pack" || !it->is_regular_file(e)) continue;
         const auto bytes = it->file_size(e);
         const auto used = it->last_write_time(e);
@@ -100,7 +143,6 @@ std::uint64_t evict_pack_entries(const std::filesystem::path& dir, std::uint64_t
         total += bytes;
     }
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
-    std::uint64_t removed = 0;
     for (const auto& e : entries) {
         if (total <= limit) break;
         if (fs::equivalent(e.path, keep, ec)) continue;
@@ -118,12 +160,48 @@ void touch_pack_entry(const std::filesystem::path& path) {
     std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);
 }
 
+std::uint64_t pack_keys_digest(std::span<const std::string> keys, std::span<const std::uint64_t> sizes) {
+    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                            XXH64_freeState);
+    XXH64_reset(state.get(), 0);
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        std::string record;
+        put(record, keys[k].size(), 8); // lengths first: no two lists of keys hash as one
+        record += keys[k];
+        put(record, k < sizes.size() ? sizes[k] : 0, 8);
+        XXH64_update(state.get(), record.data(), record.size());
+    }
+    return XXH64_digest(state.get());
+}
+
 std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::uint64_t checkpoint_digest,
-                                       const std::string& format, std::uint64_t packing_digest) {
+                                       const std::string& format, std::uint64_t packing_digest,
+                                       std::uint64_t keys_digest) {
     std::string f = format;
     for (auto& c : f)
         if (c == '/') c = '-';
-    return dir / fmt::format("{:016x}-{}-{:016x}.pack", checkpoint_digest, f, packing_digest);
+    return dir /
+           fmt::format("{:016x}-{}-{:016x}-{:016x}.pack", checkpoint_digest, f, packing_digest, keys_digest);
+}
+
+PackLock::PackLock(const std::filesystem::path& entry) {
+    std::error_code ec;
+    const auto locks = entry.parent_path() / ".locks";
+    std::filesystem::create_directories(locks, ec);
+    if (ec) return;
+    const auto path = locks / (entry.filename().string() + ".lock");
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            ::close(fd_);
+            fd_ = -1;
+            return;
+        }
+}
+
+PackLock::~PackLock() {
+    if (fd_ >= 0) ::close(fd_); // closing the file releases the lock
 }
 
 namespace {
@@ -204,7 +282,8 @@ bool read_pack_entry(
     std::vector<std::byte> head(24);
     if (!read_at(0, head)) return false;
     const std::uint64_t data_offset = get(head.data() + 16, 8);
-    if (data_offset < 24 || data_offset > n - 8) return false;
+    // Bounded by these keys' table before anything is allocated by it: a damaged offset is a miss.
+    if (data_offset < 24 || data_offset > n - 8 || data_offset > data_offset_for(keys)) return false;
     head.resize(data_offset);
     if (!read_at(0, head)) return false;
     const auto layout = table_of(head, n);
@@ -282,13 +361,9 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
         throw Error(
             fmt::format("pack cache: cannot create `{}`: {}", path.parent_path().string(), ec.message()));
     std::vector<program::Extent> extents;
-    std::uint64_t table_end = 24;
-    for (std::size_t k = 0; k < keys.size(); ++k) {
+    for (std::size_t k = 0; k < keys.size(); ++k)
         extents.push_back({addresses[k], chunks[k]->size()});
-        table_end += 4 + keys[k].size() + 16;
-    }
-    constexpr std::uint64_t alignment = std::uint64_t{1} << 16; // every page size a host maps by
-    const std::uint64_t data_offset = (table_end + alignment - 1) / alignment * alignment;
+    const std::uint64_t data_offset = data_offset_for(keys);
     const bool mirrored = program::mirror_fits(extents);
     std::vector<std::uint64_t> offsets;
     for (std::size_t k = 0, at = data_offset; k < keys.size(); ++k) {
@@ -316,7 +391,7 @@ void write_pack_entry(const std::filesystem::path& path, std::span<const std::st
     head.resize(data_offset, '\0');
     write(head);
     std::uint64_t at = data_offset;
-    const std::string zeros(alignment, '\0');
+    const std::string zeros(data_alignment, '\0');
     for (std::size_t k = 0; k < keys.size(); ++k) {
         for (std::uint64_t gap = offsets[k] - at; gap > 0;) {
             const auto n = std::min<std::uint64_t>(gap, zeros.size());

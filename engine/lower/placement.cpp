@@ -11,6 +11,7 @@
 #include <cstring>
 #include <future>
 #include <numeric>
+#include <optional>
 
 namespace cardsim::lower::detail {
 namespace {
@@ -111,25 +112,35 @@ void Lowering::run_jobs() {
     std::filesystem::path entry;
     std::vector<std::string> keys;
     std::vector<std::uint64_t> sizes, addresses;
+    // Without a file to write (a run, not a compile), an entry that mirrors these addresses is the
+    // image itself: its pages are read in place, never copied.
+    auto map_entry = [&] {
+        if (o_.image_file) return false;
+        auto mapped = map_pack_entry(entry, keys, sizes, addresses);
+        if (!mapped) return false;
+        for (std::size_t k = 0; k < jobs_.size(); ++k)
+            out_.image.chunks[jobs_[k].chunk].bytes =
+                program::ChunkBytes(mapped->memory, mapped->offsets[k], jobs_[k].bytes);
+        out_.packed_from_cache = true;
+        touch_pack_entry(entry); // used now: the last the cache evicts
+        out_.program.image_digest = digest(out_.image);
+        return true;
+    };
+    std::optional<PackLock> lock;
     if (cached) {
-        entry = pack_cache_entry(o_.pack_cache, o_.checkpoint_digest, t_.pack_format, t_.pack_digest);
         for (auto& job : jobs_) {
             keys.push_back(job.key);
             sizes.push_back(job.bytes);
             addresses.push_back(out_.image.chunks[job.chunk].address);
         }
-        // Without a file to write (a run, not a compile), an entry that mirrors these addresses is
-        // the image itself: its pages are read in place, never copied.
-        if (!o_.image_file)
-            if (auto mapped = map_pack_entry(entry, keys, sizes, addresses)) {
-                for (std::size_t k = 0; k < jobs_.size(); ++k)
-                    out_.image.chunks[jobs_[k].chunk].bytes =
-                        program::ChunkBytes(mapped->memory, mapped->offsets[k], jobs_[k].bytes);
-                out_.packed_from_cache = true;
-                touch_pack_entry(entry); // used now: the last the cache evicts
-                out_.program.image_digest = digest(out_.image);
-                return;
-            }
+        entry = pack_cache_entry(o_.pack_cache, o_.checkpoint_digest, t_.pack_format, t_.pack_digest,
+                                 pack_keys_digest(keys, sizes));
+        if (map_entry()) return;
+        // A miss packs under the entry's lock; a process that held it has just written the entry.
+        if (std::error_code ec; !std::filesystem::exists(entry, ec)) {
+            lock.emplace(entry);
+            if (map_entry()) return;
+        }
     }
     // The chunks are written into the image file the caller gives, or are ranges of one image
     // memory committed up front so that packing takes no page faults; both start as zeros.
@@ -164,12 +175,21 @@ void Lowering::run_jobs() {
         out_.program.image_digest = digest(out_.image);
         return;
     }
+    if (cached && !lock) { // the entry was there but damaged or not ours: pack it once, locked
+        lock.emplace(entry);
+        if (map_entry()) return;
+    }
     fill_and_digest(destination);
     if (!cached) return;
     std::vector<const program::ChunkBytes*> chunks;
     for (auto& job : jobs_)
         chunks.push_back(&out_.image.chunks[job.chunk].bytes);
-    write_pack_entry(entry, keys, chunks, addresses);
+    try {
+        write_pack_entry(entry, keys, chunks, addresses);
+    } catch (const Error& e) { // the weights are packed: only the caching is lost
+        fmt::print(stderr, "cardsim: warning: the pack cache keeps nothing this time: {}\n", e.what());
+        return;
+    }
     evict_pack_entries(o_.pack_cache, o_.pack_cache_limit, entry);
 }
 

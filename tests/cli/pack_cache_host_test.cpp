@@ -74,4 +74,28 @@ TEST_CASE("the option --pack-cache names run's and serve's cache, empty turns th
     auto program = run_cardsim("run " + prog + " --tokens 2 --pack-cache " + cache);
     CHECK(program.code == 2);
     CHECK(contains(program.out, "a program's weights are in its image, so nothing is packed"));
+    auto shapes = run_cardsim("compile " + m + " -o " + prog + ".s --shapes-only --pack-cache " + cache);
+    CHECK(shapes.code == 2);
+    CHECK(contains(shapes.out, "--pack-cache: a shapes-only compile reads and packs no weights"));
+}
+
+TEST_CASE("each card of a plan keeps its own pack cache entry, so a second run of the plan packs nothing") {
+    ScratchDir dir("pack-cache-plan");
+    const auto m = (dir / "m").string(), cache = (dir / "cache").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 4 -o " + m).code == 0);
+    const std::string run =
+        "run " + m + " --tokens 2 --set system.cards=2 --plan pp --machine --pack-cache " + cache;
+    auto first = run_cardsim(run);
+    INFO(first.out);
+    REQUIRE(first.code == 0);
+    CHECK(contains(first.out, "host_compile_weights=packed\n"));
+    std::size_t packs = 0;
+    for (auto& e : std::filesystem::directory_iterator(cache))
+        packs += e.path().extension() == ".pack" ? 1 : 0;
+    CHECK(packs == 2); // one a card, neither overwriting the other
+    auto again = run_cardsim(run);
+    INFO(again.out);
+    REQUIRE(again.code == 0);
+    CHECK(contains(again.out, "host_compile_weights=cache\n"));
+    CHECK(contains(again.out, "bit_exact=yes\n"));
 }

@@ -58,11 +58,12 @@ void flip_byte(const std::filesystem::path& file, std::uint64_t at) {
     f.write(&c, 1);
 }
 
+/// The files of the cache `dir`, its entries' locks (`.locks/`) aside.
 std::vector<std::filesystem::path> entries(const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> out;
     if (std::filesystem::exists(dir))
         for (auto& e : std::filesystem::directory_iterator(dir))
-            out.push_back(e.path());
+            if (e.path().filename() != ".locks") out.push_back(e.path());
     return out;
 }
 
@@ -195,13 +196,21 @@ TEST_CASE("the pack cache entry changes with the checkpoint, the weight format a
     REQUIRE_FALSE(four.packed_from_cache);
     REQUIRE(entries(dir.path).size() == 2);
     const auto t8 = lower::target_of(config), t4 = lower::target_of(int4);
-    REQUIRE(lower::pack_cache_entry(dir.path, 1, t8.pack_format, t8.pack_digest) !=
-            lower::pack_cache_entry(dir.path, 2, t8.pack_format, t8.pack_digest));
+    REQUIRE(lower::pack_cache_entry(dir.path, 1, t8.pack_format, t8.pack_digest, 7) !=
+            lower::pack_cache_entry(dir.path, 2, t8.pack_format, t8.pack_digest, 7));
+    // Another set of chunks (another card's share of a plan) is another entry, never an overwrite.
+    REQUIRE(lower::pack_cache_entry(dir.path, 1, t8.pack_format, t8.pack_digest, 7) !=
+            lower::pack_cache_entry(dir.path, 1, t8.pack_format, t8.pack_digest, 8));
+    const std::vector<std::string> ab{"a", "b"}, a_b{"ab", ""};
+    const std::vector<std::uint64_t> sizes{1, 1};
+    REQUIRE(lower::pack_keys_digest(ab, sizes) != lower::pack_keys_digest(a_b, sizes));
+    REQUIRE(lower::pack_keys_digest(ab, sizes) !=
+            lower::pack_keys_digest(ab, std::vector<std::uint64_t>{1, 2}));
     REQUIRE(t8.pack_digest != t4.pack_digest);
     REQUIRE(lower::target_of(timing).pack_digest == t8.pack_digest);
 }
 
-TEST_CASE("processes packing into one pack cache at once leave a whole entry that gives the same bytes") {
+TEST_CASE("processes missing one pack cache entry at once pack it once and all get the same bytes") {
     auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
     test::GraphWeights w(g);
     TempDir dir;
@@ -211,24 +220,35 @@ TEST_CASE("processes packing into one pack cache at once leave a whole entry tha
     for (int k = 0; k < 4; ++k) {
         const pid_t pid = ::fork();
         if (pid == 0) {
-            int ok = 1;
+            int packed = 0; // lowerings of this process that packed (missed the cache)
             try {
-                for (int i = 0; i < 3; ++i)
-                    ok &= program::encode(lower_with(g, w, config, dir.path).image) == want;
+                for (int i = 0; i < 3; ++i) {
+                    auto c = lower_with(g, w, config, dir.path);
+                    if (program::encode(c.image) != want) ::_exit(100);
+                    packed += c.packed_from_cache ? 0 : 1;
+                }
             } catch (...) {
-                ok = 0;
+                ::_exit(101);
             }
-            ::_exit(ok ? 0 : 1);
+            ::_exit(packed);
         }
         children.push_back(pid);
     }
+    int packed = 0;
     for (auto pid : children) {
         int status = 0;
         ::waitpid(pid, &status, 0);
         REQUIRE(WIFEXITED(status));
-        REQUIRE(WEXITSTATUS(status) == 0);
+        REQUIRE(WEXITSTATUS(status) < 100);
+        packed += WEXITSTATUS(status);
     }
-    REQUIRE(entries(dir.path).size() == 1); // no temporary left behind
+    CHECK(packed == 1); // the others waited on the entry's lock, then read what it wrote
+    std::size_t packs = 0;
+    for (auto& e : entries(dir.path)) {
+        CHECK(e.filename().string().find(".tmp-") == std::string::npos); // no temporary left behind
+        packs += e.extension() == ".pack" ? 1 : 0;
+    }
+    REQUIRE(packs == 1);
     auto hit = lower_with(g, w, config, dir.path);
     REQUIRE(hit.packed_from_cache);
     REQUIRE(program::encode(hit.image) == want);
@@ -248,10 +268,15 @@ TEST_CASE("the pack cache keeps within its limit: the least recently used entrie
     };
     const auto oldest = entry("a.pack", 1000, 30), middle = entry("b.pack", 1000, 20),
                newest = entry("c.pack", 1000, 10), other = entry("notes.txt", 5000, 40);
-    const auto tmp = entry(".d.pack.tmp-1-0", 5000, 50); // a writer's temporary: not an entry
-    lower::touch_pack_entry(oldest);                     // a hit: now the most recent
-    const auto just = entry("d.pack", 1000, 60);         // written now, whatever its time says
-    CHECK(lower::evict_pack_entries(d.path, 2500, just) == 2000);
+    const auto tmp = entry(".d.pack.tmp-1-0", 5000, 50); // a live writer's temporary (pid 1): kept
+    // A temporary of a writer that died (no process 99999999 runs: above any pid_max) is removed.
+    const auto dead = entry(".e.pack.tmp-99999999-0", 700, 50);
+    const auto fresh = entry(".f.pack.tmp-99999999-1", 300, 0); // written to a moment ago: kept
+    lower::touch_pack_entry(oldest);                            // a hit: now the most recent
+    const auto just = entry("d.pack", 1000, 60);                // written now, whatever its time says
+    CHECK(lower::evict_pack_entries(d.path, 2500, just) == 2700);
+    CHECK_FALSE(fs::exists(dead));
+    CHECK(fs::exists(fresh));
     CHECK_FALSE(fs::exists(middle));
     CHECK_FALSE(fs::exists(newest));
     CHECK(fs::exists(oldest));
@@ -272,10 +297,68 @@ TEST_CASE("CARDSIM_PACK_CACHE_MAX takes bytes or K, M, G, T and refuses anything
     CHECK(lower::pack_cache_limit_from_environment() == 4096);
     ::setenv("CARDSIM_PACK_CACHE_MAX", "512m", 1);
     CHECK(lower::pack_cache_limit_from_environment() == (std::uint64_t(512) << 20));
-    for (const char* bad : {"lots", "-1", "12X", "1.5G", "G"}) {
+    for (const char* bad : {"lots", "-1", " -1", " 5", "12X", "1.5G", "G"}) {
         ::setenv("CARDSIM_PACK_CACHE_MAX", bad, 1);
         CHECK_THROWS_WITH(lower::pack_cache_limit_from_environment(),
                           Catch::Contains("CARDSIM_PACK_CACHE_MAX"));
     }
     ::unsetenv("CARDSIM_PACK_CACHE_MAX");
+}
+
+TEST_CASE("a pack cache that cannot be written costs the caching only: the lowering warns and goes on") {
+    Packed p; // a cache that works, for the bytes to compare
+    TempDir d;
+    std::filesystem::create_directories(d.path);
+    const auto file = d.path / "not-a-directory";
+    std::ofstream(file) << "x"; // the cache's path is a file: nothing can be made under it
+    const auto c = lower_with(p.g, p.w, p.config, file / "cache");
+    CHECK_FALSE(c.packed_from_cache);
+    CHECK(program::encode(c.image) == program::encode(p.cold.image));
+}
+
+TEST_CASE("a pack cache entry whose header claims a table larger than its keys' is a miss, read no further") {
+    Packed p;
+    std::filesystem::path entry;
+    for (auto& e : entries(p.dir.path))
+        if (e.extension() == ".pack") entry = e;
+    REQUIRE_FALSE(entry.empty());
+    const auto keep = entry.string() + ".good";
+    std::filesystem::copy_file(entry, keep);
+    // The data offset (bytes 16..23) pointed near the end of the file: a table of the whole entry.
+    const auto n = std::filesystem::file_size(entry);
+    {
+        std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(16);
+        const std::uint64_t huge = n - 8;
+        for (int i = 0; i < 8; ++i)
+            f.put(static_cast<char>((huge >> (8 * i)) & 0xff));
+    }
+    std::vector<std::string> keys{"k"};
+    std::vector<std::uint64_t> sizes{1};
+    CHECK_FALSE(lower::read_pack_entry(entry, keys, sizes, [](std::size_t, std::uint64_t, auto) {}));
+    // A sparse entry of 1 TiB whose header's data offset is its end: refused by the offset alone,
+    // not by allocating a table of a terabyte (std::bad_alloc, or the OOM killer).
+    const auto sparse = p.dir.path / "sparse.pack";
+    {
+        std::string head = "CARDPACK";
+        auto le = [&](std::uint64_t v, int bytes) {
+            for (int i = 0; i < bytes; ++i)
+                head.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+        };
+        le(2, 4);                            // version
+        le(1, 4);                            // one entry
+        le((std::uint64_t(1) << 40) - 8, 8); // data offset
+        std::ofstream(sparse, std::ios::binary) << head;
+    }
+    std::filesystem::resize_file(sparse, std::uint64_t(1) << 40);
+    bool refused = false;
+    CHECK_NOTHROW(refused =
+                      !lower::read_pack_entry(sparse, keys, sizes, [](std::size_t, std::uint64_t, auto) {}));
+    CHECK(refused);
+    std::filesystem::remove(sparse);
+    // The lowering takes it as damaged: packs again, and rewrites it whole.
+    auto again = p.again();
+    CHECK_FALSE(again.packed_from_cache);
+    CHECK(program::encode(again.image) == program::encode(p.cold.image));
+    CHECK(p.again().packed_from_cache);
 }
