@@ -283,6 +283,13 @@ TEST_CASE(
     std::ofstream(requests) << "arrival_s,prompt_tokens,output_tokens\n0,3,2\n0.00001,2,3\n";
     auto served = run_cardsim("serve " + m + " --requests " + requests + " --machine");
     REQUIRE(served.code == 0);
+    // Programs compiled from it, with weights and from shapes alone.
+    const auto prog = (dir / "p.prog").string(), shapes = (dir / "s.prog").string();
+    REQUIRE(run_cardsim("compile " + m + " -o " + prog).code == 0);
+    REQUIRE(run_cardsim("compile " + m + " -o " + shapes + " --shapes-only").code == 0);
+    auto program = run_cardsim("run " + prog + " --model " + m + " --tokens 3 --timing-only --machine");
+    INFO(program.out);
+    REQUIRE(program.code == 0);
     // Every byte of every safetensors file replaced (header included): any read of a weight, or of
     // the files at all, fails the run.
     std::size_t trapped = 0;
@@ -303,4 +310,16 @@ TEST_CASE(
     INFO(served_after.out);
     REQUIRE(served_after.code == 0);
     CHECK(field(served_after.out, "cycles") == field(served.out, "cycles"));
+    // A program run timing-only beside its checkpoint is checked by the checkpoint's graph, not by
+    // reading the weights: the same cycles, whether the program holds weights or was compiled from
+    // shapes. A full run reads the files, and finds them no safetensors.
+    for (const auto& p : {prog, shapes}) {
+        auto timed = run_cardsim("run " + p + " --model " + m + " --tokens 3 --timing-only --machine");
+        INFO(p << ":\n" << timed.out);
+        REQUIRE(timed.code == 0);
+        CHECK(field(timed.out, "cycles") == field(program.out, "cycles"));
+    }
+    auto full = run_cardsim("run " + prog + " --model " + m + " --tokens 3");
+    CHECK(full.code == 2);
+    CHECK(contains(full.out, "model.safetensors: header length"));
 }
