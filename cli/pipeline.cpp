@@ -187,6 +187,7 @@ RunReport run_model(const RunRequest& req) {
         });
     auto simulated = stages::simulate(req, compiled, feed);
     rep.host.simulation = simulated.run.host_seconds;
+    const double simulated_outputs = simulated.outputs_seconds;
     if (compiled
             .prefill) { // a --prompt-len prefill is simulated inside compile (in its child): count it here
         rep.host.compile = std::max(0.0, rep.host.compile - compiled.prefill->host_seconds);
@@ -212,6 +213,7 @@ RunReport run_model(const RunRequest& req) {
     rep.host.golden_ran = rep.host.golden_ran || rep.bit_exact.has_value();
     rep.host.reference_ran = rep.accuracy.has_value();
     timed(rep.host.outputs, [&] { stages::write_outputs(req, rep, source, compiled); });
+    rep.host.outputs += simulated_outputs; // the DDR trace and routing the simulation streamed
     rep.host.total = process_seconds();
     return rep;
 }

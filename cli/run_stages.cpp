@@ -27,6 +27,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -664,6 +665,7 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         out.run = sim::system::whole(*out.system);
     } else
         out.run = sim::simulate(req.config, c.program, plan);
+    const auto files_from = std::chrono::steady_clock::now();
     if (exporter) {
         exporter->close();
         out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);
@@ -676,6 +678,8 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
                                     req.routing_out->string()));
         io::write_file_atomically(*req.routing_out, graph::routing_text(out.run.routing, shapes));
     }
+    out.outputs_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - files_from).count();
     if (f.decoder && req.mode == sim::Mode::Full && next_out && !out.run.outputs.empty())
         f.batch.finish(out.run.outputs.back().values[*next_out]);
     return out;

@@ -70,6 +70,9 @@ struct Simulated {
     /// With microbatches: each microbatch step's outputs as the card wrote them (what the bit-exact
     /// check replays against); `run` then holds each decode step's, its groups' rows joined.
     std::vector<sim::StepOutputs> microbatch_outputs;
+    /// Host seconds spent after the simulation on the files it streams (closing the DDR trace and
+    /// summing it up, `--routing-out`): the outputs phase's, not the simulation's.
+    double outputs_seconds = 0;
 };
 
 /// The bit-exact check of a run: its verdict, or why it did not run.
