@@ -206,15 +206,17 @@ PackLock::~PackLock() {
 
 namespace {
 
+/// Where each key's bytes lie in an entry: (offset, length) of each of its occurrences, in file order.
+using Layout = std::map<std::string_view, std::vector<std::pair<std::uint64_t, std::uint64_t>>>;
+
 /// Where each key's bytes lie (offset, length) by the table of an entry of `n` bytes whose first
 /// bytes are `head` (at least up to its data offset), or nothing when the entry is not of this
 /// version or its table does not describe a whole entry. The checksum is not checked here.
-std::optional<std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>>
-table_of(std::span<const std::byte> head, std::uint64_t n) {
+std::optional<Layout> table_of(std::span<const std::byte> head, std::uint64_t n) {
     const std::byte* b = head.data();
     if (head.size() < 24 || n < 32 || std::memcmp(b, pack_magic, 8) != 0 || get(b + 8, 4) != pack_version)
         return std::nullopt;
-    std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>> at; // key: offset, length
+    Layout at;
     const std::uint64_t end = n - 8;
     const std::uint64_t data_offset = get(b + 16, 8);
     if (data_offset > end || data_offset > head.size()) return std::nullopt;
@@ -230,7 +232,7 @@ table_of(std::span<const std::byte> head, std::uint64_t n) {
         const std::uint64_t len = get(b + p, 8), offset = get(b + p + 8, 8);
         p += 16;
         if (offset < last || offset > end || end - offset < len) return std::nullopt;
-        at.emplace(key, std::pair{offset, len});
+        at[key].push_back({offset, len});
         last = offset + len;
     }
     if (last != end) return std::nullopt;
@@ -239,8 +241,7 @@ table_of(std::span<const std::byte> head, std::uint64_t n) {
 
 /// Where each key's bytes lie in the mapped entry `b` of `n` bytes, its checksum checked first, or
 /// nothing when it is damaged or not of this version.
-std::optional<std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>>
-layout_of(const std::byte* b, std::size_t n) {
+std::optional<Layout> layout_of(const std::byte* b, std::size_t n) {
     if (!b || n < 32) return std::nullopt;
     std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
                                                                             XXH64_freeState);
@@ -250,15 +251,19 @@ layout_of(const std::byte* b, std::size_t n) {
     return table_of(std::span(b, n), n);
 }
 
-/// Every key's (offset, length) in `layout`, in the order of `keys`, when each is there with its size.
+/// Every key's (offset, length) in `layout`, in the order of `keys`, when each is there with its size:
+/// a key that `keys` holds more than once (the same bytes packed for several places, such as each
+/// layer's expert table) takes its occurrences in the entry in turn.
 std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>>
-find_keys(const std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>>& layout,
-          std::span<const std::string> keys, std::span<const std::uint64_t> sizes) {
+find_keys(const Layout& layout, std::span<const std::string> keys, std::span<const std::uint64_t> sizes) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> found;
+    std::map<std::string_view, std::size_t> used;
     for (std::size_t k = 0; k < keys.size(); ++k) {
         auto it = layout.find(keys[k]);
-        if (it == layout.end() || it->second.second != sizes[k]) return std::nullopt;
-        found.push_back(it->second);
+        if (it == layout.end()) return std::nullopt;
+        const std::size_t i = used[keys[k]]++;
+        if (i >= it->second.size() || it->second[i].second != sizes[k]) return std::nullopt;
+        found.push_back(it->second[i]);
     }
     return found;
 }

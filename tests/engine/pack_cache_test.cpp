@@ -147,6 +147,31 @@ TEST_CASE("a pack cache entry written for other addresses is copied, not read in
     CHECK_FALSE(lower::map_pack_entry(dir.path / "none.pack", keys, sizes, at));
 }
 
+TEST_CASE("a key packed for several places (each layer's expert table) is read in place at each of them") {
+    TempDir dir;
+    const auto entry = dir.path / "e.pack";
+    const std::vector<std::string> keys{"a", "table", "b", "table"};
+    const std::vector<std::byte> a(100, std::byte{1}), t(16, std::byte{7}), b(50, std::byte{2});
+    const std::vector<program::ChunkBytes> owned{a, t, b, t};
+    std::vector<const program::ChunkBytes*> chunks;
+    for (auto& c : owned)
+        chunks.push_back(&c);
+    const std::vector<std::uint64_t> sizes{100, 16, 50, 16}, at{0, 4096, 8192, 12288};
+    lower::write_pack_entry(entry, keys, chunks, at);
+    const auto mapped = lower::map_pack_entry(entry, keys, sizes, at);
+    REQUIRE(mapped); // the second "table" is its own occurrence, at its own place
+    CHECK(mapped->offsets == std::vector<std::uint64_t>{65536, 65536 + 4096, 65536 + 8192, 65536 + 12288});
+    std::vector<std::vector<std::byte>> got{std::vector<std::byte>(100), std::vector<std::byte>(16),
+                                            std::vector<std::byte>(50), std::vector<std::byte>(16)};
+    CHECK(lower::read_pack_entry(
+        entry, keys, sizes, [&](std::size_t k, std::uint64_t at, std::span<const std::byte> bytes) {
+            std::copy(bytes.begin(), bytes.end(), got[k].begin() + std::ptrdiff_t(at));
+        }));
+    CHECK(got[1] == t);
+    CHECK(got[3] == t);
+    CHECK(got[2] == b);
+}
+
 TEST_CASE("a damaged pack cache entry is detected, packed again and rewritten") {
     const Packed p;
     const auto entry = entries(p.dir.path).at(0);
