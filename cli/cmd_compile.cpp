@@ -117,6 +117,16 @@ std::size_t parse_slots(const std::string& text, const lower::SlotCapacity& room
     return v;
 }
 
+/// `bytes` written to a temporary of `path`, staged (closed, synced) and not yet renamed: a compile
+/// stages every output (the program files and their images) before it publishes any, so a failure
+/// leaves the previous outputs as they were, never a program beside another compile's image.
+io::AtomicFile staged(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+    io::AtomicFile f(path);
+    f.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    f.stage();
+    return f;
+}
+
 /// Compiles `rows` buckets on `slots` stores and writes the set to `out` and its image to `out.ddr`.
 void compile_set(const graph::Graph& g, const models::Model& model, const card::CardConfig& config,
                  lower::Options o, const std::string& rows_text, const std::string& slots_text,
@@ -139,8 +149,10 @@ void compile_set(const graph::Graph& g, const models::Model& model, const card::
         set.buckets.push_back(std::move(c.program));
     }
     if (auto why = program::set_refusal(set)) throw Error("compile: the set is inconsistent: " + *why);
-    image_file.commit(image);
-    program::write(set, out);
+    image_file.stage(image);
+    auto set_file = staged(out, program::encode(set));
+    image_file.publish();
+    set_file.publish();
     std::size_t commands = 0;
     for (auto& p : set.buckets)
         commands += p.commands.size();
@@ -222,6 +234,11 @@ int run_compile(std::span<const std::string> args) {
         o.checkpoint_digest = models::checkpoint_digest(model.checkpoint);
     o.pack_cache_limit = lower::pack_cache_limit_from_environment(); // CARDSIM_PACK_CACHE_MAX
     if (vm.count("rows")) {
+        if (!plan.one())
+            throw Error(
+                fmt::format("--plan {}: a set for serving is not built for a system of cards yet (drop "
+                            "--rows or --plan)",
+                            lower::name(plan)));
         compile_set(built.graph, model, config, o, vm["rows"].as<std::string>(),
                     vm.count("slots") ? vm["slots"].as<std::string>() : "auto", out);
         outputs.keep();
@@ -249,13 +266,25 @@ int run_compile(std::span<const std::string> args) {
         auto planned = lower_plan(plan, model, built.graph, config, o);
         const auto& cards = planned.cards;
         const auto& parts = planned.parts;
+        // Every card's image and program staged, then all renamed: the cards of one compile.
+        std::vector<io::AtomicFile> staged_files;
         for (std::size_t k = 0; k < cards.size(); ++k) {
             const auto name = fmt::format("{}.card{}", out, k);
-            if (k < images.size())
-                images[k]->commit(cards[k].image);
-            else
-                program::write(cards[k].image, name + ".ddr");
-            program::write(cards[k].program, name);
+            if (k < images.size()) {
+                images[k]->stage(cards[k].image);
+            } else {
+                staged_files.emplace_back(name + ".ddr");
+                program::write_to(cards[k].image, staged_files.back());
+                staged_files.back().stage(false); // not synced: the program checks its image's digest
+            }
+            staged_files.push_back(staged(name, program::encode(cards[k].program)));
+        }
+        for (auto& image : images)
+            image->publish();
+        for (auto& f : staged_files)
+            f.publish();
+        for (std::size_t k = 0; k < cards.size(); ++k) {
+            const auto name = fmt::format("{}.card{}", out, k);
             fmt::print("{}: card {} of {}, {}: {} commands, arena {} bytes, {} bytes of weights; "
                        "image {}.ddr ({} bytes)\n",
                        name, k, cards.size(), parts[k], cards[k].program.commands.size(),
@@ -279,8 +308,10 @@ int run_compile(std::span<const std::string> args) {
     }();
     if (digest.valid()) c.options.checkpoint_digest = c.program.host.checkpoint_digest = digest.get();
     c.options.image_file = nullptr;
-    image_file.commit(c.image);
-    program::write(c.program, out);
+    image_file.stage(c.image);
+    auto program_file = staged(out, program::encode(c.program));
+    image_file.publish();
+    program_file.publish();
     outputs.keep();
     fmt::print("{}: {} commands, arena {} bytes, {} bytes of weights; image {}.ddr ({} bytes{})\n", out,
                c.program.commands.size(), c.program.arena_bytes,

@@ -1,6 +1,7 @@
 #include "cli/output_paths.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 
 #include <fmt/core.h>
 
@@ -39,20 +40,6 @@ void check_writable_folder(std::string_view option, const fs::path& path, const 
     ::unlink(probe.c_str());
 }
 
-/// Removes `path`'s temporaries beside it (`.NAME.tmp-*`, `NAME.tmp*`, `NAME.partial`), left by a
-/// write cut short.
-void remove_temporaries(const fs::path& path) {
-    std::error_code ec;
-    const auto folder = parent_of(path);
-    const auto name = path.filename().string();
-    for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-        const auto f = it->path().filename().string();
-        if (f.starts_with("." + name + ".tmp") || f.starts_with(name + ".tmp") || f == name + ".partial")
-            fs::remove_all(it->path(), ec);
-    }
-}
-
 } // namespace
 
 void Outputs::file(std::string_view option, const fs::path& path) {
@@ -72,6 +59,7 @@ void Outputs::file(std::string_view option, const fs::path& path) {
                                     std::strerror(errno)));
         ::close(fd);
     }
+    io::remove_temporaries(path, false); // a killed earlier run's: nobody will finish them
     claims_.push_back({path, existed, false});
 }
 
@@ -94,7 +82,11 @@ Outputs::~Outputs() {
     for (auto& c : claims_) {
         std::error_code ec;
         if (!c.existed) fs::remove_all(c.path, ec);
-        if (!c.is_folder) remove_temporaries(c.path);
+        if (c.is_folder) continue;
+        io::remove_temporaries(c.path, true);
+        // A trace writer's `NAME.partial` (sim::memory::TraceWriter), when it was not unwound.
+        if (const auto partial = fs::path(c.path.string() + ".partial"); fs::is_regular_file(partial, ec))
+            fs::remove(partial, ec);
     }
 }
 

@@ -375,6 +375,15 @@ Source load(const RunRequest& req) {
                                 path.string(), n, n - 1));
             s.cards.push_back(read_program(path, req.config));
         }
+        // The cards of one compile: one checkpoint (a card from another compile runs without error
+        // and computes nonsense).
+        for (std::size_t k = 0; k + 1 < s.cards.size(); ++k)
+            if (s.cards[k].program.host.checkpoint_digest != s.cards.back().program.host.checkpoint_digest)
+                throw Error(fmt::format("{}.card{} was compiled from the checkpoint with digest {:016x} and "
+                                        "{}.card{} from {:016x}: the cards of a plan come from one compile",
+                                        req.program->string(), k, s.cards[k].program.host.checkpoint_digest,
+                                        req.program->string(), n - 1,
+                                        s.cards.back().program.host.checkpoint_digest));
         // What the host drives and checks is the last card's (its outputs are the system's).
         s.program = program::Loaded{s.cards.back().program, {}, s.cards.back().io};
         if (s.model && req.plan.tensor > 1) name_whole_graph_outputs(*s.program, s.built->graph);

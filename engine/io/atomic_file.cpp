@@ -6,11 +6,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 namespace cardsim::io {
@@ -41,14 +43,17 @@ AtomicFile::AtomicFile(std::filesystem::path destination)
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : destination_(std::move(other.destination_)), temporary_(std::move(other.temporary_)), fd_(other.fd_),
-      buffer_(std::move(other.buffer_)) {
+      staged_(other.staged_), buffer_(std::move(other.buffer_)) {
     other.fd_ = -1;
+    other.staged_ = false;
 }
 
 AtomicFile::~AtomicFile() {
     if (fd_ >= 0) {
         ::close(fd_);
         ::unlink(temporary_.c_str());
+    } else if (staged_) {
+        ::unlink(temporary_.c_str()); // staged, never published: the destination stays as it was
     }
 }
 
@@ -89,6 +94,11 @@ void AtomicFile::write(std::string_view bytes) {
 }
 
 void AtomicFile::commit(bool sync) {
+    stage(sync);
+    publish();
+}
+
+void AtomicFile::stage(bool sync) {
     if (fd_ < 0)
         throw Error(fmt::format("cannot write `{}`: the file is already committed", destination_.string()));
     flush();
@@ -101,11 +111,55 @@ void AtomicFile::commit(bool sync) {
             fmt::format("cannot write `{}`: closing failed: {}", destination_.string(), std::strerror(err)));
     }
     fd_ = -1;
+    staged_ = true;
+}
+
+void AtomicFile::publish() {
+    if (!staged_)
+        throw Error(fmt::format("cannot write `{}`: the file is not staged", destination_.string()));
+    staged_ = false;
     if (::rename(temporary_.c_str(), destination_.c_str()) != 0) {
         int err = errno;
         ::unlink(temporary_.c_str());
         throw Error(fmt::format("cannot write `{}`: renaming its temporary into place failed: {}",
                                 destination_.string(), std::strerror(err)));
+    }
+}
+
+int temporary_writer(std::string_view file, std::string_view destination) {
+    const std::string prefix = fmt::format(".{}.tmp-", destination);
+    if (!file.starts_with(prefix)) return 0;
+    const auto rest = file.substr(prefix.size()); // PID-N
+    const auto dash = rest.find('-');
+    if (dash == 0 || dash == std::string_view::npos || dash + 1 == rest.size() || dash > 9) return 0;
+    int pid = 0;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        if (i == dash) continue;
+        if (rest[i] < '0' || rest[i] > '9') return 0;
+        if (i < dash) pid = pid * 10 + (rest[i] - '0');
+    }
+    return pid;
+}
+
+bool abandoned(const std::filesystem::directory_entry& file, int pid) {
+    std::error_code e;
+    const auto written = file.last_write_time(e);
+    return !e && pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH &&
+           written < std::filesystem::file_time_type::clock::now() - std::chrono::minutes(1);
+}
+
+void remove_temporaries(const std::filesystem::path& destination, bool mine) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    auto folder = fs::absolute(destination, ec).parent_path();
+    if (ec || folder.empty()) folder = ".";
+    const auto name = destination.filename().string();
+    for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+        std::error_code e;
+        const int pid = temporary_writer(it->path().filename().string(), name);
+        if (pid <= 0 || !it->is_regular_file(e)) continue;
+        if ((mine && pid == ::getpid()) || abandoned(*it, pid)) fs::remove(it->path(), e);
     }
 }
 

@@ -30,6 +30,13 @@ public:
     /// file appear whole to every reader (a crash of the machine itself may leave it short), for
     /// files a reader checks against a digest before use.
     void commit(bool sync = true);
+    /// The first half of `commit`: the bytes written so far reach the temporary (and the disk, with
+    /// `sync`), which is closed; every failure of writing happens here. `publish` then renames it.
+    /// A command writing several files that belong together stages them all before publishing any,
+    /// so a failure leaves every destination as it was.
+    void stage(bool sync = true);
+    /// The second half of `commit`: renames the staged temporary over the destination.
+    void publish();
     /// The destination path.
     const std::filesystem::path& destination() const { return destination_; }
 
@@ -42,12 +49,27 @@ private:
     std::filesystem::path destination_;
     std::filesystem::path temporary_;
     int fd_ = -1;
+    bool staged_ = false; ///< closed, its temporary waiting for `publish`
     std::string buffer_;
 };
 
 /// A temporary's name beside `destination`, unique within this process and among processes: where
 /// an AtomicFile (or another writer that renames into place) writes first.
 std::filesystem::path temporary_for(const std::filesystem::path& destination);
+
+/// The process that wrote `file` (a file name) as a temporary of `destination` (a file name):
+/// temporary_for's `.DESTINATION.tmp-PID-N`; 0 when `file` is no such temporary.
+int temporary_writer(std::string_view file, std::string_view destination);
+
+/// Whether the temporary `file`, written by process `pid`, is abandoned: another process's, that
+/// process gone, and the file not written for a minute (a writer alive in another PID namespace
+/// still writes to its file).
+bool abandoned(const std::filesystem::directory_entry& file, int pid);
+
+/// Removes the temporaries of `destination` beside it (temporary_for's names, regular files only)
+/// that no live writer holds: this process's own (`mine`: a command that failed), and those of a
+/// process that is gone and has not written them for a minute (killed mid-write). Never throws.
+void remove_temporaries(const std::filesystem::path& destination, bool mine);
 
 /// Writes `bytes` to `destination` through an AtomicFile.
 void write_file_atomically(const std::filesystem::path& destination, std::string_view bytes);

@@ -13,7 +13,6 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -24,7 +23,6 @@
 #include <string_view>
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,20 +54,6 @@ std::uint64_t data_offset_for(std::span<const std::string> keys) {
     for (auto& k : keys)
         table_end += 4 + k.size() + 16;
     return (table_end + data_alignment - 1) / data_alignment * data_alignment;
-}
-
-/// The writer's process id in a temporary's name `.NAME.tmp-PID-N` (io::temporary_for), or 0.
-pid_t writer_of(const std::string& name) {
-    const auto at = name.rfind(".tmp-");
-    if (name.empty() || name[0] != '.' || at == std::string::npos) return 0;
-    const auto dash = name.find('-', at + 5);
-    if (dash == std::string::npos || dash == at + 5) return 0;
-    pid_t pid = 0;
-    for (std::size_t i = at + 5; i < dash; ++i) {
-        if (!std::isdigit(static_cast<unsigned char>(name[i])) || pid > 100000000) return 0;
-        pid = pid * 10 + (name[i] - '0');
-    }
-    return pid;
 }
 
 } // namespace
@@ -123,17 +107,16 @@ std::uint64_t evict_pack_entries(const std::filesystem::path& dir, std::uint64_t
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code e;
         const std::string name = it->path().filename().string();
-        // A temporary whose writer died (its process gone, the file untouched for a minute: a
-        // writer alive in another PID namespace still writes to it): never renamed, never counted.
-        if (const pid_t writer = writer_of(name);
-            writer > 0 && name.find(".pack.tmp-") != std::string::npos) {
-            const auto written = it->last_write_time(e);
-            if (!e && written < fs::file_time_type::clock::now() - std::chrono::minutes(1) &&
-                ::kill(writer, 0) != 0 && errno == ESRCH) {
+        // A temporary whose writer died (a sweep point killed at its timeout): never renamed, never
+        // counted. `.NAME.pack.tmp-PID-N` is NAME.pack's (io::temporary_for).
+        if (const auto at = name.rfind(".tmp-"); name.starts_with(".") && at != std::string::npos) {
+            const std::string destination = name.substr(1, at - 1);
+            const int writer = io::temporary_writer(name, destination);
+            if (writer > 0 && destination.ends_with(".pack")) {
                 const auto bytes = it->file_size(e);
-                if (!e && fs::remove(it->path(), e)) removed += bytes;
+                if (!e && io::abandoned(*it, writer) && fs::remove(it->path(), e)) removed += bytes;
+                continue;
             }
-            continue;
         }
         if (it->path().extension() != ".pack" || !it->is_regular_file(e)) continue;
         const auto bytes = it->file_size(e);

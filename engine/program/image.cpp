@@ -250,11 +250,15 @@ std::uint64_t digest(const Image& image) {
     return d.value();
 }
 
-void write(const Image& image, const std::filesystem::path& path) {
-    io::AtomicFile f(path);
+void write_to(const Image& image, io::AtomicFile& f) {
     stream_file(image, [&](std::span<const std::byte> b) {
         f.write(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
     });
+}
+
+void write(const Image& image, const std::filesystem::path& path) {
+    io::AtomicFile f(path);
+    write_to(image, f);
     f.commit(false); // not synced: a program checks its image's digest before it runs on it
 }
 

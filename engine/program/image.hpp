@@ -16,6 +16,7 @@
 // An image's digest is of its content, not its file: xxh64 of the version 1 encoding, whatever
 // version the file has, so a program names the same image however it was stored.
 
+#include "engine/io/atomic_file.hpp"
 #include "engine/program/image_memory.hpp"
 
 #include <cstddef>
@@ -115,6 +116,8 @@ private:
 /// Writes the image atomically, version 2 (renamed into place, not synced to disk: `load` checks the
 /// digest the program names).
 void write(const Image& image, const std::filesystem::path& path);
+/// The bytes of `image`'s file (as `write` writes them) appended to `file`, not committed.
+void write_to(const Image& image, io::AtomicFile& file);
 /// Reads and checks the image at `path` (as decode_image does) by mapping it: the chunks are ranges
 /// of the file's pages (ImageMemory), not copies, so a version 2 file written as a mirror reaches
 /// the card's DDR with no copy at all.

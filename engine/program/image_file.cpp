@@ -27,6 +27,10 @@ ImageFile::~ImageFile() {
 }
 
 void ImageFile::discard() {
+    if (staged_) { // staged, never published: the destination stays as it was
+        ::unlink(temporary_.c_str());
+        staged_ = false;
+    }
     if (fd_ < 0) return;
     ::close(fd_);
     ::unlink(temporary_.c_str());
@@ -80,10 +84,34 @@ std::shared_ptr<ImageMemory> ImageFile::memory() {
 }
 
 void ImageFile::commit(const Image& image) {
+    stage(image);
+    publish();
+}
+
+void ImageFile::publish() {
+    if (whole_) {
+        whole_->publish();
+        whole_.reset();
+        return;
+    }
+    if (!staged_)
+        throw Error(fmt::format("cannot write `{}`: the image is not staged", destination_.string()));
+    staged_ = false;
+    if (::rename(temporary_.c_str(), destination_.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(temporary_.c_str());
+        throw Error(fmt::format("cannot write `{}`: renaming its temporary into place failed: {}",
+                                destination_.string(), std::strerror(err)));
+    }
+}
+
+void ImageFile::stage(const Image& image) {
     const auto& memory = memory_;
     if (fd_ < 0 || image.extents() != extents_) {
         discard();
-        program::write(image, destination_); // not packed in place: written whole
+        whole_.emplace(destination_); // not packed in place: written whole
+        write_to(image, *whole_);
+        whole_->stage(false); // not synced: a program checks its image's digest before it runs on it
         return;
     }
     auto fail = [&](std::string_view what) {
@@ -106,12 +134,7 @@ void ImageFile::commit(const Image& image) {
             fmt::format("cannot write `{}`: closing failed: {}", destination_.string(), std::strerror(err)));
     }
     fd_ = -1;
-    if (::rename(temporary_.c_str(), destination_.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(temporary_.c_str());
-        throw Error(fmt::format("cannot write `{}`: renaming its temporary into place failed: {}",
-                                destination_.string(), std::strerror(err)));
-    }
+    staged_ = true;
 }
 
 } // namespace cardsim::program

@@ -2,11 +2,13 @@
 // An image file written in place: the weights are written straight into its data area as they are
 // packed, never held whole in host memory.
 
+#include "engine/io/atomic_file.hpp"
 #include "engine/program/image.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 
 namespace cardsim::program {
@@ -42,8 +44,13 @@ public:
     std::shared_ptr<ImageMemory> memory();
     /// Makes the destination the file of `image`: chunks that are ranges of `memory` at their own
     /// addresses are taken as they lie in the file, any other is written in; then the header is
-    /// written before them and the temporary renamed into place.
+    /// written before them and the temporary renamed into place (`stage`, then `publish`).
     void commit(const Image& image);
+    /// The first half of `commit`: the temporary holds the whole file of `image`, closed; every
+    /// failure of writing happens here. Destroyed before `publish`, the destination stays as it was.
+    void stage(const Image& image);
+    /// The second half of `commit`: renames the staged temporary over the destination.
+    void publish();
     /// The destination path.
     const std::filesystem::path& destination() const { return destination_; }
 
@@ -57,6 +64,8 @@ private:
     FileLayout layout_;
     std::shared_ptr<ImageMemory> memory_;
     bool asked_ = false;
+    bool staged_ = false;                 ///< the temporary is whole and closed, waiting for `publish`
+    std::optional<io::AtomicFile> whole_; ///< an image not packed in place, written whole and staged
 };
 
 } // namespace cardsim::program

@@ -274,6 +274,18 @@ TEST_CASE("a plan's programs compiled to files run as the checkpoint does, to th
     auto more = run_cardsim("run " + p2 + " --plan pp --set system.cards=2 --timing-only");
     CHECK(more.code == 2);
     CHECK(contains(more.out, "compiled for more than system.cards = 2 cards"));
+    // A card from another compile (another checkpoint) beside the others is refused, not run.
+    const auto m2 = (dir.path() / "m2").string(), q = (dir.path() / "q").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 4 -o " + m2).code == 0);
+    REQUIRE(run_cardsim("compile " + m2 + " -o " + q + " --plan pp --set system.cards=2").code == 0);
+    const auto p1 = (dir.path() / "p1").string();
+    for (auto suffix : {".card0", ".card0.ddr"})
+        std::filesystem::copy_file(q + suffix, p1 + suffix,
+                                   std::filesystem::copy_options::overwrite_existing);
+    auto mixed = run_cardsim("run " + p1 + " --plan tp --set system.cards=2 --timing-only");
+    INFO(mixed.out);
+    CHECK(mixed.code == 2);
+    CHECK(contains(mixed.out, "the cards of a plan come from one compile"));
 }
 
 TEST_CASE("a system joined by a switch runs tensor parallel bit-exact, every message crossing the switch, "

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -129,4 +130,43 @@ TEST_CASE("report, calibrate, ddr and sweep refuse unwritable outputs before any
         CHECK(contains(r.out, "-o " + out));
     }
     CHECK(tree(d.path()) == before);
+}
+
+TEST_CASE(
+    "a failed command removes its own temporaries and an abandoned writer's, never a file of the user's") {
+    ScratchDir d("out-temporaries");
+    const auto m = make_model(d, "dense");
+    const auto out = d / "p9";
+    namespace fs = std::filesystem;
+    // The user's files that only look like temporaries, and a live writer's (process 1 runs).
+    fs::create_directories(d / "p9.tmp-notes");
+    std::ofstream(d / "p9.tmp-notes" / "a.txt") << "mine";
+    std::ofstream(d / "p9.tmpl") << "template";
+    std::ofstream(d / ".p9.tmp-1-0") << "a live writer's";
+    // A writer killed an hour ago (no process 99999999 runs: above any pid_max).
+    std::ofstream(d / ".p9.tmp-99999999-3") << std::string(4096, 'x');
+    fs::last_write_time(d / ".p9.tmp-99999999-3", fs::file_time_type::clock::now() - std::chrono::hours(1));
+    auto r = run_cardsim("compile " + (d / "nonexistent").string() + " -o " + out.string());
+    CHECK(r.code != 0);
+    CHECK(fs::exists(d / "p9.tmp-notes" / "a.txt"));
+    CHECK(fs::exists(d / "p9.tmpl"));
+    CHECK(fs::exists(d / ".p9.tmp-1-0"));
+    // A compile that claims the output clears the abandoned temporary, and leaves none of its own.
+    auto ok = run_cardsim("compile " + m + " -o " + out.string());
+    INFO(ok.out);
+    REQUIRE(ok.code == 0);
+    CHECK_FALSE(fs::exists(d / ".p9.tmp-99999999-3"));
+    for (auto& e : fs::directory_iterator(d.path()))
+        if (e.path().filename().string().starts_with(".p9.") && e.path().filename() != ".p9.tmp-1-0")
+            FAIL_CHECK("left behind: " << e.path());
+}
+
+TEST_CASE("compile refuses a set for serving over a plan of cards rather than ignoring the plan") {
+    ScratchDir d("out-rows-plan");
+    const auto m = make_model(d, "dense");
+    auto r = run_cardsim("compile " + m + " -o " + (d / "s").string() +
+                         " --rows 1,2 --set system.cards=2 --plan pp");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "--plan pp: a set for serving is not built for a system of cards yet"));
+    CHECK_FALSE(std::filesystem::exists(d / "s"));
 }

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 using namespace cardsim;
 
@@ -247,4 +248,48 @@ TEST_CASE("an image written in place into its file reads back the same, and is w
     }
     CHECK(io::read_bytes(dest) == program::encode(want));
     CHECK(names(dir.path()) == std::vector<std::string>{"p.ddr"});
+}
+
+TEST_CASE("an output staged and never published leaves the destination as it was and no temporary") {
+    namespace fs = std::filesystem;
+    const auto dir = fs::temp_directory_path() / ("cardsim-stage-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto dest = dir / "p";
+    std::ofstream(dest) << "old";
+    {
+        io::AtomicFile f(dest);
+        f.write("new");
+        f.stage();
+        CHECK(io::read_file(dest) == "old"); // staged: every byte written, nothing renamed yet
+    }
+    CHECK(io::read_file(dest) == "old");
+    {
+        io::AtomicFile f(dest);
+        f.write("new");
+        f.stage();
+        f.publish();
+    }
+    CHECK(io::read_file(dest) == "new");
+    // An image file staged (written in place, or whole) and dropped unpublished.
+    const auto image = two_chunks();
+    for (bool in_place : {true, false}) {
+        program::ImageFile file(dest);
+        if (in_place) REQUIRE(file.open(image.extents()));
+        file.stage(image);
+        CHECK(io::read_file(dest) == "new");
+    }
+    CHECK(io::read_file(dest) == "new");
+    {
+        program::ImageFile file(dest);
+        file.stage(image);
+        file.publish();
+    }
+    CHECK(program::read_image(dest).chunks.size() == 2);
+    std::size_t files = 0;
+    for (auto& e : fs::directory_iterator(dir)) {
+        (void)e;
+        ++files;
+    }
+    CHECK(files == 1);
+    fs::remove_all(dir);
 }
