@@ -35,12 +35,12 @@ int diff_report(const po::variables_map& vm, const std::vector<std::string>& inp
         auto report = traces::diff_system(a, b, diff_options(vm, "report", a, path_a, b, path_b));
         traces::report::write_system_diff_page(output, report, path_a, path_b);
         fmt::print("{}: the diff's page; {}\n", output.string(), report.verdict());
-        return Ok;
+        return report.agree() ? Ok : Negative; // as `trace diff`: a gate on it sees the verdict
     }
     auto report = traces::diff(a, b, diff_options(vm, "report", a, path_a, b, path_b));
     traces::report::write_diff_page(output, report, path_a, path_b);
     fmt::print("{}: the diff's page; {}\n", output.string(), report.verdict());
-    return Ok;
+    return report.agree() ? Ok : Negative;
 }
 
 int run_report(std::span<const std::string> args) {
@@ -69,6 +69,12 @@ int run_report(std::span<const std::string> args) {
         return code;
     }
     const std::filesystem::path input = inputs[0];
+    // The diff's options go with two traces: one input has nothing to hold them to.
+    for (const char* opt : {"cycles-tol", "start-tol", "top", "all"})
+        if (vm.count(opt) && !vm[opt].defaulted())
+            throw Error(fmt::format("report: --{} is a diff's option, and one input is not a diff (give two "
+                                    "traces, or drop --{})",
+                                    opt, opt));
     const bool trace_file = std::filesystem::is_regular_file(input) && input.extension() != ".csv";
     if (!trace_file) {
         if (vm.count("program")) throw Error("report: --program goes with a run's trace, not with a sweep");

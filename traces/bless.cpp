@@ -27,17 +27,25 @@ Blessing prepare_bless(const std::filesystem::path& fresh, const std::filesystem
             fmt::format("{} already holds exactly {}: nothing changes\n", golden.string(), fresh.string());
         return b;
     }
+    std::optional<Trace> golden_trace;
     try {
-        auto golden_trace = parse_trace(std::move(golden_bytes), golden.string());
-        if (is_system(golden_trace, fresh_trace)) { // card by card (the strict comparison)
-            DiffOptions strict;
-            strict.start_tol_pct = 0.0;
-            b.changes = to_text(diff_system(golden_trace, fresh_trace, strict), golden.string(), fresh.string());
-        } else
-            b.changes = to_text(diff(golden_trace, fresh_trace, 0.0), golden.string(), fresh.string());
+        golden_trace = parse_trace(std::move(golden_bytes), golden.string());
     } catch (const Error& e) {
         b.changes =
             fmt::format("{} is not a valid trace ({}): blessing replaces it\n", golden.string(), e.what());
+        return b;
+    }
+    try {
+        if (is_system(*golden_trace, fresh_trace)) { // card by card (the strict comparison)
+            DiffOptions strict;
+            strict.start_tol_pct = 0.0;
+            b.changes =
+                to_text(diff_system(*golden_trace, fresh_trace, strict), golden.string(), fresh.string());
+        } else
+            b.changes = to_text(diff(*golden_trace, fresh_trace, 0.0), golden.string(), fresh.string());
+    } catch (const Error& e) { // a valid trace of another kind (a system against one card, say)
+        b.changes = fmt::format("{} cannot be compared with {} ({}): blessing replaces it\n", golden.string(),
+                                fresh.string(), e.what());
     }
     return b;
 }

@@ -232,7 +232,12 @@ void compare_header(const Trace& ta, const Trace& tb, DiffReport& r) {
     field("config", hex16(a.config), hex16(b.config));
     field("knob", numerics::to_string(a.knob), numerics::to_string(b.knob));
     field("clock_mhz", format_clock(a.clock_mhz).value_or("?"), format_clock(b.clock_mhz).value_or("?"));
-    field("ddr_channels", channels(a.ddr_channels), channels(b.ddr_channels));
+    // Optional in the format (a minimal producer leaves it out): compared when both sides say it.
+    if (a.ddr_channels && b.ddr_channels)
+        field("ddr_channels", channels(a.ddr_channels), channels(b.ddr_channels));
+    else if (a.ddr_channels != b.ddr_channels)
+        r.notes.push_back(
+            fmt::format("ddr_channels: A {}, B {}", channels(a.ddr_channels), channels(b.ddr_channels)));
     if (a.mode != b.mode) r.notes.push_back(fmt::format("mode: A {}, B {}", name(a.mode), name(b.mode)));
     std::set<std::string> keys;
     for (auto& [k, v] : a.meta)
@@ -327,6 +332,28 @@ Phases phases_of(const Trace& a, const Trace& b, DiffReport& r) {
     if (pa && pb && *pa != *pb)
         r.notes.push_back(fmt::format("prefill steps: A {}, B {}; the phases follow A's", *pa, *pb));
     Phases p;
+    // A side whose records carry no `pc` (a minimal producer, FORMAT.md §9) puts every command in
+    // step 0: its steps cannot be matched with the other side's, so both are one phase.
+    const auto stepped = [](const Trace& t) {
+        return std::any_of(t.records.begin(), t.records.end(),
+                           [](const Record& x) { return x.pc.has_value(); });
+    };
+    if (stepped(a) != stepped(b)) {
+        r.notes.push_back(fmt::format("phases: {} records no steps (no pc=), so the run is one phase",
+                                      stepped(a) ? "B" : "A"));
+        p.list.push_back(PhaseCycles{"run", 0, steps.empty() ? 0 : steps.size() - 1});
+        for (auto key : steps)
+            p.of_step[key] = 0;
+        for (int side = 0; side < 2; ++side) {
+            auto& t = side == 0 ? a : b;
+            std::uint64_t end = 0;
+            for (auto& rec : t.records)
+                end = std::max(end, rec.end);
+            (side == 0 ? p.list[0].cycles_a : p.list[0].cycles_b) = end;
+            (side == 0 ? p.list[0].commands_a : p.list[0].commands_b) = t.records.size();
+        }
+        return p;
+    }
     std::uint64_t ordinal = 0;
     for (auto key : steps) {
         bool in_prefill = prefill && ordinal < *prefill;
@@ -462,7 +489,8 @@ DiffReport diff(const Trace& a, const Trace& b, double tol) {
 
 DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
     if (!a.header.cards.empty() || !b.header.cards.empty())
-        throw Error("a system trace (several cards) compares card by card: diff_system (traces/system_diff.hpp)");
+        throw Error(
+            "a system trace (several cards) compares card by card: diff_system (traces/system_diff.hpp)");
     check_tolerance(options.cycles_tol_pct, "cycle");
     if (options.start_tol_pct) check_tolerance(*options.start_tol_pct, "start");
     if (options.sites && options.sites->program != a.header.program &&
@@ -495,6 +523,18 @@ DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
             fmt::format("{} is timing-only (no digests), {} is {}", digests_a ? "B" : "A",
                         digests_a ? "A" : "B", name(digests_a ? a.header.mode : b.header.mode));
 
+    // A measuring side (an RTL co-simulation, the card's counters) keeps the model's timeline on its
+    // cmd lines and what it counted in `meta measured`: those commands' durations are the measured
+    // cycles (FORMAT.md, meta `measured`).
+    std::map<std::uint64_t, std::uint64_t> measured_a, measured_b;
+    for (auto& m : measured_of(a.header))
+        measured_a[m.index] = m.cycles;
+    for (auto& m : measured_of(b.header))
+        measured_b[m.index] = m.cycles;
+    if (!measured_a.empty() || !measured_b.empty())
+        r.notes.push_back(fmt::format("durations measured: A {} commands, B {} (compared in place of their "
+                                      "cmd lines' model cycles)",
+                                      measured_a.size(), measured_b.size()));
     bool sites_of_a = options.sites && options.sites->program == a.header.program;
     std::size_t i = 0, j = 0;
     while (i < a.records.size() || j < b.records.size()) {
@@ -518,6 +558,10 @@ DiffReport diff(const Trace& a, const Trace& b, const DiffOptions& options) {
             }
         }
         auto d = duration_change(ra, rb, tol, options.waits);
+        const auto ma = measured_a.find(ra.index), mb = measured_b.find(rb.index);
+        if (ma != measured_a.end()) d.a = ma->second;
+        if (mb != measured_b.end()) d.b = mb->second;
+        if (ma != measured_a.end() || mb != measured_b.end()) d.over = deviates(d.a, d.b, tol);
         bool moved = d.a != d.b, over = d.over;
         for (auto& w : d.waits) { // its own parts; the waits before its start move with others
             moved = moved || (w.own && *w.a != *w.b);

@@ -136,7 +136,7 @@ std::uint64_t Reader::number(const Line& line, std::size_t field, std::string_vi
 
 void Reader::read_header() {
     Line line;
-    if (!read_raw(line)) fail(1, "the file is empty, expected the first line `cardsim-trace 1`");
+    if (!read_raw(line)) fail(1, "the file is empty, expected the first line `cardsim-trace N` (1, 2 or 3)");
     constexpr std::string_view magic = "cardsim-trace ";
     if (line.text.rfind(magic, 0) != 0)
         fail(line.number,
@@ -374,6 +374,9 @@ void Reader::read_meta(const Line& line) {
                          key));
     if (!header_.meta.emplace(std::string(key), std::move(*value)).second)
         fail(line.number, fmt::format("meta key `{}` appears twice, expected each key once", key));
+    if (key == source_meta && !source_of(header_)) // FORMAT.md: another value is rejected
+        fail(line.number, fmt::format("meta source is `{}`, expected simulated, rtl or hardware",
+                                      escape(header_.meta.at(std::string(source_meta)))));
 }
 
 std::optional<Record> Reader::next() {
@@ -554,8 +557,8 @@ void Reader::read_split(const Line& line, std::string_view value, Record& r) {
             fail(line.number,
                  fmt::format(
                      "split entry {} is malformed, expected PART:CYCLES with PART one of deps | unit | "
-                     "issue | ddr.queueing | ddr.bank | ddr.refresh | ddr.turnaround | ddr.data | "
-                     "sram | compute | latency",
+                     "issue | link | ddr.queueing | ddr.bank | ddr.refresh | ddr.turnaround | ddr.data | "
+                     "sram | wire | compute | latency",
                      quote_for_error(entry)));
         auto k = static_cast<std::size_t>(*part);
         if (seen[k])

@@ -277,6 +277,13 @@ std::optional<std::string> check_record(const Header& h, const Record& r,
                                   *h.ddr_channels));
     }
     if (r.split) {
+        // Summed with a check: parts near 2^64 must not wrap into a sum that passes.
+        std::uint64_t waited = 0, busy = 0;
+        bool wraps = false;
+        for (std::size_t i = 0; i < time_part_count; ++i)
+            wraps |=
+                __builtin_add_overflow(i < 4 ? waited : busy, r.split->cycles[i], i < 4 ? &waited : &busy);
+        if (wraps) return at("its split's parts sum past 2^64 cycles, expected the command's own cycles");
         if (r.split->waited() > r.start)
             return at(fmt::format(
                 "its split waits {} cycles (deps, unit, issue, link) before its start at cycle {}, "

@@ -232,8 +232,16 @@ TEST_CASE(
 
     auto r = run_cardsim("report " + a + " " + b + " --cycles-tol 5 -o " + (s / "diff.html").string());
     INFO(r.out);
-    REQUIRE(r.code == 0);
+    REQUIRE(r.code == 1); // written, and the verdict is the exit code, as trace diff's
     REQUIRE(contains(r.out, "traces differ: total cycles"));
+    auto same = run_cardsim("report " + a + " " + a + " -o " + (s / "same.html").string());
+    CHECK(same.code == 0);
+    CHECK(contains(same.out, "traces agree"));
+    // The diff's options with one input are refused, not ignored.
+    auto lone = run_cardsim("report " + a + " --cycles-tol 5 -o " + (s / "lone.html").string());
+    CHECK(lone.code == 2);
+    CHECK(contains(lone.out, "--cycles-tol is a diff's option"));
+    CHECK_FALSE(std::filesystem::exists(s / "lone.html"));
     auto page = read(s / "diff.html");
     check_self_contained(page);
     const auto text = visible_text(page);
@@ -266,7 +274,7 @@ TEST_CASE(
     // text report does.
     auto d = run_cardsim("report " + a + " " + c + " -o " + (s / "data.html").string());
     INFO(d.out);
-    REQUIRE(d.code == 0);
+    REQUIRE(d.code == 1);
     auto data_text = visible_text(read(s / "data.html"));
     auto text_report = run_cardsim("trace diff " + a + " " + c).out;
     auto first = text_report.find("data: first divergence at");

@@ -356,3 +356,41 @@ TEST_CASE("a negative or non-finite tolerance is an error", "[traces][diff]") {
     CHECK_THROWS_AS(diff(a, a, -1.0), cardsim::Error);
     CHECK_THROWS_AS(diff(a, a, std::nan("")), cardsim::Error);
 }
+
+TEST_CASE("a measuring side's counted cycles stand for its commands' durations", "[traces][diff]") {
+    auto a = sample_trace();
+    auto b = a; // an RTL co-simulation's trace: the model's timeline, the RTL's cycles in `measured`
+    b.header.meta[std::string(source_meta)] = "rtl";
+    const auto model = a.records[1].duration(); // command 1, a matvec
+    record_measured(b.header, std::vector<Measured>{{1, 2048, model * 2}});
+    auto r = diff(a, b, 0.0);
+    CHECK_FALSE(r.agree()); // the RTL took twice the model's cycles
+    REQUIRE(r.durations.size() == 1);
+    CHECK(r.durations[0].index == 1);
+    CHECK(r.durations[0].a == model);
+    CHECK(r.durations[0].b == model * 2);
+    CHECK(diff(a, b, 150.0).agree());
+    record_measured(b.header, std::vector<Measured>{{1, 2048, model}});
+    CHECK(diff(a, b, 0.0).agree()); // counted as modelled
+}
+
+TEST_CASE("a trace without the optional ddr_channels line or pc fields can agree with a full one",
+          "[traces][diff]") {
+    auto a = sample_trace();
+    auto b = a; // as the minimal producer of FORMAT.md writes it
+    b.header.ddr_channels.reset();
+    for (auto& r : b.records) {
+        r.ddr.clear();
+        r.pc.reset();
+    }
+    auto r = diff(a, b, 0.0);
+    CHECK(r.header.empty());
+    CHECK(r.agree());
+    // No steps on one side: one phase, the same cycles on both (no false change per step).
+    REQUIRE(r.phases.size() == 1);
+    CHECK(r.phases[0].cycles_a == r.phases[0].cycles_b);
+    CHECK(std::any_of(r.notes.begin(), r.notes.end(),
+                      [](const std::string& n) { return n.starts_with("phases: B records no steps"); }));
+    CHECK(std::any_of(r.notes.begin(), r.notes.end(),
+                      [](const std::string& n) { return n.starts_with("ddr_channels: A 4, B"); }));
+}

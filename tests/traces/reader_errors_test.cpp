@@ -143,6 +143,10 @@ TEST_CASE("every malformed input is an error naming the file and the line and wh
            "sum to 39 cycles, expected its duration 40"),
         v2("split over the duration", "split=ddr.data:40,latency:1",
            "sum to 41 cycles, expected its duration 40"),
+        // Parts near 2^64 whose sums wrap to the right totals (18446744073709551615 + 1 = 0).
+        v2("split whose sums wrap past 2^64",
+           "split=deps:18446744073709551615,unit:1,ddr.data:18446744073709551615,latency:41",
+           "its split's parts sum past 2^64 cycles"),
         v2("split waiting before cycle 0", "split=deps:11,ddr.data:40",
            "waits 11 cycles (deps, unit, issue, link) before "
            "its start at cycle 10"),
@@ -176,6 +180,8 @@ TEST_CASE("every malformed input is an error naming the file and the line and wh
         replace("zero ddr channels", 7, "ddr_channels 0", 7, "expected 1 to 64"),
         replace("65 ddr channels", 7, "ddr_channels 65", 7, "expected 1 to 64"),
         insert("repeated meta key", 9, "meta producer=other", 9, "meta key `producer` appears twice"),
+        insert("unknown source", 9, "meta source=bogus", 9,
+               "meta source is `bogus`, expected simulated, rtl or hardware"),
         replace("escape without x", 8, "meta producer=a\\q", 8, "malformed escape"),
         replace("escape with uppercase hex", 8, "meta producer=a\\x0A", 8, "malformed escape"),
         replace("escape cut short", 8, "meta producer=a\\x0", 8, "malformed escape"),
