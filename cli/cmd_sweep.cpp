@@ -62,10 +62,18 @@ int run_sweep(std::span<const std::string> args) {
         outputs.keep();
         return out;
     };
+    // An option given where it does nothing is refused, never ignored.
+    const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
+    const auto refuse = [&](std::string_view mode, std::initializer_list<const char*> names) {
+        for (auto* n : names)
+            if (given(n))
+                throw Error(fmt::format("cardsim sweep {}: --{} does nothing there (drop it)", mode, n));
+    };
     if (vm.count("merge")) {
         if (vm.count("spec") || vm.count("emit") || vm.count("shard"))
             throw Error("cardsim sweep --merge: takes only directories (or CSV files) and -o OUT, no SPEC, "
                         "--shard or --emit");
+        refuse("--merge", {"jobs", "shards", "traces", "report", "retry-failed", "timeout", "list"});
         std::vector<std::filesystem::path> inputs;
         for (auto& s : vm["merge"].as<std::vector<std::string>>())
             inputs.emplace_back(s);
@@ -88,7 +96,9 @@ int run_sweep(std::span<const std::string> args) {
     const std::string grid_text =
         fmt::format("grid of {}, {} skipped by skip_if", grid.full_size, grid.full_size - grid.points.size());
 
+    if (!vm.count("emit")) refuse("without --emit", {"shards"});
     if (vm["list"].as<bool>()) {
+        refuse("--list", {"jobs", "traces", "report", "retry-failed", "timeout", "emit"});
         fmt::print("sweep {}: {} ({})\n", spec.name, scope, grid_text);
         for (auto& p : points)
             fmt::print("  point {}: {}\n", p.id, sweep::describe(spec, p));
@@ -96,6 +106,7 @@ int run_sweep(std::span<const std::string> args) {
     }
     if (vm.count("emit")) {
         if (shard) throw Error("cardsim sweep --emit: writes every shard's task; drop --shard");
+        refuse("--emit", {"report"}); // each task writes its shard; a report goes with the merge
         sweep::EmitOptions e;
         e.kind = sweep::parse_emit_kind(vm["emit"].as<std::string>());
         e.shards = vm.count("shards")

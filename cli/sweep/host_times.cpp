@@ -47,6 +47,9 @@ HostTimes::HostTimes(std::filesystem::path path) : path_(std::move(path)) {
         }
         rows_[id] = r;
     }
+    // A record cut short (a crash mid-append) was dropped above: rewrite the file without it, or the
+    // next append would be glued to the partial line.
+    io::write_file_atomically(path_, csv_text(t));
 }
 
 void HostTimes::add(std::size_t id, std::string_view machine_output) {

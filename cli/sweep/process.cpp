@@ -73,8 +73,15 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::filesystem::
     for (auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    // Its own process group: a point's command may fork (a --prompt-len prefill runs in a child),
+    // and a timeout or an interrupt signals the whole group, never leaving a grandchild running.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
     pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, argv.at(0).c_str(), &actions, nullptr, args.data(), environ);
+    int rc = ::posix_spawn(&pid, argv.at(0).c_str(), &actions, &attributes, args.data(), environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) throw Error(fmt::format("cannot start `{}`: {}", argv[0], std::strerror(rc)));
     return Child(pid);
@@ -97,7 +104,7 @@ Ended Child::wait() {
 }
 
 void Child::kill(int signal) const {
-    ::kill(pid_, signal);
+    if (::kill(-pid_, signal) != 0) ::kill(pid_, signal); // its group (spawn made one), else itself
 }
 
 } // namespace cardsim::cli::sweep

@@ -25,8 +25,9 @@ struct Ended {
     std::string text() const;
 };
 
-/// A running child process. Its standard input is /dev/null; its standard output and error go
-/// to the given files (created or truncated).
+/// A running child process, the leader of a process group of its own (what it forks is in it too).
+/// Its standard input is /dev/null; its standard output and error go to the given files (created or
+/// truncated).
 class Child {
 public:
     /// Starts `argv[0]` (a path) with `argv`. Failure to start is a cardsim::Error.
@@ -36,7 +37,7 @@ public:
     std::optional<Ended> poll();
     /// Waits for it to end.
     Ended wait();
-    /// Sends it `signal`.
+    /// Sends `signal` to its process group: it and every process it started.
     void kill(int signal) const;
     pid_t pid() const { return pid_; }
 

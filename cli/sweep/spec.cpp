@@ -377,9 +377,14 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
         return std::nullopt;
     };
     // Routing models: a string or an array of them (an axis); timing-only points only.
-    if (auto n = root.get("routing_seed"))
+    if (auto n = root.get("routing_seed")) {
         spec.routing_seed =
             std::uint64_t(r.integer(*n, "routing_seed", 0, std::numeric_limits<std::int64_t>::max()));
+        if (!root.get("routing"))
+            r.fail(*n, "routing_seed",
+                   "is given without `routing`: the seed draws a routing model's choices, and no point has "
+                   "one (add routing = \"uniform\", say, or drop routing_seed)");
+    }
     if (auto n = root.get("routing")) {
         if (spec.full)
             r.fail(*n, "routing",

@@ -40,6 +40,19 @@ TEST_CASE("a sweep writes each point's host phases to host.csv, a row a point, k
     const auto before = read(s / "out/host.csv");
     REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string()).code == 0);
     CHECK(read(s / "out/host.csv") == before);
+    // A record cut short by a crash is dropped, and the next point's row starts on its own line.
+    {
+        auto text = read(s / "out/host.csv");
+        const auto last = text.rfind('\n', text.size() - 2);
+        write(s / "out/host.csv", text.substr(0, last + 1) + text.substr(last + 1, 7)); // row 1 cut short
+        write(s / "out/results.csv", read(s / "out/results.csv"));
+    }
+    REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " --retry-failed -o " + (s / "out").string())
+                .code == 0);
+    const auto mended = csv(read(s / "out/host.csv"));
+    CHECK(mended.size() == 2); // the header and point 0; point 1's cut record dropped, not glued
+    for (auto& row : mended)
+        CHECK(row.size() == mended[0].size());
     // A host.csv of other columns is not overwritten: the directory holds something else.
     write(s / "out/host.csv", "a,b\n1,2\n");
     std::filesystem::remove(s / "out/results.csv");

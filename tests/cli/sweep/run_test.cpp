@@ -6,7 +6,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <thread>
+#include <vector>
 
 using namespace cardsim::test;
 using namespace cardsim::test::sweep;
@@ -238,4 +245,47 @@ TEST_CASE("a sweep with a prompt length reports each point's prefill and decode 
     auto bad = run_cardsim("sweep " + (s / "bad.toml").string() + " --list");
     CHECK(bad.code == 2);
     CHECK(contains(bad.out, "needs timing-only points"));
+}
+
+namespace {
+
+/// The processes whose command line mentions `text` (scanned from /proc).
+std::vector<std::string> processes_naming(const std::string& text) {
+    std::vector<std::string> found;
+    for (auto& e : std::filesystem::directory_iterator("/proc")) {
+        const auto name = e.path().filename().string();
+        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+        std::ifstream in(e.path() / "cmdline", std::ios::binary);
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find(text) != std::string::npos) found.push_back(name + ": " + cmdline);
+    }
+    return found;
+}
+
+} // namespace
+
+TEST_CASE("a point killed at its timeout takes every process it started with it") {
+    ScratchDir s("sweep-timeout");
+    // A long prefill, which `cardsim run` simulates in a child process of its own.
+    write(s / "spec.toml", "tokens = 1\nprompt_len = 20000\nchunk = 1\n"
+                           "model = { generate = { arch = \"hybrid\", size = \"tiny\", seed = 1 } }\n"
+                           "[axes]\nddr.channels = [1]\n");
+    const auto out = (s / "out").string();
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -j 1 --timeout 2 -o " + out);
+    INFO(r.out);
+    CHECK(r.code == 1); // the point timed out
+    const auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[1][column(rows[0], "status")] == "timeout");
+    // Nothing the point started outlives it (a signal sent to the whole group needs no time to land;
+    // the scan waits a moment for the kernel to reap).
+    std::vector<std::string> left;
+    for (int i = 0; i < 20; ++i) {
+        left = processes_naming((s / "out").string());
+        if (left.empty()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (auto& p : left)
+        FAIL_CHECK("still running: " << p);
 }

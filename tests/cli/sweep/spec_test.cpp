@@ -171,6 +171,8 @@ TEST_CASE("a bad spec is refused with its file, line, key and what was expected"
         {m + "skip_if = \"ddr.channels / 0 > 1\"\n[axes]\nddr.channels = [1]\n",
          {f + ":3:", "at point 0", "`/` by zero"}},
         {m + "skip_if = \"ddr.channels % 0 > 1\"\n[axes]\nddr.channels = [1]\n", {f + ":3:", "`%` by zero"}},
+        // A seed for routing models with none to draw: accepted and ignored before.
+        {m + "routing_seed = 7\n", {f + ":3:", "`routing_seed`", "without `routing`"}},
     };
     for (auto& c : cases) {
         INFO(c.text);
@@ -194,6 +196,27 @@ TEST_CASE("a sweep spec that is not there, or a bad --shard, is bad input") {
         REQUIRE(b.code == 2);
         REQUIRE(contains(b.out, "expected i/N"));
     }
+}
+
+TEST_CASE("an option that does nothing in its mode of sweep is refused, never ignored") {
+    ScratchDir s("sweep-options");
+    write(s / "spec.toml", tiny_model() + "[axes]\nddr.channels = [1, 2]\n");
+    const auto spec = (s / "spec.toml").string(), out = (s / "out").string();
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"sweep --merge " + out + " -o " + out + "2 -j 2", "--merge: --jobs does nothing there"},
+        {"sweep --merge " + out + " -o " + out + "2 --timeout 5", "--merge: --timeout does nothing there"},
+        {"sweep --merge " + out + " -o " + out + "2 --report", "--merge: --report does nothing there"},
+        {"sweep " + spec + " -o " + out + " --shards 3", "without --emit: --shards does nothing there"},
+        {"sweep " + spec + " --list --traces", "--list: --traces does nothing there"},
+        {"sweep " + spec + " --emit parallel -o " + out + " --report", "--emit: --report does nothing there"},
+    };
+    for (auto& [command, says] : cases) {
+        auto r = run_cardsim(command);
+        INFO(command << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, says));
+    }
+    CHECK_FALSE(std::filesystem::exists(s / "out" / "results.csv"));
 }
 
 TEST_CASE("every shipped sweep spec loads and lists its grid") {
