@@ -362,11 +362,24 @@ MergeOutcome merge_results(const std::vector<std::filesystem::path>& inputs,
     CsvRow header;
     std::filesystem::path header_from;
     std::map<std::size_t, std::pair<CsvRow, std::string>> rows;
+    // Shards of one sweep ran with the same settings (sweep-settings.txt: the spec, its config's
+    // digest, tokens, ...): rows of different settings in one file would read as one sweep.
+    std::optional<std::pair<std::string, std::filesystem::path>> settings;
     for (auto& in : inputs) {
         auto file = std::filesystem::is_directory(in) ? in / "results.csv" : in;
         if (!std::filesystem::is_regular_file(file))
             throw Error(fmt::format("--merge: `{}` is not a results.csv file or a directory holding one",
                                     in.string()));
+        if (const auto recorded = in / "sweep-settings.txt"; // a directory's (CSV files are rows alone)
+            std::filesystem::is_directory(in) && std::filesystem::is_regular_file(recorded)) {
+            auto text = io::read_file(recorded);
+            if (!settings)
+                settings.emplace(std::move(text), recorded);
+            else if (text != settings->first)
+                throw Error(fmt::format("--merge: {} differs from {}; expected shards of one sweep, run with "
+                                        "the same settings",
+                                        recorded.string(), settings->second.string()));
+        }
         auto t = read_csv(file, /*drop_partial_tail=*/true);
         if (header_from.empty())
             header = t.header, header_from = file;
@@ -401,6 +414,9 @@ MergeOutcome merge_results(const std::vector<std::filesystem::path>& inputs,
     auto out = output.extension() == ".csv" ? output : output / "results.csv";
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
     io::write_file_atomically(out, csv_text(merged));
+    // The merged directory records the shards' settings: a later run into it checks against them.
+    if (settings && output.extension() != ".csv")
+        io::write_file_atomically(output / "sweep-settings.txt", settings->first);
     outcome.rows = merged.rows.size();
     return outcome;
 }

@@ -119,14 +119,32 @@ TEST_CASE("merge refuses results of different sweeps and two different rows for 
     for (auto n : {"a", "b", "c"})
         REQUIRE(run_cardsim("sweep " + (s / (std::string(n) + ".toml")).string() + " -o " + (s / n).string())
                     .code == 0);
-    auto h = run_cardsim("sweep --merge " + (s / "a").string() + " " + (s / "b").string() + " -o " +
-                         (s / "m").string());
+    auto h = run_cardsim("sweep --merge " + (s / "a" / "results.csv").string() + " " +
+                         (s / "b" / "results.csv").string() + " -o " + (s / "m").string());
     REQUIRE(h.code == 2);
     REQUIRE(contains(h.out, "its columns differ"));
     auto c = run_cardsim("sweep --merge " + (s / "a").string() + " " + (s / "c").string() + " -o " +
                          (s / "m").string());
     REQUIRE(c.code == 2);
-    REQUIRE(contains(c.out, "point 0 differs from its row at"));
+    REQUIRE(contains(c.out, "expected shards of one sweep, run with the same settings"));
+    // Results files alone (no settings beside them): rows for one point must agree.
+    auto rows = run_cardsim("sweep --merge " + (s / "a" / "results.csv").string() + " " +
+                            (s / "c" / "results.csv").string() + " -o " + (s / "m").string());
+    REQUIRE(rows.code == 2);
+    REQUIRE(contains(rows.out, "point 0 differs from its row at"));
+    REQUIRE(!std::filesystem::exists(s / "m/results.csv"));
+    // Shards of one grid run with other settings (tokens) merged into rows that read as one sweep.
+    write(s / "d.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
+    write(s / "e.toml", tiny_model(3) + "[axes]\nddr.channels = [1, 2]\n");
+    REQUIRE(run_cardsim("sweep " + (s / "d.toml").string() + " --shard 0/2 -o " + (s / "d").string()).code ==
+            0);
+    REQUIRE(run_cardsim("sweep " + (s / "e.toml").string() + " --shard 1/2 -o " + (s / "e").string()).code ==
+            0);
+    auto mixed = run_cardsim("sweep --merge " + (s / "d").string() + " " + (s / "e").string() + " -o " +
+                             (s / "m").string());
+    INFO(mixed.out);
+    REQUIRE(mixed.code == 2);
+    REQUIRE(contains(mixed.out, "sweep-settings.txt differs from"));
     REQUIRE(!std::filesystem::exists(s / "m/results.csv"));
     REQUIRE(run_cardsim("sweep --merge " + (s / "absent").string() + " -o " + (s / "m").string()).code == 2);
 }
