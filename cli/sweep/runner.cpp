@@ -7,6 +7,7 @@
 #include "engine/io/atomic_file.hpp"
 
 #include <fmt/core.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -211,6 +212,52 @@ void check_settings(const SweepSpec& spec, const std::filesystem::path& dir) {
                     i < a.size() ? a[i].second : "", spec.file.string(), i < b.size() ? b[i].second : ""));
 }
 
+/// What the spec's model directories hold, as DIR/sweep-models.txt records it: for each model given
+/// by path, the xxh64 of its config.json, and in a full sweep (whose figures depend on the weights)
+/// each safetensors file's name, size and modification time. A model regenerated or replaced under
+/// the same path then no longer matches its rows. Generated models are named by their settings.
+std::string models_text(const SweepSpec& spec) {
+    std::string t = "# What the model directories held when this sweep ran; a rerun (resume) must match.\n";
+    for (auto& m : spec.models) {
+        const auto* path = std::get_if<std::filesystem::path>(&m.source);
+        if (!path) continue;
+        std::error_code ec;
+        const auto config = *path / "config.json";
+        std::uint64_t config_digest = 0;
+        if (std::filesystem::is_regular_file(config, ec)) {
+            const auto text = io::read_file(config);
+            config_digest = XXH64(text.data(), text.size(), 0);
+        }
+        t += fmt::format("model.{}.config={:016x}\n", m.name, config_digest);
+        if (!spec.full) continue;
+        std::vector<std::string> files;
+        for (auto it = std::filesystem::directory_iterator(*path, ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+            if (it->path().extension() != ".safetensors") continue;
+            std::error_code e;
+            const auto size = it->file_size(e);
+            const auto written = it->last_write_time(e).time_since_epoch().count();
+            files.push_back(fmt::format("{}:{}:{}", it->path().filename().string(), size, written));
+        }
+        std::sort(files.begin(), files.end());
+        for (auto& f : files)
+            t += fmt::format("model.{}.weights={}\n", m.name, f);
+    }
+    return t;
+}
+
+/// Checks DIR/sweep-models.txt, when there (a directory made before it has none), against what the
+/// spec's models hold now.
+void check_models(const SweepSpec& spec, const std::filesystem::path& dir) {
+    const auto file = dir / "sweep-models.txt";
+    if (!std::filesystem::exists(file)) return;
+    if (io::read_file(file) == models_text(spec)) return;
+    throw Error(fmt::format("{}: a model directory of {} holds other files than when these results were made "
+                            "(regenerated or replaced: its rows would mix two models); use another -o DIR "
+                            "(or remove the directory to start over)",
+                            file.string(), spec.file.string()));
+}
+
 /// An exclusive lock on DIR/.lock for its lifetime: two sweeps never write one directory.
 class DirectoryLock {
 public:
@@ -319,9 +366,11 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
     std::filesystem::create_directories(dir);
     const DirectoryLock lock(dir);
     check_settings(spec, dir);
+    check_models(spec, dir);
     ResultsFile results(dir / "results.csv", spec, grid);
     HostTimes host(dir / "host.csv");
     io::write_file_atomically(dir / "sweep-settings.txt", settings_text(spec));
+    io::write_file_atomically(dir / "sweep-models.txt", models_text(spec));
     if (options.retry_failed) results.forget_failures();
     std::deque<const Point*> todo;
     for (auto& p : points)

@@ -188,6 +188,37 @@ TEST_CASE("a resume refuses a directory holding another sweep's results") {
     REQUIRE(contains(a.out, "results.csv:1: its columns"));
 }
 
+TEST_CASE("a resume refuses a model directory regenerated or replaced since its rows were made") {
+    ScratchDir s("sweep-model-changed");
+    const auto m = (s / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 1 -o " + m).code == 0);
+    const std::string out = (s / "out").string();
+    for (bool full : {false, true}) {
+        const auto dir = out + (full ? "-full" : "");
+        write(s / "spec.toml", "tokens = 2\nmodel = \"" + m + "\"\n" + (full ? "full = true\n" : "") +
+                                   "[axes]\nddr.channels = [1]\n");
+        REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + dir).code == 0);
+        CHECK(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + dir).code ==
+              0); // unchanged: resumes
+    }
+    // Another seed, the same config: timing-only rows do not depend on the weights, full rows do.
+    std::filesystem::remove_all(m);
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 2 -o " + m).code == 0);
+    write(s / "spec.toml", "tokens = 2\nmodel = \"" + m + "\"\n[axes]\nddr.channels = [1]\n");
+    CHECK(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out).code == 0);
+    write(s / "spec.toml", "tokens = 2\nmodel = \"" + m + "\"\nfull = true\n[axes]\nddr.channels = [1]\n");
+    auto full = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out + "-full");
+    CHECK(full.code == 2);
+    CHECK(contains(full.out, "sweep-models.txt: a model directory"));
+    // Another model under the same path: refused for timing-only rows too.
+    std::filesystem::remove_all(m);
+    REQUIRE(run_cardsim("make-model --arch dense --size tiny --seed 1 -o " + m).code == 0);
+    write(s / "spec.toml", "tokens = 2\nmodel = \"" + m + "\"\n[axes]\nddr.channels = [1]\n");
+    auto other = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out);
+    CHECK(other.code == 2);
+    CHECK(contains(other.out, "regenerated or replaced"));
+}
+
 TEST_CASE("with retry-failed a rerun runs the failed points again, and only those") {
     ScratchDir s("sweep-retry");
     write(s / "spec.toml", tiny_model(2) + "[axes]\nunits.conv.count = [1, 0]\nddr.channels = [1, 2]\n");
