@@ -219,6 +219,24 @@ TEST_CASE("a resume refuses a model directory regenerated or replaced since its 
     CHECK(contains(other.out, "regenerated or replaced"));
 }
 
+TEST_CASE("a constraint added to a finished sweep keeps the other points' rows and drops the skipped ones") {
+    ScratchDir s("sweep-skip-added");
+    write(s / "spec.toml", channels_spec(2));
+    const std::string out = (s / "out").string();
+    REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out).code == 0);
+    const auto before = csv(read(s / "out/results.csv"));
+    REQUIRE(before.size() == 3); // points 0 and 1: ddr.channels 1 and 2
+    write(s / "spec.toml",
+          tiny_model(2) + "skip_if = \"ddr.channels == 2\"\n[axes]\nddr.channels = [1, 2]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "1 already in results.csv, 0 run now"));
+    const auto after = csv(read(s / "out/results.csv"));
+    REQUIRE(after.size() == 2);
+    CHECK(after[1] == before[1]); // point 0's row, as it was
+}
+
 TEST_CASE("with retry-failed a rerun runs the failed points again, and only those") {
     ScratchDir s("sweep-retry");
     write(s / "spec.toml", tiny_model(2) + "[axes]\nunits.conv.count = [1, 0]\nddr.channels = [1, 2]\n");
