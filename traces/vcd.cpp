@@ -1,5 +1,6 @@
 #include "traces/vcd.hpp"
 
+#include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "traces/lexical.hpp"
 
@@ -148,7 +149,13 @@ std::string to_vcd(const Trace& t) {
     // variable takes (two cycles one picosecond apart only on a clock above 1 THz).
     const long double ps_per_cycle = 1e6L / static_cast<long double>(t.header.clock_mhz);
     auto ps = [&](std::uint64_t cycle) {
-        return static_cast<std::uint64_t>(std::llround(static_cast<long double>(cycle) * ps_per_cycle));
+        const long double at = std::round(static_cast<long double>(cycle) * ps_per_cycle);
+        // VCD times are integers of picoseconds: a cycle past 2^63 ps (about 107 days of card time) has none.
+        if (!(at < 0x1p63L))
+            throw Error(fmt::format("cycle {} at {} MHz lies past 2^63 picoseconds, the longest time a VCD "
+                                    "file here can hold",
+                                    cycle, t.header.clock_mhz));
+        return static_cast<std::uint64_t>(at);
     };
     struct Change {
         std::uint64_t time;

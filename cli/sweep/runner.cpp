@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <fcntl.h>
 #include <set>
 #include <sys/file.h>
@@ -395,6 +396,22 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
 
     StopSignals signals;
     std::vector<Running> running;
+    // An error out of the loop (a row that cannot be written: a full disk; a point that cannot be
+    // started) takes the running points and the work folder with it, as an interrupt does.
+    struct OnError {
+        std::vector<Running>& running;
+        std::filesystem::path work;
+        int exceptions = std::uncaught_exceptions();
+        ~OnError() {
+            if (std::uncaught_exceptions() <= exceptions) return;
+            for (auto& r : running)
+                r.child.kill(SIGTERM);
+            for (auto& r : running)
+                (void)r.child.wait();
+            std::error_code ec;
+            std::filesystem::remove_all(work, ec);
+        }
+    } on_error{running, work};
     const auto start = Clock::now();
     const std::size_t total = todo.size();
     std::size_t finished = 0, failed_now = 0;

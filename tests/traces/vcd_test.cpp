@@ -126,3 +126,14 @@ TEST_CASE("write_vcd writes the file whole and leaves nothing else beside it", "
     CHECK_THROWS(write_vcd(d / "missing" / "t.vcd", t));
     CHECK_FALSE(std::filesystem::exists(d / "missing"));
 }
+
+TEST_CASE("a trace whose cycles lie past the picoseconds a VCD can hold is refused, not wrapped",
+          "[traces][vcd]") {
+    auto t = sample_trace();
+    // At 331.25 MHz a cycle is about 3019 ps: 2^62 cycles are far past 2^63 ps (llround overflowed
+    // into #9223372036854775808 before).
+    auto& last = t.records.back();
+    last.start = std::uint64_t(1) << 62;
+    last.end = last.start + 10;
+    CHECK_THROWS_WITH(to_vcd(t), Catch::Contains("lies past 2^63 picoseconds"));
+}
