@@ -43,6 +43,9 @@ int run_check(std::span<const std::string> args) {
     if (report.runs() && decoder)
         if (auto why = lower::arena_refusal(built.graph, graph::Bucket{seqs, seqs, 0}, config.sram.bytes))
             report.refusals.push_back({std::nullopt, *why});
+    // A split by heads and columns (tp, ep) is for decoders: refused here as `run` refuses it.
+    if (plan.tensor > 1)
+        if (auto why = models::shard_refusal(model.spec)) report.refusals.push_back({std::nullopt, *why});
     fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec),
                report.listing(built.graph));
     // The DDR budget of a decoder's program for these positions and sequences (shapes only: no

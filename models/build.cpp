@@ -40,10 +40,16 @@ BuiltGraph build_graph(const Checkpoint& checkpoint, const ModelSpec& spec) {
     return b;
 }
 
+std::optional<std::string> shard_refusal(const ModelSpec& spec) {
+    if (std::holds_alternative<DecoderSpec>(spec)) return std::nullopt;
+    return fmt::format(
+        "--plan tp (and ep) splits a decoder's heads and MLP over the cards, and this model is "
+        "not a decoder: {}",
+        describe(spec));
+}
+
 BuiltGraph build_shard(const Checkpoint& checkpoint, const ModelSpec& spec, const Shard& shard) {
-    if (!std::holds_alternative<DecoderSpec>(spec))
-        throw Error(fmt::format(
-            "--plan tp splits a decoder's heads and MLP over the cards; a {} is not split", describe(spec)));
+    if (auto why = shard_refusal(spec)) throw Error(*why);
     const auto tensors = bind_tensors(checkpoint, spec);
     BuiltGraph b = build_decoder_shard(std::get<DecoderSpec>(spec), tensors, shard);
     if (auto problem = graph::check(b.graph))

@@ -60,6 +60,10 @@ BuiltGraph build_decoder_shard(const DecoderSpec& spec, const std::map<std::stri
 /// `build_graph`'s tensor-parallel form: card `shard.card`'s graph (build_decoder_shard); an
 /// encoder is a cardsim::Error.
 BuiltGraph build_shard(const Checkpoint& checkpoint, const ModelSpec& spec, const Shard& shard);
+
+/// Why a model of `spec` cannot be split by heads and columns over cards (`--plan tp`, `ep` and
+/// their products with pp: build_shard refuses it), or nothing: `check` and `run` say the same.
+std::optional<std::string> shard_refusal(const ModelSpec& spec);
 /// The encoder part of `build_graph`, over tensors bound by `bind_tensors`.
 BuiltGraph build_encoder(const EncoderSpec& spec, const std::map<std::string, graph::W>& tensors);
 

@@ -737,3 +737,23 @@ TEST_CASE("a tp×pp system's trace holds every card and every hop of its links, 
         CHECK(same.code == 0);
     }
 }
+
+TEST_CASE("check refuses a split by heads of a model that is not a decoder, as run does, and grants pp") {
+    ScratchDir dir("cards-encoder");
+    const auto e = (dir.path() / "e").string();
+    REQUIRE(run_cardsim("make-model --arch encoder --size tiny --seed 1 -o " + e).code == 0);
+    const std::string config = " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+    for (const std::string plan :
+         {"tp --set system.cards=2", "ep --set system.cards=2", "tp×pp --set system.cards=4"}) {
+        auto check = run_cardsim("check " + e + config + " --plan " + plan);
+        auto run = run_cardsim("run " + e + config + " --timing-only --plan " + plan);
+        INFO(plan << ":\n" << check.out << run.out);
+        CHECK(check.code == 1);
+        CHECK(contains(check.out, "this model is not a decoder"));
+        CHECK(run.code == 2);
+        CHECK(contains(run.out, "this model is not a decoder"));
+    }
+    auto pp = run_cardsim("check " + e + config + " --plan pp --set system.cards=2");
+    CHECK(pp.code == 0);
+    CHECK(run_cardsim("run " + e + config + " --timing-only --plan pp --set system.cards=2").code == 0);
+}
