@@ -188,8 +188,8 @@ RunReport run_model(const RunRequest& req) {
     auto simulated = stages::simulate(req, compiled, feed);
     rep.host.simulation = simulated.run.host_seconds;
     const double simulated_outputs = simulated.outputs_seconds;
-    if (compiled
-            .prefill) { // a --prompt-len prefill is simulated inside compile (in its child): count it here
+    // A --prompt-len prefill is simulated inside compile (in its child process): count it here.
+    if (compiled.prefill) {
         rep.host.compile = std::max(0.0, rep.host.compile - compiled.prefill->host_seconds);
         rep.host.simulation += compiled.prefill->host_seconds;
     }

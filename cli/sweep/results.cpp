@@ -294,15 +294,6 @@ std::size_t row_id(const CsvRow& row, std::string_view where) {
     return id;
 }
 
-namespace {
-
-/// Whether the spec has constraints (`skip_if`) that leave points of its full grid out.
-bool spec_skips(const SweepSpec& spec) {
-    return !spec.skip_if.empty();
-}
-
-} // namespace
-
 ResultsFile::ResultsFile(std::filesystem::path path, const SweepSpec& spec, const Grid& grid)
     : path_(std::move(path)), header_(result_columns(spec)), status_column_(column(header_, "status")) {
     if (std::filesystem::exists(path_)) {
@@ -323,7 +314,7 @@ ResultsFile::ResultsFile(std::filesystem::path path, const SweepSpec& spec, cons
             auto it = points.find(id);
             // A point of the full grid that a skip_if added since leaves out: its row goes with it
             // (point ids are the full grid's, so the others keep theirs).
-            if (it == points.end() && id < grid.full_size && spec_skips(spec)) continue;
+            if (it == points.end() && id < grid.full_size && !spec.skip_if.empty()) continue;
             if (it == points.end())
                 throw Error(
                     fmt::format("{}: point {} is not in this spec's grid (of {} points, {} kept by skip_if); "

@@ -73,15 +73,14 @@ std::filesystem::path pack_cache_entry(const std::filesystem::path& dir, std::ui
 /// The lock of one entry, held while a lowering that missed it packs and writes it: an exclusive
 /// flock on `DIR/.locks/NAME.lock` (created if need be; the kernel releases it when its process
 /// ends, however it ends). Taking it waits for another process that holds it. When the lock file
-/// cannot be made (a read-only cache), it holds nothing and says so (`held`): lowering then packs
-/// unlocked, as it would with no other process.
+/// cannot be made (a read-only cache), it holds nothing: lowering then packs unlocked, as it would
+/// with no other process.
 class PackLock {
 public:
     explicit PackLock(const std::filesystem::path& entry);
     ~PackLock();
     PackLock(const PackLock&) = delete;
     PackLock& operator=(const PackLock&) = delete;
-    bool held() const { return fd_ >= 0; }
 
 private:
     int fd_ = -1;
