@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace cardsim::cli::sweep {
@@ -100,12 +101,17 @@ void append_record(const std::filesystem::path& path, std::string_view line) {
     int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         throw Error(fmt::format("cannot open `{}` to append: {}", path.string(), std::strerror(errno)));
+    // A record is appended whole or not at all: a failed write (a full disk, a file size limit)
+    // cuts the file back to its records before.
+    struct stat before {};
+    const bool sized = ::fstat(fd, &before) == 0;
     std::size_t done = 0;
     while (done < line.size()) {
         auto n = ::write(fd, line.data() + done, line.size() - done);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             int e = errno;
+            if (sized && done > 0) (void)::ftruncate(fd, before.st_size);
             ::close(fd);
             throw Error(fmt::format("cannot append to `{}`: {}", path.string(), std::strerror(e)));
         }

@@ -35,7 +35,8 @@ CsvTable parse_csv(std::string_view text, std::string_view source, bool drop_par
 CsvTable read_csv(const std::filesystem::path& path, bool drop_partial_tail = false);
 
 /// Appends `line` (one whole record) to `path` with one write on an O_APPEND descriptor and
-/// fsyncs it, so that a crash leaves the file with the record or without it. Failure is a
+/// fsyncs it, so that a crash leaves the file with the record or without it; a write that fails
+/// part-way (a full disk, a file size limit) cuts the file back to its size before. Failure is a
 /// cardsim::Error naming the path.
 void append_record(const std::filesystem::path& path, std::string_view line);
 

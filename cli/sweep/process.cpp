@@ -88,22 +88,27 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::filesystem::
 }
 
 std::optional<Ended> Child::poll() {
+    if (ended_) return ended_;
     int status = 0;
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == 0 || (r < 0 && errno == EINTR)) return std::nullopt;
     if (r < 0) throw Error(fmt::format("cannot wait for process {}: {}", pid_, std::strerror(errno)));
-    return ended(status);
+    ended_ = ended(status);
+    return ended_;
 }
 
 Ended Child::wait() {
+    if (ended_) return *ended_;
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0)
         if (errno != EINTR)
             throw Error(fmt::format("cannot wait for process {}: {}", pid_, std::strerror(errno)));
-    return ended(status);
+    ended_ = ended(status);
+    return *ended_;
 }
 
 void Child::kill(int signal) const {
+    if (ended_) return;                                   // reaped: its id may be another process's now
     if (::kill(-pid_, signal) != 0) ::kill(pid_, signal); // its group (spawn made one), else itself
 }
 

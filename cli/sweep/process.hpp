@@ -27,7 +27,8 @@ struct Ended {
 
 /// A running child process, the leader of a process group of its own (what it forks is in it too).
 /// Its standard input is /dev/null; its standard output and error go to the given files (created or
-/// truncated).
+/// truncated). Once reaped (`poll` saw it end, or `wait`), how it ended is kept: `poll` and `wait`
+/// return it again and `kill` sends nothing (its process id may belong to another process by then).
 class Child {
 public:
     /// Starts `argv[0]` (a path) with `argv`. Failure to start is a cardsim::Error.
@@ -37,13 +38,14 @@ public:
     std::optional<Ended> poll();
     /// Waits for it to end.
     Ended wait();
-    /// Sends `signal` to its process group: it and every process it started.
+    /// Sends `signal` to its process group, it and every process it started; nothing once reaped.
     void kill(int signal) const;
     pid_t pid() const { return pid_; }
 
 private:
     explicit Child(pid_t pid) : pid_(pid) {}
     pid_t pid_;
+    std::optional<Ended> ended_; ///< set when reaped
 };
 
 } // namespace cardsim::cli::sweep

@@ -404,10 +404,15 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
         int exceptions = std::uncaught_exceptions();
         ~OnError() {
             if (std::uncaught_exceptions() <= exceptions) return;
+            // Nothing here may throw: the error on its way out is the one to report. A point
+            // whose row failed to be written was reaped already; `Child` then sends nothing.
             for (auto& r : running)
                 r.child.kill(SIGTERM);
             for (auto& r : running)
-                (void)r.child.wait();
+                try {
+                    (void)r.child.wait();
+                } catch (const std::exception&) {
+                }
             std::error_code ec;
             std::filesystem::remove_all(work, ec);
         }

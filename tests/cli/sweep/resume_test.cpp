@@ -163,6 +163,42 @@ TEST_CASE("an interrupted sweep (SIGTERM) exits 130 with its rows in point order
     check_complete(file, n, before);
 }
 
+TEST_CASE("a sweep whose results cannot be written stops its points, leaves whole records and resumes") {
+    ScratchDir s("sweep-full-disk");
+    const auto m = (s / "m").string();
+    REQUIRE(run_cardsim("make-model --arch hybrid --size tiny --seed 1 -o " + m).code == 0);
+    constexpr int n = 16;
+    std::string v;
+    for (int i = 1; i <= n; ++i)
+        v += (i > 1 ? ", " : "") + std::to_string(i);
+    write(s / "spec.toml", "tokens = 2\nmodel = \"" + m + "\"\n[axes]\nddr.channels = [" + v + "]\n");
+    const auto out = s / "out", file = out / "results.csv";
+    // A file size limit of 4 KiB stands for a full disk: results.csv (about 500 bytes a row) meets it
+    // after a few points, every other file stays below it. SIGXFSZ ignored: the write fails instead.
+    auto r = shell("bash -c \"trap '' XFSZ; ulimit -f 4; exec " + std::string(CARDSIM_BINARY) + " sweep " +
+                   (s / "spec.toml").string() + " -j 2 -o " + out.string() + "\"");
+    INFO(r.out);
+    REQUIRE(r.code == 2);
+    REQUIRE(contains(r.out, "cannot append to `" + file.string() + "`: File too large"));
+    // The running points went with it, and so did the work folder.
+    REQUIRE(!std::filesystem::exists(out / ".work"));
+    CHECK(processes_naming(out.string()).empty());
+    // Only whole records: the failed append was cut back.
+    const auto text = read(file);
+    REQUIRE(!text.empty());
+    REQUIRE(text.back() == '\n');
+    const auto rows = csv(text);
+    for (auto& row : rows)
+        REQUIRE(row.size() == rows[0].size());
+    auto before = records(file);
+    REQUIRE(!before.empty());
+    REQUIRE(before.size() < std::size_t(n));
+    auto again = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + out.string());
+    INFO(again.out);
+    REQUIRE(again.code == 0);
+    check_complete(file, n, before);
+}
+
 TEST_CASE("a resume refuses a directory holding another sweep's results") {
     ScratchDir s("sweep-other");
     write(s / "spec.toml", channels_spec(2));

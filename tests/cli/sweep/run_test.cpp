@@ -247,24 +247,6 @@ TEST_CASE("a sweep with a prompt length reports each point's prefill and decode 
     CHECK(contains(bad.out, "needs timing-only points"));
 }
 
-namespace {
-
-/// The processes whose command line mentions `text` (scanned from /proc).
-std::vector<std::string> processes_naming(const std::string& text) {
-    std::vector<std::string> found;
-    for (auto& e : std::filesystem::directory_iterator("/proc")) {
-        const auto name = e.path().filename().string();
-        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-        std::ifstream in(e.path() / "cmdline", std::ios::binary);
-        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-        if (cmdline.find(text) != std::string::npos) found.push_back(name + ": " + cmdline);
-    }
-    return found;
-}
-
-} // namespace
-
 TEST_CASE("a point killed at its timeout takes every process it started with it") {
     ScratchDir s("sweep-timeout");
     // A long prefill, which `cardsim run` simulates in a child process of its own.

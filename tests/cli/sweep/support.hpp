@@ -7,8 +7,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -86,6 +89,20 @@ inline Ran shell(const std::string& cmd) {
     int status = ::pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
+}
+
+/// The processes whose command line mentions `text` (scanned from /proc).
+inline std::vector<std::string> processes_naming(const std::string& text) {
+    std::vector<std::string> found;
+    for (auto& e : std::filesystem::directory_iterator("/proc")) {
+        const auto name = e.path().filename().string();
+        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+        std::ifstream in(e.path() / "cmdline", std::ios::binary);
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find(text) != std::string::npos) found.push_back(name + ": " + cmdline);
+    }
+    return found;
 }
 
 /// A spec head generating a tiny hybrid model (seed 1), `tokens` tokens, timing-only.
