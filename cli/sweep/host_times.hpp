@@ -15,7 +15,8 @@ namespace cardsim::cli::sweep {
 class HostTimes {
 public:
     /// Opens (or creates) the file; an existing file's rows are kept (a resumed sweep), a last
-    /// record cut short by a crash is dropped, and a file with other columns is a cardsim::Error.
+    /// record cut short by a crash is dropped, a file written before `host_setup_seconds` existed
+    /// gains it (empty), and a file with other columns is a cardsim::Error.
     explicit HostTimes(std::filesystem::path path);
     /// Records point `id`'s phases from its `--machine` output (`host_*=` lines; a phase the
     /// command does not have is an empty cell). Nothing for an output without host lines.

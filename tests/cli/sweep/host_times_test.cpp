@@ -30,7 +30,12 @@ TEST_CASE("a sweep writes each point's host phases to host.csv, a row a point, k
         CHECK(host[i][column(h, "host_compile_weights")] == "none"); // timing-only: shapes alone
         const double total = std::stod(host[i][column(h, "host_total_seconds")]);
         CHECK(total > 0);
-        CHECK(std::stod(host[i][column(h, "host_simulation_seconds")]) <= total);
+        const double simulation = std::stod(host[i][column(h, "host_simulation_seconds")]);
+        CHECK(simulation <= total);
+        // The simulation splits into setup and steps.
+        CHECK(std::stod(host[i][column(h, "host_setup_seconds")]) +
+                  std::stod(host[i][column(h, "host_steps_seconds")]) <=
+              simulation * (1 + 1e-9));
     }
     // results.csv has no host column.
     const auto results = csv(read(s / "out/results.csv"));
@@ -40,6 +45,29 @@ TEST_CASE("a sweep writes each point's host phases to host.csv, a row a point, k
     const auto before = read(s / "out/host.csv");
     REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string()).code == 0);
     CHECK(read(s / "out/host.csv") == before);
+    // A host.csv written before the setup column existed gains it, empty, and keeps its rows.
+    {
+        const auto setup = column(h, "host_setup_seconds");
+        std::string old_text;
+        for (auto row : csv(before)) {
+            row.erase(row.begin() + std::ptrdiff_t(setup));
+            for (std::size_t c = 0; c < row.size(); ++c)
+                old_text += (c ? "," : "") + row[c];
+            old_text += "\n";
+        }
+        write(s / "out/host.csv", old_text);
+        REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string()).code == 0);
+        const auto upgraded = csv(read(s / "out/host.csv"));
+        REQUIRE(upgraded.size() == 3);
+        CHECK(upgraded[0] == h);
+        for (std::size_t i = 1; i < 3; ++i) {
+            CHECK(upgraded[i][setup].empty());
+            auto expected = host[i];
+            expected[setup].clear();
+            CHECK(upgraded[i] == expected);
+        }
+        write(s / "out/host.csv", before);
+    }
     // A record cut short by a crash is dropped, and the next point's row starts on its own line.
     {
         auto text = read(s / "out/host.csv");
