@@ -94,7 +94,15 @@ int run_check(std::span<const std::string> args) {
             }
         }
     }
-    fmt::print("{}\n{}", fit::verdict_line(fit::check_fit(config)), report.verdict());
+    // The verdict is the model's on this card; a card config that does not fit the chip is said
+    // on the verdict line too (the exit code stays the model's), so that a reader of the last line
+    // alone is not told the card runs it and nothing else.
+    const auto fit = fit::check_fit(config);
+    std::string verdict = report.verdict();
+    if (!fit.fits() && report.runs())
+        verdict.insert(verdict.find_last_not_of('\n') + 1,
+                       "; but this card config does not fit the chip (the fit line above)");
+    fmt::print("{}\n{}", fit::verdict_line(fit), verdict);
     return report.runs() ? Ok : Negative;
 }
 

@@ -82,3 +82,20 @@ TEST_CASE("check --seqs S holds the arena of a step of S sequences to the SRAM, 
     CHECK(run.code == 1);
     CHECK(contains(run.out, "the arena needs"));
 }
+
+TEST_CASE("check of a model on a card config that does not fit the chip says so on the verdict line") {
+    ScratchDir d("check-no-fit");
+    const auto m = make_model(d, "dense");
+    // A kernel clock far above any Fmax the fit model estimates: the card config does not fit.
+    auto r = run_cardsim("check " + m + " --set clock.kernel_mhz=900");
+    INFO(r.out);
+    CHECK(r.code == 0); // the verdict is the model's: the card runs it
+    CHECK(contains(r.out, "fit: no: "));
+    CHECK(count(r.out, "verdict: ") == 1);
+    CHECK(last_line(r.out).rfind("verdict: the card runs this model", 0) == 0);
+    CHECK(contains(last_line(r.out), "but this card config does not fit the chip"));
+    // A card that fits says nothing of the kind.
+    auto ok = run_cardsim("check " + m);
+    CHECK(contains(ok.out, "fit: yes"));
+    CHECK_FALSE(contains(ok.out, "does not fit the chip"));
+}
