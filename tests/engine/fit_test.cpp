@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,19 @@ TEST_CASE(
     CHECK(fit::verdict_line(r).rfind("fit: yes", 0) == 0);
     // The design sweep's default (issue 33) uses the chip: more than half its DSP blocks.
     CHECK(2 * r.table.total.dsps > config.fit.device.dsps);
+}
+
+TEST_CASE("every card config shipped in configs/ fits the chip at its own clock") {
+    std::vector<std::filesystem::path> files;
+    for (auto& e : std::filesystem::directory_iterator(std::filesystem::path(CARDSIM_SOURCE_DIR) / "configs"))
+        if (e.path().extension() == ".toml") files.push_back(e.path());
+    REQUIRE(files.size() >= 3); // d5005, golden, encoder
+    for (auto& f : files) {
+        auto config = card::load_card_config(f);
+        auto r = fit::check_fit(config);
+        INFO(f.string() << "\n" << fit::describe(r, config.fit.device.name));
+        CHECK(r.fits());
+    }
 }
 
 TEST_CASE("each unit kind's resources grow with its width by its per-lane costs and with its count") {
