@@ -3,6 +3,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/host_clock.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/pack_cache_option.hpp"
 #include "cli/plan_option.hpp"
@@ -160,8 +161,10 @@ int run_serve(std::span<const std::string> args) {
                     "(drop --pack-cache, or add --check)");
     req.progress = ::isatty(2) && !vm["machine"].as<bool>();
     auto rep = serve_model(req);
+    const double outputs_start = process_seconds();
     if (vm.count("table")) serve::write_request_table(vm["table"].as<std::string>(), rep.times);
     outputs.keep();
+    rep.add_outputs(process_seconds() - outputs_start);
     fmt::print("{}", vm["machine"].as<bool>() ? rep.machine() : rep.text());
     return rep.ok() ? Ok : Negative;
 }

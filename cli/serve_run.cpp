@@ -450,10 +450,10 @@ std::string ServeReport::text() const {
                          mismatch.empty() ? "" : ": " + mismatch);
     o += fmt::format(
         "host: {:.2f} s in all: load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s for {:.6f} s "
-        "simulated ({:.1f} host seconds a simulated second){}\n",
+        "simulated ({:.1f} host seconds a simulated second){}, outputs {:.2f} s\n",
         host_total, host_load, host_compile, traces::report::weights_phrase(host_weights), host_seconds,
         run.seconds, run.seconds > 0 ? host_seconds / run.seconds : 0.0,
-        bit_exact ? fmt::format(", golden {:.2f} s", host_golden) : "");
+        bit_exact ? fmt::format(", golden {:.2f} s", host_golden) : "", host_outputs);
     return o;
 }
 
@@ -498,6 +498,7 @@ std::string ServeReport::machine() const {
     kv("host_compile_weights", host_weights);
     kv("host_simulation_seconds", host_seconds);
     kv("host_golden_seconds", bit_exact ? fmt::format("{}", host_golden) : ""); // empty: no --check
+    kv("host_outputs_seconds", host_outputs);
     o += serve::machine(summary);
     return o;
 }

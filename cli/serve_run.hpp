@@ -67,8 +67,9 @@ struct ServeReport {
     std::string mismatch;          ///< the first difference
     double host_seconds = 0;       ///< wall-clock seconds of the simulation
     /// The host's time, phase by phase: load (the checkpoint or the set), compile (the buckets),
-    /// simulation, golden (--check), total (the process so far).
-    double host_load = 0, host_compile = 0, host_golden = 0, host_total = 0;
+    /// simulation, golden (--check), outputs (`--table`; `add_outputs`), total (the process so
+    /// far, outputs included).
+    double host_load = 0, host_compile = 0, host_golden = 0, host_outputs = 0, host_total = 0;
     /// Where the compile's weights came from: `packed`, `cache` (the pack cache), `none` (shapes
     /// only), `program` (a program set's file).
     std::string host_weights = "program";
@@ -79,6 +80,11 @@ struct ServeReport {
     fit::FitReport fit;          ///< whether the card config fits the device
     double watts = 0;            ///< average power over the run (engine/fit)
 
+    /// Counts `seconds` of writing the outputs: in the outputs phase and the total.
+    void add_outputs(double seconds) {
+        host_outputs += seconds;
+        host_total += seconds;
+    }
     std::string text() const;
     std::string machine() const;
     /// Whether the serve is a success: no bus error, bit-exact where checked, and every request

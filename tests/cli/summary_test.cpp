@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 
 #include <sstream>
@@ -124,4 +125,23 @@ TEST_CASE("a prefill simulated for --prompt-len counts as simulation, not compil
     // host_seconds is the decode's own simulation; the phase adds the prefill's 16 chunks to it.
     CHECK(std::stod(kv["host_simulation_seconds"]) > std::stod(kv["host_seconds"]));
     CHECK(std::stod(kv["host_compile_seconds"]) >= 0);
+}
+
+TEST_CASE("serve's host line and --machine count writing its table as outputs, inside the total") {
+    ScratchDir d("summary-serve-outputs");
+    const auto m = make_model(d, "hybrid");
+    const auto t = (d / "trace.csv").string();
+    { std::ofstream(t) << "arrival_s,prompt_tokens,output_tokens\n0,2,2\n0,3,2\n"; }
+    const auto table = (d / "table.csv").string();
+    auto text = run_cardsim("serve " + m + " --requests " + t + " --table " + table);
+    REQUIRE(text.code == 0);
+    CHECK(contains(text.out, ", outputs "));
+    auto kv =
+        machine_values(run_cardsim("serve " + m + " --requests " + t + " --machine --table " + table).out);
+    REQUIRE(kv.count("host_outputs_seconds"));
+    const double outputs = std::stod(kv["host_outputs_seconds"]);
+    CHECK(outputs >= 0);
+    const double serial = std::stod(kv["host_load_seconds"]) + std::stod(kv["host_compile_seconds"]) +
+                          std::stod(kv["host_simulation_seconds"]) + outputs;
+    CHECK(std::stod(kv["host_total_seconds"]) >= serial);
 }
