@@ -200,6 +200,7 @@ int run_model_command(std::span<const std::string> args) {
     if (vm.count("prompt-len")) req.prompt_len = vm["prompt-len"].as<std::size_t>();
     if (vm.count("microbatches")) req.microbatches = vm["microbatches"].as<std::size_t>();
     req.chunk = vm["chunk"].as<std::size_t>();
+    req.chunk_given = !vm["chunk"].defaulted();
     if (vm.count("trace")) req.trace = vm["trace"].as<std::string>();
     if (vm.count("perfetto")) req.perfetto = vm["perfetto"].as<std::string>();
     if (vm.count("vcd")) req.vcd = vm["vcd"].as<std::string>();

@@ -48,7 +48,8 @@ struct RunRequest {
     /// steps at the positions after it.
     std::optional<std::size_t> prompt_len;
     std::size_t chunk = 16;
-    bool reference = true; ///< measure accuracy against the f64 reference (full runs)
+    bool chunk_given = false; ///< --chunk was given: refused without --prompt-len rather than ignored
+    bool reference = true;    ///< measure accuracy against the f64 reference (full runs)
     std::optional<std::filesystem::path> trace, perfetto, vcd, csv;
     std::optional<std::filesystem::path> report; ///< the run's report page (HTML)
     bool trace_data = false;                     ///< the trace carries the bytes every command wrote

@@ -291,6 +291,14 @@ void check_request(const RunRequest& req) {
         if (!req.prompt.empty()) throw Error("--prompt-len: give a prompt length or a prompt, not both");
         if (req.check_layers) throw Error("--prompt-len: layer checks need a full run");
     }
+    if (req.chunk_given && !req.prompt_len)
+        throw Error("--chunk: it sizes the prefill steps of --prompt-len, and there is none (give "
+                    "--prompt-len N, or drop --chunk)");
+    if (req.check_layers && req.mode != sim::Mode::Full)
+        throw Error("--check-layers: a timing-only run computes nothing, so there are no layer outputs "
+                    "to check (drop --timing-only)");
+    if (!req.reference && req.mode != sim::Mode::Full)
+        throw Error("--no-reference: a timing-only run computes no f64 reference anyway (drop it)");
     if (req.program && req.check_layers)
         throw Error(fmt::format("{}: a program reads back the layers it was compiled to check: pass "
                                 "--check-layers to cardsim compile",

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 using cardsim::test::contains;
 using cardsim::test::make_model;
@@ -104,4 +106,26 @@ TEST_CASE("a path the file system refuses (a symlink loop) is bad input naming i
         CHECK_FALSE(contains(r.out, "internal error"));
         CHECK(contains(r.out, (d / "a").string()));
     }
+}
+
+TEST_CASE("run options that do nothing in the run asked for are refused naming the option, never ignored") {
+    const ScratchDir d("run-ignored-options");
+    const auto m = make_model(d, "dense");
+    struct Case {
+        std::string args, says;
+    };
+    const std::vector<Case> cases = {
+        {"--chunk 4", "--chunk: it sizes the prefill steps of --prompt-len, and there is none"},
+        {"--timing-only --check-layers 0", "--check-layers: a timing-only run computes nothing"},
+        {"--timing-only --no-reference", "--no-reference: a timing-only run computes no f64 reference"},
+    };
+    for (auto& c : cases) {
+        auto r = run_cardsim("run " + m + " --tokens 2 " + c.args);
+        INFO(c.args << ":\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, c.says));
+    }
+    // Where they do something they are taken.
+    CHECK(run_cardsim("run " + m + " --tokens 2 --timing-only --prompt-len 8 --chunk 4").code == 0);
+    CHECK(run_cardsim("run " + m + " --tokens 2 --check-layers 0 --no-reference").code == 0);
 }
