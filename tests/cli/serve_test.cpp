@@ -17,6 +17,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 using cardsim::test::contains;
 using cardsim::test::machine_values;
@@ -208,6 +209,32 @@ TEST_CASE("serve refuses what it cannot serve, naming why") {
     auto gen = run_cardsim("serve --gen poisson --rate 0 -o " + (d / "g.csv").string());
     CHECK(gen.code == 2);
     CHECK(contains(gen.out, "--rate"));
+}
+
+TEST_CASE("serve refuses an option that does nothing in the mode asked for, naming it, never ignores it") {
+    const ScratchDir d("serve-ignored");
+    auto m = make_model(d, "dense");
+    auto t = trace(d, "0,2,2,\n");
+    // The generator's options with a trace read from a file.
+    for (std::string o : {"--rate 5", "--count 3", "--prompt-len 2:3", "--output-len 4", "--seed 2"}) {
+        auto r = run_cardsim("serve " + m + " --requests " + t + " " + o);
+        INFO(o << ":\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, o.substr(0, o.find(' ')) + ": it shapes the requests --gen makes up"));
+    }
+    // Serving options when only a trace is written.
+    const auto g = (d / "g.csv").string();
+    for (std::string o : std::vector<std::string>{"--table " + (d / "t.csv").string(), "--token-budget 4",
+                                                  "--check", "--machine", "--set ddr.channels=2"}) {
+        auto r = run_cardsim("serve --gen poisson --count 3 -o " + g + " " + o);
+        INFO(o << ":\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, o.substr(0, o.find(' ')) + ": nothing is served"));
+        CHECK(!std::filesystem::exists(g));
+    }
+    // Where they do something they are taken.
+    CHECK(run_cardsim("serve --gen poisson --count 3 --rate 5 --seed 2 -o " + g).code == 0);
+    CHECK(run_cardsim("serve " + m + " --gen poisson --count 3 --token-budget 4 --machine").code == 0);
 }
 
 TEST_CASE("a generated Poisson trace is written whole and served") {
