@@ -87,17 +87,6 @@ json::object data_json(const DiffReport& r) {
     return d;
 }
 
-/// One CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_field(std::string_view s) {
-    if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
 /// One row of the CSV report.
 struct Row {
     std::string section{}, item{}, field{}, a{}, b{}, delta{}, pct{}, over{}, unit{}, opcode{}, phase{}, pc{},
@@ -346,6 +335,16 @@ std::string to_csv(const DiffReport& r, std::string_view name_a, std::string_vie
         add(row);
     }
     return out;
+}
+
+std::string csv_field(std::string_view s) {
+    if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
 }
 
 } // namespace cardsim::traces

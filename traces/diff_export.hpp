@@ -21,4 +21,8 @@ std::string to_json(const DiffReport& report, std::string_view name_a, std::stri
 /// (`section,item,field,a,b,delta,pct,over,unit,opcode,phase,pc,layer,detail`), RFC 4180 quoting.
 std::string to_csv(const DiffReport& report, std::string_view name_a, std::string_view name_b);
 
+/// One CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180), its quotes
+/// doubled.
+std::string csv_field(std::string_view s);
+
 } // namespace cardsim::traces

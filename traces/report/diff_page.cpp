@@ -301,16 +301,22 @@ std::string system_diff_page(const SystemDiffReport& r, std::string_view name_a,
     for (auto& l : r.links)
         differing += l.differs(r.cycles_tol_pct) ? 1 : 0;
     b += figure_card("links", fmt::format("{} of {} differ", differing, r.links.size()),
-                     "messages, bytes or busy cycles", differing ? "bad" : "good");
-    b += "</section>\n<section id=\"links\">\n<h2>Links</h2>\n<table class=\"data sortable\" "
-         "id=\"link-table\"><thead><tr><th>link</th><th>messages A</th><th>messages B</th><th>bytes A</th>"
-         "<th>bytes B</th><th>busy cycles A</th><th>busy cycles B</th><th>change</th><th></th></tr></thead>"
-         "<tbody>\n";
+                     "ports, messages one by one, bytes or busy cycles", differing ? "bad" : "good");
+    b +=
+        "</section>\n<section id=\"links\">\n<h2>Links</h2>\n<table class=\"data sortable\" "
+        "id=\"link-table\"><thead><tr><th>link</th><th>ports A</th><th>ports B</th><th>messages A</th>"
+        "<th>messages B</th><th>messages differing</th><th>bytes A</th><th>bytes B</th><th>busy cycles A</th>"
+        "<th>busy cycles B</th><th>change</th><th></th></tr></thead><tbody>\n";
+    auto ports = [](bool listed, std::uint32_t p) { return listed ? std::to_string(p) : std::string("-"); };
     for (auto& l : r.links)
         b += fmt::format("<tr><td>{} -&gt; {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                         l.from, l.to, l.messages_a, l.messages_b, l.bytes_a, l.bytes_b, l.busy_a, l.busy_b,
-                         escape(change(l.busy_a, l.busy_b)),
+                         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                         l.from, l.to, ports(l.in_a, l.ports_a), ports(l.in_b, l.ports_b), l.messages_a,
+                         l.messages_b,
+                         l.first_message ? fmt::format("{} (the first: message {})", l.messages_differing,
+                                                       l.first_message->index)
+                                         : std::string("0"),
+                         l.bytes_a, l.bytes_b, l.busy_a, l.busy_b, escape(change(l.busy_a, l.busy_b)),
                          !l.in_a                       ? "only in B"
                          : !l.in_b                     ? "only in A"
                          : l.differs(r.cycles_tol_pct) ? "differs"
