@@ -264,18 +264,20 @@ std::string to_json(const SystemDiffReport& r, std::string_view name_a, std::str
 }
 
 std::string to_csv(const SystemDiffReport& r, std::string_view name_a, std::string_view name_b) {
-    std::string out;
+    // The system's verdict first (no card: a reader that takes the first verdict row gets the
+    // whole comparison's, links included), then each card's rows, then the links'.
+    std::string out = "card,section,item,field,a,b,delta,pct,over,unit,opcode,phase,pc,layer,detail\n";
+    out += fmt::format(",verdict,,,{},{},,,{},,,,,,{}\n", csv_field(name_a), csv_field(name_b),
+                       r.agree() ? "0" : "1", csv_field(r.verdict()));
     for (std::size_t k = 0; k < r.cards.size(); ++k) {
         auto text = to_csv(r.cards[k], name_a, name_b);
         std::size_t at = 0;
         bool header = true;
         for (auto nl = text.find('\n'); nl != std::string::npos; at = nl + 1, nl = text.find('\n', at)) {
-            if (header && k == 0) out += "card," + text.substr(at, nl - at) + "\n";
             if (!header) out += fmt::format("{},{}\n", k, text.substr(at, nl - at));
             header = false;
         }
     }
-    if (out.empty()) out = "card,section,item,field,a,b,delta,pct,over,unit,opcode,phase,pc,layer,detail\n";
     for (auto& l : r.links) {
         const auto over = l.differs(r.cycles_tol_pct) ? "1" : "0";
         // A value on each side (none where that side lacks it), the delta and per cent when both have one.

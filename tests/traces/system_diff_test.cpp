@@ -86,6 +86,10 @@ TEST_CASE("a system diff of two identical traces agrees, showing each link's por
     auto csv = to_csv(r, "a.trace", "b.trace");
     CHECK(holds(csv, "\n,link,0->1,ports,2,2,0,0.0000,0,,,,,,\n"));
     CHECK_FALSE(holds(csv, "message["));
+    // The system's verdict is the first row, over 0.
+    CHECK(csv.rfind("card,section,item,field,a,b,delta,pct,over,unit,opcode,phase,pc,layer,detail\n"
+                    ",verdict,,,a.trace,b.trace,,,0,,,,,,\"traces agree: 2 cards,",
+                    0) == 0);
 }
 
 TEST_CASE("a system diff sees a message moved in time, though its link's totals are the same",
@@ -121,6 +125,9 @@ TEST_CASE("a system diff sees a message moved in time, though its link's totals 
                      "the first: start, end\"\n"));
     CHECK(holds(csv, "\n,link,0->1,message[1].end,1100,1400,300,27.2727,1,"));
     CHECK(holds(csv, "\n,link,0->1,message[1].bytes,1024,1024,0,0.0000,1,"));
+    // Every card agrees, the link does not: the system's verdict row says so, first.
+    CHECK(holds(csv, "\n,verdict,,,a.trace,b.trace,,,1,,,,,,traces differ: link 0 -> 1 differs"));
+    CHECK(holds(csv, "\n0,verdict,,,a.trace,b.trace,,,0,"));
 }
 
 TEST_CASE("a system diff sees a link with other ports", "[traces][system][diff]") {
