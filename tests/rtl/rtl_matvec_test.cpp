@@ -353,7 +353,11 @@ TEST_CASE("a tiny ModernBERT encoder runs end to end with --rtl matvec, bit-exac
 TEST_CASE("an encoder whose FFN matvecs take the GELU epilogue runs through the RTL, each result the C++ "
           "kernel's and the run's outputs the C++ units'") {
     if (!sim::rtl::rtl_available()) CARDSIM_SKIP("this build has no Verilator, so no RTL");
-    auto config = card::load_card_config(std::filesystem::path(CARDSIM_SOURCE_DIR) / "configs/encoder.toml");
+    // The GELU unit enables the matvec's GELU epilogue (configs/encoder.toml has none: no recognised
+    // architecture takes the epilogue).
+    const std::vector<card::Override> gelu{{"units.gelu.count", "1"}};
+    auto config =
+        card::load_card_config(std::filesystem::path(CARDSIM_SOURCE_DIR) / "configs/encoder.toml", gelu);
     graph::EncoderShape shape{2, 64, 4, 80, 128, 2, 8}; // qkv 192 wide, wi 160
     auto g = graph::example_encoder(shape);
     // Each layer's input projection Gemm takes the GELU epilogue (the matvec's, not the GeGLU unit's).
