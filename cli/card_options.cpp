@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,14 +37,36 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
     auto config = load_card_any_system(vm, extra);
     // A command without --plan runs one card: a system of several is refused, never ignored.
     if (config.system.cards > 1 && !vm.count("plan"))
-        throw Error(fmt::format("system.cards = {}: this command runs one card; a system of several cards "
-                                "runs under --plan pp, which check, compile and run take (docs/cards.md)",
-                                config.system.cards));
+        throw Error(
+            fmt::format("system.cards = {}: this command runs one card; a system of several cards "
+                        "runs under --plan pp, which check, compile, run and serve take (docs/cards.md)",
+                        config.system.cards));
     // Nor is a card-to-card exchange without a plan that exchanges anything.
     if (config.system.exchange != card::Exchange::Exact && !vm.count("plan"))
         throw Error(fmt::format("system.exchange = {}: this command runs one card, which exchanges no "
                                 "partial sums; the exchange is for --plan tp (docs/cards.md)",
                                 card::name(config.system.exchange)));
+    // Nor a topology or link of its own: one card has no link.
+    if (!vm.count("plan")) {
+        const auto& base = card::default_card_config();
+        if (config.system.topology != base.system.topology)
+            throw Error(fmt::format("system.topology = {}: this command runs one card, which has no links; "
+                                    "the topology joins the cards of --plan (docs/cards.md)",
+                                    card::name(config.system.topology)));
+        const auto& l = config.link;
+        const auto& d = base.link;
+        for (auto [differs, key] :
+             {std::pair{l.gbps != d.gbps, "gbps"},
+              {l.latency_ns != d.latency_ns, "latency_ns"},
+              {l.ports != d.ports, "ports"},
+              {l.frame_payload_bytes != d.frame_payload_bytes, "frame_payload_bytes"},
+              {l.frame_overhead_bytes != d.frame_overhead_bytes, "frame_overhead_bytes"},
+              {l.switch_latency_ns != d.switch_latency_ns, "switch_latency_ns"}})
+            if (differs)
+                throw Error(fmt::format("link.{}: this command runs one card, which has no links; the link "
+                                        "keys time the messages between the cards of --plan (docs/cards.md)",
+                                        key));
+    }
     return config;
 }
 

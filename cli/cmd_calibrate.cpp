@@ -66,13 +66,26 @@ int run_calibrate(std::span<const std::string> args) {
         throw Error("calibrate: give the measured trace (cardsim calibrate TRACE -o OUT.toml)");
     if (!vm.count("output")) throw Error("calibrate: give -o OUT.toml, the config overlay to write");
     const std::string path = vm["trace"].as<std::string>();
+    // The overlay carries the config file's keys: a --set or --knob would shape the fit and then be
+    // missing from what is written, so they are refused rather than dropped.
+    for (const char* o : {"set", "knob"})
+        if (vm.count(o))
+            throw Error(
+                fmt::format("calibrate --{}: the overlay written is the --config file's keys with the "
+                            "fitted ones, so a --{} would be lost from it: put it in the config file",
+                            o, o));
     Outputs outputs; // checked before any work
     outputs.file("-o", vm["output"].as<std::string>());
     auto knobs = knob_overrides(vm);
     auto config = load_card(vm, knobs);
     auto t = traces::read_trace(path);
     auto source = traces::source_of(t.header);
-    auto fits = traces::calibrate(t, config);
+    std::vector<traces::KindFit> fits;
+    try {
+        fits = traces::calibrate(t, config);
+    } catch (const Error& e) {
+        throw Error(fmt::format("{}: {}", path, e.what()));
+    }
     fmt::print("calibrating against {} ({} cycles)\n", path,
                traces::name(source.value_or(traces::Source::Simulated)));
     for (const auto& f : fits)

@@ -215,14 +215,33 @@ int run_compile(std::span<const std::string> args) {
     if (vm.count("rows") && !std::holds_alternative<models::DecoderSpec>(model.spec))
         throw Error(fmt::format("--rows: a set for serving is for decoders, and {} is an encoder",
                                 vm["model"].as<std::string>()));
+    if (o.shapes_only && vm.count("check-layers"))
+        throw Error(fmt::format("--check-layers: a shapes-only program ({}) runs timing-only, which computes "
+                                "no layer output to check (drop --check-layers)",
+                                vm["shapes-only"].as<bool>()
+                                    ? "--shapes-only"
+                                    : vm["model"].as<std::string>() + " has no weights"));
+    if (!std::holds_alternative<models::DecoderSpec>(model.spec) && !vm["max-positions"].defaulted())
+        throw Error(fmt::format("--max-positions: {} is an encoder, which keeps no caches of positions (drop "
+                                "--max-positions)",
+                                vm["model"].as<std::string>()));
     o.bucket = parse_bucket(vm["bucket"].as<std::string>());
+    if (o.bucket.markers > 0 && std::holds_alternative<models::DecoderSpec>(model.spec))
+        throw Error(
+            fmt::format("--bucket markers={}: marker rows are gathered by an encoder's head, and {} is "
+                        "a decoder (drop markers)",
+                        o.bucket.markers, vm["model"].as<std::string>()));
     o.max_positions = vm["max-positions"].as<std::size_t>();
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);
     o.pack_cache = pack_cache_of(vm);
     if (vm.count("pack-cache") && o.shapes_only)
-        throw Error("--pack-cache: a shapes-only compile reads and packs no weights (drop --pack-cache, or "
-                    "--shapes-only)");
+        throw Error(vm["shapes-only"].as<bool>()
+                        ? std::string("--pack-cache: a shapes-only compile reads and packs no weights (drop "
+                                      "--pack-cache, or --shapes-only)")
+                        : fmt::format("--pack-cache: {} has no weights (config.json alone), so nothing is "
+                                      "packed (drop --pack-cache)",
+                                      vm["model"].as<std::string>()));
     // One program without a pack cache takes the checkpoint's digest only as a label: it is read
     // beside lowering (a pass over the checkpoint's files) and set when lowering is done.
     std::future<std::uint64_t> digest;
@@ -245,11 +264,10 @@ int run_compile(std::span<const std::string> args) {
         return Ok;
     }
     if (!plan.one()) {
-        if (vm.count("rows") || vm.count("check-layers"))
-            throw Error(
-                fmt::format("--plan {}: a set for serving and --check-layers are not built for a system "
-                            "of cards yet",
-                            lower::name(plan)));
+        if (vm.count("check-layers"))
+            throw Error(fmt::format("--plan {}: --check-layers is not built for a system of cards yet (drop "
+                                    "--check-layers or --plan)",
+                                    lower::name(plan)));
         // One program a card: OUT.cardK and its image OUT.cardK.ddr.
         const std::size_t n = config.system.cards;
         for (std::size_t k = 0; k < n; ++k) {

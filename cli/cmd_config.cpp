@@ -5,6 +5,7 @@
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
 #include "engine/card/config_reference.hpp"
+#include "engine/error.hpp"
 
 #include <fmt/core.h>
 
@@ -20,6 +21,15 @@ int run_config(std::span<const std::string> args) {
     opts.add(knob_options());
     auto vm = parse("config", "[--config C] [--set k=v] [--knob k=v] | --reference", args, opts);
     if (vm.count("reference")) {
+        // The reference documents the keys of the default config: a card option given with it would be
+        // ignored, so it is refused, naming it.
+        for (const auto& [name, value] : vm)
+            if (name != "reference" && !value.defaulted())
+                throw Error(fmt::format("cardsim config --reference: --{} does nothing there: the reference "
+                                        "documents every key of the default config, whatever the card "
+                                        "options set (drop --{}, or drop --reference to print the card "
+                                        "config it gives)",
+                                        name, name));
         const auto reference = card::config_reference(card::default_card_config_text());
         fmt::print("{}", reference.markdown);
         for (auto& key : reference.undocumented)

@@ -11,12 +11,14 @@
 #include "sim/memory/trace_format.hpp"
 #include "sim/memory/trace_patterns.hpp"
 
+#include <boost/any.hpp>
 #include <fmt/core.h>
 
 #include <charconv>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cardsim::cli {
@@ -92,6 +94,35 @@ mem::TraceContext context_of(const card::CardConfig& card, const po::variables_m
     return ctx;
 }
 
+/// Whether the user gave `--name` (not merely its default).
+bool given(const po::variables_map& vm, const char* name) {
+    return vm.count(name) && !vm[name].defaulted();
+}
+
+/// `--name VALUE` as the user gave it, for a message.
+std::string option_text(const po::variables_map& vm, const char* name) {
+    const auto& v = vm[name].value();
+    if (const auto* s = boost::any_cast<std::string>(&v)) return fmt::format("--{} {}", name, *s);
+    if (const auto* n = boost::any_cast<std::uint32_t>(&v)) return fmt::format("--{} {}", name, *n);
+    if (const auto* n = boost::any_cast<std::uint64_t>(&v)) return fmt::format("--{} {}", name, *n);
+    return fmt::format("--{}", name);
+}
+
+/// `--request-bytes` where the trace format does not read it: a cardsim trace carries each
+/// request's length. `action`: what to do instead ("write" or "replay").
+void refuse_request_bytes(const po::variables_map& vm, mem::TraceFormat format, const char* action) {
+    if (format == mem::TraceFormat::Cardsim && vm.count("request-bytes"))
+        throw Error(fmt::format("{}: a cardsim trace carries each request's length, so it does nothing "
+                                "here (it sizes DRAMSim3 requests and DRAMSys requests without a length); "
+                                "leave it out, or {} a --format dramsim3 or dramsys trace",
+                                option_text(vm, "request-bytes"), action));
+}
+
+/// What a trace format's times count, for a message on `--player-mhz`.
+const char* times_of(mem::TraceFormat format) {
+    return format == mem::TraceFormat::Cardsim ? "picoseconds" : "cycles of the memory clock";
+}
+
 po::options_description trace_clock_options() {
     po::options_description o("trace clocks");
     o.add_options()(
@@ -121,6 +152,11 @@ int replay(std::span<const std::string> args) {
     o.add(ddr_trace_options());
     const char* const positional[] = {"trace"};
     auto vm = parse("ddr replay", "TRACE [options]", args, o, positional);
+    if (vm.count("channels") && vm.count("set"))
+        for (const auto& s : vm["set"].as<std::vector<std::string>>())
+            if (card::parse_override(s).path == "ddr.channels")
+                throw Error(fmt::format("{} and --set {} both give the channel count; give one of them",
+                                        option_text(vm, "channels"), s));
     std::vector<card::Override> extra;
     if (vm.count("channels"))
         extra.push_back({"ddr.channels", std::to_string(vm["channels"].as<std::uint32_t>())});
@@ -141,6 +177,24 @@ int replay(std::span<const std::string> args) {
         throw Error(fmt::format("--pace {}: expected closed or timed", pace));
     options.outstanding = vm["outstanding"].as<std::uint32_t>();
     options.blocking = vm.count("blocking") > 0;
+    // --request-bytes sizes the requests of DRAMSim3 lines and of DRAMSys lines without a length
+    // (an export has its own, --ddr-trace-bytes). --player-mhz is the clock of DRAMSys cycles: of
+    // the trace's times, which only timed pacing reads, and of a DRAMSys export's.
+    refuse_request_bytes(vm, format, "replay");
+    const auto export_request = ddr_trace_request(vm, card);
+    const bool exports_dramsys = export_request && export_request->spec.format == mem::TraceFormat::DramSys;
+    if (vm.count("player-mhz") && !exports_dramsys) {
+        if (format != mem::TraceFormat::DramSys)
+            throw Error(fmt::format("{}: {} trace times are {}, so it does nothing here (it is the clock "
+                                    "of DRAMSys cycles); leave it out, or replay a --format dramsys trace "
+                                    "or export one with --ddr-trace-format dramsys",
+                                    option_text(vm, "player-mhz"), mem::name(format), times_of(format)));
+        if (options.pacing == mem::Pacing::Closed)
+            throw Error(fmt::format("{}: closed pacing sends each request as the model accepts it, never "
+                                    "at the trace's times, so it does nothing here; leave it out, or "
+                                    "replay with --pace timed",
+                                    option_text(vm, "player-mhz")));
+    }
 
     const mem::TraceContext context = context_of(card, vm);
     {
@@ -155,7 +209,6 @@ int replay(std::span<const std::string> args) {
     mem::TraceReader reader(path, format, context);
     mem::ReplayHarness harness(card.ddr);
     // Re-export: what the memory receives, at the cycle it arrives, in another format or split.
-    const auto export_request = ddr_trace_request(vm, card);
     std::optional<mem::TraceExporter> exporter;
     if (export_request) {
         if (std::filesystem::weakly_canonical(export_request->path) ==
@@ -210,6 +263,32 @@ int gen(std::span<const std::string> args) {
     auto kind = mem::parse_pattern(pattern);
     if (!kind) throw Error(fmt::format("ddr gen {}: expected sequential, random, streams or mix", pattern));
     spec.kind = *kind;
+    const mem::TraceFormat format = format_option(vm["format"].as<std::string>());
+    // Each pattern reads only some of the options: one it does not read is refused, never ignored.
+    const auto refuse_for_pattern = [&](const char* option, std::string_view why, std::string_view instead) {
+        if (given(vm, option))
+            throw Error(fmt::format("{}: {}, so it does nothing to a {} trace; leave it out, or generate {}",
+                                    option_text(vm, option), why, pattern, instead));
+    };
+    if (spec.kind != mem::PatternKind::Random)
+        refuse_for_pattern("seed", "only the random pattern draws its addresses from a seed", "random");
+    if (spec.kind != mem::PatternKind::Streams) {
+        refuse_for_pattern("streams", "only the streams pattern runs several streams", "streams");
+        refuse_for_pattern("spacing", "only the streams pattern spaces its streams' bases", "streams");
+    }
+    if (spec.kind == mem::PatternKind::Random)
+        refuse_for_pattern("stride", "the random pattern draws addresses aligned to --size and has no stride",
+                           "sequential, streams or mix");
+    // Nor does each format read the trace clocks (sim/memory/trace_format.cpp, TraceWriter::write).
+    refuse_request_bytes(vm, format, "write");
+    if (vm.count("player-mhz") && format != mem::TraceFormat::DramSys)
+        throw Error(fmt::format("{}: {} trace times are {}, so it does nothing here (it is the clock of "
+                                "DRAMSys cycles); leave it out, or write --format dramsys",
+                                option_text(vm, "player-mhz"), mem::name(format), times_of(format)));
+    if (vm.count("player-mhz") && vm["gap"].as<std::uint64_t>() == 0)
+        throw Error(fmt::format("{}: without --gap every request is at cycle 0 whatever the clock, so it "
+                                "does nothing here; leave it out, or space the requests with --gap N",
+                                option_text(vm, "player-mhz")));
     spec.count = vm["count"].as<std::uint64_t>();
     const std::uint64_t size = parse_bytes("size", vm["size"].as<std::string>());
     if (size == 0 || size > 0xffffffffu) throw Error("--size: expected 1 .. 4294967295 bytes");
@@ -227,7 +306,6 @@ int gen(std::span<const std::string> args) {
     if (spec.base > card.ddr.total_bytes() || spec.span > card.ddr.total_bytes() - spec.base)
         throw Error(fmt::format("--base 0x{:x} --span {} runs past the end of the card's {} bytes of DDR",
                                 spec.base, spec.span, card.ddr.total_bytes()));
-    const mem::TraceFormat format = format_option(vm["format"].as<std::string>());
     const std::string out = vm["output"].as<std::string>();
     mem::PatternGenerator generator(spec, mem::MemoryClock(card.ddr.speed_mts));
     mem::TraceWriter writer(out, format, context_of(card, vm));

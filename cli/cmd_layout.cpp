@@ -47,6 +47,12 @@ int run_layout(std::span<const std::string> args) {
     auto layers = vm["layers"].as<std::size_t>();
     graph::Graph g;
     if (kind == "decoder") {
+        // Every value of the decoder is in token rows: the other row counts would change nothing.
+        for (const char* o : {"seqs", "markers"})
+            if (!vm[o].defaulted())
+                throw Error(fmt::format("cardsim layout: --{}: every value of the decoder graph is in token "
+                                        "rows (--tokens); --{} sizes the encoder's (--graph encoder)",
+                                        o, o));
         graph::DecoderShape s;
         s.layers = layers;
         g = graph::example_decoder(s);

@@ -49,6 +49,18 @@ int run_make_model(std::span<const std::string> args) {
         throw Error(fmt::format("cardsim make-model: --arch `{}` is not dense, hybrid, hybrid-moe, moe, "
                                 "hybrid-moe35, gpt-oss, encoder, windowed, softcap or mla",
                                 arch));
+    if (dtype != "bf16" && dtype != "f32")
+        throw Error(fmt::format("cardsim make-model: --dtype `{}` is not bf16 or f32", dtype));
+    // An option given where it does nothing is refused, naming it, never ignored: a shapes-only
+    // checkpoint is config.json alone, with no weights to draw, store, split or fill.
+    if (vm["shapes-only"].as<bool>())
+        for (const char* n : {"seed", "dtype", "shards", "threads"})
+            if (vm.count(n) && !vm[n].defaulted())
+                throw Error(fmt::format(
+                    "cardsim make-model --shapes-only: --{} does nothing there: a shapes-only checkpoint is "
+                    "config.json alone, with no weights to draw, store, split or fill (drop --{}, or drop "
+                    "--shapes-only to write the weights)",
+                    n, n));
     const std::string out = vm["output"].as<std::string>();
     Outputs
         outputs; // its parent checked before any work (the checkpoint itself is written whole or not at all)
@@ -85,8 +97,6 @@ int run_make_model(std::span<const std::string> args) {
             fmt::format("cardsim make-model: --size `{}` is not tiny, small, 0.1b, 0.8b or a published "
                         "size (1.7b, 4b, 8b, ...)",
                         size));
-    if (dtype != "bf16" && dtype != "f32")
-        throw Error(fmt::format("cardsim make-model: --dtype `{}` is not bf16 or f32", dtype));
     opt.arch = *a;
     if (s) opt.size = *s;
     opt.seed = vm["seed"].as<std::uint64_t>();

@@ -70,6 +70,30 @@ int run_numerics(std::span<const std::string> args) {
         "threads", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
         "with --sweep: threads to use");
     auto vm = parse("numerics", "[--knob key=value ...] [--all] [--sweep FUNCTION]", args, options);
+    // Three modes (--sweep, --all, the contract of the --knob point): an option the mode asked for does
+    // not use is refused, naming it, never ignored.
+    const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
+    if (vm.count("sweep")) {
+        if (given("all"))
+            throw Error("cardsim numerics --sweep: --all does nothing there: the sweep checks the functions "
+                        "against their reference, and --all prints the contracts (give one of them)");
+        if (given("knob"))
+            throw Error("cardsim numerics --sweep: --knob does nothing there: the functions are checked "
+                        "whatever the knob point (drop --knob, or drop --sweep to print the contract of the "
+                        "point)");
+    } else {
+        for (const char* n : {"stride", "threads"})
+            if (given(n))
+                throw Error(
+                    fmt::format("cardsim numerics: --{} does nothing without --sweep: it sets how the "
+                                "sweep checks the functions, and no sweep is asked for (drop --{}, "
+                                "or give --sweep FUNCTION)",
+                                n, n));
+        if (given("all") && given("knob"))
+            throw Error(
+                "cardsim numerics --all: --knob does nothing there: --all prints the contract of every "
+                "knob point (drop --knob, or drop --all to print the contract of the point it names)");
+    }
     if (vm.count("sweep")) {
         const std::string which = vm["sweep"].as<std::string>();
         const std::uint64_t stride = vm["stride"].as<std::uint64_t>();

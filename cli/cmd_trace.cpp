@@ -48,6 +48,9 @@ int show(std::span<const std::string> args) {
     constexpr std::array<const char*, 1> pos{"file"};
     auto vm = parse("trace show", "FILE [--meta] [--csv OUT] [--perfetto OUT] [--vcd OUT]", args, opts, pos);
     auto file = vm["file"].as<std::string>();
+    if (vm.count("meta") && (vm.count("csv") || vm.count("perfetto") || vm.count("vcd")))
+        throw Error("trace show --meta lays out the summary, which an export (--csv, --perfetto, --vcd) "
+                    "replaces: drop --meta, or show the summary on its own");
     auto trace = read_trace(file);
     bool exported = false;
     if (vm.count("csv")) {

@@ -45,6 +45,9 @@ traces::DiffOptions diff_options(const po::variables_map& vm, std::string_view c
         throw Error(fmt::format("cardsim {}: --top is {}, expected a number of commands >= 0", command, top));
     o.top = static_cast<std::size_t>(top);
     o.all = vm["all"].as<bool>();
+    if (o.all && !vm["top"].defaulted())
+        throw Error(fmt::format(
+            "cardsim {}: --top N lists the N largest changes and --all every one: give one", command));
     if (vm.count("program")) {
         auto path = vm["program"].as<std::string>();
         o.sites = traces::sites_of(program::read(path));

@@ -532,8 +532,8 @@ Published published_model(SynthArch arch, PublishedSize size) {
     if (auto want = expert_arch(size)) {
         if (*want != arch)
             throw Error(
-                fmt::format("make-model --shapes-only --size {} is a published model of --arch {}, not {}",
-                            name(size), name(*want), name(arch)));
+                fmt::format("make-model --arch {} --size {}: {} is a published model of --arch {}, not {}",
+                            name(arch), name(size), name(size), name(*want), name(arch)));
         // Published config.json: vocab, hidden, layers, heads, kv heads, head_dim, dense intermediate;
         // Gated-DeltaNet key/value heads and dims; experts, top-k, expert and shared intermediate.
         struct ExpertRow {
@@ -596,17 +596,17 @@ Published published_model(SynthArch arch, PublishedSize size) {
         }};
         if (!t[i])
             throw Error(
-                fmt::format("make-model --shapes-only: no Qwen3.5 of about {} is published (the dense "
-                            "hybrids are 0.8B, 2B, 4B, 9B and 27B): --size 4b (Qwen3.5-4B), 8b "
+                fmt::format("make-model --arch hybrid --size {}: no Qwen3.5 of about {} is published (the "
+                            "dense hybrids are 0.8B, 2B, 4B, 9B and 27B): --size 4b (Qwen3.5-4B), 8b "
                             "(Qwen3.5-9B) or 32b (Qwen3.5-27B)",
-                            name(size)));
+                            name(size), name(size)));
         return Published{std::string(t[i]->name), decoder_config(arch, t[i]->d, t[i]->tied)};
     }
     throw Error(fmt::format(
-        "make-model --shapes-only --size {}: published dense shapes are written for --arch dense (Qwen3) and "
+        "make-model --arch {} --size {}: published dense shapes are written for --arch dense (Qwen3) and "
         "hybrid (Qwen3.5), not {} (its published sizes: moe 30b-a3b, 235b-a22b; hybrid-moe 80b-a3b; "
         "hybrid-moe35 35b-a3b, 122b-a10b; gpt-oss 20b, 120b)",
-        name(size), name(arch)));
+        name(arch), name(size), name(arch)));
 }
 
 void write_config_only(const boost::json::object& config, const std::filesystem::path& dir, bool replace) {

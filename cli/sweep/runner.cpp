@@ -95,12 +95,13 @@ void materialise_models(const SweepSpec& spec, const std::vector<const Point*>& 
                                       gen->arch,
                                       "--size",
                                       gen->size,
-                                      "--seed",
-                                      std::to_string(gen->seed),
                                       "--force",
                                       "-o",
                                       partial.string()};
-        if (gen->shapes_only) argv.emplace_back("--shapes-only");
+        if (gen->shapes_only)
+            argv.emplace_back("--shapes-only"); // no weights: no seed to draw them
+        else
+            argv.insert(argv.end(), {"--seed", std::to_string(gen->seed)});
         auto child = Child::spawn(argv, log, log);
         auto ended = child.wait();
         if (ended.code != 0 || ended.signal) {

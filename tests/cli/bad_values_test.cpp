@@ -129,3 +129,53 @@ TEST_CASE("run options that do nothing in the run asked for are refused naming t
     CHECK(run_cardsim("run " + m + " --tokens 2 --timing-only --prompt-len 8 --chunk 4").code == 0);
     CHECK(run_cardsim("run " + m + " --tokens 2 --check-layers 0 --no-reference").code == 0);
 }
+
+TEST_CASE(
+    "compile, trace, layout, calibrate and a one-card command refuse options that do nothing, naming them") {
+    const ScratchDir d("ignored-options");
+    const auto m = make_model(d, "dense");
+    const auto e = make_model(d, "encoder");
+    const auto enc = " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+    const auto p = (d / "p").string();
+    struct Case {
+        std::string args, says;
+    };
+    REQUIRE(run_cardsim("run " + m + " --tokens 2 --timing-only --trace " + (d / "t").string()).code == 0);
+    const auto t = (d / "t").string();
+    const std::vector<Case> cases = {
+        {"compile " + m + " -o " + p + " --shapes-only --check-layers all",
+         "--check-layers: a shapes-only program"},
+        {"compile " + e + enc + " -o " + p + " --bucket seqs=1,tokens=4,markers=1 --max-positions 8",
+         "--max-positions: " + e + " is an encoder"},
+        {"compile " + m + " -o " + p + " --bucket seqs=1,markers=3", "--bucket markers=3: marker rows"},
+        {"compile " + m + " -o " + p + " --set system.cards=2 --plan pp --check-layers all",
+         "--plan pp: --check-layers is not built for a system of cards yet"},
+        {"trace diff " + t + " " + t + " --all --top 3", "--top N lists the N largest changes and --all"},
+        {"trace show " + t + " --meta --csv " + (d / "c.csv").string(),
+         "trace show --meta lays out the summary"},
+        {"layout --seqs 9", "--seqs: every value of the decoder graph is in token rows"},
+        {"calibrate " + t + " -o " + (d / "o.toml").string() + " --set ddr.channels=2",
+         "calibrate --set: the overlay written"},
+        {"run " + m + " --tokens 2 --set link.gbps=10", "link.gbps: this command runs one card"},
+        {"check " + m + " --set system.topology=switch",
+         "system.topology = switch: this command runs one card"},
+    };
+    for (auto& c : cases) {
+        auto r = run_cardsim(c.args);
+        INFO(c.args << ":\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, c.says));
+    }
+    CHECK(!std::filesystem::exists(p));
+    CHECK(!std::filesystem::exists(d / "c.csv"));
+    // An error of the calibration names the trace.
+    auto cal = run_cardsim("calibrate " + t + " -o " + (d / "o.toml").string());
+    CHECK(cal.code == 2);
+    CHECK(contains(cal.out, "error: " + t + ": "));
+    // Where they do something they are taken.
+    CHECK(run_cardsim("layout --graph encoder --seqs 2 --markers 3").code == 0);
+    CHECK(run_cardsim("trace diff " + t + " " + t + " --top 3").code == 0);
+    CHECK(run_cardsim("run " + m +
+                      " --tokens 2 --timing-only --plan pp --set system.cards=2 --set link.gbps=10")
+              .code == 0);
+}

@@ -10,6 +10,8 @@
 #include "tests/support/scratch_dir.hpp"
 
 #include <filesystem>
+#include <string>
+#include <utility>
 
 using cardsim::test::contains;
 using cardsim::test::run_cardsim;
@@ -69,9 +71,62 @@ TEST_CASE("disasm prints one line per command and refuses a malformed file by na
 }
 
 TEST_CASE("layout prints every value of the built-in graph and the arena size") {
-    auto r = run_cardsim("layout --graph decoder --layers 1 --tokens 2 --seqs 2");
+    auto r = run_cardsim("layout --graph decoder --layers 1 --tokens 2");
     REQUIRE(r.code == 0);
     REQUIRE(contains(r.out, "layer0.q"));
     REQUIRE(contains(r.out, "arena "));
     REQUIRE(run_cardsim("layout --graph nope").code == 2);
+}
+
+TEST_CASE("numerics refuses an option the mode asked for does not use, naming it") {
+    // --sweep checks the functions alone: --all and --knob do nothing there (the bad knob is not the
+    // reason: --knob is refused before it is read).
+    auto all = run_cardsim("numerics --sweep exp --stride 100000 --all --knob cache=int8 --knob bogus=zz");
+    CHECK(all.code == 2);
+    CHECK(contains(all.out, "cardsim numerics --sweep: --all does nothing there"));
+    auto knob = run_cardsim("numerics --sweep exp --stride 100000 --knob cache=int8");
+    CHECK(knob.code == 2);
+    CHECK(contains(knob.out, "cardsim numerics --sweep: --knob does nothing there"));
+    // --all prints every knob point: --knob does nothing there.
+    auto every = run_cardsim("numerics --all --knob cache=int8 --knob bogus=zzz");
+    CHECK(every.code == 2);
+    CHECK(contains(every.out, "cardsim numerics --all: --knob does nothing there"));
+    // --stride and --threads set the sweep: without --sweep they do nothing, whatever their value.
+    const std::pair<const char*, const char*> unused[] = {{"--stride 7 --threads 3", "--stride"},
+                                                          {"--stride 0", "--stride"},
+                                                          {"--threads 3 --knob cache=int8", "--threads"},
+                                                          {"--all --threads 2", "--threads"}};
+    for (const auto& [args, name] : unused) {
+        INFO(args);
+        auto r = run_cardsim(std::string("numerics ") + args);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, std::string("cardsim numerics: ") + name + " does nothing without --sweep"));
+    }
+    // Each is still taken in the mode that uses it.
+    auto swept = run_cardsim("numerics --sweep exp --stride 100000 --threads 2");
+    CHECK(swept.code == 0);
+    CHECK(contains(swept.out, "0 not correctly rounded"));
+    CHECK(run_cardsim("numerics --sweep exp --stride 0").code == 2);
+    auto point = run_cardsim("numerics --knob cache=int8");
+    CHECK(point.code == 0);
+    CHECK(contains(point.out, "cache=int8"));
+    CHECK(run_cardsim("numerics --all").code == 0);
+}
+
+TEST_CASE("config --reference refuses the card options, which it does not use, naming them") {
+    for (const char* option :
+         {"--config /nonexistent.toml", "--set memory.ddr_channels=2", "--knob cache=int8"}) {
+        INFO(option);
+        auto r = run_cardsim(std::string("config --reference ") + option);
+        CHECK(r.code == 2);
+        const std::string name = std::string(option).substr(0, std::string(option).find(' '));
+        CHECK(contains(r.out, "cardsim config --reference: " + name + " does nothing there"));
+    }
+    auto reference = run_cardsim("config --reference");
+    CHECK(reference.code == 0);
+    CHECK(contains(reference.out, "# Card config reference"));
+    // Without --reference the card options are taken.
+    auto knob = run_cardsim("config --knob cache=int8");
+    CHECK(knob.code == 0);
+    CHECK(contains(knob.out, "numerics.cache = \"int8\""));
 }

@@ -16,7 +16,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <sys/resource.h>
+#include <tuple>
 
 using cardsim::test::contains;
 using cardsim::test::run_cardsim;
@@ -322,4 +324,53 @@ TEST_CASE(
     auto full = run_cardsim("run " + prog + " --model " + m + " --tokens 3");
     CHECK(full.code == 2);
     CHECK(contains(full.out, "model.safetensors: header length"));
+}
+
+TEST_CASE("make-model refuses options a shapes-only checkpoint does not use, naming them") {
+    ScratchDir d("shapes-only-options");
+    for (const char* option : {"--seed 3", "--dtype f32", "--dtype bf16", "--shards 2", "--threads 1"}) {
+        INFO(option);
+        auto r = run_cardsim(std::string("make-model --arch dense --size tiny --shapes-only ") + option +
+                             " -o " + (d / "refused").string());
+        CHECK(r.code == 2);
+        const std::string name = std::string(option).substr(0, std::string(option).find(' '));
+        CHECK(contains(r.out, "cardsim make-model --shapes-only: " + name + " does nothing there"));
+        CHECK_FALSE(std::filesystem::exists(d / "refused"));
+    }
+    // --dtype is checked whatever the mode.
+    for (const char* mode : {"--shapes-only", ""}) {
+        auto bogus = run_cardsim(std::string("make-model --arch dense --size tiny --dtype bogus ") + mode +
+                                 " -o " + (d / "bogus").string());
+        CHECK(bogus.code == 2);
+        CHECK(contains(bogus.out, "--dtype `bogus` is not bf16 or f32"));
+    }
+    // With the weights they are taken: f32 values in two files.
+    auto weights = run_cardsim("make-model --arch dense --size tiny --dtype f32 --shards 2 --threads 1 -o " +
+                               (d / "weights").string());
+    CHECK(weights.code == 0);
+    CHECK(contains(weights.out, "of f32 in 2 files"));
+    // The shapes alone are still written.
+    auto shapes =
+        run_cardsim("make-model --arch dense --size tiny --shapes-only -o " + (d / "shapes").string());
+    CHECK(shapes.code == 0);
+    CHECK(std::filesystem::exists(d / "shapes" / "config.json"));
+}
+
+TEST_CASE("make-model's refusal of a size names the options given, not --shapes-only when it was not given") {
+    ScratchDir d("make-model-size-errors");
+    const std::tuple<std::string, std::string> cases[] = {
+        {"--arch moe --size 8b", "make-model --arch moe --size 8b: published dense shapes are written for"},
+        {"--arch encoder --size 30b-a3b",
+         "make-model --arch encoder --size 30b-a3b: 30b-a3b is a published model of --arch moe, not encoder"},
+        {"--arch hybrid --size 14b", "make-model --arch hybrid --size 14b: no Qwen3.5 of about 14b"},
+    };
+    for (const auto& [args, message] : cases) {
+        for (const char* mode : {"", " --shapes-only"}) {
+            INFO(args << mode);
+            auto r = run_cardsim("make-model " + args + mode + " -o " + (d / "m").string());
+            CHECK(r.code == 2);
+            CHECK(contains(r.out, message));
+            CHECK_FALSE(contains(r.out, "--shapes-only"));
+        }
+    }
 }
