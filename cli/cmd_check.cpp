@@ -37,6 +37,13 @@ int run_check(std::span<const std::string> args) {
     auto built = models::build_graph(model);
     auto report = shim::check_model(built.graph, shim::capabilities(config));
     const bool decoder = std::holds_alternative<models::DecoderSpec>(model.spec);
+    // They size a decoder's caches for the budget: of an encoder they would be ignored.
+    if (!decoder)
+        for (const char* o : {"seqs", "max-positions"})
+            if (!vm[o].defaulted())
+                throw Error(fmt::format("--{}: {} is an encoder, which keeps no caches of sequences or "
+                                        "positions to budget (drop --{})",
+                                        o, vm["model"].as<std::string>(), o));
     // The arena of a decode step (a token of each of --seqs sequences) must fit the SRAM, as `run`
     // lowers it: a refusal here, so the budget below (which lowers that step) is not reached.
     const auto seqs = vm["seqs"].as<std::size_t>();

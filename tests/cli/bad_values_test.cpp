@@ -159,6 +159,8 @@ TEST_CASE(
         {"run " + m + " --tokens 2 --set link.gbps=10", "link.gbps: this command runs one card"},
         {"check " + m + " --set system.topology=switch",
          "system.topology = switch: this command runs one card"},
+        {"check " + e + enc + " --seqs 4", "--seqs: " + e + " is an encoder"},
+        {"check " + e + enc + " --max-positions 7", "--max-positions: " + e + " is an encoder"},
     };
     for (auto& c : cases) {
         auto r = run_cardsim(c.args);
