@@ -38,17 +38,17 @@ int run_disasm(std::span<const std::string> args) {
         return Ok;
     }
     auto set = program::decode_set(bytes, file);
-    auto& h = set.buckets.front().host;
-    fmt::print("program set: {} buckets of {} token rows on {} slots of {} positions\n", set.buckets.size(),
-               program::rows_list(set), h.entry(program::IoRole::Slots)->width, h.max_positions);
     std::size_t from = 0, to = set.buckets.size();
-    if (vm.count("bucket")) {
+    if (vm.count("bucket")) { // checked before anything is printed
         from = vm["bucket"].as<std::size_t>();
         if (from >= set.buckets.size())
             throw Error(
                 fmt::format("--bucket {}: {} holds buckets 0 .. {}", from, file, set.buckets.size() - 1));
         to = from + 1;
     }
+    auto& h = set.buckets.front().host;
+    fmt::print("program set: {} buckets of {} token rows on {} slots of {} positions\n", set.buckets.size(),
+               program::rows_list(set), h.entry(program::IoRole::Slots)->width, h.max_positions);
     for (std::size_t k = from; k < to; ++k) {
         fmt::print("bucket {}: {} token rows\n", k, set.buckets[k].host.tokens);
         print_program(set.buckets[k], header_only);

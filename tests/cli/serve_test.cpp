@@ -349,4 +349,5 @@ TEST_CASE("disasm prints every bucket of a set or the one asked for") {
     auto past = run_cardsim("disasm " + set + " --bucket 3");
     CHECK(past.code == 2);
     CHECK(contains(past.out, "buckets 0 .. 2"));
+    CHECK_FALSE(contains(past.out, "program set:")); // refused before anything is printed
 }
