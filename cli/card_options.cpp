@@ -5,8 +5,8 @@
 #include <fmt/core.h>
 
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cardsim::cli {
@@ -48,7 +48,7 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
                                 card::name(config.system.exchange)));
     // Nor a topology or link of its own: one card has no link.
     if (!vm.count("plan")) {
-        const auto& base = card::default_card_config();
+        static const auto base = card::default_card_config(); // parsed once a process
         if (config.system.topology != base.system.topology)
             throw Error(fmt::format("system.topology = {}: this command runs one card, which has no links; "
                                     "the topology joins the cards of --plan (docs/cards.md)",

@@ -94,11 +94,6 @@ mem::TraceContext context_of(const card::CardConfig& card, const po::variables_m
     return ctx;
 }
 
-/// Whether the user gave `--name` (not merely its default).
-bool given(const po::variables_map& vm, const char* name) {
-    return vm.count(name) && !vm[name].defaulted();
-}
-
 /// `--name VALUE` as the user gave it, for a message.
 std::string option_text(const po::variables_map& vm, const char* name) {
     const auto& v = vm[name].value();

@@ -55,7 +55,7 @@ int run_make_model(std::span<const std::string> args) {
     // checkpoint is config.json alone, with no weights to draw, store, split or fill.
     if (vm["shapes-only"].as<bool>())
         for (const char* n : {"seed", "dtype", "shards", "threads"})
-            if (vm.count(n) && !vm[n].defaulted())
+            if (given(vm, n))
                 throw Error(fmt::format(
                     "cardsim make-model --shapes-only: --{} does nothing there: a shapes-only checkpoint is "
                     "config.json alone, with no weights to draw, store, split or fill (drop --{}, or drop "

@@ -72,24 +72,23 @@ int run_numerics(std::span<const std::string> args) {
     auto vm = parse("numerics", "[--knob key=value ...] [--all] [--sweep FUNCTION]", args, options);
     // Three modes (--sweep, --all, the contract of the --knob point): an option the mode asked for does
     // not use is refused, naming it, never ignored.
-    const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
     if (vm.count("sweep")) {
-        if (given("all"))
+        if (given(vm, "all"))
             throw Error("cardsim numerics --sweep: --all does nothing there: the sweep checks the functions "
                         "against their reference, and --all prints the contracts (give one of them)");
-        if (given("knob"))
+        if (given(vm, "knob"))
             throw Error("cardsim numerics --sweep: --knob does nothing there: the functions are checked "
                         "whatever the knob point (drop --knob, or drop --sweep to print the contract of the "
                         "point)");
     } else {
         for (const char* n : {"stride", "threads"})
-            if (given(n))
+            if (given(vm, n))
                 throw Error(
                     fmt::format("cardsim numerics: --{} does nothing without --sweep: it sets how the "
                                 "sweep checks the functions, and no sweep is asked for (drop --{}, "
                                 "or give --sweep FUNCTION)",
                                 n, n));
-        if (given("all") && given("knob"))
+        if (given(vm, "all") && given(vm, "knob"))
             throw Error(
                 "cardsim numerics --all: --knob does nothing there: --all prints the contract of every "
                 "knob point (drop --knob, or drop --all to print the contract of the point it names)");

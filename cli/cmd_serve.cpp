@@ -89,10 +89,9 @@ int run_serve(std::span<const std::string> args) {
     }
     const bool served = model_dir || program;
     // An option that does nothing in the mode asked for is refused, naming it, never ignored.
-    const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
     if (!vm.count("gen"))
         for (const char* o : {"rate", "count", "prompt-len", "output-len", "seed"})
-            if (given(o))
+            if (given(vm, o))
                 throw Error(fmt::format("--{}: it shapes the requests --gen makes up, and the requests come "
                                         "from --requests (drop it, or give --gen poisson)",
                                         o));
@@ -100,7 +99,7 @@ int run_serve(std::span<const std::string> args) {
         for (const char* o :
              {"policy", "token-budget", "chunk", "max-seqs", "max-positions", "check", "shapes-only", "table",
               "routing", "routing-seed", "machine", "config", "set", "knob", "plan", "pack-cache"})
-            if (given(o))
+            if (given(vm, o))
                 throw Error(fmt::format("--{}: nothing is served (--gen with -o and no checkpoint writes the "
                                         "trace alone): give the checkpoint to serve it on, or drop --{}",
                                         o, o));

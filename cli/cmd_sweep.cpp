@@ -63,10 +63,9 @@ int run_sweep(std::span<const std::string> args) {
         return out;
     };
     // An option given where it does nothing is refused, never ignored.
-    const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
     const auto refuse = [&](std::string_view mode, std::initializer_list<const char*> names) {
         for (auto* n : names)
-            if (given(n))
+            if (given(vm, n))
                 throw Error(fmt::format("cardsim sweep {}: --{} does nothing there (drop it)", mode, n));
     };
     if (vm.count("merge")) {

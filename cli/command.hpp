@@ -42,4 +42,10 @@ boost::program_options::variables_map parse(std::string_view command, std::strin
                                             std::span<const char* const> positional = {},
                                             bool repeat_last = false);
 
+/// Whether the user gave option `name` (not merely its default): an option given where it does
+/// nothing is refused, naming it.
+inline bool given(const boost::program_options::variables_map& vm, const char* name) {
+    return vm.count(name) && !vm[name].defaulted();
+}
+
 } // namespace cardsim::cli

@@ -47,6 +47,38 @@ inline Record record(std::uint64_t index, std::string unit, std::string opcode, 
     return r;
 }
 
+/// The header of a timing-only system of two cards (each with a program digest of its own) joined
+/// both ways over two ports, on 2-channel cards at 300 MHz.
+inline Header two_card_header() {
+    Header h;
+    h.config = 0x0b8d2f6e1a3c5749;
+    h.mode = Mode::TimingOnly;
+    h.clock_mhz = 300;
+    h.ddr_channels = 2;
+    h.meta = {{"producer", "test"}};
+    h.cards = {0x1111111111111111, 0x2222222222222222};
+    h.program = system_digest(h.cards);
+    h.links = {{0, 1, 2}, {1, 0, 2}};
+    return h;
+}
+
+/// Command `index` (its pc too) of card `card`: `unit`/`opcode` over [start, end), 64 bytes read
+/// from DDR channel 0 and 64 written.
+inline Record card_record(std::uint32_t card, std::uint64_t index, std::string unit, std::string opcode,
+                          std::uint64_t start, std::uint64_t end) {
+    Record r{.index = index,
+             .unit = std::move(unit),
+             .opcode = std::move(opcode),
+             .start = start,
+             .end = end,
+             .read = 64,
+             .written = 64};
+    r.pc = index;
+    r.ddr = {{64, 0}, {0, 0}};
+    r.card = card;
+    return r;
+}
+
 /// A full-mode trace of eight commands over five units on a 4-channel card: data blocks in all
 /// three encodings (one spanning several data lines, one command with two write operands), a
 /// zero-length command, a command writing nothing, overlapping commands on one unit, a gap in the

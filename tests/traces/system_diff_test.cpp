@@ -4,6 +4,7 @@
 // and CSV reports name the ports on both sides and the first message that differs.
 
 #include "tests/support/scratch_dir.hpp"
+#include "tests/traces/fixtures.hpp"
 #include "traces/bless.hpp"
 #include "traces/system_diff.hpp"
 #include "traces/writer.hpp"
@@ -23,26 +24,11 @@ namespace {
 /// one over link 1 -> 0.
 Trace system_with_messages() {
     Trace t;
-    t.header.config = 0x0b8d2f6e1a3c5749;
-    t.header.mode = Mode::TimingOnly;
-    t.header.clock_mhz = 300;
-    t.header.ddr_channels = 2;
-    t.header.meta = {{"producer", "test"}};
-    t.header.cards = {0x1111111111111111, 0x2222222222222222};
-    t.header.program = system_digest(t.header.cards);
-    t.header.links = {{0, 1, 2}, {1, 0, 2}};
-    auto rec = [](std::uint32_t card, std::uint64_t index, std::string unit, std::string op, std::uint64_t s,
-                  std::uint64_t e) {
-        Record r{.index = index, .unit = unit, .opcode = op, .start = s, .end = e, .read = 64, .written = 64};
-        r.pc = index;
-        r.ddr = {{64, 0}, {0, 0}};
-        r.card = card;
-        return r;
-    };
-    t.records.push_back(rec(0, 0, "matvec", "Matvec", 0, 40));
-    t.records.push_back(rec(0, 1, "network", "Send", 40, 700));
-    t.records.push_back(rec(1, 0, "matvec", "Matvec", 0, 40));
-    t.records.push_back(rec(1, 1, "network", "Recv", 40, 720));
+    t.header = testing::two_card_header();
+    t.records.push_back(testing::card_record(0, 0, "matvec", "Matvec", 0, 40));
+    t.records.push_back(testing::card_record(0, 1, "network", "Send", 40, 700));
+    t.records.push_back(testing::card_record(1, 0, "matvec", "Matvec", 0, 40));
+    t.records.push_back(testing::card_record(1, 1, "network", "Recv", 40, 720));
     t.messages = {
         {0, 1, 100, 200, 3072}, {0, 1, 1000, 1100, 1024}, {0, 1, 2000, 2100, 2048}, {1, 0, 150, 250, 512}};
     return t;

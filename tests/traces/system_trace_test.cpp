@@ -6,6 +6,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/traces/fixtures.hpp"
 #include "traces/csv.hpp"
 #include "traces/lexical.hpp"
 #include "traces/perfetto.hpp"
@@ -28,27 +29,11 @@ namespace {
 /// card 0, a receive with a link wait on card 1) and one message each way.
 Trace two_card_trace() {
     Trace t;
-    t.header.program = 0; // set below
-    t.header.config = 0x0b8d2f6e1a3c5749;
-    t.header.mode = Mode::TimingOnly;
-    t.header.clock_mhz = 300;
-    t.header.ddr_channels = 2;
-    t.header.meta = {{"producer", "test"}};
-    t.header.cards = {0x1111111111111111, 0x2222222222222222};
-    t.header.program = system_digest(t.header.cards);
-    t.header.links = {{0, 1, 2}, {1, 0, 2}};
-    auto rec = [](std::uint32_t card, std::uint64_t index, std::string unit, std::string op, std::uint64_t s,
-                  std::uint64_t e) {
-        Record r{.index = index, .unit = unit, .opcode = op, .start = s, .end = e, .read = 64, .written = 64};
-        r.pc = index;
-        r.ddr = {{64, 0}, {0, 0}};
-        r.card = card;
-        return r;
-    };
-    t.records.push_back(rec(0, 0, "matvec", "Matvec", 0, 40));
-    t.records.push_back(rec(0, 1, "network", "Send", 40, 60));
-    t.records.push_back(rec(1, 0, "matvec", "Matvec", 0, 40));
-    t.records.push_back(rec(1, 1, "network", "Recv", 90, 100));
+    t.header = testing::two_card_header();
+    t.records.push_back(testing::card_record(0, 0, "matvec", "Matvec", 0, 40));
+    t.records.push_back(testing::card_record(0, 1, "network", "Send", 40, 60));
+    t.records.push_back(testing::card_record(1, 0, "matvec", "Matvec", 0, 40));
+    t.records.push_back(testing::card_record(1, 1, "network", "Recv", 90, 100));
     TimeSplit split{};
     split[TimePart::Link] = 50;
     split[TimePart::Sram] = 10;
