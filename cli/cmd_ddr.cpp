@@ -141,7 +141,12 @@ int replay(std::span<const std::string> args) {
         "requests in flight at most (0 = unbounded)")(
         "blocking", "hand each request over as the card's units do (blocking TLM transport: served with what "
                     "the controller holds when it arrives) instead of queued (the controller reorders over "
-                    "every request in flight)");
+                    "every request in flight)")(
+        "user-port",
+        "time the requests through the card's user port (ddr.port_bits at clock.kernel_mhz), as the "
+        "card's units reach the channels: what a card run's export needs to replay to its time; "
+        "without it the trace drives the controllers at the EMIF's own interface, as DRAMSys and "
+        "DRAMSim3 are driven");
     o.add(card_options());
     o.add(trace_clock_options());
     o.add(ddr_trace_options());
@@ -203,6 +208,8 @@ int replay(std::span<const std::string> args) {
     }
     mem::TraceReader reader(path, format, context);
     mem::ReplayHarness harness(card.ddr);
+    const bool user_port = vm.count("user-port") > 0;
+    if (user_port) harness.memory().set_user_port(mem::user_port_lane(card.ddr, card.clock.kernel_mhz));
     // Re-export: what the memory receives, at the cycle it arrives, in another format or split.
     std::optional<mem::TraceExporter> exporter;
     if (export_request) {
@@ -218,12 +225,15 @@ int replay(std::span<const std::string> args) {
     if (exporter) exporter->close();
     outputs.keep();
     fmt::print("trace           {} ({}, {} lines)\n", path, mem::name(format), reader.line());
-    fmt::print(
-        "card            {} (config {}), {} x DDR4-{} channels, {} scheduler, {} pacing, {} outstanding{}\n",
-        card.name, card::digest_hex(card), card.ddr.channels, card.ddr.speed_mts,
-        card::name(card.ddr.controller.scheduler), pace,
-        options.outstanding ? std::to_string(options.outstanding) : std::string("unbounded"),
-        options.blocking ? ", blocking" : "");
+    fmt::print("card            {} (config {}), {} x DDR4-{} channels, {} scheduler, {} pacing, {} "
+               "outstanding{}{}\n",
+               card.name, card::digest_hex(card), card.ddr.channels, card.ddr.speed_mts,
+               card::name(card.ddr.controller.scheduler), pace,
+               options.outstanding ? std::to_string(options.outstanding) : std::string("unbounded"),
+               options.blocking ? ", blocking" : "",
+               user_port
+                   ? fmt::format(", {}-bit user port at {:g} MHz", card.ddr.port_bits, card.clock.kernel_mhz)
+                   : std::string());
     fmt::print("{}", mem::format_summary(result, card.ddr));
     if (exporter) fmt::print("{}", ddr_trace_text(*exporter, card.ddr, result.channels));
     return Ok;
@@ -324,6 +334,7 @@ int run_ddr(std::span<const std::string> args) {
         help ? stdout : stderr,
         "usage: cardsim ddr replay TRACE [--config C] [--set k=v] [--format dramsim3|dramsys|cardsim]\n"
         "                              [--channels N] [--pace closed|timed] [--outstanding N] [--blocking]\n"
+        "                              [--user-port]\n"
         "                              [--ddr-trace FILE --ddr-trace-format F --ddr-trace-channel N|all]\n"
         "       cardsim ddr gen PATTERN -o FILE [--format F] [--count N] [--size B] [--span B] ...\n"
         "       (cardsim ddr replay --help, cardsim ddr gen --help for every option)\n");

@@ -31,7 +31,8 @@ int run_design(std::span<const std::string> args) {
                     args, o, positional);
     // The DDR the units stream from: the config's (the design sweeps do not move it).
     const auto config = load_card(vm);
-    const double port_mhz = config.ddr.channel_peak_bytes_per_second() / config.ddr.burst_bytes() / 1e6;
+    // The slowest kernel clock at which a channel's user port (ddr.port_bits) takes its DRAM's peak.
+    const double port_mhz = config.ddr.channel_peak_bytes_per_second() / (config.ddr.port_bits / 8.0) / 1e6;
     sweep::DesignRule rule{vm["decode-tolerance"].as<double>(), vm["tie-tolerance"].as<double>(), port_mhz};
     for (auto [name, value] : {std::pair{"decode-tolerance", rule.decode_tolerance},
                                std::pair{"tie-tolerance", rule.tie_tolerance}})

@@ -60,7 +60,7 @@ Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::s
     // Every channel the run had (a system's: every card's) at its peak.
     const auto channels = run.channels.empty() ? config.ddr.channels : run.channels.size();
     p.roofline_seconds =
-        double(p.ddr_bytes) / (double(channels) * config.ddr.channel_peak_bytes_per_second());
+        double(p.ddr_bytes) / (double(channels) * config.channel_bound_bytes_per_second());
     const double cycle = 1e-6 / config.clock.kernel_mhz;
     for (auto& card : compute)
         for (auto kind : card::all_unit_kinds) {

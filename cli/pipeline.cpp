@@ -130,7 +130,7 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second =
-        double(rep.cards) * req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+        double(rep.cards) * req.config.ddr.channels * req.config.channel_bound_bytes_per_second();
     if (compiled.cards.empty())
         rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
     else { // each Moe layer's figures from the card that holds it (expert parallel: each card's share)

@@ -403,7 +403,7 @@ ServeReport serve_model(const ServeRequest& req) {
     for (auto& ch : rep.run.channels)
         rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
     rep.peak_bytes_per_second =
-        double(rep.cards) * req.config.ddr.channels * req.config.ddr.channel_peak_bytes_per_second();
+        double(rep.cards) * req.config.ddr.channels * req.config.channel_bound_bytes_per_second();
     rep.host_seconds = rep.run.host_seconds;
     watch.lap();
     if (req.check && !rep.run.fault) {

@@ -6,6 +6,7 @@
 #include "engine/card/unit_kind.hpp"
 #include "engine/numerics/knob.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -79,6 +80,7 @@ struct DdrConfig {
     std::uint32_t data_bits = 0;        ///< data bus width of one channel
     std::uint32_t speed_mts = 0;        ///< data rate, MT/s (memory clock = speed / 2)
     std::uint64_t interleave_bytes = 0; ///< channel interleave granule
+    std::uint32_t port_bits = 0;        ///< width of a channel's user port (kernel clock)
     DdrGeometry geometry;
     DdrTiming timing;
     DdrController controller;
@@ -341,6 +343,11 @@ struct CardConfig {
     }
     /// Whether the card has a GELU unit (or a GeGLU unit, which contains one).
     bool gelu() const { return units.has(UnitKind::Gelu) || units.has(UnitKind::Geglu); }
+    /// Bytes per second one channel can move at best: its DRAM's peak, or its user port's
+    /// (ddr.port_bits / 8 bytes a kernel cycle) when the kernel clock makes that the lower.
+    double channel_bound_bytes_per_second() const {
+        return std::min(ddr.channel_peak_bytes_per_second(), ddr.port_bits / 8.0 * clock.kernel_mhz * 1e6);
+    }
     friend bool operator==(const CardConfig&, const CardConfig&) = default;
 };
 

@@ -44,6 +44,7 @@ void describe(V& v, C& c) {
         v.one_of("data_bits", d.data_bits, {8, 16, 32, 64, 128});
         v.integer("speed_mts", d.speed_mts, 400, 12800);
         v.integer("interleave_bytes", d.interleave_bytes, 64, 1u << 30);
+        v.one_of("port_bits", d.port_bits, {64, 128, 256, 512, 1024, 2048});
         v.section("geometry", [&] {
             v.integer("ranks", d.geometry.ranks, 1, 4);
             v.integer("bank_groups", d.geometry.bank_groups, 1, 8);

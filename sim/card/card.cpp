@@ -50,6 +50,7 @@ Card::Card(const sc_core::sc_module_name& name, const card::CardConfig& config,
                 sram_.store().require(r.base + r.size,
                                       fmt::format("the program's {} region", program::name(r.kind)));
         }
+    ddr_.set_user_port(memory::user_port_lane(config.ddr, config.clock.kernel_mhz));
     use(0);
     // A timing-only run moves no data: its DDR stays empty (the io region still gets the host's inputs).
     if (mode == Mode::Full) load(image);

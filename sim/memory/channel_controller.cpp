@@ -31,6 +31,7 @@ void ChannelController::reset(Cycle origin) {
     finished_.reset(64);
     std::fill(bank_free_.begin(), bank_free_.end(), origin);
     admit_floor_ = origin;
+    write_port_.reset(origin);
     front_blocked_ = false;
     front_writes_ = 0;
     seq_ = 0;
@@ -56,6 +57,7 @@ std::uint32_t ChannelController::new_request(Direction direction, std::uint64_t 
     r.next = address >> shift;
     r.stop = ((address + length - 1) >> shift) + 1;
     r.length = length;
+    r.bursts = r.stop - r.next;
     r.arrival = arrival;
     r.done = arrival;
     r.track.frontier = arrival;
@@ -88,7 +90,7 @@ bool ChannelController::alone(std::uint64_t first, std::uint64_t stop) const {
 
 Cycle ChannelController::access(Direction direction, std::uint64_t address, std::uint64_t length,
                                 Cycle arrival, StallSplit* split) {
-    if (in_order_) return core_.access(direction, address, length, arrival, split);
+    if (in_order_) return in_order_access(direction, address, length, arrival, split);
     if (length == 0) return arrival;
     advance(arrival);
     const std::uint32_t shift = core_.address_map().burst_shift();
@@ -132,11 +134,22 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
         StallTrack track;
         track.frontier = arrival;
         const Cycle end = core_.serve_in_order(first, stop - capacity, true, arrival, &track);
-        const Cycle accepted = std::max(arrival, end - core_.write_latency());
+        Cycle accepted = std::max(arrival, end - core_.write_latency());
+        // Through the user port: the streamed bursts' data, then each queued burst's.
+        if (write_port_.on())
+            accepted = std::max(accepted,
+                                write_port_.enter(std::max(arrival, admit_floor_), stop - capacity - first));
+        Cycle last = accepted;
+        std::vector<Cycle>& accepts = port_accepts_;
+        accepts.clear();
+        for (std::uint64_t line = stop - capacity; line < stop; ++line) {
+            if (write_port_.on()) last = std::max(accepted, write_port_.enter(last));
+            accepts.push_back(last);
+        }
         ChannelStats& st = core_.mutable_stats();
         ++st.write_requests;
         st.write_bytes += length;
-        const StallSplit waited{.queueing = accepted - arrival};
+        const StallSplit waited = posted_split(last - arrival, stop - first);
         st.write_stalls += waited;
         if (split) *split += waited;
         for (std::uint64_t line = stop - capacity; line < stop; ++line) {
@@ -144,7 +157,7 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
             QueuedBurst q;
             q.line = line;
             q.seq = seq_++;
-            q.accept = accepted;
+            q.accept = accepts[line - (stop - capacity)];
             q.bank = t.bank;
             q.group = t.group;
             q.rank = t.rank;
@@ -152,9 +165,9 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
             q.direction = Direction::Write;
             buffer_.push(q);
         }
-        admit_floor_ = std::max(admit_floor_, accepted);
+        admit_floor_ = std::max(admit_floor_, last);
         dirty(~std::uint64_t{0});
-        return accepted;
+        return last;
     }
     const std::uint32_t slot = new_request(direction, address, length, arrival, 0, true);
     admit();
@@ -164,6 +177,25 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
     if (split) *split += r.track.split;
     const Cycle done = r.done;
     free_requests_.push_back(slot);
+    return done;
+}
+
+Cycle ChannelController::in_order_access(Direction direction, std::uint64_t address, std::uint64_t length,
+                                         Cycle arrival, StallSplit* split) {
+    StallSplit own;
+    Cycle done = core_.access(direction, address, length, arrival, &own);
+    if (direction == Direction::Write && write_port_.on() && length > 0) {
+        // The DRAM side is timed from arrival (its data crossing the port in step with it); the
+        // write is accepted no earlier than its last burst has crossed.
+        const std::uint32_t shift = core_.address_map().burst_shift();
+        const std::uint64_t bursts = ((address + length - 1) >> shift) - (address >> shift) + 1;
+        const Cycle crossed = write_port_.enter(arrival, bursts);
+        if (crossed > done) {
+            own.data += crossed - done;
+            done = crossed;
+        }
+    }
+    if (split) *split += own;
     return done;
 }
 
@@ -197,7 +229,7 @@ void ChannelController::submit(Direction direction, std::uint64_t address, std::
                                Cycle arrival, std::uint64_t tag) {
     if (in_order_) {
         StallSplit split;
-        const Cycle done = core_.access(direction, address, length, arrival, &split);
+        const Cycle done = in_order_access(direction, address, length, arrival, &split);
         push_finished({tag, arrival, done, split});
         return;
     }
@@ -226,7 +258,8 @@ void ChannelController::admit() {
             return;
         }
         front_blocked_ = false;
-        const Cycle accept = std::max(r.arrival, admit_floor_);
+        Cycle accept = std::max(r.arrival, admit_floor_);
+        if (r.direction == Direction::Write && write_port_.on()) accept = write_port_.enter(accept);
         admit_floor_ = accept;
         const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
                                          << (t.rank * banks_per_rank_);
@@ -285,7 +318,7 @@ void ChannelController::finish(std::uint32_t slot) {
         st.read_stalls += r.track.split;
     } else {
         if (posted_)
-            r.track.split = StallSplit{.queueing = r.done - r.arrival};
+            r.track.split = posted_split(r.done - r.arrival, r.bursts);
         else
             r.track.split.data += r.done - r.track.frontier;
         st.write_stalls += r.track.split;

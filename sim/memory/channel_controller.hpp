@@ -10,6 +10,7 @@
 #include "sim/memory/scheduler_frfcfs.hpp"
 
 #include <array>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -95,6 +96,15 @@ public:
     ChannelTiming& core() { return core_; }
     const ChannelTiming& core() const { return core_; }
     const SchedulerIF& scheduler() const { return *scheduler_; }
+    /// The user port the card's units reach the channel through: read data leaves through `read`,
+    /// write data enters through `write` (lanes that are off: the controller is driven at the
+    /// EMIF's own interface, as `ddr replay` drives it). A write burst is in the controller once
+    /// its data has crossed; the in-order front end takes nothing else meanwhile.
+    void set_port(const PortLane& read, const PortLane& write) {
+        core_.set_read_port(read);
+        write_port_ = write;
+        write_port_.reset(admit_floor_);
+    }
     /// Appends every burst served through the buffer to `log` from now on (null to stop).
     void set_served_log(std::vector<ServedBurst>* log) { log_ = log; }
     const RequestBuffer& buffer() const { return buffer_; }
@@ -113,6 +123,7 @@ private:
         std::uint64_t tag = 0;
         std::uint64_t next = 0, stop = 0;
         std::uint64_t length = 0;
+        std::uint64_t bursts = 0; ///< stop - the first burst
         Cycle arrival = 0;
         Cycle done = 0;
         StallTrack track;
@@ -164,11 +175,26 @@ private:
     void set_candidate(std::uint32_t b, std::int32_t entry, Cycle ready);
     /// A request is complete: its split is closed and (when queued) it joins the finished heap.
     void finish(std::uint32_t slot);
+    /// Memory cycles `bursts` write bursts take through the user port (0 with no port).
+    Cycle port_cycles(std::uint64_t bursts) const {
+        return write_port_.on()
+                   ? static_cast<Cycle>(std::ceil(static_cast<double>(bursts) * write_port_.step()))
+                   : 0;
+    }
+    /// A posted write's stall split: its data crossing the user port, then waiting.
+    StallSplit posted_split(Cycle waited, std::uint64_t bursts) const {
+        const Cycle data = std::min(waited, port_cycles(bursts));
+        return {.queueing = waited - data, .data = data};
+    }
     /// Adds a completion to the finished ones.
     void push_finished(const ChannelCompletion& c) { finished_.insert(c); }
     /// Serves a one-burst read at once when the controller holds nothing and it is a row hit at
     /// the earliest column slot (nothing that arrives later could go before it); false otherwise.
     bool serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival, std::uint64_t tag);
+    /// The in-order scheduler's access: the timing core's in-order path, and a write's data
+    /// through the user port.
+    Cycle in_order_access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
+                          StallSplit* split);
     /// Whether a read of bursts [first, stop) may take the in-order path now.
     bool alone(std::uint64_t first, std::uint64_t stop) const;
     /// The scheduler's switch_urgency of burst `entry` of bank `b` deciding at `ready` in direction
@@ -259,7 +285,9 @@ private:
     /// per rank: refreshed since its last burst (a burst that still lands past the next refresh then
     /// goes, the next refresh postponed behind it, so a trefi just above trfc cannot livelock)
     std::vector<std::uint8_t> refreshed_;
-    Cycle admit_floor_ = 0; ///< the front end admits in order, none before this cycle
+    Cycle admit_floor_ = 0;           ///< the front end admits in order, none before this cycle
+    PortLane write_port_;             ///< the user port's write lane (off unless set)
+    std::vector<Cycle> port_accepts_; ///< scratch: the accept cycles of a long write's queued bursts
     bool front_blocked_ = false;
     std::uint32_t front_writes_ = 0; ///< write requests not yet wholly in the buffer
     std::uint64_t seq_ = 0;

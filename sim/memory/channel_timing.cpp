@@ -68,6 +68,7 @@ void ChannelTiming::reset(Cycle origin) {
     queued_ = 0;
     stats_ = ChannelStats{};
     stats_.last_data = origin;
+    read_port_.reset(origin);
 }
 
 Cycle ChannelTiming::column_floor(bool write) const {
@@ -339,13 +340,19 @@ Cycle ChannelTiming::run_block(std::uint64_t line, std::uint64_t stop, bool writ
             end = last_cas_ + cl_ + bc_;
             read_data_end_ = end;
         }
+        stats_.last_data = std::max(stats_.last_data, end);
+        if (!write && read_port_.on()) { // the advanced periods' data through the port, in closed form
+            std::array<Cycle, 8> ends{};
+            for (std::uint64_t i = 0; i < p; ++i)
+                ends[i] = cas_of[i] + cl_ + bc_;
+            end = read_port_.pass_periods(std::span<const Cycle>(ends.data(), p), delta, k);
+        }
         if (track) { // each period as the one before: its own bursts' data, the rest bus spacing
             const Cycle data = (track->split.data - data0) * k;
             track->split.data += data;
             track->split.queueing += shift - data;
             track->frontier = last_cas_;
         }
-        stats_.last_data = std::max(stats_.last_data, end);
         line += n;
         done += n;
     }

@@ -9,6 +9,7 @@
 #include "sim/memory/command_bus.hpp"
 #include "sim/memory/mem_request.hpp"
 #include "sim/memory/memory_clock.hpp"
+#include "sim/memory/port_lane.hpp"
 #include "sim/memory/stall_split.hpp"
 
 #include <algorithm>
@@ -114,7 +115,8 @@ public:
     /// `out[2 g]` for a miss in group g, `out[2 g + 1]` for a hit.
     void group_floors(std::uint32_t rank, bool write, Cycle* __restrict out) const;
     /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
-    /// after it when `close_after` (or the page policy is closed). Returns its last data beat.
+    /// after it when `close_after` (or the page policy is closed). Returns its last data beat: for a
+    /// read, when that beat has crossed the user port's read lane (`set_read_port`).
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
     /// The floors of a plan, for `attribute`.
     BurstFloors floors(const Plan& p, std::uint32_t rank) const {
@@ -144,6 +146,13 @@ public:
     const ChannelStats& stats() const { return stats_; }
     /// The statistics, for the controller's own counters.
     ChannelStats& mutable_stats() { return stats_; }
+    /// Read data leaves through `lane` (the user port's read lane; off: it leaves as the DRAM sends
+    /// it). Every read's completion is then when its last beat has crossed.
+    void set_read_port(const PortLane& lane) {
+        read_port_ = lane;
+        read_port_.reset(last_cas_);
+    }
+    const PortLane& read_port() const { return read_port_; }
     /// Turns the closed-form advance of repeating row-hit runs on or off (on by default; off only
     /// to check that both give the same answers).
     void set_fast_path(bool on) { fast_ = on; }
@@ -230,6 +239,7 @@ private:
     Cycle write_data_end_ = 0; ///< the last write's last beat (a read of another rank waits for it)
     Cycle read_data_end_ = 0;  ///< the last read's last beat (a write of another rank waits for it)
     Cycle last_cas_ = 0;
+    PortLane read_port_; ///< the user port's read lane (off unless set)
     std::uint32_t last_rank_ = 0, last_write_rank_ = 0, last_read_rank_ = 0;
     bool any_burst_ = false;
     bool any_write_ = false;
@@ -402,6 +412,7 @@ inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* _
         b.act_ok = std::max(b.act_ok, b.pre_ok + trp_);
     }
     stats_.last_data = std::max(stats_.last_data, end);
+    if (!write && read_port_.on()) return read_port_.pass(end);
     return end;
 }
 

@@ -33,6 +33,12 @@ Cycle DdrMemory::flush() {
     return end;
 }
 
+void DdrMemory::set_user_port(const PortLane& lane) {
+    stale_ = ~std::uint64_t{0};
+    for (auto& c : channels_)
+        c->controller().set_port(lane, lane);
+}
+
 void DdrMemory::reset(Cycle origin) {
     stale_ = ~std::uint64_t{0};
     for (auto& c : channels_)

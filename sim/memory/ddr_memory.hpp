@@ -5,6 +5,7 @@
 #include "sim/memory/channel_interleave.hpp"
 #include "sim/memory/ddr_channel.hpp"
 #include "sim/memory/mem_request.hpp"
+#include "sim/memory/port_lane.hpp"
 #include "sim/memory/sparse_store.hpp"
 
 #include <memory>
@@ -83,6 +84,9 @@ public:
     /// Issues every channel's queued writes; returns the cycle the last data beat of any channel
     /// ends (the memory is idle from then on).
     Cycle flush();
+    /// Every channel is reached through a user port whose lanes (each direction) are `lane`
+    /// (`user_port_lane`); unset, the channels are driven at the EMIF's own interface.
+    void set_user_port(const PortLane& lane);
     /// Resets every channel's timing and statistics to idle at cycle `origin`; keeps the data.
     void reset(Cycle origin);
     /// Writes bytes without timing (loading the DDR image).

@@ -84,16 +84,16 @@ TEST_CASE("an exported decode step replays to the card run's DDR time and row ou
             CHECK(card.conflicts > 0);
             CHECK_FALSE(std::filesystem::exists(trace + ".partial"));
             const bool one = std::string(channel) != "all";
-            const auto replayed =
-                run_cardsim(fmt::format("ddr replay {} --format {} --pace timed --outstanding 0 {}", trace,
-                                        format, one ? "--channels 1" : ""));
+            const auto replayed = run_cardsim(
+                fmt::format("ddr replay {} --format {} --pace timed --outstanding 0 --user-port {}", trace,
+                            format, one ? "--channels 1" : ""));
             INFO(replayed.out);
             REQUIRE(replayed.code == 0);
             CHECK(replay_figures(replayed.out) == card);
             // As the card's units hand requests over (blocking transport), the same.
-            const auto blocking = run_cardsim(
-                fmt::format("ddr replay {} --format {} --pace timed --outstanding 0 --blocking {}", trace,
-                            format, one ? "--channels 1" : ""));
+            const auto blocking = run_cardsim(fmt::format(
+                "ddr replay {} --format {} --pace timed --outstanding 0 --blocking --user-port {}", trace,
+                format, one ? "--channels 1" : ""));
             REQUIRE(blocking.code == 0);
             CHECK(replay_figures(blocking.out) == card);
         }

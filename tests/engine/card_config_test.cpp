@@ -231,7 +231,7 @@ TEST_CASE("the digest ignores formatting, comments, key order and the name, and 
     CHECK(digest_hex(o).size() == 16);
     // Any value changed: another digest.
     for (const char* s : {"ddr.channels=2", "ddr.timing.cl=18", "numerics.state=f16", "units.gelu.count=1",
-                          "weights.scale=f16", "sram.bytes=1000"})
+                          "weights.scale=f16", "sram.bytes=1000", "ddr.port_bits=1024"})
         CHECK(digest(load_card_config({}, sets({s}))) != digest(d));
 }
 
@@ -239,10 +239,11 @@ TEST_CASE("the system and its links are not in the card's digest, which is the o
           "[card]") {
     // The card the golden traces run on (configs/golden.toml, the default before the design sweep)
     // keeps its digest when `capabilities.cards` moved to `system.cards` and when the system and its
-    // links arrived; it moved once since, with `ddr.controller.stagger_row_switches` (default true:
-    // another scheduler, though its cycles on the golden traces are the same).
+    // links arrived; it moved twice since: with `ddr.controller.stagger_row_switches` (default true:
+    // another scheduler, though its cycles on the golden traces are the same), and with
+    // `ddr.port_bits` (the user port, through which a write now crosses a beat a kernel cycle).
     CHECK(digest_hex(load_card_config(std::string(CARDSIM_SOURCE_DIR) + "/configs/golden.toml")) ==
-          "f6e23b0ad461e1b9");
+          "0df4cf67778ab914");
     const CardConfig d = default_card_config();
     for (const char* s : {"system.cards=4", "system.topology=pairs", "link.gbps=100", "link.latency_ns=143",
                           "link.ports=1", "link.frame_payload_bytes=9000", "link.frame_overhead_bytes=0"}) {

@@ -96,9 +96,16 @@ TEST_CASE("a compiled decode step's DDR requests replay to the card run's DDR ti
     REQUIRE_FALSE(recorded.empty());
     sim::memory::TraceReader reader(path, sim::memory::TraceFormat::Cardsim, ctx);
     sim::memory::ReplayHarness harness(config.ddr);
+    // Through the card's user port, as its units reach the channels.
+    harness.memory().set_user_port(sim::memory::user_port_lane(config.ddr, config.clock.kernel_mhz));
     const auto r = harness.run(reader, {sim::memory::Pacing::Timed, 0, true});
     CHECK(r.player.requests > 10 * steps);
     CHECK(figures(r.channels, r.player.start) == recorded);
+    // At the EMIF's own interface the writes enter without crossing the port: the DDR time differs.
+    harness.memory().set_user_port(sim::memory::PortLane{});
+    sim::memory::TraceReader again(path, sim::memory::TraceFormat::Cardsim, ctx);
+    const auto emif = harness.run(again, {sim::memory::Pacing::Timed, 0, true});
+    CHECK(figures(emif.channels, emif.player.start) != recorded);
     std::printf(
         "replayed %llu requests of %zu decode steps: DDR time %llu memory cycles, equal to the card run\n",
         static_cast<unsigned long long>(r.player.requests), steps,
