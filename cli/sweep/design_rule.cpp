@@ -198,8 +198,8 @@ std::string design_table(const std::vector<DesignPoint>& points, const DesignVer
         "tokens/s, then the shortest TTFT (each within {:g} % counts as tied); then the fewest DSP "
         "blocks, then ALMs\n",
         rule.port_mhz > 0
-            ? fmt::format(" at a kernel clock of at least {:g} MHz (a 64 B burst a cycle carries a "
-                          "DDR channel's peak)",
+            ? fmt::format(" at a kernel clock of at least {:g} MHz (where a channel's user port carries "
+                          "its DRAM's peak)",
                           rule.port_mhz)
             : std::string(),
         100 * rule.decode_tolerance, 100 * rule.tie_tolerance);

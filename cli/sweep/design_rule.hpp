@@ -35,10 +35,10 @@ struct DesignPoint {
 struct DesignRule {
     double decode_tolerance = 0.02; ///< how far below the best decode tokens/s a point may be
     double tie_tolerance = 0.02;    ///< serving tokens/s and TTFT this close to the best count as tied
-    /// The least kernel clock, MHz, at which a unit's port of one burst (64 B) a cycle carries a DDR
-    /// channel's peak (19.2 GB/s / 64 B = 300 MHz). The timing model does not limit a unit's DDR
-    /// traffic by its port, so a slower clock would be credited bandwidth the card cannot move. 0 = no
-    /// such clause.
+    /// The least kernel clock, MHz, at which a channel's user port (ddr.port_bits, 512: 64 B a
+    /// cycle) carries the channel's DRAM peak (19.2 GB/s / 64 B = 300 MHz). Below it the port bounds
+    /// every channel (the timing model charges it), so the card cannot use the DDR it was given.
+    /// 0 = no such clause.
     double port_mhz = 0;
 };
 
