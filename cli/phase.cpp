@@ -49,18 +49,21 @@ Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::s
     p.cycles = run.cycles;
     p.seconds = run.seconds;
     p.host_seconds = run.host_seconds;
-    for (auto& ch : run.channels)
+    double read_bytes = 0, write_bytes = 0;
+    for (auto& ch : run.channels) {
         p.ddr_bytes += ch.read_bytes + ch.write_bytes;
+        read_bytes += double(ch.read_bytes);
+        write_bytes += double(ch.write_bytes);
+    }
     // Each card's compute cycles by unit kind (a system's records carry their card).
     std::vector<std::array<std::uint64_t, card::unit_kind_count>> compute(1);
     for (auto& r : run.records) {
         if (r.card >= compute.size()) compute.resize(r.card + 1);
         compute[r.card][static_cast<std::size_t>(r.unit)] += r.compute_cycles;
     }
-    // Every channel the run had (a system's: every card's) at its peak.
+    // Every channel the run had (a system's: every card's) at its peak (or its ports').
     const auto channels = run.channels.empty() ? config.ddr.channels : run.channels.size();
-    p.roofline_seconds =
-        double(p.ddr_bytes) / (double(channels) * config.channel_bound_bytes_per_second());
+    p.roofline_seconds = config.ddr_bound_seconds(read_bytes, write_bytes, double(channels));
     const double cycle = 1e-6 / config.clock.kernel_mhz;
     for (auto& card : compute)
         for (auto kind : card::all_unit_kinds) {

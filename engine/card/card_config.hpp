@@ -343,10 +343,19 @@ struct CardConfig {
     }
     /// Whether the card has a GELU unit (or a GeGLU unit, which contains one).
     bool gelu() const { return units.has(UnitKind::Gelu) || units.has(UnitKind::Geglu); }
-    /// Bytes per second one channel can move at best: its DRAM's peak, or its user port's
-    /// (ddr.port_bits / 8 bytes a kernel cycle) when the kernel clock makes that the lower.
-    double channel_bound_bytes_per_second() const {
-        return std::min(ddr.channel_peak_bytes_per_second(), ddr.port_bits / 8.0 * clock.kernel_mhz * 1e6);
+    /// The least seconds `channels` channels can move `read` and `write` bytes in: at their DRAM's
+    /// peak for both together, and through their user ports, whose read and write lanes each move
+    /// ddr.port_bits / 8 bytes a kernel cycle (below 300 MHz on the default card the ports bind).
+    double ddr_bound_seconds(double read, double write, double channels) const {
+        const double dram = (read + write) / (channels * ddr.channel_peak_bytes_per_second());
+        const double port = channels * ddr.port_bits / 8.0 * clock.kernel_mhz * 1e6;
+        return std::max({dram, read / port, write / port});
+    }
+    /// The bandwidth that bound gives `read` and `write` bytes on `channels` channels (their DRAM's
+    /// peak when the ports do not bind, or nothing moved).
+    double ddr_peak_bytes_per_second(double read, double write, double channels) const {
+        const double bound = ddr_bound_seconds(read, write, channels);
+        return bound > 0 ? (read + write) / bound : channels * ddr.channel_peak_bytes_per_second();
     }
     friend bool operator==(const CardConfig&, const CardConfig&) = default;
 };

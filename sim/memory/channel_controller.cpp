@@ -31,7 +31,6 @@ void ChannelController::reset(Cycle origin) {
     finished_.reset(64);
     std::fill(bank_free_.begin(), bank_free_.end(), origin);
     admit_floor_ = origin;
-    write_port_.reset(origin);
     front_blocked_ = false;
     front_writes_ = 0;
     seq_ = 0;
@@ -90,7 +89,7 @@ bool ChannelController::alone(std::uint64_t first, std::uint64_t stop) const {
 
 Cycle ChannelController::access(Direction direction, std::uint64_t address, std::uint64_t length,
                                 Cycle arrival, StallSplit* split) {
-    if (in_order_) return in_order_access(direction, address, length, arrival, split);
+    if (in_order_) return core_.access(direction, address, length, arrival, split);
     if (length == 0) return arrival;
     advance(arrival);
     const std::uint32_t shift = core_.address_map().burst_shift();
@@ -108,9 +107,12 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
                                              << (r * banks_per_rank_);
             if ((buffer_.banks_with(Direction::Write) & rank_banks) == 0) core_.catch_up_rank(r, arrival);
         }
+        // Behind the write data still crossing the port (the front end is in order).
+        const Cycle start = core_.front_free(arrival);
         StallTrack track;
-        track.frontier = arrival;
-        const Cycle end = core_.serve_in_order(first, stop, false, arrival, &track);
+        track.split.queueing = start - arrival;
+        track.frontier = start;
+        const Cycle end = core_.serve_in_order(first, stop, false, start, &track);
         track.split.data += end - track.frontier;
         ChannelStats& st = core_.mutable_stats();
         ++st.read_requests;
@@ -133,17 +135,15 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
             core_.catch_up_rank(r, arrival);
         StallTrack track;
         track.frontier = arrival;
-        const Cycle end = core_.serve_in_order(first, stop - capacity, true, arrival, &track);
-        Cycle accepted = std::max(arrival, end - core_.write_latency());
-        // Through the user port: the streamed bursts' data, then each queued burst's.
-        if (write_port_.on())
-            accepted = std::max(accepted,
-                                write_port_.enter(std::max(arrival, admit_floor_), stop - capacity - first));
+        // Each streamed burst goes once its data has crossed the port; then the queued ones cross.
+        const Cycle end = core_.serve_writes_in_order(first, stop - capacity, arrival, &track);
+        const Cycle accepted = std::max(arrival, end - core_.write_latency());
+        PortLane& port = core_.write_port();
         Cycle last = accepted;
         std::vector<Cycle>& accepts = port_accepts_;
         accepts.clear();
         for (std::uint64_t line = stop - capacity; line < stop; ++line) {
-            if (write_port_.on()) last = std::max(accepted, write_port_.enter(last));
+            if (port.on()) last = std::max(accepted, port.enter(last));
             accepts.push_back(last);
         }
         ChannelStats& st = core_.mutable_stats();
@@ -180,28 +180,9 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
     return done;
 }
 
-Cycle ChannelController::in_order_access(Direction direction, std::uint64_t address, std::uint64_t length,
-                                         Cycle arrival, StallSplit* split) {
-    StallSplit own;
-    Cycle done = core_.access(direction, address, length, arrival, &own);
-    if (direction == Direction::Write && write_port_.on() && length > 0) {
-        // The DRAM side is timed from arrival (its data crossing the port in step with it); the
-        // write is accepted no earlier than its last burst has crossed.
-        const std::uint32_t shift = core_.address_map().burst_shift();
-        const std::uint64_t bursts = ((address + length - 1) >> shift) - (address >> shift) + 1;
-        const Cycle crossed = write_port_.enter(arrival, bursts);
-        if (crossed > done) {
-            own.data += crossed - done;
-            done = crossed;
-        }
-    }
-    if (split) *split += own;
-    return done;
-}
-
 bool ChannelController::serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival,
                                       std::uint64_t tag) {
-    if (!buffer_.empty() || !admission_.empty()) return false;
+    if (!buffer_.empty() || !admission_.empty() || core_.front_free(arrival) > arrival) return false;
     const BurstTarget t = core_.target(line);
     if (!core_.row_open(t.bank, t.row)) return false;
     const Cycle ready = std::max(arrival, bank_free_[t.bank]);
@@ -229,7 +210,7 @@ void ChannelController::submit(Direction direction, std::uint64_t address, std::
                                Cycle arrival, std::uint64_t tag) {
     if (in_order_) {
         StallSplit split;
-        const Cycle done = in_order_access(direction, address, length, arrival, &split);
+        const Cycle done = core_.access(direction, address, length, arrival, &split);
         push_finished({tag, arrival, done, split});
         return;
     }
@@ -259,7 +240,7 @@ void ChannelController::admit() {
         }
         front_blocked_ = false;
         Cycle accept = std::max(r.arrival, admit_floor_);
-        if (r.direction == Direction::Write && write_port_.on()) accept = write_port_.enter(accept);
+        if (r.direction == Direction::Write && core_.write_port().on()) accept = core_.write_port().enter(accept);
         admit_floor_ = accept;
         const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
                                          << (t.rank * banks_per_rank_);

@@ -10,7 +10,6 @@
 #include "sim/memory/scheduler_frfcfs.hpp"
 
 #include <array>
-#include <cmath>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -100,11 +99,7 @@ public:
     /// write data enters through `write` (lanes that are off: the controller is driven at the
     /// EMIF's own interface, as `ddr replay` drives it). A write burst is in the controller once
     /// its data has crossed; the in-order front end takes nothing else meanwhile.
-    void set_port(const PortLane& read, const PortLane& write) {
-        core_.set_read_port(read);
-        write_port_ = write;
-        write_port_.reset(admit_floor_);
-    }
+    void set_port(const PortLane& read, const PortLane& write) { core_.set_port(read, write); }
     /// Appends every burst served through the buffer to `log` from now on (null to stop).
     void set_served_log(std::vector<ServedBurst>* log) { log_ = log; }
     const RequestBuffer& buffer() const { return buffer_; }
@@ -177,9 +172,7 @@ private:
     void finish(std::uint32_t slot);
     /// Memory cycles `bursts` write bursts take through the user port (0 with no port).
     Cycle port_cycles(std::uint64_t bursts) const {
-        return write_port_.on()
-                   ? static_cast<Cycle>(std::ceil(static_cast<double>(bursts) * write_port_.step()))
-                   : 0;
+        return core_.write_port().on() ? core_.write_port().cycles(bursts) : 0;
     }
     /// A posted write's stall split: its data crossing the user port, then waiting.
     StallSplit posted_split(Cycle waited, std::uint64_t bursts) const {
@@ -191,10 +184,6 @@ private:
     /// Serves a one-burst read at once when the controller holds nothing and it is a row hit at
     /// the earliest column slot (nothing that arrives later could go before it); false otherwise.
     bool serve_at_once(std::uint64_t line, std::uint64_t length, Cycle arrival, std::uint64_t tag);
-    /// The in-order scheduler's access: the timing core's in-order path, and a write's data
-    /// through the user port.
-    Cycle in_order_access(Direction direction, std::uint64_t address, std::uint64_t length, Cycle arrival,
-                          StallSplit* split);
     /// Whether a read of bursts [first, stop) may take the in-order path now.
     bool alone(std::uint64_t first, std::uint64_t stop) const;
     /// The scheduler's switch_urgency of burst `entry` of bank `b` deciding at `ready` in direction
@@ -286,7 +275,6 @@ private:
     /// goes, the next refresh postponed behind it, so a trefi just above trfc cannot livelock)
     std::vector<std::uint8_t> refreshed_;
     Cycle admit_floor_ = 0;           ///< the front end admits in order, none before this cycle
-    PortLane write_port_;             ///< the user port's write lane (off unless set)
     std::vector<Cycle> port_accepts_; ///< scratch: the accept cycles of a long write's queued bursts
     bool front_blocked_ = false;
     std::uint32_t front_writes_ = 0; ///< write requests not yet wholly in the buffer

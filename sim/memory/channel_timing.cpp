@@ -69,6 +69,7 @@ void ChannelTiming::reset(Cycle origin) {
     stats_ = ChannelStats{};
     stats_.last_data = origin;
     read_port_.reset(origin);
+    write_port_.reset(origin);
 }
 
 Cycle ChannelTiming::column_floor(bool write) const {
@@ -206,7 +207,11 @@ Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uin
     if (direction == Direction::Read) {
         ++stats_.read_requests;
         stats_.read_bytes += length;
-        end = bursts(first, stop, false, arrival, &track);
+        // Behind the write data still crossing the port (the front end is in order).
+        const Cycle start = front_free(arrival);
+        track.split.queueing += start - arrival;
+        track.frontier = start;
+        end = bursts(first, stop, false, start, &track);
         stats_.read_latency.add(end - arrival);
         track.split.data += end - track.frontier;
         stats_.read_stalls += track.split;
@@ -215,18 +220,25 @@ Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uin
         stats_.write_bytes += length;
         if (stop - first > queue_.size()) { // stream straight to the DRAM
             if (queued_ > 0) drain_all();
-            end = bursts(first, stop, true, arrival, &track);
+            end = serve_writes_in_order(first, stop, arrival, &track);
             track.split.data += end - track.frontier;
         } else {
             end = arrival;
+            Cycle crossing = 0; // through the port: each burst is in the queue once it has crossed
             for (std::uint64_t line = first; line < stop; ++line) {
                 if (queued_ == queue_.size()) end = std::max(end, drain_all());
+                if (write_port_.on()) crossing = write_port_.enter(end);
                 std::uint32_t tail = queue_head_ + queued_;
                 if (tail >= queue_.size()) tail -= static_cast<std::uint32_t>(queue_.size());
-                queue_[tail] = {target(line), arrival};
+                queue_[tail] = {target(line), write_port_.on() ? crossing : arrival};
                 ++queued_;
             }
-            track.split.queueing += end - arrival;
+            const Cycle accepted = std::max(end, crossing);
+            // Its data crossing the port is data time; the rest, waiting for a slot, queueing.
+            const Cycle data = write_port_.on() ? std::min(accepted - arrival, write_port_.cycles(stop - first)) : 0;
+            track.split.queueing += accepted - arrival - data;
+            track.split.data += data;
+            end = accepted;
         }
         stats_.write_stalls += track.split;
     }
@@ -237,6 +249,25 @@ Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uin
 Cycle ChannelTiming::serve_in_order(std::uint64_t first, std::uint64_t stop, bool write, Cycle ready,
                                     StallTrack* track) {
     return bursts(first, stop, write, ready, track);
+}
+
+Cycle ChannelTiming::serve_writes_in_order(std::uint64_t first, std::uint64_t stop, Cycle offered,
+                                           StallTrack* track) {
+    if (first == stop) return offered;
+    if (!write_port_.on()) return bursts(first, stop, true, offered, track);
+    // Column commands of one stream are at least tCCD_S apart, so when a burst crosses no slower
+    // than that, the first burst's crossing is the stream's only constraint (burst k crosses k
+    // steps after it, and its WRITE is at least k x tCCD_S after the first's): the closed form
+    // applies. A slower port paces the stream burst by burst.
+    if (write_port_.keeps_up_with(tccd_s_)) {
+        const Cycle ready = write_port_.enter(offered);
+        if (stop - first > 1) write_port_.enter(ready, stop - first - 1);
+        return bursts(first, stop, true, ready, track);
+    }
+    Cycle end = offered;
+    for (std::uint64_t line = first; line < stop; ++line)
+        end = bursts(line, line + 1, true, write_port_.enter(offered), track);
+    return end;
 }
 
 Cycle ChannelTiming::bursts(std::uint64_t line, std::uint64_t stop, bool write, Cycle ready,

@@ -116,7 +116,7 @@ public:
     void group_floors(std::uint32_t rank, bool write, Cycle* __restrict out) const;
     /// Commits a planned burst (its plan must be fresh: nothing committed since); closes the row
     /// after it when `close_after` (or the page policy is closed). Returns its last data beat: for a
-    /// read, when that beat has crossed the user port's read lane (`set_read_port`).
+    /// read, when that beat has crossed the user port's read lane (`set_port`).
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
     /// The floors of a plan, for `attribute`.
     BurstFloors floors(const Plan& p, std::uint32_t rank) const {
@@ -146,13 +146,29 @@ public:
     const ChannelStats& stats() const { return stats_; }
     /// The statistics, for the controller's own counters.
     ChannelStats& mutable_stats() { return stats_; }
-    /// Read data leaves through `lane` (the user port's read lane; off: it leaves as the DRAM sends
-    /// it). Every read's completion is then when its last beat has crossed.
-    void set_read_port(const PortLane& lane) {
-        read_port_ = lane;
+    /// The user port the channel is reached through: read data leaves through `read` (every read
+    /// completes when its last beat has crossed), write data enters through `write` (a write burst
+    /// may go once its data has crossed; the in-order front end takes nothing else meanwhile).
+    /// Lanes that are off: the channel is driven at the EMIF's own interface.
+    void set_port(const PortLane& read, const PortLane& write) {
+        read_port_ = read;
+        write_port_ = write;
         read_port_.reset(last_cas_);
+        write_port_.reset(last_cas_);
     }
     const PortLane& read_port() const { return read_port_; }
+    PortLane& write_port() { return write_port_; }
+    const PortLane& write_port() const { return write_port_; }
+    /// The first cycle the in-order front end takes a request arriving at `arrival`: after the
+    /// write data crossing the port ahead of it.
+    Cycle front_free(Cycle arrival) const {
+        return write_port_.on() ? std::max(arrival, write_port_.crossed()) : arrival;
+    }
+    /// Times write bursts [first, stop) of one request offered to the port at `offered`, in order
+    /// (the closed-form advance included): each goes once its data has crossed the write lane.
+    /// Returns the last one's data end.
+    Cycle serve_writes_in_order(std::uint64_t first, std::uint64_t stop, Cycle offered,
+                                StallTrack* track = nullptr);
     /// Turns the closed-form advance of repeating row-hit runs on or off (on by default; off only
     /// to check that both give the same answers).
     void set_fast_path(bool on) { fast_ = on; }
@@ -239,7 +255,8 @@ private:
     Cycle write_data_end_ = 0; ///< the last write's last beat (a read of another rank waits for it)
     Cycle read_data_end_ = 0;  ///< the last read's last beat (a write of another rank waits for it)
     Cycle last_cas_ = 0;
-    PortLane read_port_; ///< the user port's read lane (off unless set)
+    PortLane read_port_;  ///< the user port's read lane (off unless set)
+    PortLane write_port_; ///< the user port's write lane (off unless set)
     std::uint32_t last_rank_ = 0, last_write_rank_ = 0, last_read_rank_ = 0;
     bool any_burst_ = false;
     bool any_write_ = false;
