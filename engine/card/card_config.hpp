@@ -352,10 +352,11 @@ struct CardConfig {
         return std::max({dram, read / port, write / port});
     }
     /// The bandwidth that bound gives `read` and `write` bytes on `channels` channels (their DRAM's
-    /// peak when the ports do not bind, or nothing moved).
+    /// peak when the ports do not bind; with nothing moved, the lower of the DRAM's and a port's).
     double ddr_peak_bytes_per_second(double read, double write, double channels) const {
         const double bound = ddr_bound_seconds(read, write, channels);
-        return bound > 0 ? (read + write) / bound : channels * ddr.channel_peak_bytes_per_second();
+        if (bound > 0) return (read + write) / bound;
+        return channels * std::min(ddr.channel_peak_bytes_per_second(), ddr.port_bits / 8.0 * clock.kernel_mhz * 1e6);
     }
     friend bool operator==(const CardConfig&, const CardConfig&) = default;
 };

@@ -143,7 +143,7 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
         std::vector<Cycle>& accepts = port_accepts_;
         accepts.clear();
         for (std::uint64_t line = stop - capacity; line < stop; ++line) {
-            if (port.on()) last = std::max(accepted, port.enter(last));
+            if (port.on()) last = std::max(accepted, port.enter(accepted));
             accepts.push_back(last);
         }
         ChannelStats& st = core_.mutable_stats();
@@ -165,7 +165,7 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
             q.direction = Direction::Write;
             buffer_.push(q);
         }
-        admit_floor_ = std::max(admit_floor_, last);
+        admit_floor_ = std::max(admit_floor_, accepted);
         dirty(~std::uint64_t{0});
         return last;
     }
@@ -239,9 +239,20 @@ void ChannelController::admit() {
             return;
         }
         front_blocked_ = false;
-        Cycle accept = std::max(r.arrival, admit_floor_);
-        if (r.direction == Direction::Write && core_.write_port().on()) accept = core_.write_port().enter(accept);
-        admit_floor_ = accept;
+        // In order: no earlier than the request before it (`admit_floor_`, a floor the port does not
+        // raise), and through the port: a write once its data has crossed, a read once the write
+        // data ahead of it has.
+        const Cycle base = std::max(r.arrival, admit_floor_);
+        PortLane& port = core_.write_port();
+        const Cycle accept = !port.on() ? base
+                             : r.direction == Direction::Write ? port.enter(base)
+                                                               : std::max(base, port.crossed());
+        admit_floor_ = base;
+        // A request's first burst waiting at the front end is queueing (not its bank's preparation).
+        if (r.stop - r.next == r.bursts && accept > r.track.frontier && !(r.direction == Direction::Write && posted_)) {
+            r.track.split.queueing += accept - r.track.frontier;
+            r.track.frontier = accept;
+        }
         const std::uint64_t rank_banks = ((std::uint64_t{1} << banks_per_rank_) - 1)
                                          << (t.rank * banks_per_rank_);
         if (((buffer_.banks_with(Direction::Read) | buffer_.banks_with(Direction::Write)) & rank_banks) ==

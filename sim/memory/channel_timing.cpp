@@ -259,14 +259,23 @@ Cycle ChannelTiming::serve_writes_in_order(std::uint64_t first, std::uint64_t st
     // than that, the first burst's crossing is the stream's only constraint (burst k crosses k
     // steps after it, and its WRITE is at least k x tCCD_S after the first's): the closed form
     // applies. A slower port paces the stream burst by burst.
+    // The wait for a burst's data to cross is data time (moving the request's bytes), so the
+    // floors its WRITE passed then split only what follows.
+    const auto wait_for = [&](Cycle ready) {
+        if (track && ready > track->frontier) {
+            track->split.data += ready - track->frontier;
+            track->frontier = ready;
+        }
+        return ready;
+    };
     if (write_port_.keeps_up_with(tccd_s_)) {
-        const Cycle ready = write_port_.enter(offered);
-        if (stop - first > 1) write_port_.enter(ready, stop - first - 1);
+        const Cycle ready = wait_for(write_port_.enter(offered));
+        if (stop - first > 1) write_port_.enter(offered, stop - first - 1);
         return bursts(first, stop, true, ready, track);
     }
     Cycle end = offered;
     for (std::uint64_t line = first; line < stop; ++line)
-        end = bursts(line, line + 1, true, write_port_.enter(offered), track);
+        end = bursts(line, line + 1, true, wait_for(write_port_.enter(offered)), track);
     return end;
 }
 

@@ -68,12 +68,11 @@ public:
         crossed_ = c;
         return cycle(crossed_);
     }
-    /// `bursts` write bursts offered at `offered`: the cycle the last has crossed. An offer at the
-    /// cycle the previous crossing was reported at (the front end waited for that crossing) starts
-    /// at the crossing itself, so a write's bursts cross a step apart, not a whole cycle apart.
+    /// `bursts` write bursts offered at `offered` (a floor other than the lane's own: the
+    /// request's arrival, a free slot; never a crossing the lane reported): the cycle the last has
+    /// crossed. A write's bursts cross a step apart, not a rounded cycle apart.
     Cycle enter(Cycle offered, std::uint64_t bursts = 1) {
-        const Fixed start = offered > cycle(crossed_) ? Fixed{offered} << fraction_bits : crossed_;
-        crossed_ = start + bursts * step_;
+        crossed_ = std::max(Fixed{offered} << fraction_bits, crossed_) + bursts * step_;
         return cycle(crossed_);
     }
 

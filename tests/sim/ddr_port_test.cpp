@@ -169,8 +169,14 @@ TEST_CASE("a slow port paces a long write: no burst reaches the dram before its 
             const PortLane lane = user_port_lane(c.ddr, mhz);
             ctl.set_port(lane, lane);
             constexpr std::uint64_t bytes = 1 << 20, bursts = bytes / 64;
-            const Cycle accepted = ctl.access(Direction::Write, 0, bytes, 0);
+            StallSplit split;
+            const Cycle accepted = ctl.access(Direction::Write, 0, bytes, 0, &split);
             const Cycle last_beat = ctl.flush();
+            // Its time is mostly its data crossing the port, not bank preparation (the refreshes
+            // that stall the stream when they fall are refresh time).
+            CHECK(split.total() == accepted);
+            CHECK(static_cast<double>(split.data) >= 0.9 * static_cast<double>(split.total()));
+            CHECK(static_cast<double>(split.bank) <= 0.01 * static_cast<double>(split.total()));
             // Every burst's data crosses before its WRITE: the last is written at least CWL and
             // its own beats after all of them crossed.
             CHECK(accepted >= lane.cycles(bursts));
@@ -192,16 +198,47 @@ TEST_CASE("a read behind a write waits for its data to cross, blocking or queued
         // A 1 KiB write at cycle 0 crosses until cycle 256; a read of another bank arrives at 10.
         const std::uint64_t read_at = 1ull << 24;
         blocking.access(Direction::Write, 0, 1024, 0);
-        const Cycle read_done = blocking.access(Direction::Read, read_at, 64, 10);
+        StallSplit blocking_split;
+        const Cycle read_done = blocking.access(Direction::Read, read_at, 64, 10, &blocking_split);
         queued.submit(Direction::Write, 0, 1024, 0, 1);
         queued.submit(Direction::Read, read_at, 64, 10, 2);
         queued.flush();
         Cycle queued_read = 0;
+        StallSplit queued_split;
         while (queued.earliest_finished() != ChannelController::never) {
             const auto done = queued.take_finished();
-            if (done.tag == 2) queued_read = done.done;
+            if (done.tag == 2) {
+                queued_read = done.done;
+                queued_split = done.split;
+            }
         }
         CHECK(read_done == queued_read);
+        // The wait behind the write's data is queueing on both paths.
+        CHECK(blocking_split.queueing >= lane.cycles(16) - 10);
+        CHECK(queued_split.queueing == blocking_split.queueing);
+        CHECK(queued_split.total() == blocking_split.total());
         CHECK(read_done >= lane.cycles(16) + c.ddr.timing.cl + c.ddr.timing.burst_length / 2);
+    }
+}
+
+TEST_CASE("a write never crosses the port faster than a step, however its arrival falls against the last "
+          "crossing",
+          "[ddr][port]") {
+    for (const char* scheduler : {"ddr.controller.scheduler=frfcfs", "ddr.controller.scheduler=fcfs"}) {
+        for (double mhz : {275.0, 225.0}) {
+            INFO(scheduler << ", " << mhz << " MHz");
+            const auto c = card({scheduler});
+            const PortLane lane = user_port_lane(c.ddr, mhz);
+            ChannelController ctl(c.ddr);
+            ctl.set_port(lane, lane);
+            // Each write arrives at the cycle the one before it was reported done (its crossing
+            // rounded up): it still takes a whole step to cross.
+            Cycle at = 6;
+            for (int i = 0; i < 20; ++i) {
+                const Cycle done = ctl.access(Direction::Write, 64 * static_cast<std::uint64_t>(i), 64, at);
+                CHECK(static_cast<double>(done - at) >= lane.step());
+                at = done;
+            }
+        }
     }
 }
