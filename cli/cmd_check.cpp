@@ -55,9 +55,10 @@ int run_check(std::span<const std::string> args) {
         if (auto why = models::shard_refusal(model.spec)) report.refusals.push_back({std::nullopt, *why});
     fmt::print("{}: {}\n{}", vm["model"].as<std::string>(), models::describe(model.spec),
                report.listing(built.graph));
-    // The DDR budget of a decoder's program for these positions and sequences (shapes only: no
-    // weight is read); over the capacity is one more refusal, so the verdict below is the only one.
-    if (report.runs() && decoder) {
+    // The DDR budget of a decoder's program for these positions and sequences, and each card's of
+    // a plan (an encoder's too, split as `compile --plan` splits it); shapes only: no weight is
+    // read. Over the capacity is one more refusal, so the verdict below is the only one.
+    if (report.runs() && (decoder || !plan.one())) {
         lower::Options o(graph::Bucket{seqs, seqs, 0}, vm["max-positions"].as<std::size_t>());
         if (!plan.one()) {
             // Each card's budget: its layers' (pp) or its heads' and columns' (tp) weights and stores;
@@ -92,7 +93,7 @@ int run_check(std::span<const std::string> args) {
                 for (auto& r : over)
                     fmt::print("  {}\n", r);
             }
-        } else {
+        } else if (decoder) {
             auto cap = lower::capacity(built.graph, model.checkpoint, lower::target_of(config), o);
             fmt::print("{}", cap.text());
             if (!cap.fits()) {

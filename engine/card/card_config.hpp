@@ -356,7 +356,8 @@ struct CardConfig {
     double ddr_peak_bytes_per_second(double read, double write, double channels) const {
         const double bound = ddr_bound_seconds(read, write, channels);
         if (bound > 0) return (read + write) / bound;
-        return channels * std::min(ddr.channel_peak_bytes_per_second(), ddr.port_bits / 8.0 * clock.kernel_mhz * 1e6);
+        return channels *
+               std::min(ddr.channel_peak_bytes_per_second(), ddr.port_bits / 8.0 * clock.kernel_mhz * 1e6);
     }
     friend bool operator==(const CardConfig&, const CardConfig&) = default;
 };

@@ -30,9 +30,13 @@ std::string Capacity::text() const {
                                 gib(total()), gib(ddr_bytes), channels, channels == 1 ? "" : "s",
                                 gib(channel_bytes), pct(total()), fits() ? "fits" : "does not fit");
     o += fmt::format("  weights ({}): {} ({:.1f} %)\n", weight_format, gib(weights), pct(weights));
-    o += fmt::format("  caches ({} positions x {} sequence{}): {} ({:.1f} %)\n", positions, seqs,
-                     seqs == 1 ? "" : "s", gib(caches), pct(caches));
-    o += fmt::format("  states: {} ({:.1f} %)\n", gib(state), pct(state));
+    if (caches == 0 && state == 0) { // a model that keeps nothing between steps (an encoder)
+        o += "  caches and states: none\n";
+    } else {
+        o += fmt::format("  caches ({} positions x {} sequence{}): {} ({:.1f} %)\n", positions, seqs,
+                         seqs == 1 ? "" : "s", gib(caches), pct(caches));
+        o += fmt::format("  states: {} ({:.1f} %)\n", gib(state), pct(state));
+    }
     o += fmt::format("  io and program: {} ({:.1f} %)\n", gib(io + program), pct(io + program));
     return o;
 }

@@ -244,12 +244,13 @@ void ChannelController::admit() {
         // data ahead of it has.
         const Cycle base = std::max(r.arrival, admit_floor_);
         PortLane& port = core_.write_port();
-        const Cycle accept = !port.on() ? base
+        const Cycle accept = !port.on()                        ? base
                              : r.direction == Direction::Write ? port.enter(base)
                                                                : std::max(base, port.crossed());
         admit_floor_ = base;
         // A request's first burst waiting at the front end is queueing (not its bank's preparation).
-        if (r.stop - r.next == r.bursts && accept > r.track.frontier && !(r.direction == Direction::Write && posted_)) {
+        if (r.stop - r.next == r.bursts && accept > r.track.frontier &&
+            !(r.direction == Direction::Write && posted_)) {
             r.track.split.queueing += accept - r.track.frontier;
             r.track.frontier = accept;
         }

@@ -235,7 +235,8 @@ Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uin
             }
             const Cycle accepted = std::max(end, crossing);
             // Its data crossing the port is data time; the rest, waiting for a slot, queueing.
-            const Cycle data = write_port_.on() ? std::min(accepted - arrival, write_port_.cycles(stop - first)) : 0;
+            const Cycle data =
+                write_port_.on() ? std::min(accepted - arrival, write_port_.cycles(stop - first)) : 0;
             track.split.queueing += accepted - arrival - data;
             track.split.data += data;
             end = accepted;

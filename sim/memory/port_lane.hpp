@@ -32,7 +32,8 @@ public:
     /// A lane of `step` memory cycles a burst, for bursts of `burst_cycles` data cycles.
     PortLane(double step, Cycle burst_cycles)
         : step_(static_cast<Fixed>(std::llround(std::ldexp(step, fraction_bits)))),
-          lag_(step_ > (Fixed{burst_cycles} << fraction_bits) ? step_ - (Fixed{burst_cycles} << fraction_bits) : 0),
+          lag_(step_ > (Fixed{burst_cycles} << fraction_bits) ? step_ - (Fixed{burst_cycles} << fraction_bits)
+                                                              : 0),
           on_(true) {}
 
     bool on() const { return on_; }

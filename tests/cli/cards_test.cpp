@@ -756,4 +756,23 @@ TEST_CASE("check refuses a split by heads of a model that is not a decoder, as r
     auto pp = run_cardsim("check " + e + config + " --plan pp --set system.cards=2");
     CHECK(pp.code == 0);
     CHECK(run_cardsim("run " + e + config + " --timing-only --plan pp --set system.cards=2").code == 0);
+    // Each card's layers and budget, as `compile --plan pp` splits them: the same ops per card.
+    INFO(pp.out);
+    CHECK(contains(pp.out, "card 0 of 2 (ops 0 .. "));
+    CHECK(contains(pp.out, "card 1 of 2 (ops "));
+    const auto out = (dir.path() / "p.cardsim").string();
+    auto compiled = run_cardsim("compile " + e + config + " --plan pp --set system.cards=2 -o " + out);
+    INFO(compiled.out);
+    REQUIRE(compiled.code == 0);
+    for (int k : {0, 1}) {
+        const auto from = [&](const std::string& text, const std::string& head) {
+            const auto at = text.find(head);
+            if (at == std::string::npos) return std::string();
+            const auto ops = text.find("ops ", at);
+            return text.substr(ops, text.find(',', ops) - ops);
+        };
+        const std::string checked = from(pp.out, "card " + std::to_string(k) + " of 2 (");
+        CHECK_FALSE(checked.empty());
+        CHECK(checked == from(compiled.out, "card " + std::to_string(k) + " of 2, "));
+    }
 }

@@ -153,14 +153,16 @@ TEST_CASE("a write crosses the port a beat a kernel cycle before the controller 
             const Cycle done = ctl.access(Direction::Write, 0, 2048, arrival, &split);
             // Posted: accepted once its 32 bursts have crossed, and that is data time, not queueing.
             CHECK(done == arrival + lane.cycles(32));
-            CHECK(std::abs(static_cast<double>(done - arrival) - 32 * user_port_lane(c.ddr, mhz).step()) < 1.0);
+            CHECK(std::abs(static_cast<double>(done - arrival) - 32 * user_port_lane(c.ddr, mhz).step()) <
+                  1.0);
             CHECK(split.data == done - arrival);
             CHECK(split.queueing == 0);
         }
     }
 }
 
-TEST_CASE("a slow port paces a long write: no burst reaches the dram before its data crossed", "[ddr][port]") {
+TEST_CASE("a slow port paces a long write: no burst reaches the dram before its data crossed",
+          "[ddr][port]") {
     for (const char* scheduler : {"ddr.controller.scheduler=frfcfs", "ddr.controller.scheduler=fcfs"}) {
         for (double mhz : {150.0, 250.0}) {
             INFO(scheduler << ", " << mhz << " MHz");
