@@ -157,6 +157,15 @@ int replay(std::span<const std::string> args) {
             if (card::parse_override(s).path == "ddr.channels")
                 throw Error(fmt::format("{} and --set {} both give the channel count; give one of them",
                                         option_text(vm, "channels"), s));
+    // The port's width and clock time nothing at the EMIF's own interface: refused there, not ignored.
+    if (!vm.count("user-port") && vm.count("set"))
+        for (const auto& s : vm["set"].as<std::vector<std::string>>())
+            if (const auto path = card::parse_override(s).path;
+                path == "ddr.port_bits" || path == "clock.kernel_mhz")
+                throw Error(fmt::format("--set {}: it sets the card's user port, and this replay drives the "
+                                        "controllers at the EMIF's own interface, without it (give "
+                                        "--user-port, or drop --set {})",
+                                        s, path));
     std::vector<card::Override> extra;
     if (vm.count("channels"))
         extra.push_back({"ddr.channels", std::to_string(vm["channels"].as<std::uint32_t>())});

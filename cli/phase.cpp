@@ -42,6 +42,15 @@ Phase parse_phase(const std::string& text) {
     return p;
 }
 
+DdrTraffic ddr_traffic(const sim::RunResult& run) {
+    DdrTraffic t;
+    for (const auto& ch : run.channels) {
+        t.read += ch.read_bytes;
+        t.write += ch.write_bytes;
+    }
+    return t;
+}
+
 Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens) {
     Phase p;
     p.tokens = tokens;
@@ -49,12 +58,8 @@ Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::s
     p.cycles = run.cycles;
     p.seconds = run.seconds;
     p.host_seconds = run.host_seconds;
-    double read_bytes = 0, write_bytes = 0;
-    for (auto& ch : run.channels) {
-        p.ddr_bytes += ch.read_bytes + ch.write_bytes;
-        read_bytes += double(ch.read_bytes);
-        write_bytes += double(ch.write_bytes);
-    }
+    const DdrTraffic traffic = ddr_traffic(run);
+    p.ddr_bytes = traffic.total();
     // Each card's compute cycles by unit kind (a system's records carry their card).
     std::vector<std::array<std::uint64_t, card::unit_kind_count>> compute(1);
     for (auto& r : run.records) {
@@ -63,7 +68,8 @@ Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::s
     }
     // Every channel the run had (a system's: every card's) at its peak (or its ports').
     const auto channels = run.channels.empty() ? config.ddr.channels : run.channels.size();
-    p.roofline_seconds = config.ddr_bound_seconds(read_bytes, write_bytes, double(channels));
+    p.roofline_seconds =
+        config.ddr_bound_seconds(double(traffic.read), double(traffic.write), double(channels));
     const double cycle = 1e-6 / config.clock.kernel_mhz;
     for (auto& card : compute)
         for (auto kind : card::all_unit_kinds) {

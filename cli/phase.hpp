@@ -32,6 +32,13 @@ struct Phase {
     std::string encode() const;
 };
 
+/// The bytes a run's channels (a system's: every card's) read and wrote.
+struct DdrTraffic {
+    std::uint64_t read = 0, write = 0;
+    std::uint64_t total() const { return read + write; }
+};
+DdrTraffic ddr_traffic(const sim::RunResult& run);
+
 /// `run` as a phase over `tokens` tokens.
 Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens);
 

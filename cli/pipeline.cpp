@@ -127,15 +127,11 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
             rep.sequences.push_back({feed.batch.prompt(q), feed.batch.generated(q)});
         rep.generated = feed.batch.generated(0);
     }
-    double read_bytes = 0, write_bytes = 0;
-    for (auto& ch : rep.run.channels) {
-        rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
-        read_bytes += double(ch.read_bytes);
-        write_bytes += double(ch.write_bytes);
-    }
+    const DdrTraffic traffic = ddr_traffic(rep.run);
+    rep.ddr_bytes += traffic.total();
     // The DRAM's peak, or what the user ports carry of this run's reads and writes if less.
     rep.peak_bytes_per_second = req.config.ddr_peak_bytes_per_second(
-        read_bytes, write_bytes, double(rep.cards) * req.config.ddr.channels);
+        double(traffic.read), double(traffic.write), double(rep.cards) * req.config.ddr.channels);
     if (compiled.cards.empty())
         rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
     else { // each Moe layer's figures from the card that holds it (expert parallel: each card's share)

@@ -400,15 +400,11 @@ ServeReport serve_model(const ServeRequest& req) {
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     rep.summary = serve::summarise(scheduler, step_count, busy, rows_run, padded);
     rep.times = scheduler.times();
-    double read_bytes = 0, write_bytes = 0;
-    for (auto& ch : rep.run.channels) {
-        rep.ddr_bytes += ch.read_bytes + ch.write_bytes;
-        read_bytes += double(ch.read_bytes);
-        write_bytes += double(ch.write_bytes);
-    }
+    const DdrTraffic traffic = ddr_traffic(rep.run);
+    rep.ddr_bytes += traffic.total();
     // The DRAM's peak, or what the user ports carry of this run's reads and writes if less.
     rep.peak_bytes_per_second = req.config.ddr_peak_bytes_per_second(
-        read_bytes, write_bytes, double(rep.cards) * req.config.ddr.channels);
+        double(traffic.read), double(traffic.write), double(rep.cards) * req.config.ddr.channels);
     rep.host_seconds = rep.run.host_seconds;
     watch.lap();
     if (req.check && !rep.run.fault) {

@@ -140,24 +140,13 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
         const Cycle accepted = std::max(arrival, end - core_.write_latency());
         PortLane& port = core_.write_port();
         Cycle last = accepted;
-        std::vector<Cycle>& accepts = port_accepts_;
-        accepts.clear();
         for (std::uint64_t line = stop - capacity; line < stop; ++line) {
             if (port.on()) last = std::max(accepted, port.enter(accepted));
-            accepts.push_back(last);
-        }
-        ChannelStats& st = core_.mutable_stats();
-        ++st.write_requests;
-        st.write_bytes += length;
-        const StallSplit waited = posted_split(last - arrival, stop - first);
-        st.write_stalls += waited;
-        if (split) *split += waited;
-        for (std::uint64_t line = stop - capacity; line < stop; ++line) {
             const BurstTarget t = core_.target(line);
             QueuedBurst q;
             q.line = line;
             q.seq = seq_++;
-            q.accept = accepts[line - (stop - capacity)];
+            q.accept = last;
             q.bank = t.bank;
             q.group = t.group;
             q.rank = t.rank;
@@ -165,6 +154,12 @@ Cycle ChannelController::access(Direction direction, std::uint64_t address, std:
             q.direction = Direction::Write;
             buffer_.push(q);
         }
+        ChannelStats& st = core_.mutable_stats();
+        ++st.write_requests;
+        st.write_bytes += length;
+        const StallSplit waited = core_.posted_split(last - arrival, stop - first);
+        st.write_stalls += waited;
+        if (split) *split += waited;
         admit_floor_ = std::max(admit_floor_, accepted);
         dirty(~std::uint64_t{0});
         return last;
@@ -311,7 +306,7 @@ void ChannelController::finish(std::uint32_t slot) {
         st.read_stalls += r.track.split;
     } else {
         if (posted_)
-            r.track.split = posted_split(r.done - r.arrival, r.bursts);
+            r.track.split = core_.posted_split(r.done - r.arrival, r.bursts);
         else
             r.track.split.data += r.done - r.track.frontier;
         st.write_stalls += r.track.split;

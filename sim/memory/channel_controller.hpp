@@ -170,15 +170,6 @@ private:
     void set_candidate(std::uint32_t b, std::int32_t entry, Cycle ready);
     /// A request is complete: its split is closed and (when queued) it joins the finished heap.
     void finish(std::uint32_t slot);
-    /// Memory cycles `bursts` write bursts take through the user port (0 with no port).
-    Cycle port_cycles(std::uint64_t bursts) const {
-        return core_.write_port().on() ? core_.write_port().cycles(bursts) : 0;
-    }
-    /// A posted write's stall split: its data crossing the user port, then waiting.
-    StallSplit posted_split(Cycle waited, std::uint64_t bursts) const {
-        const Cycle data = std::min(waited, port_cycles(bursts));
-        return {.queueing = waited - data, .data = data};
-    }
     /// Adds a completion to the finished ones.
     void push_finished(const ChannelCompletion& c) { finished_.insert(c); }
     /// Serves a one-burst read at once when the controller holds nothing and it is a row hit at
@@ -274,8 +265,7 @@ private:
     /// per rank: refreshed since its last burst (a burst that still lands past the next refresh then
     /// goes, the next refresh postponed behind it, so a trefi just above trfc cannot livelock)
     std::vector<std::uint8_t> refreshed_;
-    Cycle admit_floor_ = 0;           ///< the front end admits in order, none before this cycle
-    std::vector<Cycle> port_accepts_; ///< scratch: the accept cycles of a long write's queued bursts
+    Cycle admit_floor_ = 0; ///< the front end admits in order, none before this cycle
     bool front_blocked_ = false;
     std::uint32_t front_writes_ = 0; ///< write requests not yet wholly in the buffer
     std::uint64_t seq_ = 0;

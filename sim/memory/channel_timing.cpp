@@ -233,13 +233,8 @@ Cycle ChannelTiming::access(Direction direction, std::uint64_t address, std::uin
                 queue_[tail] = {target(line), write_port_.on() ? crossing : arrival};
                 ++queued_;
             }
-            const Cycle accepted = std::max(end, crossing);
-            // Its data crossing the port is data time; the rest, waiting for a slot, queueing.
-            const Cycle data =
-                write_port_.on() ? std::min(accepted - arrival, write_port_.cycles(stop - first)) : 0;
-            track.split.queueing += accepted - arrival - data;
-            track.split.data += data;
-            end = accepted;
+            end = std::max(end, crossing);
+            track.split += posted_split(end - arrival, stop - first);
         }
         stats_.write_stalls += track.split;
     }

@@ -159,6 +159,12 @@ public:
     const PortLane& read_port() const { return read_port_; }
     PortLane& write_port() { return write_port_; }
     const PortLane& write_port() const { return write_port_; }
+    /// The stall split of a posted write of `bursts` bursts accepted `waited` cycles after it
+    /// arrived: its data crossing the write lane is data time, the rest (waiting for a slot) queueing.
+    StallSplit posted_split(Cycle waited, std::uint64_t bursts) const {
+        const Cycle data = write_port_.on() ? std::min(waited, write_port_.cycles(bursts)) : 0;
+        return {.queueing = waited - data, .data = data};
+    }
     /// The first cycle the in-order front end takes a request arriving at `arrival`: after the
     /// write data crossing the port ahead of it.
     Cycle front_free(Cycle arrival) const {

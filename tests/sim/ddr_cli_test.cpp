@@ -191,6 +191,28 @@ TEST_CASE("ddr replay refuses --player-mhz and --request-bytes where the trace d
     CHECK(slurp(x) != slurp(y));
 }
 
+TEST_CASE("ddr replay honours the user port's width and clock with --user-port and refuses them without",
+          "[ddr][cli]") {
+    const cardsim::test::ScratchDir dir("ddr-replay-port");
+    const auto trace = (dir / "t.cardsim").string();
+    REQUIRE(run("ddr gen sequential --count 4096 -o " + trace).first == 0);
+    for (const char* set : {"--set ddr.port_bits=128", "--set clock.kernel_mhz=100"})
+        refused(fmt::format("ddr replay {} {}", trace, set),
+                fmt::format("{}: it sets the card's user port", set + 6));
+    // Through the port, a narrower or slower one reads the stream more slowly.
+    const auto time = [&](const std::string& extra) {
+        auto [rc, out] = run(fmt::format("ddr replay {} --user-port {}", trace, extra));
+        INFO(out);
+        REQUIRE(rc == 0);
+        const auto at = out.find("simulated time");
+        REQUIRE(at != std::string::npos);
+        return std::stod(out.substr(at + 15));
+    };
+    const double full = time("");
+    CHECK(time("--set ddr.port_bits=128") > 3 * full);
+    CHECK(time("--set clock.kernel_mhz=100") > 2 * full);
+}
+
 TEST_CASE("ddr replay refuses --channels together with --set ddr.channels, naming both", "[ddr][cli]") {
     const cardsim::test::ScratchDir dir("ddr-replay-channels");
     const auto trace = (dir / "t.cardsim").string();
