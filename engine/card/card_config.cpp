@@ -115,6 +115,22 @@ void validate(const CardConfig& c, const Origins& origins) {
     if (w.group_size && *w.group_size % w.block_size != 0)
         fail("weights.group_size",
              fmt::format("{} is not a multiple of block_size {}", *w.group_size, w.block_size));
+    if (w.group_size)
+        fail("weights.group_size",
+             fmt::format("{}: the matvec sums each output's whole row exactly, so the only group size is "
+                         "\"row\"",
+                         *w.group_size));
+    // Features the shim knows but no command carries: refused rather than granted by `check` and
+    // then missing from `run`.
+    if (c.units.matvec.scale)
+        fail("units.matvec.scale", "true: the matvec command has no scale operand, and no model the engine "
+                                   "recognises scales a matvec's output; expected false");
+    if (c.units.embed.scale)
+        fail("units.embed.scale", "true: the embed command has no scale operand (an embedding scale, as "
+                                  "Gemma-2's, is refused); expected false");
+    if (c.capabilities.relu)
+        fail("capabilities.relu", "true: the card has no ReLU command, and no model the engine recognises "
+                                  "applies ReLU; expected false");
 }
 
 /// The default, then `text` (when given) merged over it, then the overrides; then validation.

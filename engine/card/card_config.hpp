@@ -193,7 +193,7 @@ struct Capabilities {
 enum class Topology {
     Ring,   ///< card k's ports to cards k - 1 and k + 1 (mod N); two cards share both ports' links
     Pairs,  ///< cards 2j and 2j + 1 joined by every port; no link between pairs
-    Switch, ///< every card's ports to one switch (accepted by the config; not simulated yet)
+    Switch, ///< every card's ports to one switch, which forwards a frame after `link.switch_latency_ns`
 };
 
 /// The system the card is one of (`[system]`): how many cards, joined how. One card is today's

@@ -115,14 +115,14 @@ TEST_CASE("a config file is merged over the default: absent keys keep their defa
 TEST_CASE("overrides apply after the file, in order, with TOML values or bare words", "[card]") {
     TempToml f("[ddr]\nchannels = 2\n");
     const auto o = sets({"ddr.channels=1", "ddr.channels = 3", "numerics.cache=int8",
-                         "ddr.controller.address_map=row:bank:bankgroup:column", "weights.group_size=128",
+                         "ddr.controller.address_map=row:bank:bankgroup:column", "weights.block_size=64",
                          "clock.kernel_mhz=331", "units.attention.window=true",
                          "ddr.controller.page_policy=\"closed\""});
     const CardConfig c = load_card_config(f.path, o);
     CHECK(c.ddr.channels == 3);
     CHECK(c.numerics.cache == cardsim::numerics::CacheFormat::Int8);
     CHECK(c.ddr.controller.address_map == "row:bank:bankgroup:column");
-    CHECK(c.weights.group_size == 128u);
+    CHECK(c.weights.block_size == 64u);
     CHECK(c.clock.kernel_mhz == 331.0);
     CHECK(c.windowed_attention());
     CHECK(c.ddr.controller.page_policy == PagePolicy::Closed);
@@ -203,6 +203,25 @@ TEST_CASE("combinations no single range catches are errors naming the key", "[ca
     const auto two = load_card_config({}, sets({"ddr.geometry.ranks=2"}));
     CHECK(cardsim::card::AddressMap::build(two.ddr).field_bits(cardsim::card::DramField::Row) == 15);
     CHECK(cardsim::card::AddressMap::build(two.ddr).decode(4ull << 30).rank == 1);
+}
+
+TEST_CASE("a feature no command carries is refused by the config, not granted by check and lost in run",
+          "[card]") {
+    // Each names its key and why the card cannot honour it.
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"units.matvec.scale=true"})); }),
+               Catch::Contains("`units.matvec.scale`: true: the matvec command has no scale operand"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"units.embed.scale=true"})); }),
+               Catch::Contains("`units.embed.scale`: true: the embed command has no scale operand"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"capabilities.relu=true"})); }),
+               Catch::Contains("`capabilities.relu`: true: the card has no ReLU command"));
+    CHECK_THAT(
+        error_of([] { load_card_config({}, sets({"weights.group_size=128"})); }),
+        Catch::Contains("`weights.group_size`: 128: the matvec sums each output's whole row exactly") &&
+            Catch::Contains("the only group size is \"row\""));
+    // Their defaults load.
+    const CardConfig c = load_card_config({}, sets({"units.matvec.scale=false", "units.embed.scale=false",
+                                                    "capabilities.relu=false", "weights.group_size=row"}));
+    CHECK(c == default_card_config());
 }
 
 TEST_CASE("bad files and bad --set arguments are errors saying what was expected", "[card]") {
