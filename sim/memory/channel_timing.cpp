@@ -57,7 +57,7 @@ void ChannelTiming::reset(Cycle origin) {
     }
     for (std::uint32_t r = 0; r < rank_count_; ++r) {
         next_refresh_[r] = origin + trefi_ + r * trefi_ / rank_count_;
-        refresh_end_[r] = origin;
+        refresh_end_[r] = refresh_due_[r] = origin;
     }
     cas_ready_ = write_ready_ = switch_ready_ = write_data_end_ = read_data_end_ = origin;
     last_cas_ = origin;
@@ -125,6 +125,7 @@ void ChannelTiming::refresh(std::uint32_t r) {
         banks_[i].act_ok = std::max(banks_[i].act_ok, end);
     }
     refresh_end_[r] = end;
+    refresh_due_[r] = next_refresh_[r];
     ++stats_.refreshes;
     stats_.refresh_cycles += trfc_;
     next_refresh_[r] += trefi_;
@@ -140,6 +141,7 @@ void ChannelTiming::catch_up_rank(std::uint32_t r, Cycle t) {
     for (std::uint32_t i = r * bank_count_; i < (r + 1) * bank_count_; ++i)
         banks_[i].act_ok = std::max(banks_[i].act_ok, last_end);
     refresh_end_[r] = last_end;
+    refresh_due_[r] = last_end - trfc_;
     stats_.refreshes += k;
     stats_.refresh_cycles += k * trfc_;
     next_refresh_[r] += k * trefi_;

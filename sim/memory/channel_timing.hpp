@@ -120,7 +120,7 @@ public:
     Cycle commit(const Plan& p, const BurstTarget& t, bool write, bool close_after = false);
     /// The floors of a plan, for `attribute`.
     BurstFloors floors(const Plan& p, std::uint32_t rank) const {
-        return {refresh_end_[rank], p.bus, p.turn, p.prepared, p.cas};
+        return {refresh_due_[rank], refresh_end_[rank], p.bus, p.turn, p.prepared, p.cas};
     }
     /// Times bursts [first, stop) of one request in order (the closed-form advance included);
     /// returns the last one's data end. With `track`, splits their time.
@@ -256,6 +256,7 @@ private:
     std::array<Bank, 64> banks_{};
     std::array<Rank, 4> rank_{};
     std::array<Cycle, 4> next_refresh_{}, refresh_end_{};
+    std::array<Cycle, 4> refresh_due_{}; ///< the cycle the last refresh of each rank was due
     Cycle cas_ready_ = 0, write_ready_ = 0;
     Cycle switch_ready_ = 0;   ///< earliest column command of another rank than the last (tRTRS)
     Cycle write_data_end_ = 0; ///< the last write's last beat (a read of another rank waits for it)

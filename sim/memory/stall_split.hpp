@@ -36,10 +36,12 @@ struct StallTrack {
     bool first = true;
 };
 
-/// The floors a burst's column command passed, in the order they bind: the end of a refresh of
-/// its rank, the column spacing of earlier bursts (`bus`), the read/write and rank turnaround
-/// (`turn`), the bank's PRECHARGE/ACTIVATE (`prepared`); then the command bus moved it to `cas`.
+/// The floors a burst's column command passed, in the order they bind: the last refresh of its
+/// rank (due at `refresh_due`, done at `refresh_end`), the column spacing of earlier bursts
+/// (`bus`), the read/write and rank turnaround (`turn`), the bank's PRECHARGE/ACTIVATE
+/// (`prepared`); then the command bus moved it to `cas`.
 struct BurstFloors {
+    Cycle refresh_due = 0;
     Cycle refresh_end = 0;
     Cycle bus = 0;
     Cycle turn = 0;
@@ -50,6 +52,8 @@ struct BurstFloors {
 /// Splits the time from `t.frontier` to the burst's column command: after the request's first
 /// burst, up to one burst time (`burst_cycles`) is its own data at the burst rate; the rest goes,
 /// floor by floor, to refresh, queueing, turnaround, bank preparation and the command bus
+/// (queueing). Refresh is at most the refresh's own span, from its due cycle to its end: a
+/// request that waited behind others' bursts across a refresh waited for them before it was due
 /// (queueing). A burst whose column command is not later than the frontier adds nothing.
 inline void attribute(StallTrack& t, const BurstFloors& f, Cycle burst_cycles) {
     if (f.cas <= t.frontier) return;
@@ -69,6 +73,7 @@ inline void attribute(StallTrack& t, const BurstFloors& f, Cycle burst_cycles) {
         into += to - at;
         at = to;
     };
+    upto(f.refresh_due, t.split.queueing);
     upto(f.refresh_end, t.split.refresh);
     upto(f.bus, t.split.queueing);
     upto(f.turn, t.split.turnaround);

@@ -323,6 +323,31 @@ TEST_CASE("every request's stall split adds up to its latency", "[ddr][scheduler
     }
 }
 
+TEST_CASE("a request queued behind a stream across refreshes is charged only the refresh that held it",
+          "[ddr][stalls]") {
+    // A 4 MiB read and then a 64 B read arriving at the same cycle, as a unit issues its spans: the
+    // second waits for the first, during which the rank refreshes about 24 times. Of that wait,
+    // refresh is at most the one refresh it could meet after the stream (its banks' tRAS at most
+    // before they may close, tRP, tRFC): the time before that refresh fell due was the stream's,
+    // queueing.
+    for (const char* scheduler : {"frfcfs", "fcfs"}) {
+        INFO(scheduler);
+        const DdrConfig d = one_channel({std::string("ddr.controller.scheduler=") + scheduler});
+        ChannelController c(d);
+        StallSplit stream, behind;
+        const Cycle stream_done = c.access(Direction::Read, 0, 4u << 20, 0, &stream);
+        const Cycle done = c.access(Direction::Read, 64ull << 20, 64, 0, &behind);
+        REQUIRE(behind.total() == done);
+        REQUIRE(stream_done > 20ull * d.timing.trefi);
+        CHECK(c.stats().refreshes >= 20);
+        const Cycle one_refresh = d.timing.tras + d.timing.trp + d.timing.trfc;
+        CHECK(behind.refresh <= one_refresh);
+        CHECK(behind.queueing >= stream_done - one_refresh - 2 * d.timing.cl);
+        // The stream itself meets every refresh: about tRFC each.
+        CHECK(stream.refresh >= c.stats().refreshes / 2 * d.timing.trfc);
+    }
+}
+
 TEST_CASE("a burst to the other rank waits tRTRS on the data bus", "[ddr][ranks]") {
     const DdrConfig d = ddr({"ddr.geometry.ranks=2"});
     ChannelTiming t(d);
