@@ -21,9 +21,9 @@ enum class TimePart : std::uint8_t {
     Unit,          ///< `unit`: every unit of its kind was busy
     Issue,         ///< `issue`: the command processor's issue cycles
     Link,          ///< `link`: a receive's message was still on its way from the other card
-    DdrQueueing,   ///< `ddr.queueing`: its critical DDR request waited behind other requests
-    DdrBank,       ///< `ddr.bank`: PRECHARGE and ACTIVATE for its critical DDR request
-    DdrRefresh,    ///< `ddr.refresh`: its critical DDR request's rank was refreshing
+    DdrQueueing,   ///< `ddr.queueing`: its DDR requests waited behind other traffic (not its own)
+    DdrBank,       ///< `ddr.bank`: PRECHARGE and ACTIVATE for its DDR requests
+    DdrRefresh,    ///< `ddr.refresh`: its DDR requests' rank was refreshing
     DdrTurnaround, ///< `ddr.turnaround`: read/write and rank-to-rank bus turnaround
     DdrData,       ///< `ddr.data`: CAS latency and its own bursts at the burst rate
     Sram,          ///< `sram`: its critical on-chip SRAM access

@@ -59,8 +59,13 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
     sc_core::sc_time delay = issue;
     if (timed) {
         socket->b_transport(payload_, delay);
-        if (critical && (!critical->any || delay > critical->done)) {
-            *critical = Critical{delay, true, in_ddr, in_ddr ? stalls_.split : memory::StallSplit{}};
+        if (critical) {
+            if (!critical->any || delay > critical->done) {
+                critical->done = delay;
+                critical->any = true;
+                critical->ddr = in_ddr;
+            }
+            if (in_ddr) critical->add(stalls_.split, stalls_.arrival);
         }
         if (payload_.is_response_error())
             ctx_.bus_error(index, fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
@@ -144,6 +149,15 @@ bool UnitModule::overlaps_a_write(const program::Command& c, std::size_t k) {
         if (a0 < b0 + b.bytes && b0 < a0 + a.bytes) return true;
     }
     return false;
+}
+
+void UnitModule::Critical::add(memory::StallSplit s, memory::Cycle arrival) {
+    const memory::Cycle end = arrival + s.total();
+    // Its wait for the phase's own earlier requests comes first in its split, as queueing.
+    const memory::Cycle own = own_end > arrival ? std::min(own_end, end) - arrival : 0;
+    s.queueing -= std::min(s.queueing, own);
+    split += s;
+    own_end = std::max(own_end, end);
 }
 
 void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical) {

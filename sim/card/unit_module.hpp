@@ -44,12 +44,18 @@ public:
     std::uint64_t busy_cycles() const { return busy_cycles_; }
 
 private:
-    /// The request of a phase (reads, writes) that completed last, and where its time went.
+    /// The request of a phase (reads, writes) that completed last, and where the phase's DDR time
+    /// went: the splits of its DDR requests summed, each less the wait behind the phase's own
+    /// earlier requests (a command's eighth expert stream queues behind its first seven: that is
+    /// the command moving its data, not waiting for others).
     struct Critical {
         sc_core::sc_time done = sc_core::SC_ZERO_TIME; ///< relative to the command's start
         bool any = false;
-        bool ddr = false;
-        memory::StallSplit split; ///< of a DDR request, memory cycles
+        bool ddr = false;          ///< the last to complete was a DDR request
+        memory::StallSplit split;  ///< the phase's DDR requests, memory cycles
+        memory::Cycle own_end = 0; ///< the latest completion of its DDR requests so far
+        /// Adds a DDR request's split, `arrival` its arrival (memory cycles).
+        void add(memory::StallSplit s, memory::Cycle arrival);
     };
 
     void run();

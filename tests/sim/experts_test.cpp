@@ -176,6 +176,37 @@ TEST_CASE("a step's expert bytes from DDR are the chosen experts' table entries 
     CHECK(shared_streams); // the test is not vacuous: an expert several rows chose streamed once
 }
 
+TEST_CASE("an expert matvec's streams behind its own earlier ones are its DDR data, not queueing",
+          "[sim][experts][stalls]") {
+    // Its chosen experts' matrices go to the DDR one after another from the same issue cycle, so
+    // each waits in the controller for the ones before it: that is the command moving its own
+    // bytes. Decode of one model at a time leaves nothing else to queue behind but its own table
+    // reads and the commands overlapping it, far less than its matrices.
+    test::ScratchDir d("experts-stalls");
+    const auto m = model(d, models::SynthArch::Moe, models::SynthSize::Small);
+    const auto config = experts_card();
+    const auto built = models::build_graph(m);
+    const auto c = compile(m, built.graph, config);
+    auto uniform = graph::RoutingModel::parse("uniform", 7);
+    graph::RoutingTrace routing;
+    for (std::size_t s = 0; s < steps; ++s)
+        routing.push_back(uniform.step(s, graph::routers(built.graph), seqs));
+    // Per expert matvec: its ddr.queueing and ddr.data cycles.
+    const auto parts = test::in_child([&] {
+        std::vector<std::uint64_t> v;
+        for (auto& rec : run(config, c, vocab_of(m), sim::Mode::TimingOnly, routing).records)
+            if (rec.opcode == program::Opcode::ExpertMatvec)
+                v.insert(v.end(), {rec.time[sim::TimePart::DdrQueueing], rec.time[sim::TimePart::DdrData]});
+        return v;
+    });
+    REQUIRE(parts.size() == 2 * 2 * steps * graph::routers(built.graph).size());
+    for (std::size_t k = 0; k < parts.size(); k += 2) {
+        INFO("expert matvec " << k / 2 << ": ddr.queueing " << parts[k] << ", ddr.data " << parts[k + 1]);
+        CHECK(parts[k + 1] > 0);
+        CHECK(parts[k] * 4 < parts[k + 1]);
+    }
+}
+
 TEST_CASE("a timing-only run given a full run's routing has that run's cycles and DDR bytes",
           "[sim][experts]") {
     test::ScratchDir d("experts-timing");
