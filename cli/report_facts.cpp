@@ -83,8 +83,10 @@ traces::report::Verdicts verdicts(const graph::Graph& g, const shim::Report& rep
 }
 
 traces::report::HostFacts host_facts(const RunReport& r) {
-    traces::report::HostFacts h{r.run.host_seconds, r.run.setup_seconds, r.run.steps_seconds, r.host.load,
-                                r.host.compile,     std::nullopt,        std::nullopt,        r.host.weights};
+    // The simulation in all: a --prompt-len prefill's (simulated inside compile) and the run's.
+    traces::report::HostFacts h{r.host.simulation, r.run.setup_seconds, r.run.steps_seconds, r.host.load,
+                                r.host.compile,    std::nullopt,        std::nullopt,        r.host.weights};
+    if (r.prefill) h.prefill_seconds = r.prefill->host_seconds;
     if (r.host.golden_ran) h.golden = r.host.golden;
     if (r.host.reference_ran) h.reference = r.host.reference;
     return h;

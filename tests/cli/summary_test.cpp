@@ -94,6 +94,27 @@ TEST_CASE("the host line reports every phase of the process, and its total holds
     CHECK(std::stod(kv["host_total_seconds"]) > 0);
 }
 
+TEST_CASE("a prefill's simulation is part of the host line's simulation, beside the decode steps") {
+    ScratchDir d("summary-prefill");
+    const auto m = make_model(d, "dense");
+    // A long prompt in short chunks: its prefill simulates 128 steps, the decode 2.
+    const std::string run = "run " + m + " --timing-only --prompt-len 512 --chunk 4 --tokens 2";
+    auto r = run_cardsim(run);
+    REQUIRE(r.code == 0);
+    // `simulation S s (prefill P s, setup U s, steps T s: ...`
+    const auto at = r.out.find(", simulation ");
+    REQUIRE(at != std::string::npos);
+    double sim = 0, prefill = 0, setup = 0, steps = 0;
+    REQUIRE(std::sscanf(r.out.c_str() + at, ", simulation %lf s (prefill %lf s, setup %lf s, steps %lf s",
+                        &sim, &prefill, &setup, &steps) == 4);
+    CHECK(prefill > 0);
+    CHECK(sim + 0.015 >= prefill + setup + steps); // each printed to 2 decimals
+    // --machine's simulation is the same sum: more than the decode run's setup and steps.
+    auto kv = machine_values(run_cardsim(run + " --machine").out);
+    CHECK(std::stod(kv["host_simulation_seconds"]) >
+          std::stod(kv["host_setup_seconds"]) + std::stod(kv["host_steps_seconds"]));
+}
+
 TEST_CASE("a phase that did not run is left out of the host line and empty in --machine, never zero") {
     ScratchDir d("summary-absent");
     const auto m = make_model(d, "dense");

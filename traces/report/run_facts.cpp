@@ -282,10 +282,11 @@ std::string_view weights_phrase(std::string_view weights) {
 std::string host_phases(const HostFacts& h, std::size_t steps, double simulated_seconds) {
     const std::string_view from = weights_phrase(h.weights);
     std::string o =
-        fmt::format("load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s (setup {:.2f} s, steps "
+        fmt::format("load {:.2f} s, compile {:.2f} s{}, simulation {:.2f} s ({}setup {:.2f} s, steps "
                     "{:.2f} s: {:.3g} ms a step, {:.2f}x the simulated time)",
-                    h.load, h.compile, from, h.seconds, h.setup_seconds, h.steps_seconds,
-                    steps ? 1e3 * h.steps_seconds / double(steps) : 0.0,
+                    h.load, h.compile, from, h.seconds,
+                    h.prefill_seconds > 0 ? fmt::format("prefill {:.2f} s, ", h.prefill_seconds) : "",
+                    h.setup_seconds, h.steps_seconds, steps ? 1e3 * h.steps_seconds / double(steps) : 0.0,
                     simulated_seconds > 0 ? h.steps_seconds / simulated_seconds : 0.0);
     if (h.golden) o += fmt::format(", golden {:.2f} s", *h.golden);
     if (h.reference) o += fmt::format(", reference {:.2f} s", *h.reference);

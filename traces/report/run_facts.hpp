@@ -36,6 +36,7 @@ struct HostFacts {
     /// Where the compile's weights came from: `packed`, `cache` (the pack cache), `none` (shapes
     /// only), `program` (a program file); empty: not said.
     std::string weights{};
+    double prefill_seconds = 0; ///< a --prompt-len prefill's simulation, part of `seconds` (0: none)
     friend bool operator==(const HostFacts&, const HostFacts&) = default;
 };
 
@@ -47,7 +48,8 @@ std::string_view weights_phrase(std::string_view weights);
 /// The host's phases up to the outputs, as `cardsim run` prints them after `host: `: `load 0.01 s,
 /// compile 0.20 s, simulation 0.53 s (setup 0.02 s, steps 0.51 s: 42.5 ms a step, 6.61x the
 /// simulated time), golden 0.30 s, reference 1.20 s` for a run of `steps` steps simulating
-/// `simulated_seconds`.
+/// `simulated_seconds`; a prefill's simulation is the first part in the parentheses (`prefill
+/// 3.90 s, setup ...`).
 std::string host_phases(const HostFacts& host, std::size_t steps, double simulated_seconds);
 
 /// One row of the shim's verdict table: groups of the fusion with the same answer, class, ops and
