@@ -437,6 +437,7 @@ std::string RunReport::machine() const {
     kv("host_compile_weights", host.weights);
     kv("host_simulation_seconds", host.simulation);
     // A phase that did not run is empty (as host.csv has it), not zero.
+    kv("host_prefill_seconds", prefill ? fmt::format("{}", prefill->host_seconds) : "");
     kv("host_golden_seconds", host.golden_ran ? fmt::format("{}", host.golden) : "");
     kv("host_reference_seconds", host.reference_ran ? fmt::format("{}", host.reference) : "");
     kv("host_outputs_seconds", host.outputs);

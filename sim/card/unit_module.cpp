@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <xxhash.h>
 
 namespace cardsim::sim {
@@ -59,13 +60,14 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
     sc_core::sc_time delay = issue;
     if (timed) {
         socket->b_transport(payload_, delay);
-        if (critical) {
+        if (critical && bytes > 0) { // a request of no bytes moves nothing and is not timed
             if (!critical->any || delay > critical->done) {
                 critical->done = delay;
                 critical->any = true;
                 critical->ddr = in_ddr;
+                critical->channel = stalls_.channel;
             }
-            if (in_ddr) critical->add(stalls_.split, stalls_.arrival);
+            if (in_ddr) critical->add(stalls_);
         }
         if (payload_.is_response_error())
             ctx_.bus_error(index, fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
@@ -151,13 +153,19 @@ bool UnitModule::overlaps_a_write(const program::Command& c, std::size_t k) {
     return false;
 }
 
-void UnitModule::Critical::add(memory::StallSplit s, memory::Cycle arrival) {
-    const memory::Cycle end = arrival + s.total();
-    // Its wait for the phase's own earlier requests comes first in its split, as queueing.
-    const memory::Cycle own = own_end > arrival ? std::min(own_end, end) - arrival : 0;
+void UnitModule::Critical::add(const memory::StallExtension& e) {
+    memory::StallSplit s = e.split;
+    const memory::Cycle end = e.arrival + s.total();
+    // Its wait in its channel for the phase's own earlier requests there comes first in its split,
+    // as queueing.
+    const memory::Cycle mine = own_end[e.channel];
+    const memory::Cycle own = mine > e.arrival ? std::min(mine, end) - e.arrival : 0;
     s.queueing -= std::min(s.queueing, own);
-    split += s;
-    own_end = std::max(own_end, end);
+    for (std::uint64_t m = e.channels; m != 0; m &= m - 1) {
+        const auto c = static_cast<std::size_t>(std::countr_zero(m));
+        chain[c] += s;
+        own_end[c] = std::max(own_end[c], end);
+    }
 }
 
 void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical) {
@@ -169,7 +177,7 @@ void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical
         time[TimePart::Sram] += cycles;
         return;
     }
-    const auto& s = critical.split;
+    const auto& s = critical.chain[critical.channel];
     const std::array<std::uint64_t, 5> weights{s.queueing, s.bank, s.refresh, s.turnaround, s.data};
     static_assert(
         static_cast<std::size_t>(TimePart::DdrData) - static_cast<std::size_t>(TimePart::DdrQueueing) == 4);

@@ -10,6 +10,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <array>
 #include <vector>
 
 namespace cardsim::sim {
@@ -45,22 +46,26 @@ public:
 
 private:
     /// The request of a phase (reads, writes) that completed last, and where the phase's DDR time
-    /// went: the splits of its DDR requests summed, each less the wait behind the phase's own
-    /// earlier requests (a command's eighth expert stream queues behind its first seven: that is
-    /// the command moving its data, not waiting for others).
+    /// went along its critical channel (the channel of the DDR request that completed last): the
+    /// splits of the phase's requests that reached that channel, summed, each less its wait there
+    /// behind the phase's own earlier requests (a command's eighth expert stream queues behind its
+    /// first seven: that is the command moving its data, not waiting for others). Requests on other
+    /// channels ran beside that chain, in its shadow.
     struct Critical {
         sc_core::sc_time done = sc_core::SC_ZERO_TIME; ///< relative to the command's start
         bool any = false;
-        bool ddr = false;          ///< the last to complete was a DDR request
-        memory::StallSplit split;  ///< the phase's DDR requests, memory cycles
-        memory::Cycle own_end = 0; ///< the latest completion of its DDR requests so far
-        /// Adds a DDR request's split, `arrival` its arrival (memory cycles).
-        void add(memory::StallSplit s, memory::Cycle arrival);
+        bool ddr = false;                           ///< the last to complete was a DDR request
+        std::uint32_t channel = 0;                  ///< its channel, when it was
+        std::array<memory::StallSplit, 64> chain{}; ///< per channel: its requests' splits, memory cycles
+        std::array<memory::Cycle, 64> own_end{};    ///< per channel: its requests' latest completion
+        /// Adds a DDR request's split (`e`: its split, arrival and channels).
+        void add(const memory::StallExtension& e);
     };
 
     void run();
-    /// Adds `cycles` kernel cycles of a phase bound by `critical` to `time`: a DDR request's
-    /// stall categories in proportion to its split, an SRAM access to `sram`, none to `compute`.
+    /// Adds `cycles` kernel cycles of a phase bound by `critical` to `time`: a DDR phase's stall
+    /// categories in proportion to its critical channel's chain, an SRAM access to `sram`, none to
+    /// `compute`.
     static void attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical);
     /// Times operand `o` (read or write) over `spans`, one transaction each and without data;
     /// returns when the last span completes, relative to now.

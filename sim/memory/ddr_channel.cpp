@@ -44,6 +44,8 @@ void DdrChannel::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     if (stalls) {
         stalls->split = {};
         stalls->arrival = arrival;
+        stalls->channel = 0; // of itself; DdrMemory names it among the card's
+        stalls->channels = 1;
     }
     const Cycle done = controller_.access(dir, address, length, arrival, stalls ? &stalls->split : nullptr);
     if (unsigned char* data = gp.get_data_ptr()) {

@@ -303,6 +303,10 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
         to_channel_[at.channel]->b_transport(gp, delay);
         gp.set_address(address);
         gp.set_data_ptr(data);
+        if (auto* stalls = gp.get_extension<StallExtension>()) {
+            stalls->channel = at.channel;
+            stalls->channels = std::uint64_t{1} << at.channel;
+        }
         return;
     }
     interleave_.split(address, length, ranges_);
@@ -312,6 +316,7 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
     StallExtension part_stalls;
     if (stalls) part_.set_extension(&part_stalls);
     bool first_part = true;
+    std::uint64_t reached = 0;
     for (std::uint32_t c = 0; c < channels(); ++c) {
         const auto& r = ranges_[c];
         if (r.empty()) continue;
@@ -333,11 +338,16 @@ void DdrMemory::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time&
         if (stalls && (first_part || d > done)) {
             stalls->split = part_stalls.split;
             stalls->arrival = part_stalls.arrival;
+            stalls->channel = c;
         }
+        reached |= std::uint64_t{1} << c;
         first_part = false;
         done = std::max(done, d);
     }
-    if (stalls) part_.clear_extension(&part_stalls);
+    if (stalls) {
+        part_.clear_extension(&part_stalls);
+        stalls->channels = reached;
+    }
     delay = done;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -15,7 +15,9 @@ namespace cardsim::sim::memory {
 /// it: it is not freed with the payload (clear it from the payload before the payload goes).
 struct StallExtension : tlm::tlm_extension<StallExtension> {
     StallSplit split;
-    Cycle arrival = 0; ///< the request's arrival, memory cycles
+    Cycle arrival = 0;          ///< the request's arrival, memory cycles
+    std::uint32_t channel = 0;  ///< the channel of the part `split` is of
+    std::uint64_t channels = 0; ///< the channels the request reached, one bit each
 
     tlm::tlm_extension_base* clone() const override { return new StallExtension(*this); } // TLM's contract
     void copy_from(const tlm::tlm_extension_base& other) override {

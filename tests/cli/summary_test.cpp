@@ -109,10 +109,17 @@ TEST_CASE("a prefill's simulation is part of the host line's simulation, beside 
                         &sim, &prefill, &setup, &steps) == 4);
     CHECK(prefill > 0);
     CHECK(sim + 0.015 >= prefill + setup + steps); // each printed to 2 decimals
-    // --machine's simulation is the same sum: more than the decode run's setup and steps.
+    // --machine's simulation is the same sum: the prefill's and the decode run's.
     auto kv = machine_values(run_cardsim(run + " --machine").out);
-    CHECK(std::stod(kv["host_simulation_seconds"]) >
-          std::stod(kv["host_setup_seconds"]) + std::stod(kv["host_steps_seconds"]));
+    REQUIRE_FALSE(kv["host_prefill_seconds"].empty());
+    const double machine_prefill = std::stod(kv["host_prefill_seconds"]);
+    CHECK(machine_prefill > 0);
+    CHECK(std::stod(kv["host_simulation_seconds"]) ==
+          Approx(std::stod(kv["host_seconds"]) + machine_prefill).epsilon(1e-6));
+    // Without a prefill the key is empty, not zero.
+    CHECK(machine_values(
+              run_cardsim("run " + m + " --timing-only --tokens 2 --machine").out)["host_prefill_seconds"]
+              .empty());
 }
 
 TEST_CASE("a phase that did not run is left out of the host line and empty in --machine, never zero") {

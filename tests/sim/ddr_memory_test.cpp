@@ -352,6 +352,8 @@ TEST_CASE("a transaction's stall extension splits its time from arrival to compl
         StallSplit split;
         Cycle arrival = 0, done = 0;
         std::uint32_t length = 0;
+        std::uint32_t channel = 0;
+        std::uint64_t channels = 0;
     };
     std::vector<Seen> seen;
     TestInitiator cpu("cpu", [&](TestInitiator& self) {
@@ -361,9 +363,12 @@ TEST_CASE("a transaction's stall extension splits its time from arrival to compl
         for (std::uint32_t length : {64u, 1u << 20, 4096u}) {
             sc_core::sc_time delay = sc_core::sc_time(100, sc_core::SC_NS) * double(seen.size());
             ext.split = StallSplit{.queueing = 12345}; // stale: the memory must overwrite it
+            ext.channel = 99;
+            ext.channels = 0;
             const auto cmd = length == 4096 ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND;
             REQUIRE(self.transact(cmd, 0, nullptr, length, delay) == tlm::TLM_OK_RESPONSE);
-            seen.push_back({ext.split, ext.arrival, time.cycle_at_or_after(delay), length});
+            seen.push_back(
+                {ext.split, ext.arrival, time.cycle_at_or_after(delay), length, ext.channel, ext.channels});
         }
         self.last.clear_extension(&ext);
     });
@@ -378,4 +383,8 @@ TEST_CASE("a transaction's stall extension splits its time from arrival to compl
     CHECK(seen[0].split.data > 0);
     CHECK(seen[1].split.refresh > 0); // a refresh every 2 tRFC cannot miss a 1 MiB stream
     CHECK(seen[1].split.data >= seen[1].split.total() / 4);
+    // It names the channel of the part its split is of, and every channel the request reached.
+    CHECK(seen[0].channels == std::uint64_t{1} << seen[0].channel);  // 64 B: one channel
+    CHECK(seen[1].channels == (std::uint64_t{1} << d.channels) - 1); // 1 MiB: all of them
+    CHECK(seen[1].channel < d.channels);
 }
