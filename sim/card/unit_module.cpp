@@ -46,7 +46,7 @@ void UnitModule::start(std::uint32_t index, const TimeSplit& waits) {
 
 sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
                                  std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
-                                 std::uint32_t index, Critical* critical) {
+                                 std::uint32_t index, PhaseCritical* critical) {
     const bool in_ddr = ctx_.region(o.region).space == program::Space::Ddr;
     auto& socket = in_ddr ? ddr : sram;
     payload_.set_command(cmd);
@@ -60,15 +60,8 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
     sc_core::sc_time delay = issue;
     if (timed) {
         socket->b_transport(payload_, delay);
-        if (critical && bytes > 0) { // a request of no bytes moves nothing and is not timed
-            if (!critical->any || delay > critical->done) {
-                critical->done = delay;
-                critical->any = true;
-                critical->ddr = in_ddr;
-                critical->channel = stalls_.channel;
-            }
-            if (in_ddr) critical->add(stalls_);
-        }
+        if (critical && bytes > 0) // a request of no bytes moves nothing and is not timed
+            critical->complete(delay, in_ddr, stalls_);
         if (payload_.is_response_error())
             ctx_.bus_error(index, fmt::format("{} at {}+{:#x} (address {:#x}, {} bytes) failed: {}",
                                               cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
@@ -85,7 +78,7 @@ sc_core::sc_time UnitModule::one(const program::Operand& o, tlm::tlm_command cmd
 
 sc_core::sc_time UnitModule::transport(const program::Operand& o, tlm::tlm_command cmd,
                                        const std::vector<units::Span>& spans, sc_core::sc_time issue,
-                                       std::uint32_t index, Critical& critical) {
+                                       std::uint32_t index, PhaseCritical& critical) {
     auto& r = ctx_.region(o.region);
     std::uint64_t address = r.base + o.offset;
     if (o.offset % 4 != 0) {
@@ -153,22 +146,7 @@ bool UnitModule::overlaps_a_write(const program::Command& c, std::size_t k) {
     return false;
 }
 
-void UnitModule::Critical::add(const memory::StallExtension& e) {
-    memory::StallSplit s = e.split;
-    const memory::Cycle end = e.arrival + s.total();
-    // Its wait in its channel for the phase's own earlier requests there comes first in its split,
-    // as queueing.
-    const memory::Cycle mine = own_end[e.channel];
-    const memory::Cycle own = mine > e.arrival ? std::min(mine, end) - e.arrival : 0;
-    s.queueing -= std::min(s.queueing, own);
-    for (std::uint64_t m = e.channels; m != 0; m &= m - 1) {
-        const auto c = static_cast<std::size_t>(std::countr_zero(m));
-        chain[c] += s;
-        own_end[c] = std::max(own_end[c], end);
-    }
-}
-
-void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical) {
+void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const PhaseCritical& critical) {
     if (!critical.any) {
         time[TimePart::Compute] += cycles;
         return;
@@ -177,7 +155,7 @@ void UnitModule::attribute(TimeSplit& time, std::uint64_t cycles, const Critical
         time[TimePart::Sram] += cycles;
         return;
     }
-    const auto& s = critical.chain[critical.channel];
+    const auto& s = critical.split();
     const std::array<std::uint64_t, 5> weights{s.queueing, s.bank, s.refresh, s.turnaround, s.data};
     static_assert(
         static_cast<std::size_t>(TimePart::DdrData) - static_cast<std::size_t>(TimePart::DdrQueueing) == 4);
@@ -279,7 +257,7 @@ void UnitModule::run() {
         // Reads, issued now or, for an operand read through another (an indirect address), when
         // that one's reads complete; their data moves without time (below).
         sc_core::sc_time reads = sc_core::SC_ZERO_TIME;
-        Critical read_critical, write_critical;
+        PhaseCritical read_critical, write_critical;
         read_done_.assign(c.operands.size(), sc_core::SC_ZERO_TIME);
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
             auto& o = c.operands[i];
@@ -411,7 +389,7 @@ void UnitModule::run() {
         const std::uint64_t own_reads = std::min(
             read_phase, ctx_.clock.cycle_at_or_after(t0 + std::max(reads, compute_time)) - rec.start);
         rec.time[TimePart::Wire] += read_phase - own_reads;
-        attribute(rec.time, own_reads, reads >= compute_time ? read_critical : Critical{});
+        attribute(rec.time, own_reads, reads >= compute_time ? read_critical : PhaseCritical{});
         attribute(rec.time, write_phase, write_critical);
         rec.time[TimePart::Latency] += spec_.latency;
         sc_core::wait(ctx_.clock.time_of(rec.end) - t0);

@@ -4,6 +4,7 @@
 
 #include "engine/card/card_config.hpp"
 #include "sim/card/card_context.hpp"
+#include "sim/card/phase_critical.hpp"
 #include "sim/memory/stall_extension.hpp"
 
 #include <systemc>
@@ -45,37 +46,20 @@ public:
     std::uint64_t busy_cycles() const { return busy_cycles_; }
 
 private:
-    /// The request of a phase (reads, writes) that completed last, and where the phase's DDR time
-    /// went along its critical channel (the channel of the DDR request that completed last): the
-    /// splits of the phase's requests that reached that channel, summed, each less its wait there
-    /// behind the phase's own earlier requests (a command's eighth expert stream queues behind its
-    /// first seven: that is the command moving its data, not waiting for others). Requests on other
-    /// channels ran beside that chain, in its shadow.
-    struct Critical {
-        sc_core::sc_time done = sc_core::SC_ZERO_TIME; ///< relative to the command's start
-        bool any = false;
-        bool ddr = false;                           ///< the last to complete was a DDR request
-        std::uint32_t channel = 0;                  ///< its channel, when it was
-        std::array<memory::StallSplit, 64> chain{}; ///< per channel: its requests' splits, memory cycles
-        std::array<memory::Cycle, 64> own_end{};    ///< per channel: its requests' latest completion
-        /// Adds a DDR request's split (`e`: its split, arrival and channels).
-        void add(const memory::StallExtension& e);
-    };
-
     void run();
     /// Adds `cycles` kernel cycles of a phase bound by `critical` to `time`: a DDR phase's stall
     /// categories in proportion to its critical channel's chain, an SRAM access to `sram`, none to
     /// `compute`.
-    static void attribute(TimeSplit& time, std::uint64_t cycles, const Critical& critical);
+    static void attribute(TimeSplit& time, std::uint64_t cycles, const PhaseCritical& critical);
     /// Times operand `o` (read or write) over `spans`, one transaction each and without data;
     /// returns when the last span completes, relative to now.
     sc_core::sc_time transport(const program::Operand& o, tlm::tlm_command cmd,
                                const std::vector<units::Span>& spans, sc_core::sc_time issue,
-                               std::uint32_t index, Critical& critical);
+                               std::uint32_t index, PhaseCritical& critical);
     /// One transaction: `bytes` bytes at `address` of the operand's space, timed (`timed`) or debug.
     sc_core::sc_time one(const program::Operand& o, tlm::tlm_command cmd, std::uint64_t address,
                          std::uint64_t bytes, unsigned char* data, bool timed, sc_core::sc_time issue,
-                         std::uint32_t index, Critical* critical = nullptr);
+                         std::uint32_t index, PhaseCritical* critical = nullptr);
     /// Operand `o`'s bytes in place, through the memory's DMI grant (a bus error, and nothing,
     /// when the operand leaves its region or the grant).
     std::span<std::byte> in_place(const program::Operand& o, std::uint32_t index);
