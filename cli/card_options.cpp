@@ -37,10 +37,10 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
     auto config = load_card_any_system(vm, extra);
     // A command without --plan runs one card: a system of several is refused, never ignored.
     if (config.system.cards > 1 && !vm.count("plan"))
-        throw Error(
-            fmt::format("system.cards = {}: this command runs one card; a system of several cards "
-                        "runs under --plan pp, which check, compile, run and serve take (docs/cards.md)",
-                        config.system.cards));
+        throw Error(fmt::format(
+            "system.cards = {}: this command runs one card; a system of several cards "
+            "runs under --plan pp, tp, ep or tp×pp, which check, compile, run and serve take (docs/cards.md)",
+            config.system.cards));
     // Nor is a card-to-card exchange without a plan that exchanges anything.
     if (config.system.exchange != card::Exchange::Exact && !vm.count("plan"))
         throw Error(fmt::format("system.exchange = {}: this command runs one card, which exchanges no "
@@ -82,8 +82,11 @@ std::vector<card::Override> knob_overrides(const po::variables_map& vm) {
     std::vector<card::Override> knobs;
     if (vm.count("knob"))
         for (auto& k : vm["knob"].as<std::vector<std::string>>()) {
+            if (k.find('=') == std::string::npos || k.front() == '=')
+                throw Error(fmt::format("--knob {}: expected key=value (e.g. --knob scaling=sub32)", k));
             auto o = card::parse_override(k);
             o.path = "numerics." + o.path;
+            o.given = "--knob " + k;
             knobs.push_back(o);
         }
     return knobs;

@@ -29,7 +29,7 @@ int run_check(std::span<const std::string> args) {
     const char* const positional[] = {"model"};
     auto vm = parse("check",
                     "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only] "
-                    "[--plan pp|tp|tp×pp]",
+                    "[--plan pp|tp|ep|tp×pp]",
                     args, opts, positional);
     auto config = load_card(vm, knob_overrides(vm));
     const auto plan = plan_of(vm, config);

@@ -31,7 +31,7 @@ int run_demo(std::span<const std::string> args) {
     opts.add(card_options());
     opts.add_options()("tokens", po::value<std::size_t>()->default_value(8), "tokens to generate")(
         "model", po::value<std::string>(), "checkpoint folder (default: the cache folder's demo model)");
-    auto vm = parse("demo", "[--tokens N] [--config C] [--set k=v]", args, opts);
+    auto vm = parse("demo", "[--tokens N] [--model DIR] [--config C] [--set k=v]", args, opts);
     std::filesystem::path dir = vm.count("model") ? std::filesystem::path(vm["model"].as<std::string>())
                                                   : cache_folder() / "demo-hybrid-small-seed1";
     if (!std::filesystem::exists(dir / "config.json")) {

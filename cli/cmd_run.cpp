@@ -140,7 +140,8 @@ int run_model_command(std::span<const std::string> args) {
         "MODEL_DIR|PROG [--model DIR] [--config C] [--set k=v] [--tokens N] [--seqs S] [--prompt IDS]... "
         "[--knob k=v] [--check-layers all|0,3,7] [--trace F] [--perfetto F] [--vcd F] [--report F.html] "
         "[--timing-only] [--shapes-only] [--prompt-len N [--chunk C]] [--rtl matvec] [--ddr-trace F] "
-        "[--routing uniform|skew:S|trace:F] [--routing-out F]",
+        "[--routing uniform|skew:S|trace:F] [--routing-out F] [--plan pp|tp|ep|tp×pp [--microbatches M]] "
+        "[--pack-cache DIR] [--machine] ...",
         args, opts, positional);
     auto knobs = knob_overrides(vm);
     RunRequest req;

@@ -66,14 +66,14 @@ int run_serve(std::span<const std::string> args) {
         "routing-seed", po::value<std::uint64_t>()->default_value(0), "the seed of --routing")(
         "machine", po::bool_switch(), "print key=value lines instead of the summary");
     const char* const positional[] = {"input"};
-    auto vm =
-        parse("serve",
-              "MODEL_DIR|PROG [--model DIR] --requests FILE [--policy decode-first|prefill-first] "
-              "[--token-budget N] "
-              "[--chunk N] [--max-seqs N] [--max-positions N] [--check] [--table F.csv] [--config C] "
-              "[--set k=v]\n       cardsim serve --gen poisson --rate R --count N [--prompt-len N|LO:HI] "
-              "[--output-len N|LO:HI] [--seed S] (-o FILE | MODEL_DIR ...)",
-              args, opts, positional);
+    auto vm = parse("serve",
+                    "MODEL_DIR|PROG [--model DIR] --requests FILE [--policy decode-first|prefill-first] "
+                    "[--token-budget N] "
+                    "[--chunk N] [--max-seqs N] [--max-positions N] [--check] [--table F.csv] [--config C] "
+                    "[--set k=v] [--plan pp|tp|ep|tp×pp] [--pack-cache DIR] [--machine] ...\n       cardsim "
+                    "serve --gen poisson --rate R --count N [--prompt-len N|LO:HI] "
+                    "[--output-len N|LO:HI] [--seed S] (-o FILE | MODEL_DIR ...)",
+                    args, opts, positional);
     // The positional input: a checkpoint directory, or a program set file.
     std::optional<std::filesystem::path> model_dir, program;
     if (vm.count("model")) model_dir = vm["model"].as<std::string>();

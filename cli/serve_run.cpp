@@ -437,7 +437,7 @@ std::string ServeReport::text() const {
         o += fmt::format(
             "{}: buckets of {} token rows on {} store slots; {} DDR holds {} slots of {} positions "
             "({} a slot) beside {} of weights, io and programs\n",
-            cards > 1 ? "cards" : "card", b, laid_out, slots, cards > 1 ? "the fullest card's" : "its",
+            cards > 1 ? "cards" : "card", b, laid_out, cards > 1 ? "the fullest card's" : "its", slots,
             max_positions, lower::gib(slot_bytes), lower::gib(ddr_fixed_bytes));
     o += system;
     if (run.fault) o += fmt::format("FAULT: {}\n", *run.fault);

@@ -88,6 +88,8 @@ std::vector<std::uint32_t> ids_of(const std::string& s, const At& at) {
 
 std::vector<Request> read_requests(const std::filesystem::path& path) {
     std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw Error(fmt::format("{}: no such file (expected a request trace, a CSV file)", path.string()));
     if (!std::filesystem::is_regular_file(path, ec))
         throw Error(fmt::format("{}: not a request trace file (expected a CSV file)", path.string()));
     std::ifstream in(path);

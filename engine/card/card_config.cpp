@@ -35,7 +35,7 @@ toml::table parse_toml(std::string_view text, std::string_view source) {
 
 /// The TOML of one override: `path = value`, the value taken as TOML or else as a bare string.
 toml::table override_table(const Override& o) {
-    const std::string source = fmt::format("--set {}={}", o.path, o.value);
+    const std::string source = o.where();
     try {
         return toml::parse(o.path + " = " + o.value, source);
     } catch (const toml::parse_error&) {
@@ -152,7 +152,7 @@ CardConfig build_config(std::optional<std::string_view> text, std::string_view s
     }
     for (const auto& o : overrides) {
         toml::table t = override_table(o);
-        const std::string where = fmt::format("--set {}={}", o.path, o.value);
+        const std::string where = o.where();
         Reader reader(t, where, /*complete=*/false, origins);
         describe(reader, config);
         reader.finish();

@@ -367,6 +367,9 @@ struct CardConfig {
 struct Override {
     std::string path;
     std::string value;
+    std::string given = {}; ///< how the user gave it, for messages (empty: `--set path=value`)
+    /// The option as messages name it.
+    std::string where() const { return given.empty() ? "--set " + path + "=" + value : given; }
 };
 
 /// Splits `path=value` into an Override; an argument without `=` or with an empty path is a

@@ -171,6 +171,12 @@ TEST_CASE("an unknown spelling of an enum or knob is an error listing the spelli
                Catch::Contains("`weights.group_size`") && Catch::Contains("\"row\" or a positive integer"));
 }
 
+TEST_CASE("an override given another way is named as the user gave it", "[card]") {
+    Override knob{"numerics.scaling", "foo", "--knob scaling=foo"};
+    const std::string e = error_of([&] { load_card_config({}, std::span<const Override>(&knob, 1)); });
+    CHECK_THAT(e, Catch::StartsWith("--knob scaling=foo:") && !Catch::Contains("--set"));
+}
+
 TEST_CASE("combinations no single range catches are errors naming the key", "[card]") {
     CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.controller.address_map=row:bank:column"})); }),
                Catch::Contains("`ddr.controller.address_map`") &&

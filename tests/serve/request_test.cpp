@@ -72,6 +72,7 @@ TEST_CASE("a bad trace is refused naming the line and the column") {
           std::string::npos);
     CHECK(error_of(file(d, "")).find("empty") != std::string::npos);
     CHECK(error_of(d.path()).find("not a request trace file") != std::string::npos);
+    CHECK(error_of(d / "nosuch.csv").find("nosuch.csv: no such file") != std::string::npos);
 }
 
 TEST_CASE("a written trace reads back the same") {
