@@ -9,6 +9,7 @@
 #include "tests/support/scratch_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -177,6 +178,11 @@ TEST_CASE("admission stops at the slots the card's DDR holds beside the weights"
     CHECK(num(kv, "largest_batch") == slots);
     CHECK(kv["batch_limit"] == "DDR capacity");
     CHECK(num(kv, "served") == 6);
+    // The summary says the same in words: its DDR holds that many slots of the positions asked for.
+    const auto text = run_cardsim("serve " + m + " --requests " + t +
+                                  " --token-budget 8 --max-positions 4096 --set ddr.channels=1 --set "
+                                  "ddr.capacity_mib=1");
+    CHECK(contains(text.out, fmt::format("; its DDR holds {} slots of 4096 positions", kv["slots"])));
     // Twice the positions: the caches take twice as much, so the slot grows by what the first 4096 took
     // of caches; the states stay (checked against the capacity `cardsim check` prints).
     auto twice = machine_values(
