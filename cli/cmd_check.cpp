@@ -9,6 +9,7 @@
 #include "engine/lower/plan.hpp"
 #include "engine/shim/check.hpp"
 #include "models/model.hpp"
+#include "sim/system/system.hpp"
 
 #include <fmt/core.h>
 
@@ -74,6 +75,14 @@ int run_check(std::span<const std::string> args) {
                     commands.push_back(c.program.commands.size());
                 }
                 parts = std::move(planned.parts);
+                // The system's links and routes: what a run of these programs would refuse.
+                std::vector<const program::Program*> programs;
+                for (auto& c : planned.cards)
+                    programs.push_back(&c.program);
+                if (auto why = sim::system::network_refusal(config, programs)) {
+                    report.refusals.push_back({std::nullopt, *why});
+                    fmt::print("refusals:\n  {}\n", report.refusals.back().text());
+                }
             } catch (const Refusal& r) {
                 report.refusals.push_back({std::nullopt, r.what()});
                 fmt::print("refusals:\n  {}\n", report.refusals.back().text());

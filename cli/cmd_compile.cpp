@@ -17,6 +17,7 @@
 #include "engine/program/program_set.hpp"
 #include "models/checkpoint_digest.hpp"
 #include "models/model.hpp"
+#include "sim/system/system.hpp"
 
 #include <fmt/core.h>
 
@@ -284,6 +285,12 @@ int run_compile(std::span<const std::string> args) {
         auto planned = lower_plan(plan, model, built.graph, config, o);
         const auto& cards = planned.cards;
         const auto& parts = planned.parts;
+        // What a run of the set would refuse for its links and routes, compile refuses first.
+        std::vector<const program::Program*> programs;
+        for (auto& c : cards)
+            programs.push_back(&c.program);
+        if (auto why = sim::system::network_refusal(config, programs))
+            throw Error(fmt::format("--plan {}: {}", lower::name(plan), *why));
         // Every card's image and program staged, then all renamed: the cards of one compile.
         std::vector<io::AtomicFile> staged_files;
         for (std::size_t k = 0; k < cards.size(); ++k) {

@@ -49,12 +49,58 @@ links_of(const card::CardConfig& config) {
                 throw Error(fmt::format("system.topology = \"ring\" of {} cards needs two ports a card; "
                                         "link.ports = {}",
                                         n, ports));
+            if (ports % 2 != 0)
+                throw Error(
+                    fmt::format("system.topology = \"ring\" of {} cards splits a card's ports between "
+                                "its two neighbours, and link.ports = {} would leave one idle: "
+                                "use an even count",
+                                n, ports));
             for (std::uint32_t a = 0; a < n; ++a)
-                both(a, (a + 1) % n, 1);
+                both(a, (a + 1) % n, ports / 2);
         }
         break;
     }
     return out;
+}
+
+namespace {
+
+/// Why card `k`'s program `program` sends or receives where `routes` (of a system of `n` cards)
+/// has no route; nullopt when every send and receive has one.
+std::optional<std::string> route_refusal(const card::CardConfig& config, const Routes& routes,
+                                         std::uint32_t n, std::uint32_t k, const program::Program& program) {
+    for (auto& c : program.commands) {
+        if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv &&
+            c.opcode != program::Opcode::RecvAdd)
+            continue;
+        const bool send = c.opcode == program::Opcode::Send;
+        const auto peer = c.dims.at(0);
+        const auto from = send ? k : peer, to = send ? peer : k;
+        if (from >= n || to >= n || from == to || !routes[from][to])
+            return fmt::format(
+                "card {}'s program {} card {}, and a {} of {} cards has no route from card {} to "
+                "card {}",
+                k, send ? "sends to" : "receives from", peer, card::name(config.system.topology), n, from,
+                to);
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> network_refusal(const card::CardConfig& config,
+                                           std::span<const program::Program* const> programs) {
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links;
+    try {
+        links = links_of(config);
+    } catch (const Error& e) {
+        return std::string(e.what());
+    }
+    const auto n = config.system.cards;
+    const auto routes = routes_of(links, nodes_of(config));
+    for (std::uint32_t k = 0; k < programs.size(); ++k)
+        if (auto why = route_refusal(config, routes, n, k, *programs[k])) return why;
+    return std::nullopt;
 }
 
 std::uint32_t nodes_of(const card::CardConfig& config) {
@@ -511,20 +557,7 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
                               sets[k].size() == 1 ? fmt::format("card {}'s program", k)
                                                   : fmt::format("card {}'s bucket {}", k, b));
             // Every send and receive goes over a route the topology has.
-            for (auto& c : program.commands) {
-                if (c.opcode != program::Opcode::Send && c.opcode != program::Opcode::Recv &&
-                    c.opcode != program::Opcode::RecvAdd)
-                    continue;
-                const bool send = c.opcode == program::Opcode::Send;
-                const auto peer = c.dims.at(0);
-                const auto from = send ? k : peer, to = send ? peer : k;
-                if (from >= n || to >= n || from == to || !routes[from][to])
-                    throw Error(
-                        fmt::format("card {}'s program {} card {}, and a {} of {} cards has no route from "
-                                    "card {} to card {}",
-                                    k, send ? "sends to" : "receives from", peer,
-                                    card::name(config.system.topology), n, from, to));
-            }
+            if (auto why = route_refusal(config, routes, n, k, program)) throw Error(*why);
         }
     }
     SystemResult result;

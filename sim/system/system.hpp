@@ -17,11 +17,11 @@
 namespace cardsim::sim::system {
 
 /// The links of a topology: (from, to, parallel ports) for each direction of each joined pair.
-/// Ring: each card to its two neighbours over one port each (two cards: to each other over every
-/// port); pairs: 2j and 2j + 1 over every port (an odd last card has none); switch: every card to
-/// node `cards` (the switch) over every port. A ring of more than two cards on fewer than two
-/// ports, or a `link.switch_latency_ns` other than the default without a switch, is a
-/// cardsim::Error saying so.
+/// Ring: each card to its two neighbours over half its ports each (two cards: to each other over
+/// every port); pairs: 2j and 2j + 1 over every port (an odd last card has none); switch: every
+/// card to node `cards` (the switch) over every port. A ring of more than two cards on fewer than
+/// two ports or on an odd count (a port would be idle), or a `link.switch_latency_ns` other than
+/// the default without a switch, is a cardsim::Error saying so.
 std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links_of(const card::CardConfig& config);
 
 /// The nodes the links join: the cards, and a switch's node after them.
@@ -35,6 +35,13 @@ std::string node_name(std::uint32_t node, const card::CardConfig& config);
 using Routes = std::vector<std::vector<std::optional<std::uint32_t>>>;
 Routes routes_of(const std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>& links,
                  std::uint32_t cards);
+
+/// Why the system of `config` cannot carry what `programs` (card k's program, in card order)
+/// send and receive: its links cannot be wired (links_of), or a send or receive names a card no
+/// route reaches; nullopt when it can. A run refuses the same (`check` and `compile` ask it of a
+/// plan's programs, so that they never grant what a run refuses).
+std::optional<std::string> network_refusal(const card::CardConfig& config,
+                                           std::span<const program::Program* const> programs);
 
 /// What a system run produced: each card's run (its records, DDR channels and units), the links'
 /// totals, and the system's cycles and seconds (every card's steps end together).

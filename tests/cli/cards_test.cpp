@@ -776,3 +776,38 @@ TEST_CASE("check refuses a split by heads of a model that is not a decoder, as r
         CHECK(checked == from(compiled.out, "card " + std::to_string(k) + " of 2, "));
     }
 }
+
+TEST_CASE("check and compile under a plan refuse the systems a run refuses: no wiring, no route") {
+    ScratchDir dir("cards-network");
+    const auto m = (dir.path() / "m").string(); // small: its heads split over 4 cards in whole blocks
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 1 -o " + m).code == 0);
+    const auto out = (dir.path() / "p.cardsim").string();
+    for (const auto& [system, why] : std::vector<std::pair<std::string, std::string>>{
+             {"--set system.cards=4 --set system.topology=pairs", "has no route from card"},
+             {"--set system.cards=4 --set link.ports=1", "needs two ports a card"},
+             {"--set system.cards=4 --set link.ports=3", "would leave one idle"},
+             {"--set system.cards=2 --set link.switch_latency_ns=100", "has no switch"}}) {
+        const std::string args = m + " --plan tp " + system;
+        auto check = run_cardsim("check " + args);
+        auto compile = run_cardsim("compile " + args + " -o " + out);
+        auto run = run_cardsim("run " + args + " --timing-only --tokens 1");
+        INFO(system << ":\n" << check.out << compile.out << run.out);
+        CHECK(check.code == 1);
+        CHECK(contains(check.out, why));
+        CHECK(contains(check.out, "verdict: the card refuses this model"));
+        CHECK(compile.code == 2);
+        CHECK(contains(compile.out, why));
+        CHECK_FALSE(std::filesystem::exists(out + ".card0"));
+        CHECK(run.code == 2);
+        CHECK(contains(run.out, why));
+    }
+    // Four ports on a ring of four: two to each neighbour, twice a port's rate (the links less busy).
+    auto two = run_cardsim("run " + m + " --plan tp --set system.cards=4 --timing-only --tokens 2");
+    auto four = run_cardsim("run " + m +
+                            " --plan tp --set system.cards=4 --set link.ports=4 --timing-only --tokens 2");
+    INFO(two.out << four.out);
+    REQUIRE(two.code == 0);
+    REQUIRE(four.code == 0);
+    CHECK(contains(two.out, "link 0 -> 1 (1 port)"));
+    CHECK(contains(four.out, "link 0 -> 1 (2 ports)"));
+}

@@ -269,6 +269,13 @@ TEST_CASE("a ring joins each card to its two neighbours (two cards over both por
     c.system.topology = card::Topology::Ring;
     c.link.ports = 1;
     CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("needs two ports"));
+    // More ports: half to each neighbour, never some of them idle.
+    c.link.ports = 4;
+    for (auto [from, to, ports] : sim::system::links_of(c))
+        CHECK(ports == 2);
+    c.link.ports = 3;
+    CHECK_THROWS_WITH(sim::system::links_of(c), Catch::Contains("would leave one idle"));
+    c.link.ports = 1;
     c.system.topology = card::Topology::Switch; // node 5 is the switch
     const auto star = sim::system::links_of(c);
     CHECK(star.size() == 10);
