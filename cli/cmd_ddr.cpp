@@ -157,19 +157,25 @@ int replay(std::span<const std::string> args) {
             if (card::parse_override(s).path == "ddr.channels")
                 throw Error(fmt::format("{} and --set {} both give the channel count; give one of them",
                                         option_text(vm, "channels"), s));
-    // The port's width and clock time nothing at the EMIF's own interface: refused there, not ignored.
-    if (!vm.count("user-port") && vm.count("set"))
-        for (const auto& s : vm["set"].as<std::vector<std::string>>())
-            if (const auto path = card::parse_override(s).path;
-                path == "ddr.port_bits" || path == "clock.kernel_mhz")
-                throw Error(fmt::format("--set {}: it sets the card's user port, and this replay drives the "
-                                        "controllers at the EMIF's own interface, without it (give "
-                                        "--user-port, or drop --set {})",
-                                        s, path));
     std::vector<card::Override> extra;
     if (vm.count("channels"))
         extra.push_back({"ddr.channels", std::to_string(vm["channels"].as<std::uint32_t>())});
     const card::CardConfig card = load_card(vm, extra);
+    // The port's width and clock time nothing at the EMIF's own interface: refused there, not
+    // ignored, however they were given (--set, a --config file, a table).
+    if (!vm.count("user-port")) {
+        const auto& d = card::default_card_config();
+        for (const auto& [differs, key, value] :
+             {std::tuple{card.ddr.port_bits != d.ddr.port_bits, "ddr.port_bits",
+                         fmt::format("{}", card.ddr.port_bits)},
+              std::tuple{card.clock.kernel_mhz != d.clock.kernel_mhz, "clock.kernel_mhz",
+                         fmt::format("{}", card.clock.kernel_mhz)}})
+            if (differs)
+                throw Error(fmt::format("{} = {}: it sets the card's user port, and this replay drives the "
+                                        "controllers at the EMIF's own interface, without it (give "
+                                        "--user-port, or leave {} at its default)",
+                                        key, value, key));
+    }
     const std::string path = vm["trace"].as<std::string>();
     Outputs outputs; // checked before any work; a partial export removed if the replay fails
     if (vm.count("ddr-trace")) outputs.file("--ddr-trace", vm["ddr-trace"].as<std::string>());

@@ -47,8 +47,11 @@ done
 runs=0
 for pattern in sequential random streams mix; do
   for s in "${settings[@]}"; do
-    for stagger in false true; do
-      args=("$work/$pattern.trace" --set "$c.stagger_row_switches=$stagger")
+    staggers=(false true)
+    [[ $s == *fcfs* ]] && staggers=(true) # FCFS reads no stagger (the config refuses it set)
+    for stagger in "${staggers[@]}"; do
+      args=("$work/$pattern.trace")
+      [[ $stagger == false ]] && args+=(--set "$c.stagger_row_switches=false")
       # shellcheck disable=SC2206 # each setting is a list of words
       args+=($s)
       for which in old new; do
@@ -67,4 +70,4 @@ for pattern in sequential random streams mix; do
     done
   done
 done
-echo "same: $runs replays (4 patterns x ${#settings[@]} settings x 2 staggers, $count requests each)"
+echo "same: $runs replays (4 patterns x ${#settings[@]} settings, FR-FCFS ones with stagger_row_switches false and true; $count requests each)"

@@ -55,8 +55,10 @@ toml::table override_table(const Override& o) {
 }
 
 /// Checks the combinations no single key's range can: the DDR geometry, the address map, the
-/// interleave granule, refresh, tCK, the weight blocks. Errors name the key and where it was set.
-void validate(const CardConfig& c, const Origins& origins) {
+/// interleave granule, refresh, tCK, the weight blocks; and a key that the rest of the config
+/// leaves unread, set to other than its default (`defaults`), which would do nothing. Errors name
+/// the key and where it was set.
+void validate(const CardConfig& c, const CardConfig& defaults, const Origins& origins) {
     auto fail = [&](std::string_view key, const std::string& what) -> void {
         throw Error(fmt::format("{}: `{}`: {}", origins.where(key), key, what));
     };
@@ -97,7 +99,9 @@ void validate(const CardConfig& c, const Origins& origins) {
         fail("ddr.timing.trefi",
              fmt::format("{} cycles is not more than trfc ({} cycles)", d.timing.trefi, d.timing.trfc));
     const auto& ctl = d.controller;
-    if (ctl.write_queue > 0 && ctl.write_high_watermark > ctl.write_queue)
+    // (FCFS reads no watermark: see below.)
+    if (ctl.scheduler != SchedulerKind::Fcfs && ctl.write_queue > 0 &&
+        ctl.write_high_watermark > ctl.write_queue)
         fail("ddr.controller.write_high_watermark", fmt::format("{} is more than the write queue ({} bursts)",
                                                                 ctl.write_high_watermark, ctl.write_queue));
     if (ctl.write_low_watermark > ctl.write_high_watermark)
@@ -131,6 +135,52 @@ void validate(const CardConfig& c, const Origins& origins) {
     if (c.capabilities.relu)
         fail("capabilities.relu", "true: the card has no ReLU command, and no model the engine recognises "
                                   "applies ReLU; expected false");
+    // Keys only some settings read: set otherwise (to other than their default) they would do
+    // nothing, so they are refused rather than accepted and ignored.
+    const auto unread = [&](bool differs, std::string_view key, std::string_view why) {
+        if (differs) fail(key, fmt::format("nothing reads it: {}; leave it out or at its default", why));
+    };
+    const auto& dc = defaults.ddr.controller;
+    if (ctl.scheduler == SchedulerKind::Fcfs) {
+        const char* why = "FCFS (ddr.controller.scheduler) serves bursts in arrival order from no per-bank "
+                          "queue, so only FR-FCFS reads it";
+        unread(ctl.bank_queue_depth != dc.bank_queue_depth, "ddr.controller.bank_queue_depth", why);
+        unread(ctl.starvation_limit != dc.starvation_limit, "ddr.controller.starvation_limit", why);
+        unread(ctl.stagger_row_switches != dc.stagger_row_switches, "ddr.controller.stagger_row_switches",
+               why);
+        unread(ctl.write_high_watermark != dc.write_high_watermark, "ddr.controller.write_high_watermark",
+               why);
+        unread(ctl.write_low_watermark != dc.write_low_watermark, "ddr.controller.write_low_watermark", why);
+    } else if (ctl.write_queue == 0) {
+        const char* why = "with write_queue = 0 writes are not posted and no write batch is gathered";
+        unread(ctl.write_high_watermark != dc.write_high_watermark, "ddr.controller.write_high_watermark",
+               why);
+        unread(ctl.write_low_watermark != dc.write_low_watermark, "ddr.controller.write_low_watermark", why);
+    }
+    if (g.ranks == 1)
+        unread(d.timing.trtrs != defaults.ddr.timing.trtrs, "ddr.timing.trtrs",
+               "a channel of one rank (ddr.geometry.ranks = 1) never switches ranks");
+    if (!c.capabilities.experts) {
+        const char* why = "the router exists with experts only (capabilities.experts = false)";
+        const auto& u = c.units[UnitKind::Router];
+        const auto& du = defaults.units[UnitKind::Router];
+        unread(u.count != du.count, "units.router.count", why);
+        unread(u.width != du.width, "units.router.width", why);
+        unread(u.latency != du.latency, "units.router.latency", why);
+        unread(c.units.router != defaults.units.router, "units.router.resolve_latency", why);
+        const auto &f = c.fit[UnitKind::Router], &df = defaults.fit[UnitKind::Router];
+        unread(f.dsp_per_lane != df.dsp_per_lane, "fit.units.router.dsp_per_lane", why);
+        unread(f.alm_per_lane != df.alm_per_lane, "fit.units.router.alm_per_lane", why);
+        unread(f.alm_fixed != df.alm_fixed, "fit.units.router.alm_fixed", why);
+        unread(f.m20k_fixed != df.m20k_fixed, "fit.units.router.m20k_fixed", why);
+        unread(f.reduction != df.reduction, "fit.units.router.reduction", why);
+    }
+    if (c.fit.clock.full_mhz > c.fit.clock.base_mhz)
+        fail(
+            "fit.clock.full_mhz",
+            fmt::format("{} MHz is above base_mhz ({} MHz): Fmax would rise as the device fills; expected at "
+                        "most base_mhz",
+                        c.fit.clock.full_mhz, c.fit.clock.base_mhz));
 }
 
 /// The default, then `text` (when given) merged over it, then the overrides; then validation.
@@ -144,6 +194,7 @@ CardConfig build_config(std::optional<std::string_view> text, std::string_view s
         describe(reader, config);
         reader.finish();
     }
+    const CardConfig defaults = config;
     if (text) {
         toml::table file = parse_toml(*text, source);
         Reader reader(file, source, /*complete=*/false, origins);
@@ -157,7 +208,7 @@ CardConfig build_config(std::optional<std::string_view> text, std::string_view s
         describe(reader, config);
         reader.finish();
     }
-    validate(config, origins);
+    validate(config, defaults, origins);
     // The router exists with experts only: a card without them has none, whatever its section says.
     if (!config.capabilities.experts) config.units[UnitKind::Router].count = 0;
     return config;

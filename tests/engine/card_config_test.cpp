@@ -171,6 +171,34 @@ TEST_CASE("an unknown spelling of an enum or knob is an error listing the spelli
                Catch::Contains("`weights.group_size`") && Catch::Contains("\"row\" or a positive integer"));
 }
 
+TEST_CASE("a key the rest of the config leaves unread is refused when set, never accepted and ignored",
+          "[card]") {
+    const auto refused = [](std::initializer_list<const char*> set, const std::string& key) {
+        INFO(key);
+        const auto overrides = sets(set);
+        CHECK_THAT(error_of([&] { load_card_config({}, overrides); }),
+                   Catch::Contains("`" + key + "`: nothing reads it"));
+    };
+    const char* fcfs = "ddr.controller.scheduler=fcfs";
+    refused({fcfs, "ddr.controller.bank_queue_depth=4"}, "ddr.controller.bank_queue_depth");
+    refused({fcfs, "ddr.controller.starvation_limit=3"}, "ddr.controller.starvation_limit");
+    refused({fcfs, "ddr.controller.stagger_row_switches=false"}, "ddr.controller.stagger_row_switches");
+    refused({fcfs, "ddr.controller.write_high_watermark=16"}, "ddr.controller.write_high_watermark");
+    refused({"ddr.controller.write_queue=0", "ddr.controller.write_low_watermark=4"},
+            "ddr.controller.write_low_watermark");
+    refused({"ddr.timing.trtrs=5"}, "ddr.timing.trtrs");
+    refused({"units.router.width=4"}, "units.router.width");
+    refused({"units.router.resolve_latency=99"}, "units.router.resolve_latency");
+    refused({"fit.units.router.alm_fixed=1e6"}, "fit.units.router.alm_fixed");
+    // Where they are read, the same keys are taken; left at their defaults, they are no error.
+    CHECK_NOTHROW(load_card_config({}, sets({"ddr.controller.bank_queue_depth=4", "ddr.timing.trtrs=5",
+                                             "ddr.geometry.ranks=2"})));
+    CHECK_NOTHROW(load_card_config({}, sets({"capabilities.experts=true", "units.router.width=4"})));
+    CHECK_NOTHROW(load_card_config({}, sets({fcfs, "ddr.controller.write_queue=8"})));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"fit.clock.full_mhz=1000"})); }),
+               Catch::Contains("`fit.clock.full_mhz`: 1000 MHz is above base_mhz"));
+}
+
 TEST_CASE("an override given another way is named as the user gave it", "[card]") {
     Override knob{"numerics.scaling", "foo", "--knob scaling=foo"};
     const std::string e = error_of([&] { load_card_config({}, std::span<const Override>(&knob, 1)); });

@@ -78,7 +78,9 @@ TEST_CASE("each unit kind's resources grow with its width by its per-lane costs 
             auto c = with({{"units." + k + ".width", std::to_string(width)},
                            {"units." + k + ".count", "1"},
                            {"numerics.scaling", "\"sub32\""}, // the per-lane costs are sub32's
-                           {"numerics.attention", "\"vector\""}});
+                           {"numerics.attention", "\"vector\""},
+                           // the router's keys are read (and may be set) only on a card with experts
+                           {"capabilities.experts", kind == card::UnitKind::Router ? "true" : "false"}});
             auto one = fit::unit_resources(c, kind);
             CHECK(one.dsps == blocks(width * cost.dsp_per_lane));
             CHECK(one.alms == blocks(width * cost.alm_per_lane + cost.alm_fixed));

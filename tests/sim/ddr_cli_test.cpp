@@ -196,9 +196,17 @@ TEST_CASE("ddr replay honours the user port's width and clock with --user-port a
     const cardsim::test::ScratchDir dir("ddr-replay-port");
     const auto trace = (dir / "t.cardsim").string();
     REQUIRE(run("ddr gen sequential --count 4096 -o " + trace).first == 0);
-    for (const char* set : {"--set ddr.port_bits=128", "--set clock.kernel_mhz=100"})
-        refused(fmt::format("ddr replay {} {}", trace, set),
-                fmt::format("{}: it sets the card's user port", set + 6));
+    refused(fmt::format("ddr replay {} --set ddr.port_bits=128", trace),
+            "ddr.port_bits = 128: it sets the card's user port");
+    refused(fmt::format("ddr replay {} --set clock.kernel_mhz=100", trace),
+            "clock.kernel_mhz = 100: it sets the card's user port");
+    // However they are given: a config file, a --set of their table.
+    const auto file = (dir / "port.toml").string();
+    std::ofstream(file) << "[ddr]\nport_bits = 128\n";
+    refused(fmt::format("ddr replay {} --config {}", trace, file),
+            "ddr.port_bits = 128: it sets the card's user port");
+    refused(fmt::format("ddr replay {} --set 'clock={{kernel_mhz=100.0}}'", trace),
+            "clock.kernel_mhz = 100: it sets the card's user port");
     // Through the port, a narrower or slower one reads the stream more slowly.
     const auto time = [&](const std::string& extra) {
         auto [rc, out] = run(fmt::format("ddr replay {} --user-port {}", trace, extra));
