@@ -8,7 +8,8 @@ namespace cardsim::sim::memory {
 ChannelTiming::ChannelTiming(const card::DdrConfig& ddr)
     : map_(card::AddressMap::build(ddr)), capacity_(ddr.channel_bytes()),
       banks_per_group_(ddr.geometry.banks_per_group), bank_count_(ddr.geometry.banks()),
-      rank_count_(ddr.geometry.ranks), closed_page_(ddr.controller.page_policy == card::PagePolicy::Closed) {
+      group_count_(ddr.geometry.bank_groups), rank_count_(ddr.geometry.ranks),
+      closed_page_(ddr.controller.page_policy == card::PagePolicy::Closed) {
     const auto& t = ddr.timing;
     cl_ = t.cl;
     cwl_ = t.cwl;

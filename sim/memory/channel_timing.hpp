@@ -241,7 +241,8 @@ private:
     bool sliced_ = true;                 ///< every field is one run of bits (else map_.decode_burst)
     std::uint64_t capacity_;
     std::uint32_t banks_per_group_;
-    std::uint32_t bank_count_; ///< banks per rank
+    std::uint32_t bank_count_;  ///< banks per rank
+    std::uint32_t group_count_; ///< bank groups per rank (kept: a division per decision otherwise)
     std::uint32_t rank_count_;
     bool closed_page_;
     bool fast_ = true;
@@ -365,8 +366,7 @@ inline void ChannelTiming::group_floors(std::uint32_t rank, bool write, Cycle* _
             shared = std::max(shared, read_data_end_ + trtrs_ - cwl_);
     }
     const Cycle act = std::max(rk.act_ready, rk.faw[rk.faw_next]);
-    const std::uint32_t groups = bank_count_ / banks_per_group_;
-    for (std::uint32_t g = 0; g < groups; ++g) {
+    for (std::uint32_t g = 0; g < group_count_; ++g) {
         Cycle hit = std::max(shared, rk.cas_ready_bg[g]);
         if (!write) hit = std::max(hit, rk.read_ready_bg[g]);
         out[2 * g + 1] = hit;
