@@ -87,8 +87,9 @@ void materialise_models(const SweepSpec& spec, const std::vector<const Point*>& 
         std::filesystem::create_directories(target.parent_path());
         auto partial = target.parent_path() / ("." + model.name + ".partial");
         auto log = target.parent_path() / ("." + model.name + ".log");
-        fmt::print(stderr, "generating model {} ({} {}, seed {}) into {}\n", model.name, gen->arch, gen->size,
-                   gen->seed, target.string());
+        fmt::print(stderr, "generating model {} ({} {}, {}) into {}\n", model.name, gen->arch, gen->size,
+                   gen->shapes_only ? std::string("shapes only") : fmt::format("seed {}", gen->seed),
+                   target.string());
         std::vector<std::string> argv{self_executable().string(),
                                       "make-model",
                                       "--arch",

@@ -187,8 +187,13 @@ public:
                     }
                 }
             }
-            if (auto seed = g->get("seed"))
+            if (auto seed = g->get("seed")) {
+                if (gm.shapes_only) // as make-model --shapes-only refuses --seed
+                    fail(*seed, gk + ".seed",
+                         "is given with shapes_only = true: a shapes-only model has no weights for a seed to "
+                         "draw (drop seed)");
                 gm.seed = std::uint64_t(integer(*seed, gk + ".seed", 0, INT64_MAX));
+            }
             m = {gm.shapes_only ? fmt::format("{}-{}-shapes", gm.arch, gm.size)
                                 : fmt::format("{}-{}-seed{}", gm.arch, gm.size, gm.seed),
                  gm};

@@ -251,4 +251,9 @@ TEST_CASE(
     auto none = list(s, "model = { generate = { arch = \"hybrid\", size = \"14b\", shapes_only = true } }\n");
     CHECK(none.code == 2);
     CHECK(contains(none.out, "no Qwen3.5 of about 14b"));
+    // A seed draws weights, and a shapes-only model has none: refused, as make-model refuses it.
+    auto seeded = list(
+        s, "model = { generate = { arch = \"hybrid\", size = \"tiny\", seed = 3, shapes_only = true } }\n");
+    CHECK(seeded.code == 2);
+    CHECK(contains(seeded.out, "a shapes-only model has no weights for a seed to draw"));
 }
