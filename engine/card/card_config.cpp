@@ -164,7 +164,7 @@ void validate(const CardConfig& c, const CardConfig& defaults, const Origins& or
         const char* why = "the router exists with experts only (capabilities.experts = false)";
         const auto& u = c.units[UnitKind::Router];
         const auto& du = defaults.units[UnitKind::Router];
-        unread(u.count != du.count, "units.router.count", why);
+        unread(u.count != du.count && u.count != 0, "units.router.count", why); // 0: what it reads as
         unread(u.width != du.width, "units.router.width", why);
         unread(u.latency != du.latency, "units.router.latency", why);
         unread(c.units.router != defaults.units.router, "units.router.resolve_latency", why);

@@ -191,9 +191,11 @@ TEST_CASE("a key the rest of the config leaves unread is refused when set, never
     refused({"units.router.resolve_latency=99"}, "units.router.resolve_latency");
     refused({"fit.units.router.alm_fixed=1e6"}, "fit.units.router.alm_fixed");
     // Where they are read, the same keys are taken; left at their defaults, they are no error.
-    CHECK_NOTHROW(load_card_config({}, sets({"ddr.controller.bank_queue_depth=4", "ddr.timing.trtrs=5",
-                                             "ddr.geometry.ranks=2"})));
+    CHECK_NOTHROW(load_card_config(
+        {}, sets({"ddr.controller.bank_queue_depth=4", "ddr.timing.trtrs=5", "ddr.geometry.ranks=2"})));
     CHECK_NOTHROW(load_card_config({}, sets({"capabilities.experts=true", "units.router.width=4"})));
+    CHECK_NOTHROW(load_card_config({}, sets({"units.router.count=0"}))); // what it reads as without experts
+    refused({"units.router.count=2"}, "units.router.count");
     CHECK_NOTHROW(load_card_config({}, sets({fcfs, "ddr.controller.write_queue=8"})));
     CHECK_THAT(error_of([] { load_card_config({}, sets({"fit.clock.full_mhz=1000"})); }),
                Catch::Contains("`fit.clock.full_mhz`: 1000 MHz is above base_mhz"));
