@@ -181,3 +181,12 @@ TEST_CASE(
                       " --tokens 2 --timing-only --plan pp --set system.cards=2 --set link.gbps=10")
               .code == 0);
 }
+
+TEST_CASE("a bad --knob is refused naming --knob as typed, not the --set it stands for") {
+    const ScratchDir d("bad-knob");
+    auto m = make_model(d, "dense", 1);
+    refused("run " + m + " --knob scaling=foo", {"--knob scaling=foo", "expected one of"});
+    refused("check " + m + " --knob scaling", {"--knob scaling: expected key=value"});
+    auto r = run_cardsim("run " + m + " --knob scaling=foo");
+    CHECK_FALSE(contains(r.out, "--set"));
+}
