@@ -48,7 +48,8 @@ int run_check(std::span<const std::string> args) {
     // The arena of a decode step (a token of each of --seqs sequences) must fit the SRAM, as `run`
     // lowers it: a refusal here, so the budget below (which lowers that step) is not reached.
     const auto seqs = vm["seqs"].as<std::size_t>();
-    if (report.runs() && decoder)
+    // (Under a plan, each card's lowering below checks its own arena, as `run` lowers it.)
+    if (report.runs() && decoder && plan.one())
         if (auto why = lower::arena_refusal(built.graph, graph::Bucket{seqs, seqs, 0}, config.sram.bytes))
             report.refusals.push_back({std::nullopt, *why});
     // A split by heads and columns (tp, ep) is for decoders: refused here as `run` refuses it.
@@ -68,6 +69,12 @@ int run_check(std::span<const std::string> args) {
             std::vector<std::size_t> commands;
             std::vector<std::string> parts;
             o.shapes_only = true;
+            // A pipeline steps its sequences in microbatches as `run` does by default: a group's rows a
+            // step, with the stores of every sequence.
+            if (const auto micro = default_microbatches(plan, seqs, decoder); micro > 1) {
+                o.bucket = graph::Bucket{seqs / micro, seqs / micro, 0};
+                o.slots = seqs;
+            }
             try { // a split that cannot stay exact is the verdict's refusal
                 auto planned = lower_plan(plan, model, built.graph, config, o, false);
                 for (auto& c : planned.cards) {

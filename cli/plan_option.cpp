@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <string>
 
 namespace cardsim::cli {
@@ -21,6 +22,13 @@ po::options_description plan_options() {
                     "(pairs of cards split heads and columns, the pairs split the layers), tpT×ppP "
                     "(groups of T cards in P stages), ep×pp, epT×ppP; one (a single card, the default)");
     return o;
+}
+
+std::size_t default_microbatches(const lower::Plan& plan, std::size_t seqs, bool decoder) {
+    if (plan.stages < 2 || !decoder) return 1;
+    for (std::size_t m = std::min(plan.stages, seqs); m > 1; --m)
+        if (seqs % m == 0) return m;
+    return 1;
 }
 
 lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config) {

@@ -65,6 +65,11 @@ struct PlannedCards {
 /// ranks' graphs (tensor_shards), cut into stages (lower::system_stages), each card lowered
 /// (lower::lower_system; a card over its DDR is a cardsim::Refusal naming it unless
 /// `refuse_over_capacity` is false, as `check` shows it).
+/// The groups a pipeline steps a decode step's `seqs` sequences in when the run names none: the
+/// largest divisor of the sequences up to the plan's stages (1 without a pipeline, or for an
+/// encoder). `run` steps them so, and `check` budgets what it lowers.
+std::size_t default_microbatches(const lower::Plan& plan, std::size_t seqs, bool decoder);
+
 PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
                         const card::CardConfig& config, const lower::Options& options,
                         bool refuse_over_capacity = true);

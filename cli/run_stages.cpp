@@ -541,10 +541,7 @@ std::size_t microbatches_of(const RunRequest& req, const Feed& f) {
                             m, lower::name(req.plan)));
         return m;
     }
-    if (req.plan.stages < 2 || !f.decoder) return 1;
-    for (std::size_t m = std::min(req.plan.stages, f.seqs); m > 1; --m)
-        if (f.seqs % m == 0) return m;
-    return 1;
+    return default_microbatches(req.plan, f.seqs, f.decoder);
 }
 
 } // namespace
@@ -673,6 +670,13 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         plan.ddr_observer = &*exporter;
     }
     if (req.rtl_matvec) {
+        // The RTL matvec runs Matvec commands; an expert's matvec reads its rows through the expert
+        // table, which the RTL does not: refused before the run rather than a bus error in it.
+        for (const auto& command : c.program.program.commands)
+            if (command.opcode == program::Opcode::ExpertMatvec)
+                throw Error("--rtl matvec: the RTL matvec runs the card's Matvec commands, and this model's "
+                            "experts run ExpertMatvec commands (their rows read through the expert table), "
+                            "which it does not: drop --rtl");
         auto units = sim::units::UnitSet::standard(req.config);
         units.set(sim::rtl::rtl_matvec_unit(req.config));
         plan.units = units;

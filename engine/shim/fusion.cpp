@@ -252,7 +252,14 @@ std::optional<std::string> fits(const Op& op, const Capabilities& caps) {
         if (!caps.has(program::Unit::Router))
             return "the card config enables experts (`capabilities.experts`) but has no router unit "
                    "(`units.router.count` is 0)";
-        // What lower/emit_experts.cpp emits: the combine takes a shared expert under its sigmoid gate.
+        // What lower/emit_experts.cpp emits besides the route and the combine: the experts' matvecs
+        // on the matvec unit and their SiLU-multiply (or clamped SwiGLU) on the silu_mul unit.
+        for (auto [unit, key] :
+             {std::pair{program::Unit::Matvec, "matvec"}, {program::Unit::SiluMul, "silu_mul"}})
+            if (!caps.has(unit))
+                return std::string("the experts' layer runs its experts on the ") + key +
+                       " unit, and the card has none (`units." + key + ".count` is 0)";
+        // The combine takes a shared expert under its sigmoid gate.
         if (m->shared_gate && !m->shared_expert_gate)
             return "the router unit combines a shared expert only under its sigmoid gate "
                    "(`shared_expert_gate`), and this one has none";

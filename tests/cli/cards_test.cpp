@@ -811,3 +811,27 @@ TEST_CASE("check and compile under a plan refuse the systems a run refuses: no w
     CHECK(contains(two.out, "link 0 -> 1 (1 port)"));
     CHECK(contains(four.out, "link 0 -> 1 (2 ports)"));
 }
+
+TEST_CASE("check budgets a pipeline's cards as run steps them: in microbatches, each card's own arena") {
+    ScratchDir dir("cards-check-micro");
+    const auto dense = (dir.path() / "d").string(), hybrid = (dir.path() / "h").string();
+    REQUIRE(run_cardsim("make-model --arch dense --size small --seed 1 -o " + dense).code == 0);
+    REQUIRE(run_cardsim("make-model --arch hybrid --size small --seed 1 -o " + hybrid).code == 0);
+    // Microbatches keep a store of every sequence besides the group's: the DDR a run needs, refused alike.
+    const std::string tight = " --set ddr.channels=1 --set ddr.capacity_mib=1 --set system.cards=2 --plan pp "
+                              "--seqs 2 --max-positions 300";
+    auto check = run_cardsim("check " + dense + tight);
+    auto run = run_cardsim("run " + dense + tight + " --tokens 2 --no-reference");
+    INFO(check.out << run.out);
+    CHECK(check.code == 1);
+    CHECK(run.code == 1);
+    CHECK(contains(check.out, "of 3 sequences"));
+    CHECK(contains(run.out, "of 3 sequences"));
+    // A group's arena is smaller than the whole step's: what a run fits, check grants.
+    const std::string small_sram = " --set system.cards=2 --plan pp --set sram.bytes=20479 --seqs 4";
+    auto granted = run_cardsim("check " + hybrid + small_sram);
+    auto ran = run_cardsim("run " + hybrid + small_sram + " --tokens 2 --no-reference");
+    INFO(granted.out << ran.out);
+    CHECK(granted.code == 0);
+    CHECK(ran.code == 0);
+}

@@ -28,6 +28,9 @@ TEST_CASE("check's verdict on a Moe model agrees with run's on every card", "[cl
             {"", "the engine has no unit for experts"},
             {"--set capabilities.experts=true", ""},
             {"--set capabilities.experts=true --set units.router.count=0", "has no router unit"},
+            // The experts' matvecs and SiLU-multiply need those units too (check granted this once).
+            {"--set capabilities.experts=true --set units.silu_mul.count=0",
+             "runs its experts on the silu_mul unit, and the card has none"},
         };
         for (auto& [set, refusal] : cards) {
             INFO(arch << " " << set);
@@ -150,4 +153,15 @@ TEST_CASE("make-model --shapes-only writes the published expert models, which ch
     auto wrong = run_cardsim("make-model --arch moe --shapes-only --size 35b-a3b -o " + (d / "x").string());
     CHECK(wrong.code == 2);
     CHECK(contains(wrong.out, "35b-a3b is a published model of --arch hybrid-moe35, not moe"));
+}
+
+TEST_CASE("run --rtl matvec refuses a model with experts before the run, not with a bus error in it",
+          "[cli][experts]") {
+    ScratchDir d("experts-rtl");
+    const auto m = make_model(d, "moe");
+    auto r = run_cardsim("run " + m + " --set capabilities.experts=true --tokens 2 --rtl matvec");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "--rtl matvec: the RTL matvec runs the card's Matvec commands"));
+    CHECK_FALSE(contains(r.out, "bus error"));
 }
