@@ -122,6 +122,14 @@ int run_serve(std::span<const std::string> args) {
         spec.output = serve::parse_lengths(vm["output-len"].as<std::string>(), "--output-len");
         spec.seed = vm["seed"].as<std::uint64_t>();
         requests = serve::poisson(spec);
+        if (served && !requests.empty() &&
+            requests.back().arrival_seconds > serve::Request::latest_arrival_seconds)
+            throw Error(fmt::format(
+                "--gen poisson: the last of {} requests at {} a second arrives at {:.0f} s, past the "
+                "{} s a serving run can reach (the simulated time is femtoseconds in 63 "
+                "bits): raise --rate or lower --count",
+                requests.size(), spec.rate, requests.back().arrival_seconds,
+                serve::Request::latest_arrival_seconds));
         if (vm.count("output")) {
             serve::write_requests(vm["output"].as<std::string>(), requests);
             if (!served) {

@@ -76,7 +76,12 @@ std::optional<std::size_t> ConfigReader::opt_count(std::string_view key) const {
 std::optional<double> ConfigReader::opt_number(std::string_view key) const {
     const auto* v = get(key);
     if (!v) return std::nullopt;
-    if (v->is_double()) return v->as_double();
+    if (v->is_double()) {
+        // A literal past a double's range (1e999) parses as infinity: no field takes one.
+        if (!std::isfinite(v->as_double()))
+            fail(key, fmt::format("is {} (expected a finite number)", boost::json::serialize(*v)));
+        return v->as_double();
+    }
     if (v->is_int64()) return static_cast<double>(v->as_int64());
     if (v->is_uint64()) return static_cast<double>(v->as_uint64());
     fail(key, fmt::format("is {} (expected a number)", boost::json::serialize(*v)));

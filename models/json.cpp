@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -85,6 +86,16 @@ boost::json::value parse_json(std::string_view text, std::string_view where) {
 }
 
 boost::json::value read_json_file(const std::string& path) {
+    // Not a directory nor a device (/dev/zero would be read for ever): a file, of a sane size.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(fmt::format("{}: it is a directory (expected a JSON file here)", path));
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+        throw Error(fmt::format("{}: not a regular file (expected a JSON file here)", path));
+    constexpr std::uintmax_t most = std::uintmax_t{1} << 30;
+    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > most)
+        throw Error(fmt::format("{}: {} bytes, more than any JSON file a checkpoint holds (at most {})", path,
+                                size, most));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(fmt::format("{}: cannot open the file (expected a JSON file here)", path));
     std::ostringstream text;

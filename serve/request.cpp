@@ -130,6 +130,11 @@ std::vector<Request> read_requests(const std::filesystem::path& path) {
         if (r.arrival_seconds < 0)
             throw Error(fmt::format("{}: a negative arrival time {}", At{path, n, arrival}.text(),
                                     r.arrival_seconds));
+        if (!(r.arrival_seconds <= Request::latest_arrival_seconds))
+            throw Error(fmt::format("{}: an arrival at {} s, past the {} s a serving run can reach (the "
+                                    "simulated time is femtoseconds in 63 bits, 9223 s)",
+                                    At{path, n, arrival}.text(), r.arrival_seconds,
+                                    Request::latest_arrival_seconds));
         r.prompt_tokens = count(field(prompt), At{path, n, prompt});
         r.output_tokens = count(field(output), At{path, n, output});
         if (ids_column && !field("prompt_ids").empty()) {

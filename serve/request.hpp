@@ -12,6 +12,9 @@ namespace cardsim::serve {
 /// the tokens it generates (the first one at the end of its prefill; at least one), and optionally
 /// its prompt's ids (`prompt_tokens` of them).
 struct Request {
+    /// The latest arrival served: the simulated time is kept in femtoseconds in 63 bits (9,223 s),
+    /// and a run must finish inside it, so arrivals stop 223 s short of that.
+    static constexpr double latest_arrival_seconds = 9000;
     double arrival_seconds = 0;
     std::size_t prompt_tokens = 0;
     std::size_t output_tokens = 0;

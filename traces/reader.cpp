@@ -1,6 +1,7 @@
 #include "traces/reader.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/device_check.hpp"
 #include "traces/lexical.hpp"
 
 #include <fmt/core.h>
@@ -66,6 +67,7 @@ Reader Reader::open(const std::filesystem::path& path) {
     if (std::filesystem::is_directory(path, ec))
         throw Error(
             fmt::format("cannot read trace `{}`: it is a directory, expected a trace file", path.string()));
+    io::refuse_device(path);
     auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
     if (!*in) throw Error(fmt::format("cannot read trace `{}`: {}", path.string(), std::strerror(errno)));
     return Reader(std::move(in), path.string());

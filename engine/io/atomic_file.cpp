@@ -1,6 +1,7 @@
 #include "engine/io/atomic_file.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/device_check.hpp"
 
 #include <fmt/core.h>
 
@@ -173,6 +174,7 @@ std::string read_file(const std::filesystem::path& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw Error(fmt::format("cannot read `{}`: it is a directory, expected a file", path.string()));
+    refuse_device(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(fmt::format("cannot read `{}`: {}", path.string(), std::strerror(errno)));
     std::ostringstream s;

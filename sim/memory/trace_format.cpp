@@ -1,6 +1,7 @@
 #include "sim/memory/trace_format.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/device_check.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -106,6 +107,7 @@ std::optional<TraceFormat> parse_trace_format(std::string_view text) {
 }
 
 TraceFormat detect_trace_format(const std::filesystem::path& path) {
+    io::refuse_device(path);
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f) throw Error(fmt::format("cannot open trace `{}`: {}", path.string(), std::strerror(errno)));
     char line[4096];
@@ -125,6 +127,7 @@ TraceFormat detect_trace_format(const std::filesystem::path& path) {
 TraceReader::TraceReader(const std::filesystem::path& path, TraceFormat format, const TraceContext& context)
     : path_(path), format_(format), context_(context), memory_clock_(context.memory_mts),
       player_clock_(2 * context.player_mhz), file_(std::fopen(path.c_str(), "rb")), buffer_(buffer_bytes) {
+    io::refuse_device(path);
     if (!file_) throw Error(fmt::format("cannot open trace `{}`: {}", path.string(), std::strerror(errno)));
 }
 

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -189,4 +191,37 @@ TEST_CASE("a bad --knob is refused naming --knob as typed, not the --set it stan
     refused("check " + m + " --knob scaling", {"--knob scaling: expected key=value"});
     auto r = run_cardsim("run " + m + " --knob scaling=foo");
     CHECK_FALSE(contains(r.out, "--set"));
+}
+
+TEST_CASE(
+    "an input that is a device, or a number past a double's range, is refused naming it, not read for ever") {
+    const ScratchDir d("bad-device");
+    auto m = make_model(d, "dense", 1);
+    namespace fs = std::filesystem;
+    const auto z = d / "z";
+    fs::create_directories(z);
+    for (auto& e : fs::directory_iterator(m))
+        if (e.path().filename() != "config.json") fs::copy(e.path(), z / e.path().filename());
+    fs::create_symlink("/dev/zero", z / "config.json");
+    refused("check " + z.string(), {"config.json: not a regular file"});
+    fs::create_symlink("/dev/zero", d / "zero.trace");
+    fs::create_symlink("/dev/zero", d / "zero.prog");
+    const auto trace = (d / "zero.trace").string();
+    refused("trace show " + trace, {"zero.trace", "it is a device"});
+    refused("ddr replay " + trace, {"zero.trace", "it is a device"});
+    refused("disasm " + (d / "zero.prog").string(), {"zero.prog", "it is a device"});
+    // 1e999 parses as infinity: a field is a finite number.
+    const auto rt = d / "rt";
+    fs::copy(m, rt);
+    std::string json;
+    {
+        std::ifstream in(rt / "config.json");
+        json.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const auto at = json.find("\"rope_theta\"");
+    REQUIRE(at != std::string::npos);
+    const auto colon = json.find(':', at), end = json.find_first_of(",}", colon);
+    json.replace(colon + 1, end - colon - 1, "1e999");
+    std::ofstream(rt / "config.json") << json;
+    refused("check " + rt.string(), {"rope_theta", "expected a finite number"});
 }

@@ -73,6 +73,11 @@ TEST_CASE("a bad trace is refused naming the line and the column") {
     CHECK(error_of(file(d, "")).find("empty") != std::string::npos);
     CHECK(error_of(d.path()).find("not a request trace file") != std::string::npos);
     CHECK(error_of(d / "nosuch.csv").find("nosuch.csv: no such file") != std::string::npos);
+    // Past what the simulated time holds (femtoseconds in 63 bits): refused, not served as garbage.
+    CHECK(error_of(file(d, "arrival_s,prompt_tokens,output_tokens\n0,4,3\n10000,4,3\n"))
+              .find("trace.csv:3: column arrival_s") != std::string::npos);
+    CHECK(error_of(file(d, "arrival_s,prompt_tokens,output_tokens\n0,4,3\n10000,4,3\n"))
+              .find("past the 9000 s") != std::string::npos);
 }
 
 TEST_CASE("a written trace reads back the same") {
