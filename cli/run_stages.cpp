@@ -182,7 +182,8 @@ models::Accuracy batch_accuracy(const models::Model& model, const sim::RunResult
             logits.emplace_back(f.begin() + std::ptrdiff_t(q * w), f.begin() + std::ptrdiff_t((q + 1) * w));
         }
         auto a = models::accuracy(model, logits, batch.tokens(q), batch.prompt(q).size(), {});
-        all.max_abs_error = std::max(all.max_abs_error, a.max_abs_error);
+        all.max_abs_error =
+            std::isnan(a.max_abs_error) ? a.max_abs_error : std::max(all.max_abs_error, a.max_abs_error);
         top1 += a.top1_agreement * double(a.steps);
         kl += a.kl * double(a.steps);
         all.steps += a.steps;

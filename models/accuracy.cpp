@@ -4,9 +4,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace cardsim::models {
 namespace {
+
+/// The larger of an error so far and `e`, NaN once either is (std::max would drop a NaN `e`, and
+/// a run of NaN logits would read as a perfect match).
+double worst(double so_far, double e) {
+    return std::isnan(so_far) || std::isnan(e) ? std::numeric_limits<double>::quiet_NaN()
+                                               : std::max(so_far, e);
+}
+
+/// Whether every value is finite (an arg-max over a NaN is no answer).
+template <class T>
+bool finite(const std::vector<T>& v) {
+    return std::all_of(v.begin(), v.end(), [](T x) { return std::isfinite(x); });
+}
 
 /// Softmax in double.
 std::vector<double> softmax(const std::vector<double>& x) {
@@ -45,13 +59,15 @@ Accuracy accuracy(const Model& model, std::span<const std::vector<float>> logits
             const auto& got = logits[s];
             std::vector<double> gd(got.begin(), got.end());
             for (std::size_t i = 0; i < want.size(); ++i)
-                acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want[i] - gd[i]));
+                acc.max_abs_error = worst(acc.max_abs_error, std::fabs(want[i] - gd[i]));
             auto best = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
-            if (best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
+            if (finite(want) && finite(gd) && best == tokens[s + 1 < tokens.size() ? s + 1 : s]) ++agree;
             auto p = softmax(want), q = softmax(gd);
             double kl = 0;
             for (std::size_t i = 0; i < p.size(); ++i)
                 if (p[i] > 0) kl += p[i] * (std::log(p[i]) - std::log(std::max(q[i], 1e-300)));
+            if (!finite(want) || !finite(gd))
+                kl = std::numeric_limits<double>::quiet_NaN(); // no distribution
             acc.kl += kl;
             ++acc.steps;
         }
@@ -61,11 +77,11 @@ Accuracy accuracy(const Model& model, std::span<const std::vector<float>> logits
         auto want = ref.run(toks, 0, markers);
         const auto& got = logits[0];
         for (std::size_t i = 0; i < want.marker_logits.size() && i < got.size(); ++i)
-            acc.max_abs_error = std::max(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
+            acc.max_abs_error = worst(acc.max_abs_error, std::fabs(want.marker_logits[i] - got[i]));
         auto wb = std::max_element(want.marker_logits.begin(), want.marker_logits.end()) -
                   want.marker_logits.begin();
         auto gb = std::max_element(got.begin(), got.end()) - got.begin();
-        agree = wb == gb;
+        agree = finite(want.marker_logits) && finite(got) && wb == gb;
         acc.steps = 1;
     }
     acc.top1_agreement = acc.steps ? double(agree) / double(acc.steps) : 0;

@@ -131,3 +131,29 @@ TEST_CASE("a bad prompt, knob or config key is bad input naming it") {
     REQUIRE(s.code == 2);
     REQUIRE(contains(s.out, "chanels"));
 }
+
+TEST_CASE("NaN weights give NaN logits, and the accuracy says so rather than a perfect match") {
+    ScratchDir d("run-nan-weights");
+    const auto m = make_model(d, "dense", 1);
+    // One projection's bf16 weights all NaN (0x7fc0), in place in the safetensors file.
+    const auto path = std::filesystem::path(m) / "model.safetensors";
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    REQUIRE(f);
+    std::uint64_t header = 0;
+    f.read(reinterpret_cast<char*>(&header), 8);
+    std::string text(header, '\0');
+    f.read(text.data(), std::streamsize(header));
+    const auto& offsets =
+        boost::json::parse(text).at("model.layers.0.self_attn.q_proj.weight").at("data_offsets");
+    const auto begin = offsets.at(0).to_number<std::uint64_t>(),
+               end = offsets.at(1).to_number<std::uint64_t>();
+    std::string nan;
+    for (auto i = begin; i < end; i += 2)
+        nan += std::string("\xc0\x7f", 2);
+    f.seekp(std::streamoff(8 + header + begin));
+    f.write(nan.data(), std::streamsize(nan.size()));
+    f.close();
+    auto r = run_cardsim("run " + m + " --tokens 2");
+    INFO(r.out);
+    CHECK(contains(r.out, "max |logit error| nan, top-1 agreement 0.0 %, KL nan nats"));
+}
