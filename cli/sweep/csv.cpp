@@ -73,7 +73,9 @@ CsvTable parse_csv(std::string_view text, std::string_view source, bool drop_par
             }
         }
         if (!ended) {
-            if (drop_partial_tail && !first) break;
+            // A killed append leaves part of one record, on one line (the records' cells hold no line
+            // break): dropped. A quote left open earlier swallows the lines after it: an error.
+            if (drop_partial_tail && !first && line == start_line) break;
             if (quoted) throw Error(fmt::format("{}:{}: a quoted cell is not closed", source, start_line));
             throw Error(
                 fmt::format("{}:{}: the last record does not end with a line break", source, start_line));

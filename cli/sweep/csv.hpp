@@ -28,7 +28,8 @@ std::string csv_text(const CsvTable& table);
 
 /// Parses CSV text. A record whose cell count differs from the header's, or an unterminated
 /// quote, is a cardsim::Error naming `source` and the line. With `drop_partial_tail`, a last
-/// record without its `\n` (a write cut short by a crash) is dropped instead.
+/// record without its `\n` on its one line (a write cut short by a crash) is dropped instead; a
+/// quote left open that runs over later lines is still an error.
 CsvTable parse_csv(std::string_view text, std::string_view source, bool drop_partial_tail = false);
 
 /// Reads and parses the CSV file at `path` (errors name it).

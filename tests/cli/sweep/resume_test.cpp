@@ -114,6 +114,15 @@ TEST_CASE("a rerun runs only the points missing from results.csv and keeps the r
     auto again = run_cardsim("sweep " + spec + " -o " + (s / "part").string());
     REQUIRE(contains(again.out, "4 already in results.csv, 0 run now"));
     REQUIRE(lines(read(s / "part/results.csv"))[3] == seeded_row);
+    // A quote left open in a finished row is no cut-short append: it would swallow the rows after
+    // it, so the rerun refuses the file, naming the line, and keeps it as it was.
+    const std::string opened = header + "\n" + all[1] + "\n" + "\"" + all[2] + "\n" + all[3] + "\n";
+    write(s / "quoted/results.csv", opened);
+    auto quoted = run_cardsim("sweep " + spec + " -o " + (s / "quoted").string());
+    INFO(quoted.out);
+    CHECK(quoted.code == 2);
+    CHECK(contains(quoted.out, "results.csv:3: a quoted cell is not closed"));
+    CHECK(read(s / "quoted/results.csv") == opened);
 }
 
 TEST_CASE("a sweep killed with SIGKILL mid-run resumes without running its finished points again") {
