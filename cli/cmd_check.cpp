@@ -2,6 +2,7 @@
 
 #include "cli/card_options.hpp"
 #include "cli/command.hpp"
+#include "cli/decode_batch.hpp"
 #include "cli/plan_option.hpp"
 #include "engine/error.hpp"
 #include "engine/fit/fit.hpp"
@@ -52,6 +53,14 @@ int run_check(std::span<const std::string> args) {
     if (report.runs() && decoder && plan.one())
         if (auto why = lower::arena_refusal(built.graph, graph::Bucket{seqs, seqs, 0}, config.sram.bytes))
             report.refusals.push_back({std::nullopt, *why});
+    // An encoder's one step as `run` takes it without --prompt: its default prompt, a marker every
+    // fourth token.
+    if (report.runs() && !decoder && plan.one()) {
+        const auto n = default_prompt(0, 1).size();
+        if (auto why = lower::arena_refusal(built.graph, graph::Bucket{n, 1, encoder_markers(n).size()},
+                                            config.sram.bytes))
+            report.refusals.push_back({std::nullopt, *why});
+    }
     // A split by heads and columns (tp, ep) is for decoders: refused here as `run` refuses it.
     if (plan.tensor > 1)
         if (auto why = models::shard_refusal(model.spec)) report.refusals.push_back({std::nullopt, *why});
@@ -69,6 +78,10 @@ int run_check(std::span<const std::string> args) {
             std::vector<std::size_t> commands;
             std::vector<std::string> parts;
             o.shapes_only = true;
+            if (!decoder) { // its one step, as `run` takes it without --prompt
+                const auto n = default_prompt(0, 1).size();
+                o.bucket = graph::Bucket{n, 1, encoder_markers(n).size()};
+            }
             // A pipeline steps its sequences in microbatches as `run` does by default: a group's rows a
             // step, with the stores of every sequence.
             if (const auto micro = default_microbatches(plan, seqs, decoder); micro > 1) {

@@ -16,6 +16,13 @@ std::uint32_t row_token(std::span<const std::byte> next, std::size_t r) {
     return std::uint32_t(f);
 }
 
+std::vector<std::size_t> encoder_markers(std::size_t n) {
+    std::vector<std::size_t> m;
+    for (std::size_t t = 0; t < n; t += 4)
+        m.push_back(t);
+    return m;
+}
+
 std::vector<std::uint32_t> default_prompt(std::size_t seq, std::size_t vocab) {
     std::vector<std::uint32_t> p;
     for (std::size_t t : {1u, 17u, 42u, 7u})

@@ -19,6 +19,9 @@ std::uint32_t row_token(std::span<const std::byte> next, std::size_t r);
 /// `vocab` (sequence 0's is the fixed prompt of a one-sequence run).
 std::vector<std::uint32_t> default_prompt(std::size_t seq, std::size_t vocab);
 
+/// The markers of an encoder run over `n` tokens: every fourth token.
+std::vector<std::size_t> encoder_markers(std::size_t n);
+
 /// The prompts of a run of `seqs` sequences: the given ones first, in order, then default ones.
 /// Refuses (cardsim::Error) more prompts than sequences.
 std::vector<std::vector<std::uint32_t>> batch_prompts(std::span<const std::vector<std::uint32_t>> given,

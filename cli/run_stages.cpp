@@ -195,14 +195,6 @@ models::Accuracy batch_accuracy(const models::Model& model, const sim::RunResult
     return all;
 }
 
-/// The markers of an encoder run over `n` tokens: every fourth token.
-std::vector<std::size_t> encoder_markers(std::size_t n) {
-    std::vector<std::size_t> m;
-    for (std::size_t t = 0; t < n; t += 4)
-        m.push_back(t);
-    return m;
-}
-
 /// The prefill of a prompt of `request.prompt_len` tokens in `chunks` steps of `request.chunk`
 /// tokens of one sequence (positions from 0; the last chunk's rows past the prompt are timed too,
 /// as a fixed bucket runs them), simulated in a child process on a program compiled for that

@@ -99,3 +99,21 @@ TEST_CASE("check of a model on a card config that does not fit the chip says so 
     CHECK(contains(ok.out, "fit: yes"));
     CHECK_FALSE(contains(ok.out, "does not fit the chip"));
 }
+
+TEST_CASE("check weighs an encoder's arena as run lowers it, on one card and on each card of a pipeline") {
+    const ScratchDir d("check-encoder-arena");
+    const auto e = (d / "e").string();
+    REQUIRE(run_cardsim("make-model --arch encoder --size tiny --seed 1 -o " + e).code == 0);
+    const std::string card = " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+    for (const std::string system : {"", " --set system.cards=2 --plan pp"}) {
+        const std::string small = card + " --set sram.bytes=1000" + system;
+        auto check = run_cardsim("check " + e + small);
+        auto run = run_cardsim("run " + e + small);
+        INFO(system << "\n" << check.out << run.out);
+        CHECK(check.code == 1);
+        CHECK(contains(check.out, "the arena needs"));
+        CHECK(run.code == 1);
+        CHECK(contains(run.out, "the arena needs"));
+        CHECK(run_cardsim("check " + e + card + system).code == 0);
+    }
+}
