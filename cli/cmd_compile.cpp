@@ -4,6 +4,7 @@
 #include "cli/card_options.hpp"
 #include "cli/check_layers.hpp"
 #include "cli/command.hpp"
+#include "cli/decode_batch.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/pack_cache_option.hpp"
 #include "cli/plan_option.hpp"
@@ -232,6 +233,21 @@ int run_compile(std::span<const std::string> args) {
             fmt::format("--bucket markers={}: marker rows are gathered by an encoder's head, and {} is "
                         "a decoder (drop markers)",
                         o.bucket.markers, vm["model"].as<std::string>()));
+    if (!std::holds_alternative<models::DecoderSpec>(model.spec)) {
+        // What `run` feeds an encoder: one sequence, a marker every fourth token. Any other bucket
+        // would be written and then refused by every run.
+        if (o.bucket.seqs != 1)
+            throw Error(fmt::format("--bucket seqs={}: an encoder runs one sequence (one prompt) a step",
+                                    o.bucket.seqs));
+        const auto want = encoder_markers(o.bucket.tokens).size();
+        const bool markers_given = vm["bucket"].as<std::string>().find("markers=") != std::string::npos;
+        if (markers_given && o.bucket.markers != want)
+            throw Error(
+                fmt::format("--bucket markers={}: an encoder run of {} tokens gathers {} markers (one "
+                            "every fourth token); drop markers or give {}",
+                            o.bucket.markers, o.bucket.tokens, want, want));
+        o.bucket.markers = want;
+    }
     o.max_positions = vm["max-positions"].as<std::size_t>();
     if (vm.count("check-layers")) o.probes = layer_probes(built.graph, vm["check-layers"].as<std::string>());
     o.model = models::describe(model.spec);

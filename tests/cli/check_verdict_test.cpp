@@ -117,3 +117,23 @@ TEST_CASE("check weighs an encoder's arena as run lowers it, on one card and on 
         CHECK(run_cardsim("check " + e + card + system).code == 0);
     }
 }
+
+TEST_CASE("compile writes an encoder only the bucket a run can feed: one sequence, its markers") {
+    const ScratchDir d("compile-encoder-bucket");
+    const auto e = (d / "e").string();
+    REQUIRE(run_cardsim("make-model --arch encoder --size tiny --seed 1 -o " + e).code == 0);
+    const std::string card = " --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+    const auto prog = (d / "p").string();
+    // The default bucket (one token) takes its marker, so a one-id prompt runs it.
+    REQUIRE(run_cardsim("compile " + e + card + " -o " + prog).code == 0);
+    auto one = run_cardsim("run " + prog + card + " --model " + e + " --prompt 1");
+    INFO(one.out);
+    CHECK(one.code == 0);
+    CHECK(contains(one.out, "bit-exact: yes"));
+    auto seqs = run_cardsim("compile " + e + card + " --bucket seqs=3 -o " + prog + "3");
+    CHECK(seqs.code == 2);
+    CHECK(contains(seqs.out, "an encoder runs one sequence"));
+    auto markers = run_cardsim("compile " + e + card + " --bucket tokens=4,markers=2 -o " + prog + "m");
+    CHECK(markers.code == 2);
+    CHECK(contains(markers.out, "gathers 1 markers"));
+}
