@@ -118,6 +118,9 @@ std::vector<Request> read_requests(const std::filesystem::path& path) {
     for (std::size_t n = 2; std::getline(in, line); ++n) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         auto f = fields_of(line);
+        if (f.size() > header.size()) // a shifted or merged line, not a request to guess at
+            throw Error(fmt::format("{}:{}: the line has {} fields, and the header names {} columns",
+                                    path.string(), n, f.size(), header.size()));
         auto field = [&](const char* c) -> const std::string& {
             auto i = column[c];
             if (i >= f.size())

@@ -71,6 +71,8 @@ TEST_CASE("a bad trace is refused naming the line and the column") {
     CHECK(error_of(file(d, "arrival_s,prompt_tokens,output_tokens,prompt_ids\n0,2,1,7\n")).find("1 ids") !=
           std::string::npos);
     CHECK(error_of(file(d, "")).find("empty") != std::string::npos);
+    CHECK(error_of(file(d, "arrival_s,prompt_tokens,output_tokens\n0,4,3,999,abc\n"))
+              .find("trace.csv:2: the line has 5 fields, and the header names 3 columns") != std::string::npos);
     CHECK(error_of(d.path()).find("not a request trace file") != std::string::npos);
     CHECK(error_of(d / "nosuch.csv").find("nosuch.csv: no such file") != std::string::npos);
     // Past what the simulated time holds (femtoseconds in 63 bits): refused, not served as garbage.
