@@ -613,8 +613,13 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::filesystem::path& f
 }
 
 SweepSpec load_sweep_spec(const std::filesystem::path& path) {
-    if (!std::filesystem::is_regular_file(path))
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
         throw Error(fmt::format("cannot read sweep spec `{}`: no such file", path.string()));
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw Error(fmt::format("cannot read sweep spec `{}`: {}, expected a TOML file", path.string(),
+                                std::filesystem::is_directory(path, ec) ? "it is a directory"
+                                                                        : "not a regular file"));
     return parse_sweep_spec(io::read_file(path), path);
 }
 

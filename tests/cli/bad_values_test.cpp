@@ -225,3 +225,13 @@ TEST_CASE(
     std::ofstream(rt / "config.json") << json;
     refused("check " + rt.string(), {"rope_theta", "expected a finite number"});
 }
+
+TEST_CASE("a sweep spec that is a directory or a device is refused saying so, not as a missing file") {
+    const ScratchDir d("bad-sweep-spec");
+    std::filesystem::create_directories(d / "spec");
+    refused("sweep " + (d / "spec").string() + " -o " + (d / "out").string(), {"spec`: it is a directory"});
+    std::filesystem::create_symlink("/dev/zero", d / "zero.toml");
+    refused("sweep " + (d / "zero.toml").string() + " -o " + (d / "out").string(), {"not a regular file"});
+    refused("sweep " + (d / "none.toml").string() + " -o " + (d / "out").string(),
+            {"none.toml`: no such file"});
+}
