@@ -101,9 +101,19 @@ void validate(const CardConfig& c, const CardConfig& defaults, const Origins& or
     const auto& ctl = d.controller;
     // (FCFS reads no watermark: see below.)
     if (ctl.scheduler != SchedulerKind::Fcfs && ctl.write_queue > 0 &&
-        ctl.write_high_watermark > ctl.write_queue)
+        ctl.write_high_watermark > ctl.write_queue) {
+        // Named where the user set one of the two: the queue, when only it was given.
+        const bool queue_only =
+            origins.where("ddr.controller.write_high_watermark").starts_with(builtin_source) &&
+            !origins.where("ddr.controller.write_queue").starts_with(builtin_source);
+        if (queue_only)
+            fail("ddr.controller.write_queue",
+                 fmt::format("{} bursts is less than the write high watermark ({}); raise the queue or set "
+                             "write_high_watermark to at most {}",
+                             ctl.write_queue, ctl.write_high_watermark, ctl.write_queue));
         fail("ddr.controller.write_high_watermark", fmt::format("{} is more than the write queue ({} bursts)",
                                                                 ctl.write_high_watermark, ctl.write_queue));
+    }
     if (ctl.write_low_watermark > ctl.write_high_watermark)
         fail("ddr.controller.write_low_watermark",
              fmt::format("{} is more than the high watermark ({})", ctl.write_low_watermark,

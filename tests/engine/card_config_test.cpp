@@ -201,6 +201,19 @@ TEST_CASE("a key the rest of the config leaves unread is refused when set, never
                Catch::Contains("`fit.clock.full_mhz`: 1000 MHz is above base_mhz"));
 }
 
+TEST_CASE("a clash of two keys is named where the user set one, not in the built-in file", "[card]") {
+    const std::string e = error_of([] { load_card_config({}, sets({"ddr.controller.write_queue=1"})); });
+    CHECK_THAT(e, Catch::StartsWith("--set ddr.controller.write_queue=1:") &&
+                      Catch::Contains("less than the write high watermark (32)") &&
+                      !Catch::Contains("built in"));
+    CHECK_THAT(
+        error_of([] {
+            load_card_config({},
+                             sets({"ddr.controller.write_queue=8", "ddr.controller.write_high_watermark=9"}));
+        }),
+        Catch::Contains("`ddr.controller.write_high_watermark`: 9 is more than the write queue (8 bursts)"));
+}
+
 TEST_CASE("an override given another way is named as the user gave it", "[card]") {
     Override knob{"numerics.scaling", "foo", "--knob scaling=foo"};
     const std::string e = error_of([&] { load_card_config({}, std::span<const Override>(&knob, 1)); });
