@@ -51,6 +51,12 @@ public:
     }
 
 private:
+    /// Whether every burst of `bank` is of `direction` and not blocked: a pass over the bank then
+    /// need not test each burst for them.
+    bool uniform(std::uint32_t bank, Direction direction) const {
+        const Direction other = direction == Direction::Read ? Direction::Write : Direction::Read;
+        return buffer_.queued(bank, other) == 0 && buffer_.blocked(direction) == 0;
+    }
     /// The urgency of a row hit whose bank holds `hits` of its row and, when `other`, bursts of
     /// other rows passed over `passed` times at most.
     std::uint32_t urgency_of(std::uint32_t hits, bool other, std::uint32_t passed) const {
@@ -150,7 +156,27 @@ inline std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank
     std::int32_t oldest = RequestBuffer::none, hit = RequestBuffer::none;
     std::uint32_t hits = 0, passed = 0;
     bool other = false;
-    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+    const std::int32_t head = buffer_.oldest_in_bank(bank.bank);
+    if (head == RequestBuffer::none) return head;
+    if (uniform(bank.bank, bank.direction) &&
+        buffer_[buffer_.youngest_in_bank(bank.bank)].accept <= bank.decision) {
+        // Every burst of the bank counts (admission is in order: the youngest visible, all are):
+        // the same pass without its three tests a burst, as streams of one direction fill a bank.
+        for (std::int32_t i = head; i != RequestBuffer::none; i = buffer_[i].next) {
+            const QueuedBurst& e = buffer_[i];
+            const bool row_hit = e.row == bank.row;
+            hit = hit == RequestBuffer::none && row_hit ? i : hit;
+            hits += row_hit ? 1 : 0;
+            passed = std::max(passed, row_hit ? 0u : e.passed);
+        }
+        const std::int32_t entry = buffer_[head].passed >= limit_ ? head
+                                   : hit != RequestBuffer::none   ? hit
+                                                                  : head;
+        if (buffer_[entry].row == bank.row)
+            urgency = urgency_of(hits, hits != buffer_.queued(bank.bank, bank.direction), passed);
+        return entry;
+    }
+    for (std::int32_t i = head; i != RequestBuffer::none; i = buffer_[i].next) {
         const QueuedBurst& e = buffer_[i];
         if (e.accept > bank.decision) break; // not visible yet
         if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
@@ -173,6 +199,11 @@ inline std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank
 
 inline void SchedulerFrFcfs::served(std::int32_t i) {
     const QueuedBurst& s = buffer_[i];
+    if (uniform(s.bank, s.direction)) { // every older burst of the bank is passed over
+        for (std::int32_t j = buffer_.oldest_in_bank(s.bank); j != i; j = buffer_[j].next)
+            ++buffer_[j].passed;
+        return;
+    }
     for (std::int32_t j = buffer_.oldest_in_bank(s.bank); j != i; j = buffer_[j].next) {
         QueuedBurst& e = buffer_[j];
         e.passed += e.direction == s.direction && e.blocker == RequestBuffer::none ? 1 : 0;
