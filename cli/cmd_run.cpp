@@ -172,6 +172,7 @@ int run_model_command(std::span<const std::string> args) {
     if (vm.count("check-layers")) req.check_layers = vm["check-layers"].as<std::string>();
     if (vm.count("max-positions")) req.max_positions = vm["max-positions"].as<std::size_t>();
     req.tokens = vm["tokens"].as<std::size_t>();
+    req.tokens_given = !vm["tokens"].defaulted();
     if (req.tokens == 0 || req.tokens > max_tokens)
         throw Error(
             fmt::format("--tokens {}: expected 1 .. {} (a decoder generates at least the token of its "

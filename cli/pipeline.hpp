@@ -29,6 +29,7 @@ struct RunRequest {
     std::optional<std::filesystem::path> program;   ///< a program file (its image at PROGRAM.ddr)
     card::CardConfig config;
     std::size_t tokens = 8;            ///< tokens to generate (decoders)
+    bool tokens_given = false;         ///< --tokens was given: refused for an encoder rather than ignored
     std::vector<std::uint32_t> prompt; ///< prompt token ids; empty: a fixed default
     /// A decoder's sequences decoded together a step (none: 1, or a program's bucket), and the
     /// prompts of sequences 1, 2, ... (after `prompt`, sequence 0's); the others get default ones

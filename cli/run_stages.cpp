@@ -485,6 +485,10 @@ Feed feed(const RunRequest& req, const Source& s) {
             f.prompt = f.batch.prompt(0);
         }
     } else {
+        if (req.tokens_given)
+            throw Error(fmt::format("--tokens {}: an encoder runs its prompt in one step and generates no "
+                                    "tokens (drop --tokens; give the prompt with --prompt)",
+                                    req.tokens));
         f.markers = encoder_markers(f.prompt.size());
         f.steps = 1;
     }

@@ -5,6 +5,8 @@
 #include "cli/sweep/results.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "models/checkpoint.hpp"
+#include "models/recognise.hpp"
 
 #include <fmt/core.h>
 #include <xxhash.h>
@@ -298,11 +300,24 @@ void routing_args(const SweepSpec& spec, const Point& p, std::vector<std::string
         argv.insert(argv.end(), {"--routing", *r, "--routing-seed", std::to_string(spec.routing_seed)});
 }
 
+/// Whether the checkpoint in `dir` is an encoder (false when its config.json cannot be read: the
+/// point's run then says why).
+bool encoder_model(const std::filesystem::path& dir) {
+    try {
+        const auto checkpoint = models::Checkpoint::open_config(dir);
+        return std::holds_alternative<models::EncoderSpec>(
+            models::parse_config(checkpoint.config(), checkpoint.config_path()));
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 /// The `cardsim run` command line of a point (without its config options).
 std::vector<std::string> run_argv(const SweepSpec& spec, const Point& p, const std::string& self,
                                   const std::filesystem::path& model) {
-    std::vector<std::string> argv{self,        "run",      model.string(),
-                                  "--machine", "--tokens", std::to_string(point_tokens(spec, p))};
+    std::vector<std::string> argv{self, "run", model.string(), "--machine"};
+    // An encoder runs its prompt in one step and generates no tokens (run refuses --tokens for it).
+    if (!encoder_model(model)) argv.insert(argv.end(), {"--tokens", std::to_string(point_tokens(spec, p))});
     if (auto seqs = point_seqs(spec, p); seqs != 1) argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
     if (!spec.full) argv.emplace_back("--timing-only");
     routing_args(spec, p, argv);

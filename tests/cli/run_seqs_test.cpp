@@ -138,13 +138,21 @@ TEST_CASE("a program compiled for several sequences runs them, and other counts 
     REQUIRE(contains(positions.out, "caches hold 6"));
 }
 
-TEST_CASE("run --seqs refuses an encoder, no sequences and an empty prompt, and checks layers of all rows") {
+TEST_CASE("run --seqs and --tokens refuse an encoder, --seqs no sequences and an empty prompt, and checks "
+          "layers of all rows") {
     const ScratchDir d("run-seqs-refusals");
     auto enc = make_model(d, "encoder");
     auto config = std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
     auto e = run_cardsim("run " + enc + " --config " + config + " --prompt 1,2,3,4 --seqs 2");
     REQUIRE(e.code == 2);
     REQUIRE(contains(e.out, "an encoder run takes one sequence"));
+    // An encoder generates no tokens: --tokens is refused, even at its default, not ignored.
+    for (const char* n : {"3", "8"}) {
+        auto t = run_cardsim("run " + enc + " --config " + config + " --prompt 1,2,3,4 --tokens " + n);
+        REQUIRE(t.code == 2);
+        REQUIRE(contains(t.out, std::string("--tokens ") + n +
+                                    ": an encoder runs its prompt in one step and generates no tokens"));
+    }
     auto m = make_model(d, "hybrid");
     auto zero = run_cardsim("run " + m + " --seqs 0");
     REQUIRE(zero.code == 2);

@@ -340,10 +340,9 @@ TEST_CASE("a tiny ModernBERT encoder runs end to end with --rtl matvec, bit-exac
         fmt::format("make-model --arch encoder --size tiny --seed 2 -o {}", (dir / "model").string()));
     INFO(made.out);
     REQUIRE(made.code == 0);
-    auto r =
-        test::run_cardsim(fmt::format("run {} --config {}/configs/encoder.toml --tokens 4 --no-reference "
-                                      "--rtl matvec",
-                                      (dir / "model").string(), CARDSIM_SOURCE_DIR));
+    auto r = test::run_cardsim(fmt::format("run {} --config {}/configs/encoder.toml --no-reference "
+                                           "--rtl matvec",
+                                           (dir / "model").string(), CARDSIM_SOURCE_DIR));
     INFO(r.out);
     REQUIRE(r.code == 0);
     CHECK(test::contains(r.out, "bit-exact: yes"));

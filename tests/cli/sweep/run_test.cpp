@@ -271,3 +271,30 @@ TEST_CASE("a point killed at its timeout takes every process it started with it"
     for (auto& p : left)
         FAIL_CHECK("still running: " << p);
 }
+
+TEST_CASE(
+    "a spec's token count goes to its decoders' points, and an encoder's run without it (it generates none)") {
+    ScratchDir s("sweep-encoder-tokens");
+    write(s / "spec.toml", "tokens = 2\nconfig = \"" + std::string(CARDSIM_SOURCE_DIR) +
+                               "/configs/encoder.toml\"\nmodels = [\n"
+                               "  { generate = { arch = \"dense\", size = \"tiny\", seed = 1 } },\n"
+                               "  { generate = { arch = \"encoder\", size = \"tiny\", seed = 1 } },\n]\n");
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "out").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto rows = csv(read(s / "out/results.csv"));
+    REQUIRE(rows.size() == 3);
+    const auto& h = rows[0];
+    for (std::size_t i = 1; i < rows.size(); ++i)
+        REQUIRE(rows[i][column(h, "status")] == "ok");
+    // Each row is what cardsim run gives: the decoder with --tokens 2, the encoder without it.
+    const auto config =
+        " --timing-only --machine --config " + std::string(CARDSIM_SOURCE_DIR) + "/configs/encoder.toml";
+    auto decoder =
+        run_cardsim("run " + (s / "out/models/dense-tiny-seed1").string() + config + " --tokens 2");
+    auto encoder = run_cardsim("run " + (s / "out/models/encoder-tiny-seed1").string() + config);
+    REQUIRE(decoder.code == 0);
+    REQUIRE(encoder.code == 0);
+    REQUIRE(rows[1][column(h, "cycles")] == machine_values(decoder.out).at("cycles"));
+    REQUIRE(rows[2][column(h, "cycles")] == machine_values(encoder.out).at("cycles"));
+}
