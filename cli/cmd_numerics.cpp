@@ -28,7 +28,7 @@ std::uint64_t sweep(Function f, std::uint64_t stride, unsigned threads) {
     const auto start = std::chrono::steady_clock::now();
     std::atomic<std::uint64_t> wrong{0}, checked{0};
     std::mutex print;
-    std::vector<std::thread> pool;
+    std::vector<std::jthread> pool; // joined on the way out, also when starting one fails
     const unsigned long long hard_before = spec::reference_hard_cases();
     for (unsigned t = 0; t < threads; ++t)
         pool.emplace_back([&, t] {
@@ -98,6 +98,10 @@ int run_numerics(std::span<const std::string> args) {
         const std::uint64_t stride = vm["stride"].as<std::uint64_t>();
         const unsigned threads = std::max(1u, vm["threads"].as<unsigned>());
         if (stride == 0) throw Error("cardsim numerics --stride: expected a positive number of patterns");
+        // No step wraps: a stride past the 2^32 patterns would visit the first alone.
+        if (stride > (1ull << 32))
+            throw Error(fmt::format("cardsim numerics --stride {}: expected at most 2^32 (the f32 patterns)",
+                                    stride));
         std::uint64_t wrong = 0;
         bool found = false;
         for (Function f : all_functions)

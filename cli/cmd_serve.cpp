@@ -122,10 +122,10 @@ int run_serve(std::span<const std::string> args) {
         spec.output = serve::parse_lengths(vm["output-len"].as<std::string>(), "--output-len");
         spec.seed = vm["seed"].as<std::uint64_t>();
         requests = serve::poisson(spec);
-        if (served && !requests.empty() &&
-            requests.back().arrival_seconds > serve::Request::latest_arrival_seconds)
+        // Also when only written: a trace no serving run could take is refused, not written.
+        if (!requests.empty() && requests.back().arrival_seconds > serve::Request::latest_arrival_seconds)
             throw Error(fmt::format(
-                "--gen poisson: the last of {} requests at {} a second arrives at {:.0f} s, past the "
+                "--gen poisson: the last of {} requests at {} a second arrives at {:.3g} s, past the "
                 "{} s a serving run can reach (the simulated time is femtoseconds in 63 "
                 "bits): raise --rate or lower --count",
                 requests.size(), spec.rate, requests.back().arrival_seconds,
@@ -174,7 +174,20 @@ int run_serve(std::span<const std::string> args) {
         throw Error("--routing: with --check the router chooses the experts from the data (drop one)");
     if (req.check && req.routing_seed_given)
         throw Error("--routing-seed: with --check the router chooses the experts from the data (drop one)");
+    if (req.routing_seed_given && req.routing.starts_with("trace:"))
+        throw Error(fmt::format("--routing-seed: --routing {} replays the experts a trace chose, so no "
+                                "routing model draws them (drop --routing-seed)",
+                                req.routing));
+    if (program && model_dir && !req.check)
+        throw Error(fmt::format("--model: serving {} without --check times it from the program set alone and "
+                                "reads no checkpoint (add --check, or drop --model)",
+                                program->string()));
     req.shapes_only = vm["shapes-only"].as<bool>();
+    if (program && req.shapes_only)
+        throw Error(
+            fmt::format("--shapes-only: it reads a checkpoint's config.json alone, and {} is a program "
+                        "set with its weights in its image (drop --shapes-only)",
+                        program->string()));
     if (vm.count("pack-cache") && program)
         throw Error(fmt::format("{}: a program set's weights are in its image, so nothing is packed: pass "
                                 "--pack-cache to cardsim compile",

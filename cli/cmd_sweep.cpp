@@ -97,7 +97,7 @@ int run_sweep(std::span<const std::string> args) {
 
     if (!vm.count("emit")) refuse("without --emit", {"shards"});
     if (vm["list"].as<bool>()) {
-        refuse("--list", {"jobs", "traces", "report", "retry-failed", "timeout", "emit"});
+        refuse("--list", {"jobs", "traces", "report", "retry-failed", "timeout", "emit", "output"});
         fmt::print("sweep {}: {} ({})\n", spec.name, scope, grid_text);
         for (auto& p : points)
             fmt::print("  point {}: {}\n", p.id, sweep::describe(spec, p));

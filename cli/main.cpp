@@ -26,27 +26,39 @@ namespace po = boost::program_options;
 
 namespace {
 
-/// The least value of an option that takes a number, the same for every subcommand that has it:
-/// counts of tokens, sequences, positions and the like are positive; a rate or a timeout is more
-/// than 0. Options absent here take any value their type holds (a seed, a tolerance, an index), or
-/// mean different things in different subcommands (`--chunk 0` and `--max-seqs 0` of serve and
+/// The least (and, where one holds, the most) value of an option that takes a number, the same for
+/// every subcommand that has it: counts of tokens, sequences, positions and the like are positive;
+/// a rate or a timeout is more than 0; token and position counts stay within 2^31 (positions are
+/// u32 on the card, and no cache or arena size wraps), layers within MAX_LAYERS, threads within 1024. Options
+/// absent here take any value their type holds (a seed, a tolerance, an index), or mean different things in
+/// different subcommands (`--chunk 0` and `--max-seqs 0` of serve and
 /// `--outstanding 0` of ddr replay mean "no limit"), and their subcommands check them.
 struct LowerBound {
     std::string_view option;
     double least;
-    bool strict; ///< the value must be more than `least`, not equal to it
+    bool strict;     ///< the value must be more than `least`, not equal to it
+    double most = 0; ///< the largest value (0: none here)
 };
 constexpr LowerBound lower_bounds[] = {
-    {"tokens", 1, false},     {"seqs", 1, false},          {"prompt-len", 1, false},
-    {"count", 1, false},      {"max-positions", 1, false}, {"token-budget", 1, false},
-    {"jobs", 1, false},       {"layers", 1, false},        {"streams", 1, false},
-    {"player-mhz", 1, false}, {"request-bytes", 1, false}, {"threads", 1, false},
-    {"rate", 0, true},        {"timeout", 0, true},
+    {"tokens", 1, false, 0x1p31},
+    {"seqs", 1, false},
+    {"prompt-len", 1, false, 0x1p31},
+    {"count", 1, false},
+    {"max-positions", 1, false, 0x1p31},
+    {"token-budget", 1, false},
+    {"jobs", 1, false},
+    {"layers", 1, false, 4096},
+    {"streams", 1, false},
+    {"player-mhz", 1, false},
+    {"request-bytes", 1, false},
+    {"threads", 1, false, 1024},
+    {"rate", 0, true},
+    {"timeout", 0, true},
 };
 
-/// Refuses `value` for `--option` when it is below the option's least value (lower_bounds), naming
+/// Refuses `value` for `--option` when it is outside the option's bounds (lower_bounds), naming
 /// the option, the value and what was expected. Values that are not numbers are left to the parser.
-void check_lower_bound(std::string_view command, std::string_view option, const std::string& value) {
+void check_bounds(std::string_view command, std::string_view option, const std::string& value) {
     for (auto& b : lower_bounds) {
         if (b.option != option) continue;
         double v = 0;
@@ -57,6 +69,9 @@ void check_lower_bound(std::string_view command, std::string_view option, const 
             return;
         }
         if (used != value.size()) return;
+        if (b.most > 0 && v > b.most)
+            throw Error(fmt::format("cardsim {}: --{} {}: expected at most {:.0f} (see `cardsim {} --help`)",
+                                    command, option, value, b.most, command));
         if (b.strict ? v > b.least : v >= b.least) return;
         throw Error(fmt::format("cardsim {}: --{} {}: {}expected {} {:g} (see `cardsim {} --help`)", command,
                                 option, value, v < 0 ? "a negative number, " : "",
@@ -79,7 +94,7 @@ po::variables_map parse(std::string_view command, std::string_view usage, std::s
         auto parsed = po::command_line_parser(argv).options(options).positional(pos).run();
         for (auto& o : parsed.options)
             for (auto& v : o.value)
-                check_lower_bound(command, o.string_key, v);
+                check_bounds(command, o.string_key, v);
         // Every number an option takes is a count, a size, a clock or a tolerance: boost would wrap
         // `-1` into 2^32 - 1 for an unsigned option, so a negative number is refused here, by name.
         for (auto& o : parsed.options)

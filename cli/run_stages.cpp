@@ -320,6 +320,25 @@ void check_request(const RunRequest& req) {
             "draws them (pass --timing-only, or drop it)");
     if (req.routing)
         (void)graph::RoutingModel::parse(*req.routing, req.routing_seed); // bad input before any work
+    if (req.routing_seed_given && req.routing && req.routing->starts_with("trace:"))
+        throw Error(fmt::format("--routing-seed: --routing {} replays the experts a trace chose, so no "
+                                "routing model draws them (drop --routing-seed)",
+                                *req.routing));
+    if (req.trace_data && !req.trace)
+        throw Error("--trace-data: it adds the bytes each command wrote to the --trace file, and there is "
+                    "none (give --trace F, or drop --trace-data)");
+    if (req.trace_data && req.mode != sim::Mode::Full)
+        throw Error("--trace-data: a timing-only run computes no bytes to record (drop --timing-only, or "
+                    "--trace-data)");
+    if (req.program && !req.model_dir) {
+        if (req.shapes_only)
+            throw Error(fmt::format("--shapes-only: it reads a checkpoint's config.json alone, and {} is a "
+                                    "program with its weights in its image (drop --shapes-only)",
+                                    req.program->string()));
+        if (!req.reference && req.mode == sim::Mode::Full)
+            throw Error("--no-reference: a program alone has no checkpoint, so no f64 reference is computed "
+                        "anyway (drop it, or give --model DIR)");
+    }
     if (!req.plan.one()) {
         auto refuse = [&](bool given, std::string_view what) {
             if (given)

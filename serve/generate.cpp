@@ -40,6 +40,8 @@ std::vector<Request> poisson(const PoissonSpec& spec) {
     if (!(spec.rate > 0) || !std::isfinite(spec.rate))
         throw Error(fmt::format("--rate {}: expected a positive number of requests a second", spec.rate));
     if (spec.count == 0) throw Error("--count 0: expected at least one request");
+    if (spec.count > max_generated)
+        throw Error(fmt::format("--count {}: expected at most {} requests", spec.count, max_generated));
     std::mt19937_64 bits(spec.seed);
     auto uniform = [&] { return double(bits() >> 11) * 0x1.0p-53; }; // [0, 1)
     auto draw = [&](const Lengths& l) { return l.low + std::size_t(uniform() * double(l.high - l.low + 1)); };

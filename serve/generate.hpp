@@ -26,9 +26,12 @@ struct PoissonSpec {
     std::uint64_t seed = 1;
 };
 
+/// The most requests `poisson` makes (a trace of them is about 200 MB).
+inline constexpr std::size_t max_generated = 10'000'000;
+
 /// The requests of `spec`. Deterministic: the same spec gives the same trace (std::mt19937_64, whose
 /// sequence the standard fixes; uniforms from its top 53 bits; gaps by inverse CDF). Refuses a rate
-/// that is not positive and finite, and a count of 0.
+/// that is not positive and finite, and a count of 0 or above `max_generated`.
 std::vector<Request> poisson(const PoissonSpec& spec);
 
 } // namespace cardsim::serve

@@ -28,6 +28,8 @@ namespace cardsim::lower {
 /// observe inside the step besides the graph's outputs; and what the host map records of the
 /// checkpoint (neither changes a command).
 struct Options {
+    /// The most positions a cache may hold (2^31: no cache size wraps, and a program's dims hold it).
+    static constexpr std::size_t max_positions_limit = std::size_t{1} << 31;
     Options() = default;
     /// The row counts and the cache length, observing nothing.
     Options(graph::Bucket b, std::size_t positions = 256) : bucket(b), max_positions(positions) {}

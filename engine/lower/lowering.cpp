@@ -10,6 +10,10 @@
 namespace cardsim::lower::detail {
 
 Compiled Lowering::run() {
+    // A cache's bytes are positions x heads x row bytes: bounded so that no size wraps.
+    if (o_.max_positions > Options::max_positions_limit)
+        throw Error(fmt::format("max positions {}: past 2^31, more than any cache can hold (--max-positions)",
+                                o_.max_positions));
     refuse_what_the_card_cannot_run();
     out_.options = o_;
     out_.layout = layout(g_, o_.bucket);

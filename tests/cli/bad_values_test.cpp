@@ -235,3 +235,49 @@ TEST_CASE("a sweep spec that is a directory or a device is refused saying so, no
     refused("sweep " + (d / "none.toml").string() + " -o " + (d / "out").string(),
             {"none.toml`: no such file"});
 }
+
+TEST_CASE("counts past what the card or the host can hold are refused naming the option, never wrapped") {
+    const ScratchDir d("bad-too-large");
+    const auto m = make_model(d, "dense", 1);
+    refused("demo --tokens 18446744073709551615", {"--tokens 18446744073709551615", "at most 2147483648"});
+    refused("check " + m + " --max-positions 125099989649366", {"--max-positions", "at most 2147483648"});
+    refused("compile " + m + " -o " + (d / "p").string() + " --max-positions 144115188075855873",
+            {"--max-positions", "at most 2147483648"});
+    CHECK_FALSE(std::filesystem::exists(d / "p"));
+    refused("layout --tokens 4611686018427387904", {"--tokens", "at most 2147483648"});
+    refused("layout --layers 1000000000000", {"--layers", "at most 4096"});
+    refused("numerics --sweep exp --stride 9223372036854775808 --threads 2", {"--stride", "at most 2^32"});
+    refused("numerics --sweep exp --threads 100000", {"--threads 100000", "at most 1024"});
+    refused("make-model --arch dense --size tiny -o " + (d / "m").string() + " --threads 100000",
+            {"--threads 100000", "at most 1024"});
+    refused("serve --gen poisson --count 1000000000000 -o " + (d / "r.csv").string(),
+            {"--count 1000000000000", "at most 10000000"});
+    // A trace no serving run could take is not written either.
+    refused("serve --gen poisson --rate 1e-300 -o " + (d / "r.csv").string(), {"past the 9000 s"});
+    CHECK_FALSE(std::filesystem::exists(d / "r.csv"));
+}
+
+TEST_CASE("run, serve and sweep options that cannot take effect where given are refused, never ignored") {
+    const ScratchDir d("ignored-where-given");
+    const auto m = make_model(d, "dense", 1);
+    const auto prog = (d / "prog").string(), set = (d / "set").string();
+    REQUIRE(run_cardsim("compile " + m + " -o " + prog + " --max-positions 16").code == 0);
+    REQUIRE(run_cardsim("compile " + m + " -o " + set + " --rows 1,2 --max-positions 16").code == 0);
+    refused("run " + m + " --tokens 2 --trace-data", {"--trace-data", "there is none"});
+    refused("run " + m + " --tokens 2 --timing-only --trace-data --trace " + (d / "t").string(),
+            {"--trace-data: a timing-only run computes no bytes"});
+    refused("run " + prog + " --tokens 2 --shapes-only", {"--shapes-only", "a program"});
+    refused("run " + prog + " --tokens 2 --no-reference", {"--no-reference: a program alone"});
+    refused("serve " + set + " --gen poisson --count 2 --model " + (d / "missing").string(),
+            {"--model: serving", "without --check"});
+    refused("serve " + set + " --gen poisson --count 2 --shapes-only", {"--shapes-only", "a program set"});
+    std::ofstream(d / "spec.toml") << "tokens = 2\nmodel = \"" << m << "\"\n[axes]\nddr.channels = [1, 2]\n";
+    refused("sweep " + (d / "spec.toml").string() + " --list -o " + (d / "out").string(),
+            {"--list: --output does nothing there"});
+    CHECK_FALSE(std::filesystem::exists(d / "out"));
+    // Where they take effect they are taken.
+    CHECK(run_cardsim("run " + prog + " --model " + m + " --tokens 2 --no-reference").code == 0);
+    CHECK(run_cardsim("serve " + set + " --gen poisson --count 2 --prompt-len 4 --output-len 4 --model " + m +
+                      " --check")
+              .code == 0);
+}

@@ -70,6 +70,13 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
     REQUIRE(full.code == 0);
     auto timing = run_cardsim("run " + m + card + " --timing-only --routing trace:" + routing);
     REQUIRE(timing.code == 0);
+    // A routing trace chooses the experts itself: a seed would be ignored, so it is refused.
+    for (auto cmd : {"run " + m + card + " --timing-only", "serve " + m + " --gen poisson --count 2"}) {
+        auto seeded = run_cardsim(cmd + " --routing trace:" + routing + " --routing-seed 7");
+        INFO(seeded.out);
+        CHECK(seeded.code == 2);
+        CHECK(contains(seeded.out, "--routing-seed: --routing trace:"));
+    }
     auto f = machine_values(full.out), t = machine_values(timing.out);
     CHECK(f.at("bit_exact") == "yes");
     CHECK(t.at("cycles") == f.at("cycles"));
