@@ -24,9 +24,13 @@ public:
         : sc_core::sc_module(name), card_(card), buckets_(buckets), plan_(plan), result_(result) {
         SC_THREAD(run);
     }
+    /// What the plan threw when asked for a step (bad input, such as a routing trace that does
+    /// not fit the run), handed to the caller of sc_start() rather than to the kernel.
+    std::exception_ptr error() const { return error_; }
 
 private:
     Card& card_;
+    std::exception_ptr error_;
     std::span<const program::Loaded> buckets_;
     const SessionPlan& plan_;
     RunResult& result_;
@@ -50,7 +54,13 @@ private:
         auto& clock = card_.context().clock;
         for (std::size_t s = 0;; ++s) {
             const double now = clock.seconds(clock.cycle_at_or_after(sc_core::sc_time_stamp()));
-            auto step = plan_.next(s, now, previous);
+            std::optional<SessionStep> step;
+            try {
+                step = plan_.next(s, now, previous);
+            } catch (...) { // the run ends here; the caller of sc_start() rethrows it
+                error_ = std::current_exception();
+                break;
+            }
             if (!step) break;
             if (step->bucket >= buckets_.size()) {
                 refuse(s, fmt::format("bucket {} of a set of {}", step->bucket, buckets_.size()));
@@ -188,6 +198,7 @@ RunResult simulate(const card::CardConfig& config, std::span<const program::Load
     result.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sc_core::sc_start();
     card.ddr().set_observer(nullptr);
+    if (auto error = host.error()) std::rethrow_exception(error);
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     collect(card, plan.keep_records, result);
     return result;

@@ -154,6 +154,9 @@ public:
         : sc_core::sc_module(name), cards_(cards), sets_(sets), plan_(plan), result_(result) {
         SC_THREAD(run);
     }
+    /// What the plan threw when asked for a step (bad input, such as a routing trace that does
+    /// not fit the run), handed to the caller of sc_start() rather than to the kernel.
+    std::exception_ptr error() const { return error_; }
     /// An open-ended session: `session`'s steps, each on its bucket of every card's set.
     Host(const sc_core::sc_module_name& name, std::vector<std::unique_ptr<Card>>& cards, const Sets& sets,
          const SessionPlan& session, SystemResult& result)
@@ -173,6 +176,7 @@ private:
     sc_core::sc_event card_done_;
     std::size_t running_ = 0;
     bool failed_ = false;
+    std::exception_ptr error_;
 
     static void put(Card& card, const program::Place& p, const std::vector<std::uint32_t>& values) {
         if (p.bytes == 0) return;
@@ -368,7 +372,14 @@ private:
             for (std::size_t i = 0; i < L && flight.size() < L && !failed_; ++i) {
                 const std::size_t lane = (first_lane + i) % L;
                 if (busy[lane]) continue;
-                auto step = plan.next_in(lane, now());
+                std::optional<SessionStep> step;
+                try {
+                    step = plan.next_in(lane, now());
+                } catch (...) { // the run ends here; the caller of sc_start() rethrows it
+                    error_ = std::current_exception();
+                    failed_ = true;
+                    break;
+                }
                 if (!step) continue;
                 const std::size_t s = issued.size();
                 if (step->bucket >= sets_.front().size()) {
@@ -466,7 +477,14 @@ private:
             while (s >= lag && read_steps <= s - lag && !failed_)
                 sc_core::wait(read);
             if (failed_) break;
-            inputs.push_back(plan_.inputs(s, s >= lag ? &outputs.at(s - lag) : nullptr));
+            try {
+                inputs.push_back(plan_.inputs(s, s >= lag ? &outputs.at(s - lag) : nullptr));
+            } catch (...) { // the run ends here; the caller of sc_start() rethrows it
+                error_ = std::current_exception();
+                failed_ = true;
+                made.notify(sc_core::SC_ZERO_TIME);
+                break;
+            }
             // A timing-only run keeps only the outputs a later step's inputs read, and the last.
             if (plan_.mode == Mode::TimingOnly && s >= lag) outputs.erase(s - lag);
             made.notify(sc_core::SC_ZERO_TIME);
@@ -611,6 +629,7 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
     const auto t1 = std::chrono::steady_clock::now();
     result.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
     sc_core::sc_start();
+    if (auto error = host->error()) std::rethrow_exception(error);
     result.steps_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     for (std::uint32_t k = 0; k < n; ++k) {
         collect(*cards[k], e.keep_records, result.cards[k]);

@@ -77,6 +77,17 @@ TEST_CASE("run --routing-out then --timing-only --routing trace: gives the full 
         CHECK(seeded.code == 2);
         CHECK(contains(seeded.out, "--routing-seed: --routing trace:"));
     }
+    // A trace of other rows than the run's is bad input (exit 2) naming the trace, one card or a
+    // pipeline of two, run or serve; it was an internal error thrown through the simulation kernel.
+    for (auto cmd : {"run " + m + " --set capabilities.experts=true --tokens 3 --seqs 2 --timing-only",
+                     "run " + m + card + " --timing-only --set system.cards=2 --plan pp",
+                     "serve " + m + " --set capabilities.experts=true --gen poisson --count 4"}) {
+        auto misfit = run_cardsim(cmd + " --routing trace:" + routing);
+        INFO(cmd << "\n" << misfit.out);
+        CHECK(misfit.code == 2);
+        CHECK(contains(misfit.out, "routing trace `" + routing + "`: step 0 router 0 chooses"));
+        CHECK_FALSE(contains(misfit.out, "internal error"));
+    }
     auto f = machine_values(full.out), t = machine_values(timing.out);
     CHECK(f.at("bit_exact") == "yes");
     CHECK(t.at("cycles") == f.at("cycles"));
