@@ -779,10 +779,11 @@ std::optional<models::Accuracy> measure(const RunRequest& req, const Source& s, 
 
 void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s, const Compiled& c) {
     if (!req.trace && !req.perfetto && !req.vcd && !req.csv && !req.report) return;
-    // An encoder's one step runs the whole prompt: it is all prefill.
+    // An encoder's one step runs the whole prompt: it is all prefill. A decoder's prompt steps (none
+    // under --prompt-len: its prefill ran apart, and the trace is of the decode steps after it).
     // A system of cards: one trace, each record carrying its card, with its links' messages.
     // With microbatches a trace's step is a group's (each decode step its groups in turn).
-    const std::size_t prefill = (rep.prefill_steps ? rep.prefill_steps : rep.steps) * c.microbatches;
+    const std::size_t prefill = (s.decoder ? rep.prefill_steps : rep.steps) * c.microbatches;
     auto t = c.cards.empty() ? traces::trace_of(rep.run, c.program.program, req.config, req.mode, prefill)
                              : traces::trace_of(rep.run, rep.links, c.cards, req.config, req.mode, prefill);
     auto facts = run_facts(rep, req.config, s.built ? &s.built->graph : nullptr);

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <sstream>
@@ -172,4 +173,17 @@ TEST_CASE("serve's host line and --machine count writing its table as outputs, i
     const double serial = std::stod(kv["host_load_seconds"]) + std::stod(kv["host_compile_seconds"]) +
                           std::stod(kv["host_simulation_seconds"]) + outputs;
     CHECK(std::stod(kv["host_total_seconds"]) >= serial);
+}
+
+TEST_CASE("a --prompt-len run's trace calls its decode steps decode: its prefill ran apart") {
+    const ScratchDir d("prompt-len-trace-phases");
+    const auto m = make_model(d, "dense");
+    const auto trace = (d / "t.trace").string();
+    auto r = run_cardsim("run " + m + " --timing-only --prompt-len 32 --chunk 8 --tokens 5 --trace " + trace);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    std::ifstream in(trace);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(contains(text, "meta prefill_steps=0\n"));
+    CHECK_FALSE(contains(text, "meta prefill_steps=5"));
 }
