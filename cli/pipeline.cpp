@@ -85,11 +85,11 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
                         l.ports == 1 ? "" : "s", l.messages, double(l.bytes) / 1e6, l.busy_seconds * 1e3,
                         sys.seconds > 0 ? 100.0 * l.busy_seconds / sys.seconds : 0.0);
     }
-    std::size_t used = 0;
+    // The busiest link's busy fraction of the run (as serve reports it): the link that limits.
+    rep.link_utilisation = 0;
     for (auto& l : sys.links)
-        used += l.messages ? 1 : 0;
-    rep.link_utilisation =
-        used && sys.seconds > 0 ? rep.link_busy_seconds / (double(used) * sys.seconds) : 0.0;
+        if (sys.seconds > 0)
+            rep.link_utilisation = std::max(rep.link_utilisation, l.busy_seconds / sys.seconds);
 }
 
 /// Fills the report's figures from what the stages produced.
