@@ -324,6 +324,14 @@ int run_compile(std::span<const std::string> args) {
             image->publish();
         for (auto& f : staged_files)
             f.publish();
+        // Cards of an earlier compile over more cards are not of this one: removed, so that no run
+        // takes them for part of it.
+        for (std::size_t k = cards.size();; ++k) {
+            const auto name = fmt::format("{}.card{}", out, k);
+            if (!std::filesystem::exists(name) && !std::filesystem::exists(name + ".ddr")) break;
+            std::filesystem::remove(name);
+            std::filesystem::remove(name + ".ddr");
+        }
         for (std::size_t k = 0; k < cards.size(); ++k) {
             const auto name = fmt::format("{}.card{}", out, k);
             fmt::print("{}: card {} of {}, {}: {} commands, arena {} bytes, {} bytes of weights; "

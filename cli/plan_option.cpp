@@ -113,6 +113,14 @@ PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, con
     PlannedCards out;
     out.cards = lower::lower_system(parts.graphs, model.checkpoint, lower::target_of(config), options,
                                     parts.stages, refuse_over_capacity);
+    // Each program says which card of which plan it is (run refuses it under another).
+    for (std::size_t k = 0; k < out.cards.size(); ++k) {
+        auto& h = out.cards[k].program.host;
+        h.tensor = std::uint32_t(plan.tensor);
+        h.stages = std::uint32_t(plan.stages);
+        h.experts = plan.experts;
+        h.card = std::uint32_t(parts.stages[k].card);
+    }
     out.stages = std::move(parts.stages);
     out.parts = std::move(parts.parts);
     out.shards = std::move(parts.shards);

@@ -107,6 +107,31 @@ std::optional<std::size_t> output_index(const program::Loaded& c, program::IoRol
 }
 
 /// Reads the program at `path` and its image beside it, checking it was compiled for `config`.
+/// Refuses program `path` (its host map `h`) unless it was compiled as card `card` of `plan`: a card
+/// of another plan, another card's program or a card of a system run alone would run without error
+/// and compute something else, or stop on a bus error mid-run.
+void check_system(const std::filesystem::path& path, const program::Host& h, const lower::Plan& plan,
+                  std::size_t card) {
+    const lower::Plan compiled{h.tensor, h.stages, h.experts};
+    const auto what = [](const lower::Plan& p) {
+        return p.one() ? std::string("one card")
+                       : fmt::format("--plan {} over {} cards", lower::name(p), p.cards());
+    };
+    if (compiled == plan && h.card == card) return;
+    if (compiled.one())
+        throw Error(
+            fmt::format("{}: a program for one card; this run is {} (compile with that plan, or run it "
+                        "without --plan)",
+                        path.string(), what(plan)));
+    if (compiled == plan)
+        throw Error(
+            fmt::format("{}: compiled as card {} of {}, and it stands for card {} here (compile again)",
+                        path.string(), h.card, what(plan), card));
+    throw Error(fmt::format("{}: compiled as card {} of {}; this run is {} (run the programs with the plan "
+                            "and system.cards they were compiled with, or compile again)",
+                            path.string(), h.card, what(compiled), plan.one() ? "on one card" : what(plan)));
+}
+
 program::Loaded read_program(const std::filesystem::path& path, const card::CardConfig& config) {
     auto p = program::read(path);
     auto image_path = std::filesystem::path(path.string() + ".ddr");
@@ -394,6 +419,7 @@ Source load(const RunRequest& req) {
                                 "PROG.card{} (cardsim compile --plan writes them)",
                                 path.string(), n, n - 1));
             s.cards.push_back(read_program(path, req.config));
+            check_system(path, s.cards.back().program.host, req.plan, k);
         }
         // The cards of one compile: one checkpoint (a card from another compile runs without error
         // and computes nonsense).
@@ -431,6 +457,7 @@ Source load(const RunRequest& req) {
                 kernels::host_threads() > 1 ? std::launch::async : std::launch::deferred,
                 [&checkpoint = s.model->checkpoint] { return models::checkpoint_digest(checkpoint); });
         s.program = read_program(*req.program, req.config);
+        check_system(*req.program, s.program->program.host, req.plan, 0);
         auto* weights = s.program->program.region(program::Region::Weights);
         if (req.mode == sim::Mode::Full && weights && weights->size > 0 && s.program->image.chunks.empty())
             throw Error(

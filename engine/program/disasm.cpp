@@ -49,6 +49,10 @@ std::string describe_header(const Program& p) {
                        h.model.empty() ? "-" : h.model, h.checkpoint_digest);
     out += fmt::format("  bucket tokens={} seqs={} markers={}, max positions {}, vocab {}\n", h.tokens,
                        h.seqs, h.markers, h.max_positions, h.vocab);
+    if (h.tensor * h.stages > 1)
+        out +=
+            fmt::format("  card {} of {}: {} tensor ranks × {} pipeline stages{}\n", h.card,
+                        h.tensor * h.stages, h.tensor, h.stages, h.experts ? ", experts split by index" : "");
     static constexpr std::string_view rows[] = {"tokens", "seqs", "markers"};
     for (auto& e : h.io) {
         out += fmt::format("  {:<13} io+{:#x}[{}]", name(e.role), e.offset, e.bytes);

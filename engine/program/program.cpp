@@ -63,6 +63,11 @@ constexpr std::size_t operand_bytes = 1 + 1 + 2 + 4 + 8 + 8;
 constexpr std::size_t host_head_bytes = 6 * 8 + 4 + 4;
 constexpr std::size_t io_entry_bytes = 1 + 1 + 2 + 4 + 4 + 4 + 8 + 8 + 8;
 constexpr std::size_t max_model_name = 256;
+/// The host map's system part (version 4), and the most cards a system has.
+constexpr std::size_t system_bytes = 16;
+constexpr std::uint64_t max_cards = 4096;
+/// The version in the header a program's digest hashes (see `digest`).
+constexpr std::uint32_t digest_version = 3;
 constexpr std::size_t checksum_bytes = 8;
 constexpr std::size_t input_roles = 6; ///< the roles before `Logits`: the inputs every program has
 
@@ -268,11 +273,12 @@ void check_host(In& in, const Program& p) {
         if (!seen[r]) in.fail(fmt::format("has no {} entry, every input needs one", name(IoRole(r))));
 }
 
-/// Encodes the header, the memory map and the commands: what the card fetches.
-void encode_card_part(Out& o, const Program& p) {
+/// Encodes the header, the memory map and the commands: what the card fetches, with `file_version`
+/// in the header.
+void encode_card_part(Out& o, const Program& p, std::uint32_t file_version = version) {
     for (char c : magic)
         o.put(static_cast<std::uint8_t>(c));
-    o.put(version);
+    o.put(file_version);
     o.put(std::uint32_t{0});
     o.put(p.config_digest);
     o.put(p.image_digest);
@@ -331,6 +337,11 @@ std::vector<std::byte> encode(const Program& p) {
     o.put(static_cast<std::uint32_t>(h.model.size()));
     for (char c : h.model)
         o.put(static_cast<std::uint8_t>(c));
+    o.put(h.tensor);
+    o.put(h.stages);
+    o.put(h.card);
+    o.put(static_cast<std::uint8_t>(h.experts ? 1 : 0));
+    o.zeros(3);
     for (auto& e : h.io) {
         o.put(static_cast<std::uint8_t>(e.role));
         o.put(static_cast<std::uint8_t>(e.rows));
@@ -465,16 +476,30 @@ Program decode(std::span<const std::byte> whole, const std::string& file) {
     auto name_len = in.get<std::uint32_t>();
     if (name_len > max_model_name)
         in.fail(fmt::format("the model name has {} bytes, at most {} are allowed", name_len, max_model_name));
-    if (std::uint64_t(nio) * io_entry_bytes + name_len > in.left())
-        in.fail(fmt::format("truncated host map: a {}-byte model name and {} io entries cannot fit in the {} "
-                            "bytes left",
-                            name_len, nio, in.left()));
+    if (std::uint64_t(nio) * io_entry_bytes + name_len + system_bytes > in.left())
+        in.fail(
+            fmt::format("truncated host map: a {}-byte model name, the system and {} io entries cannot fit "
+                        "in the {} bytes left",
+                        name_len, nio, in.left()));
     for (auto b : in.take(name_len)) {
         auto c = std::to_integer<unsigned char>(b);
         if (c < 0x20 || c > 0x7e)
             in.fail(fmt::format("the model name has byte {:#04x}, expected printable ASCII", c));
         h.model.push_back(static_cast<char>(c));
     }
+    in.need(system_bytes, "host map's system");
+    h.tensor = in.get<std::uint32_t>();
+    h.stages = in.get<std::uint32_t>();
+    h.card = in.get<std::uint32_t>();
+    const auto experts = in.get<std::uint8_t>();
+    if (experts > 1) in.fail(fmt::format("the experts flag is {}, expected 0 or 1", experts));
+    h.experts = experts == 1;
+    in.reserved(3);
+    if (h.tensor == 0 || h.stages == 0 || std::uint64_t(h.tensor) * h.stages > max_cards)
+        in.fail(fmt::format("a system of {} tensor ranks × {} stages, expected 1 .. {} cards", h.tensor,
+                            h.stages, max_cards));
+    if (h.card >= h.tensor * h.stages)
+        in.fail(fmt::format("card {} of a system of {} cards", h.card, h.tensor * h.stages));
     for (std::uint32_t i = 0; i < nio; ++i) {
         in.where = fmt::format("host map, io entry {}", i);
         IoEntry e;
@@ -510,7 +535,9 @@ Program read(const std::filesystem::path& path) {
 
 std::uint64_t digest(const Program& p) {
     Out o;
-    encode_card_part(o, p);
+    // Of the card's part as version 3 wrote it: the versions since changed the host map only, so
+    // programs keep their digests (and the traces that name them stay valid).
+    encode_card_part(o, p, digest_version);
     return XXH64(o.bytes.data(), o.bytes.size(), 0);
 }
 

@@ -14,6 +14,8 @@
 //   host     (version 2) checkpoint digest u64, bucket tokens u64, seqs u64, markers u64,
 //            max positions u64, vocab u64, io entry count u32, model name length u32,
 //            model name (printable ASCII, no terminator),
+//            (version 4) system: tensor ranks u32, pipeline stages u32, card u32, experts u8,
+//            reserved u8 ×3 (0) (one card: 1, 1, 0, 0),
 //            io entries × { role u8, rows u8, reserved u16 (0), value u32, after u32, layer u32,
 //            width u64, offset u64, bytes u64 } (u32 0xffffffff: none); role 10 (slots, optional)
 //            is an input whose width is the slot count
@@ -40,8 +42,9 @@ namespace cardsim::program {
 /// The file's magic bytes.
 inline constexpr char magic[8] = {'C', 'A', 'R', 'D', 'S', 'I', 'M', '\x1a'};
 /// The format version this build writes and reads. Version 2 added the host map, version 3 the
-/// whole-file checksum; an older file is refused (compile it again).
-inline constexpr std::uint32_t version = 3;
+/// whole-file checksum, version 4 the system a program is a card of; an older file is refused
+/// (compile it again).
+inline constexpr std::uint32_t version = 4;
 
 /// What a region of the memory map holds.
 enum class Region : std::uint8_t {
@@ -154,6 +157,10 @@ struct Host {
     std::uint64_t tokens = 1, seqs = 1, markers = 0; ///< the bucket's row counts
     std::uint64_t max_positions = 1;                 ///< positions each sequence's caches hold
     std::uint64_t vocab = 0;                         ///< token ids are below this (0: no embedding)
+    /// The system it is a card of (`cardsim compile --plan`): tensor ranks × pipeline stages, experts
+    /// split by index or not, and which card it is. One card: 1 × 1, card 0.
+    std::uint32_t tensor = 1, stages = 1, card = 0;
+    bool experts = false;
     std::vector<IoEntry> io;
     friend bool operator==(const Host&, const Host&) = default;
 
@@ -209,7 +216,9 @@ Program read(const std::filesystem::path& path);
 
 /// xxh64 (seed 0) of the part of the program file the card fetches (its first `card_bytes`: the
 /// header, the memory map and the commands): the digest traces name it by. The host map is not in
-/// it, so what the host map records of the checkpoint never changes a trace.
+/// it, so what the host map records of the checkpoint never changes a trace; and its header is
+/// hashed with version 3 in it (the versions since changed the host map only), so a program's digest
+/// is the same whatever file version holds it.
 std::uint64_t digest(const Program& p);
 
 /// One command as a line of text: index, unit, opcode, flags, deps, named operands

@@ -272,19 +272,39 @@ TEST_CASE("a plan's programs compiled to files run as the checkpoint does, to th
     auto missing = run_cardsim("run " + p0 + " --plan pp --set system.cards=2 --timing-only");
     CHECK(missing.code == 2);
     CHECK(contains(missing.out, "p0.card1: missing; a plan over 2 cards runs one program a card"));
+    // Programs of another plan, or a card alone, are refused naming what each was compiled as.
     const auto p2 = (dir.path() / "p2").string();
-    auto more = run_cardsim("run " + p2 + " --plan pp --set system.cards=2 --timing-only");
-    CHECK(more.code == 2);
-    CHECK(contains(more.out, "compiled for more than system.cards = 2 cards"));
-    // A card from another compile (another checkpoint) beside the others is refused, not run.
+    auto other = run_cardsim("run " + p2 + " --plan pp --set system.cards=2 --timing-only");
+    CHECK(other.code == 2);
+    CHECK(contains(other.out, "p2.card0: compiled as card 0 of --plan tp2xpp2 over 4 cards; this run is "
+                              "--plan pp over 2 cards"));
+    auto alone = run_cardsim("run " + p2 + ".card1 --timing-only");
+    CHECK(alone.code == 2);
+    CHECK(contains(alone.out, "p2.card1: compiled as card 1 of --plan tp2xpp2 over 4 cards; this run is on "
+                              "one card"));
+    // A program of one card under a plan is refused too.
+    const auto single = (dir.path() / "single").string();
+    REQUIRE(run_cardsim("compile " + m + " -o " + single).code == 0);
+    for (auto suffix : {"", ".ddr"}) {
+        std::filesystem::copy_file(single + suffix, single + ".card0" + std::string(suffix));
+        std::filesystem::copy_file(single + suffix, single + ".card1" + std::string(suffix));
+    }
+    auto one = run_cardsim("run " + single + " --plan pp --set system.cards=2 --timing-only");
+    CHECK(one.code == 2);
+    CHECK(contains(one.out, "single.card0: a program for one card; this run is --plan pp over 2 cards"));
+    // Compiling over fewer cards to the same name removes the earlier compile's other cards.
+    REQUIRE(run_cardsim("compile " + m + " -o " + p2 + " --plan pp --set system.cards=2").code == 0);
+    CHECK_FALSE(std::filesystem::exists(p2 + ".card2"));
+    CHECK_FALSE(std::filesystem::exists(p2 + ".card3.ddr"));
+    CHECK(run_cardsim("run " + p2 + " --plan pp --set system.cards=2 --timing-only").code == 0);
+    // A card of the same plan from another compile (another checkpoint) is refused, not run.
     const auto m2 = (dir.path() / "m2").string(), q = (dir.path() / "q").string();
     REQUIRE(run_cardsim("make-model --arch dense --size small --seed 4 -o " + m2).code == 0);
     REQUIRE(run_cardsim("compile " + m2 + " -o " + q + " --plan pp --set system.cards=2").code == 0);
-    const auto p1 = (dir.path() / "p1").string();
     for (auto suffix : {".card0", ".card0.ddr"})
-        std::filesystem::copy_file(q + suffix, p1 + suffix,
+        std::filesystem::copy_file(q + suffix, p2 + suffix,
                                    std::filesystem::copy_options::overwrite_existing);
-    auto mixed = run_cardsim("run " + p1 + " --plan tp --set system.cards=2 --timing-only");
+    auto mixed = run_cardsim("run " + p2 + " --plan pp --set system.cards=2 --timing-only");
     INFO(mixed.out);
     CHECK(mixed.code == 2);
     CHECK(contains(mixed.out, "the cards of a plan come from one compile"));

@@ -183,7 +183,7 @@ TEST_CASE("a version 1 program file is refused with what to do, and a file that 
     spit(d / "old.cardsim", bytes);
     auto r = run_cardsim("run " + (d / "old.cardsim").string());
     REQUIRE(r.code == 2);
-    REQUIRE(contains(r.out, "old.cardsim: header: format version 1, this build reads version 3"));
+    REQUIRE(contains(r.out, "old.cardsim: header: format version 1, this build reads version 4"));
     REQUIRE(contains(r.out, "compile the model again"));
     spit(d / "junk.cardsim", std::string(100, 'x')); // longer than a header, with no magic
     auto junk = run_cardsim("run " + (d / "junk.cardsim").string());

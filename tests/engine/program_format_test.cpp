@@ -77,7 +77,7 @@ Program every_opcode() {
 
 /// Offset of io entry `index`'s first byte in `encode(p)`.
 std::size_t io_entry_offset(const Program& p, std::size_t index) {
-    return card_bytes(p) + 6 * 8 + 4 + 4 + p.host.model.size() + 40 * index;
+    return card_bytes(p) + 6 * 8 + 4 + 4 + p.host.model.size() + 16 + 40 * index; // 16: the system
 }
 
 /// The file bytes of `p` without the checksum that ends them.
@@ -173,7 +173,7 @@ TEST_CASE("a wrong magic or version is refused") {
     REQUIRE(contains(error_of(bad), "wrong magic"));
     bad = bytes;
     bad[8] = std::byte{9};
-    REQUIRE(contains(error_of(bad), "format version 9, this build reads version 3"));
+    REQUIRE(contains(error_of(bad), "format version 9, this build reads version 4"));
 }
 
 TEST_CASE("a version 1 file (before the host map) is refused with what to do") {
@@ -182,7 +182,7 @@ TEST_CASE("a version 1 file (before the host map) is refused with what to do") {
     bytes.resize(card_bytes(p)); // a version 1 file was the card part alone
     bytes[8] = std::byte{1};
     auto msg = error_of(bytes);
-    REQUIRE(contains(msg, "test.cardsim: header: format version 1, this build reads version 3"));
+    REQUIRE(contains(msg, "test.cardsim: header: format version 1, this build reads version 4"));
     REQUIRE(contains(msg, "compile the model again"));
 }
 
@@ -192,7 +192,16 @@ TEST_CASE("the host map round-trips and is outside what the card fetches and the
     REQUIRE(back.host == p.host);
     REQUIRE(back.host.io.size() == 9);
     REQUIRE(back.host.io.back().layer == 1);
-    REQUIRE(encode(p).size() == card_bytes(p) + 56 + p.host.model.size() + 40 * p.host.io.size() + 8);
+    REQUIRE(encode(p).size() == card_bytes(p) + 56 + p.host.model.size() + 16 + 40 * p.host.io.size() + 8);
+    // The system a card belongs to round-trips, and is outside the digest too.
+    auto card = p;
+    card.host.tensor = 2;
+    card.host.stages = 3;
+    card.host.card = 5;
+    card.host.experts = true;
+    REQUIRE(decode(encode(card)).host == card.host);
+    REQUIRE(digest(card) == digest(p));
+    REQUIRE(contains(describe_header(card), "card 5 of 6: 2 tensor ranks × 3 pipeline stages, experts split by index"));
     // The digest is the card part's: another checkpoint digest or model name leaves it.
     auto q = p;
     q.host.checkpoint_digest = 7;
@@ -230,6 +239,12 @@ TEST_CASE("a malformed host map is refused naming the entry and what was expecte
         return error_of(unsealed(q));
     };
     REQUIRE(contains(with([](Program& q) { q.host.seqs = 0; }), "the bucket has 1 tokens and 0 sequences"));
+    REQUIRE(contains(with([](Program& q) { q.host.stages = 0; }), "a system of 1 tensor ranks × 0 stages"));
+    REQUIRE(
+        contains(with([](Program& q) { q.host.card = 2, q.host.tensor = 2; }), "card 2 of a system of 2"));
+    bad = bytes;
+    bad[io_entry_offset(p, 0) - 4] = std::byte{2}; // the experts flag
+    REQUIRE(contains(error_of(bad), "the experts flag is 2, expected 0 or 1"));
     REQUIRE(contains(with([](Program& q) { q.host.max_positions = 0; }), "the caches hold 0 positions"));
     REQUIRE(contains(with([](Program& q) { q.host.model = "bad\nname"; }), "expected printable ASCII"));
     REQUIRE(contains(with([](Program& q) { q.host.model = std::string(300, 'a'); }), "at most 256"));
