@@ -233,6 +233,14 @@ int run_compile(std::span<const std::string> args) {
             fmt::format("--bucket markers={}: marker rows are gathered by an encoder's head, and {} is "
                         "a decoder (drop markers)",
                         o.bucket.markers, vm["model"].as<std::string>()));
+    if (std::holds_alternative<models::DecoderSpec>(model.spec) && o.bucket.tokens != o.bucket.seqs)
+        // What `run` feeds a decoder: a token of each sequence a step. Any other bucket would be
+        // written and then refused by every run (a prefill chunk is timed by run --prompt-len).
+        throw Error(
+            fmt::format("--bucket tokens={},seqs={}: cardsim run decodes one token of each sequence a "
+                        "step, so a decoder's bucket has as many tokens as sequences (give seqs=S "
+                        "alone; a prompt's prefill in chunks is timed by run --prompt-len)",
+                        o.bucket.tokens, o.bucket.seqs));
     if (!std::holds_alternative<models::DecoderSpec>(model.spec)) {
         // What `run` feeds an encoder: one sequence, a marker every fourth token. Any other bucket
         // would be written and then refused by every run.

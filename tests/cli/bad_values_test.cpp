@@ -150,6 +150,8 @@ TEST_CASE(
         {"compile " + e + enc + " -o " + p + " --bucket seqs=1,tokens=4,markers=1 --max-positions 8",
          "--max-positions: " + e + " is an encoder"},
         {"compile " + m + " -o " + p + " --bucket seqs=1,markers=3", "--bucket markers=3: marker rows"},
+        {"compile " + m + " -o " + p + " --bucket seqs=1,tokens=4",
+         "--bucket tokens=4,seqs=1: cardsim run decodes one token of each sequence a step"},
         {"compile " + m + " -o " + p + " --set system.cards=2 --plan pp --check-layers all",
          "--plan pp: --check-layers is not built for a system of cards yet"},
         {"trace diff " + t + " " + t + " --all --top 3", "--top N lists the N largest changes and --all"},
