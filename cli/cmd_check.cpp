@@ -27,11 +27,14 @@ int run_check(std::span<const std::string> args) {
         "max-positions", po::value<std::size_t>()->default_value(4096),
         "positions each sequence's caches hold, for the capacity budget")(
         "seqs", po::value<std::size_t>()->default_value(1), "sequences the caches are kept for")(
+        "microbatches", po::value<std::size_t>(),
+        "under a pipeline plan: the groups a step's --seqs sequences run in, as run --microbatches (default: "
+        "run's, the largest divisor of the sequences up to the stages)")(
         "shapes-only", po::bool_switch(), "read config.json alone, never the safetensors");
     const char* const positional[] = {"model"};
     auto vm = parse("check",
                     "MODEL_DIR [--config C] [--set k=v] [--max-positions N] [--seqs S] [--shapes-only] "
-                    "[--plan pp|tp|ep|tp×pp]",
+                    "[--plan pp|tp|ep|tp×pp [--microbatches M]]",
                     args, opts, positional);
     auto config = load_card(vm, knob_overrides(vm));
     const auto plan = plan_of(vm, config);
@@ -52,6 +55,9 @@ int run_check(std::span<const std::string> args) {
     // The arena of a decode step (a token of each of --seqs sequences) must fit the SRAM, as `run`
     // lowers it: a refusal here, so the budget below (which lowers that step) is not reached.
     const auto seqs = vm["seqs"].as<std::size_t>();
+    const auto micro = microbatches_of(
+        plan, seqs, decoder,
+        vm.count("microbatches") ? std::optional(vm["microbatches"].as<std::size_t>()) : std::nullopt);
     // (Under a plan, each card's lowering below checks its own arena, as `run` lowers it.)
     if (report.runs() && decoder && plan.one())
         if (auto why = lower::arena_refusal(built.graph, graph::Bucket{seqs, seqs, 0}, config.sram.bytes))
@@ -85,12 +91,16 @@ int run_check(std::span<const std::string> args) {
                 const auto n = default_prompt(0, 1).size();
                 o.bucket = graph::Bucket{n, 1, encoder_markers(n).size()};
             }
-            // A pipeline steps its sequences in microbatches as `run` does by default: a group's rows a
-            // step, with the stores of every sequence.
-            if (const auto micro = default_microbatches(plan, seqs, decoder); micro > 1) {
+            // A pipeline steps its sequences in microbatches as `run` does: a group's rows a step, with
+            // the stores of every sequence.
+            if (micro > 1) {
                 o.bucket = graph::Bucket{seqs / micro, seqs / micro, 0};
                 o.slots = seqs;
             }
+            if (plan.stages > 1 && decoder)
+                fmt::print("a step, as run steps it: {} sequences in {} microbatch{} of {} rows{}\n", seqs,
+                           micro, micro == 1 ? "" : "es", seqs / micro,
+                           vm.count("microbatches") ? "" : " (run's default; --microbatches M for others)");
             try { // a split that cannot stay exact is the verdict's refusal
                 auto planned = lower_plan(plan, model, built.graph, config, o, false);
                 for (auto& c : planned.cards) {

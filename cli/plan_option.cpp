@@ -31,6 +31,22 @@ std::size_t default_microbatches(const lower::Plan& plan, std::size_t seqs, bool
     return 1;
 }
 
+std::size_t microbatches_of(const lower::Plan& plan, std::size_t seqs, bool decoder,
+                            std::optional<std::size_t> given) {
+    if (!given) return default_microbatches(plan, seqs, decoder);
+    const auto m = *given;
+    if (m == 0 || seqs % m != 0)
+        throw Error(fmt::format("--microbatches {}: a step's {} sequences split into equal groups: give a "
+                                "divisor of {}",
+                                m, seqs, seqs));
+    if (m > 1 && plan.stages < 2)
+        throw Error(
+            fmt::format("--microbatches {}: microbatches fill the stages of a pipeline, and --plan {} "
+                        "has one stage",
+                        m, lower::name(plan)));
+    return m;
+}
+
 lower::Plan plan_of(const po::variables_map& vm, const card::CardConfig& config) {
     const auto cards = config.system.cards;
     const std::string text = vm.count("plan") ? vm["plan"].as<std::string>() : "one";

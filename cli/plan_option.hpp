@@ -6,6 +6,7 @@
 #include "engine/lower/plan.hpp"
 #include "models/model.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,11 @@ struct PlannedCards {
 /// largest divisor of the sequences up to the plan's stages (1 without a pipeline, or for an
 /// encoder). `run` steps them so, and `check` budgets what it lowers.
 std::size_t default_microbatches(const lower::Plan& plan, std::size_t seqs, bool decoder);
+/// The microbatches a step of `seqs` sequences runs in under `plan`: `given` (--microbatches: a
+/// divisor of the sequences, above 1 only under a pipeline; else a cardsim::Error saying so) or
+/// `default_microbatches`. `run` and `check` take them alike.
+std::size_t microbatches_of(const lower::Plan& plan, std::size_t seqs, bool decoder,
+                            std::optional<std::size_t> given);
 
 PlannedCards lower_plan(const lower::Plan& plan, const models::Model& model, const graph::Graph& whole,
                         const card::CardConfig& config, const lower::Options& options,

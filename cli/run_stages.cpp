@@ -570,21 +570,7 @@ namespace {
 /// (a divisor of the sequences; above 1 only under a pipeline), else the largest divisor of the
 /// sequences up to the stages.
 std::size_t microbatches_of(const RunRequest& req, const Feed& f) {
-    if (req.microbatches) {
-        const auto m = *req.microbatches;
-        if (m == 0 || f.seqs % m != 0)
-            throw Error(
-                fmt::format("--microbatches {}: a step's {} sequences split into equal groups: give a "
-                            "divisor of {}",
-                            m, f.seqs, f.seqs));
-        if (m > 1 && req.plan.stages < 2)
-            throw Error(
-                fmt::format("--microbatches {}: microbatches fill the stages of a pipeline, and --plan "
-                            "{} has one stage",
-                            m, lower::name(req.plan)));
-        return m;
-    }
-    return default_microbatches(req.plan, f.seqs, f.decoder);
+    return cli::microbatches_of(req.plan, f.seqs, f.decoder, req.microbatches);
 }
 
 } // namespace

@@ -137,3 +137,27 @@ TEST_CASE("compile writes an encoder only the bucket a run can feed: one sequenc
     CHECK(markers.code == 2);
     CHECK(contains(markers.out, "gathers 1 markers"));
 }
+
+TEST_CASE("check budgets a pipeline's step in the microbatches run steps it in, says so, and takes "
+          "--microbatches as run does") {
+    const ScratchDir d("check-microbatches");
+    const auto m = make_model(d, "dense");
+    // At 4096 bytes of SRAM a step of 4 rows fits, one of 8 rows does not.
+    const std::string card = " --set system.cards=2 --plan pp --set sram.bytes=4096 --seqs 8";
+    for (const char* mb : {"", " --microbatches 2", " --microbatches 1"}) {
+        auto check = run_cardsim("check " + m + card + mb);
+        auto run = run_cardsim("run " + m + card + mb + " --tokens 2 --timing-only");
+        INFO(mb << "\n" << check.out << run.out);
+        const bool fits = std::string(mb) != " --microbatches 1";
+        CHECK(check.code == (fits ? 0 : 1));
+        CHECK(run.code == (fits ? 0 : 1));
+        CHECK(contains(check.out, fits ? "a step, as run steps it: 8 sequences in 2 microbatches of 4 rows"
+                                       : "a step, as run steps it: 8 sequences in 1 microbatch of 8 rows"));
+    }
+    auto odd = run_cardsim("check " + m + card + " --microbatches 3");
+    CHECK(odd.code == 2);
+    CHECK(contains(odd.out, "--microbatches 3: a step's 8 sequences split into equal groups"));
+    auto tp = run_cardsim("check " + m + " --set system.cards=2 --plan tp --seqs 8 --microbatches 2");
+    CHECK(tp.code == 2);
+    CHECK(contains(tp.out, "microbatches fill the stages of a pipeline"));
+}
