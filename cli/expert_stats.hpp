@@ -22,21 +22,34 @@ struct ExpertLayerStats {
     /// Expert parallel: the expert bytes a step of the card streaming the most (0 when one card
     /// holds all the layer's experts); `bytes` over the cards is the even share.
     double busiest_card_bytes = 0;
-    std::size_t cards = 1; ///< the cards the layer's experts are split over
+    std::size_t cards = 1;        ///< the cards the layer's experts are split over
+    std::size_t microbatches = 1; ///< the groups a decode step ran in (each streams what it touched)
 };
 
 /// The stats of each router of program `p` (its Route and ExpertMatvec commands) over `routing`
-/// (per step, per router: rows × top_k chosen experts), the matrices in `config`'s weight format.
+/// (per simulated step, per router: rows × top_k chosen experts), the matrices in `config`'s weight
+/// format. A decode step is `micro` simulated steps (a pipeline's microbatches, each streaming the
+/// experts its rows touched): the figures are per decode step, its rows every microbatch's.
 std::vector<ExpertLayerStats>
 expert_stats(const program::Program& p, const card::CardConfig& config,
-             const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
+             const std::vector<std::vector<std::vector<std::uint32_t>>>& routing, std::size_t micro = 1);
+
+/// The expert bytes a decode step of the card streaming the most, over all the Moe layers it holds
+/// (mean over the steps), and the cards holding a share of some layer's experts.
+struct ExpertCardLoad {
+    double busiest_card_bytes = 0;
+    std::size_t cards = 0;
+};
 
 /// Fills each layer's `busiest_card_bytes` and `cards` in `stats` where `programs` (one a card of a
 /// system) split its experts by index (ExpertMatvec commands holding fewer than the routed
-/// experts), over `routing` as `expert_stats` takes it.
-void expert_card_load(std::vector<ExpertLayerStats>& stats,
-                      const std::vector<const program::Program*>& programs, const card::CardConfig& config,
-                      const std::vector<std::vector<std::vector<std::uint32_t>>>& routing);
+/// experts), over `routing` as `expert_stats` takes it; returns the busiest card's load over all
+/// its layers (a pipeline's stages hold different layers: the layers' busiest cards differ).
+ExpertCardLoad expert_card_load(std::vector<ExpertLayerStats>& stats,
+                                const std::vector<const program::Program*>& programs,
+                                const card::CardConfig& config,
+                                const std::vector<std::vector<std::vector<std::uint32_t>>>& routing,
+                                std::size_t micro = 1);
 
 /// The summary's lines: `experts: ...` and one line a layer (none without experts).
 std::string expert_lines(const std::vector<ExpertLayerStats>& stats);

@@ -133,17 +133,19 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
     rep.peak_bytes_per_second = req.config.ddr_peak_bytes_per_second(
         double(traffic.read), double(traffic.write), double(rep.cards) * req.config.ddr.channels);
     if (compiled.cards.empty())
-        rep.experts = expert_stats(compiled.program.program, req.config, rep.run.routing);
+        rep.experts =
+            expert_stats(compiled.program.program, req.config, rep.run.routing, compiled.microbatches);
     else { // each Moe layer's figures from the card that holds it (expert parallel: each card's share)
         std::vector<const program::Program*> programs;
         for (const auto& card : compiled.cards) {
             programs.push_back(&card.program);
-            auto mine = expert_stats(card.program, req.config, rep.run.routing);
+            auto mine = expert_stats(card.program, req.config, rep.run.routing, compiled.microbatches);
             if (rep.experts.size() < mine.size()) rep.experts.resize(mine.size());
             for (std::size_t r = 0; r < mine.size(); ++r)
                 if (mine[r].experts) rep.experts[r] = mine[r];
         }
-        expert_card_load(rep.experts, programs, req.config, rep.run.routing);
+        rep.expert_load =
+            expert_card_load(rep.experts, programs, req.config, rep.run.routing, compiled.microbatches);
     }
     rep.fit = fit::check_fit(req.config);
     rep.watts = run_watts(req.config, rep.run, simulated.system ? &*simulated.system : nullptr);
@@ -356,12 +358,10 @@ std::string RunReport::machine() const {
         }
         kv("experts_touched_per_layer", distinct / double(experts.size()));
         kv("expert_bytes_per_step", bytes);
-        if (experts.front().cards > 1) { // expert parallel: the busiest card's share against an even one
-            double busiest = 0;
-            for (auto& e : experts)
-                busiest += e.busiest_card_bytes;
-            kv("expert_bytes_busiest_card", busiest);
-            kv("expert_card_imbalance", bytes > 0 ? busiest * double(experts.front().cards) / bytes : 0.0);
+        if (expert_load.cards > 1) { // expert parallel: the busiest card's share against an even one
+            kv("expert_bytes_busiest_card", expert_load.busiest_card_bytes);
+            kv("expert_card_imbalance",
+               bytes > 0 ? expert_load.busiest_card_bytes * double(expert_load.cards) / bytes : 0.0);
         }
     }
     kv("tokens_per_second", run.seconds > 0 ? double(steps * seqs) / run.seconds : 0.0);

@@ -135,7 +135,8 @@ struct RunReport {
     std::vector<MeasuredKind> measured; ///< --rtl runs: the RTL's cycles beside the model's, per opcode
     HostPhases host;                    ///< the host's time, phase by phase
     std::vector<ExpertLayerStats>
-        experts; ///< per Moe layer: what the run's routing did (none without experts)
+        experts;                ///< per Moe layer: what the run's routing did (none without experts)
+    ExpertCardLoad expert_load; ///< expert parallel: the busiest card over all its layers
     /// A system of several cards: its lines (each card's part, DDR and busy time; each link's
     /// bytes, busy time and utilisation), and the links' bytes and busy seconds in all.
     std::string system;

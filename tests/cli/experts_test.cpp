@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 
+#include <regex>
 #include <string>
 #include <tuple>
 
@@ -182,4 +183,42 @@ TEST_CASE("run --rtl matvec refuses a model with experts before the run, not wit
     CHECK(r.code == 2);
     CHECK(contains(r.out, "--rtl matvec: the RTL matvec runs the card's Matvec commands"));
     CHECK_FALSE(contains(r.out, "bus error"));
+}
+
+TEST_CASE("expert figures are per decode step under a pipeline's microbatches, and the busiest card is one "
+          "card over all its layers",
+          "[cli][experts]") {
+    ScratchDir d("experts-per-decode-step");
+    const auto m = make_model(d, "moe", 2, "small");
+    const std::string moe = " --set capabilities.experts=true --tokens 3 --seqs 4 --machine";
+    // The same data routes alike on one card and on a pipeline of two, which steps the 4 sequences in
+    // 2 microbatches of 2 rows: the experts a decode step touched are the same; each microbatch
+    // streams what its own rows touched, so the pipeline streams at least as much.
+    auto one = machine_values(run_cardsim("run " + m + moe + " --no-reference").out);
+    auto pp =
+        machine_values(run_cardsim("run " + m + moe + " --no-reference --set system.cards=2 --plan pp").out);
+    CHECK(pp.at("experts_touched_per_layer") == one.at("experts_touched_per_layer"));
+    CHECK(std::stod(pp.at("expert_bytes_per_step")) >= std::stod(one.at("expert_bytes_per_step")));
+    auto text = run_cardsim("run " + m +
+                            " --set capabilities.experts=true --tokens 3 --seqs 4 --no-reference "
+                            "--set system.cards=2 --plan pp")
+                    .out;
+    CHECK(contains(text, "touched by 4 rows of 4"));
+    CHECK(contains(text, "once in each of the step's 2 microbatches that touched it"));
+    // Expert parallel within 2 stages of 2 cards: each card holds half of its stage's layers'
+    // experts, so the busiest card streams less than the four layers' busiest cards together.
+    const std::string epp = "run " + m +
+                            " --set capabilities.experts=true --set system.cards=4 --plan ep×pp --seqs 4 "
+                            "--microbatches 1 --tokens 2 --timing-only";
+    auto lines = run_cardsim(epp).out;
+    double layers = 0;
+    int split = 0;
+    const std::regex busiest(R"(split over 2 cards, the busiest ([0-9.]+) MB)");
+    for (std::sregex_iterator i(lines.begin(), lines.end(), busiest), end; i != end; ++i, ++split)
+        layers += std::stod((*i)[1]) * 1e6;
+    REQUIRE(split == 4);
+    auto card = machine_values(run_cardsim(epp + " --machine").out);
+    const double total = std::stod(card.at("expert_bytes_busiest_card"));
+    CHECK(total < 0.75 * layers);
+    CHECK(total >= std::stod(card.at("expert_bytes_per_step")) / 4); // at least an even share of 4 cards
 }
