@@ -53,7 +53,9 @@ Scheduler::Scheduler(std::vector<Request> requests, Policy policy, Capacity capa
     }
     if (policy_.token_budget * running_.size() < limit_.cap) {
         limit_.cap = policy_.token_budget * running_.size();
-        limit_.cap_reason = running_.size() > 1 ? "token budget of each lane" : "token budget";
+        limit_.cap_reason = running_.size() > 1 ? fmt::format("token budget ({} a lane, {} lanes)",
+                                                              policy_.token_budget, running_.size())
+                                                : std::string("token budget");
     }
     for (std::uint32_t s = std::uint32_t(limit_.cap); s-- > 0;)
         free_slots_.push_back(s); // slot 0 is taken first

@@ -83,7 +83,8 @@ struct RequestTimes {
 /// for a slot (then the cap limited it; else the arrival rate did).
 struct BatchLimit {
     std::size_t largest = 0, cap = 0;
-    std::string cap_reason; ///< `DDR capacity`, `--max-seqs` or `token budget`
+    std::string cap_reason; ///< `DDR capacity`, `--max-seqs` or `token budget` (with lanes: `token budget (B
+                            ///< a lane, L lanes)`)
     std::size_t waited = 0; ///< steps at which an arrived request waited for a slot
     std::string text() const;
 };

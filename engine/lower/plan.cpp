@@ -135,7 +135,7 @@ std::vector<Stage> pipeline_stages(const graph::Graph& g, const graph::WeightSou
     if (cards > cuts.size() + 1)
         throw Error(
             fmt::format("a pipeline of {} cards needs {} cuts between layers; the model has {} places to "
-                        "cut (one fewer than its layers)",
+                        "cut (where a layer starts and only the residual stream crosses)",
                         cards, cards - 1, cuts.size()));
     // Cut k (1 .. cards - 1) at the candidate nearest k/cards of the weights, after the cut before.
     const double total = double(before.back());

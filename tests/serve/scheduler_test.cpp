@@ -171,7 +171,10 @@ TEST_CASE("lanes hold their own sequences, each at most the budget, and idle unt
         {0, 1, 3, {}}, {0, 1, 3, {}}, {0, 1, 3, {}}, {0, 1, 3, {}}, {5e-3, 1, 1, {}}};
     Scheduler s(requests, Policy{Order::DecodeFirst, 2, 0, 0}, card(8), 2);
     CHECK(s.limit().cap == 4);
-    CHECK(s.limit().cap_reason == "token budget of each lane");
+    CHECK(s.limit().cap_reason == "token budget (2 a lane, 2 lanes)");
+    CHECK(s.limit().text() ==
+          "0 sequences at once, limited by the arrival rate (the token budget (2 a lane, 2 lanes) "
+          "allows 4)");
     CHECK_THROWS_AS(s.next(0), cardsim::Error); // a scheduler of lanes is asked lane by lane
     auto a = s.next_in(0, 0);
     auto b = s.next_in(0, 1);
