@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
 #include <sstream>
 #include <vector>
@@ -9,16 +10,26 @@
 namespace cardsim::cli {
 
 std::string Phase::bound_text() const {
-    return fmt::format("{} (DDR roofline {:.3f} ms, {:.1f} % of it achieved; busiest unit {} {:.3f} ms)",
-                       bandwidth_bound() ? "bandwidth-bound" : "compute-bound", roofline_seconds * 1e3,
-                       seconds > 0 ? 100 * roofline_seconds / seconds : 0.0, busiest, compute_seconds * 1e3);
+    return fmt::format(
+        "{}-bound (DDR roofline {:.3f} ms, {:.1f} % of it achieved; busiest unit {} {:.3f} ms{})", bound(),
+        roofline_seconds * 1e3, seconds > 0 ? 100 * roofline_seconds / seconds : 0.0, busiest,
+        compute_seconds * 1e3,
+        link_seconds > 0 ? fmt::format("; busiest link {:.3f} ms", link_seconds * 1e3) : "");
+}
+
+double busiest_link_seconds(const sim::system::SystemResult& system) {
+    double most = 0;
+    for (const auto& l : system.links)
+        most = std::max(most, l.busy_seconds);
+    return most;
 }
 
 std::string Phase::encode() const {
     return fmt::format(
         "tokens={}\nsteps={}\ncycles={}\nseconds={:.17g}\nddr_bytes={}\nroofline_seconds={:.17g}\n"
-        "compute_seconds={:.17g}\nbusiest={}\nhost_seconds={:.17g}\n",
-        tokens, steps, cycles, seconds, ddr_bytes, roofline_seconds, compute_seconds, busiest, host_seconds);
+        "compute_seconds={:.17g}\nbusiest={}\nhost_seconds={:.17g}\nlink_seconds={:.17g}\n",
+        tokens, steps, cycles, seconds, ddr_bytes, roofline_seconds, compute_seconds, busiest, host_seconds,
+        link_seconds);
 }
 
 Phase parse_phase(const std::string& text) {
@@ -38,6 +49,7 @@ Phase parse_phase(const std::string& text) {
         if (k == "compute_seconds") p.compute_seconds = std::stod(v);
         if (k == "busiest") p.busiest = v;
         if (k == "host_seconds") p.host_seconds = std::stod(v);
+        if (k == "link_seconds") p.link_seconds = std::stod(v);
     }
     return p;
 }
@@ -51,8 +63,10 @@ DdrTraffic ddr_traffic(const sim::RunResult& run) {
     return t;
 }
 
-Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens) {
+Phase phase_of(const sim::RunResult& run, const card::CardConfig& config, std::size_t tokens,
+               double link_seconds) {
     Phase p;
+    p.link_seconds = link_seconds;
     p.tokens = tokens;
     p.steps = run.step_end.size();
     p.cycles = run.cycles;

@@ -120,7 +120,8 @@ void summarise(RunReport& rep, const RunRequest& req, const stages::Source& sour
         k->measured += r.measured_cycles;
     }
     if (req.prompt_len && !rep.run.step_end.empty())
-        rep.decode = phase_of(rep.run, req.config, rep.run.step_end.size());
+        rep.decode = phase_of(rep.run, req.config, rep.run.step_end.size(),
+                              simulated.system ? busiest_link_seconds(*simulated.system) : 0.0);
     if (feed.decoder && req.mode == sim::Mode::Full && !rep.run.outputs.empty() &&
         compiled.program.program.host.entry(program::IoRole::Next)) {
         for (std::size_t q = 0; q < feed.batch.seqs(); ++q)
@@ -419,11 +420,11 @@ std::string RunReport::machine() const {
         kv("prefill_seconds", prefill->seconds);
         kv("prefill_tokens_per_second", prefill->tokens_per_second());
         kv("ttft_seconds", prefill->seconds);
-        kv("prefill_bound", prefill->bandwidth_bound() ? "bandwidth" : "compute");
+        kv("prefill_bound", prefill->bound());
         kv("prefill_roofline_fraction",
            prefill->seconds > 0 ? prefill->roofline_seconds / prefill->seconds : 0.0);
         kv("decode_tokens_per_second", decode->tokens_per_second());
-        kv("decode_bound", decode->bandwidth_bound() ? "bandwidth" : "compute");
+        kv("decode_bound", decode->bound());
         kv("decode_roofline_fraction",
            decode->seconds > 0 ? decode->roofline_seconds / decode->seconds : 0.0);
     }

@@ -257,10 +257,17 @@ Phase prefill_phase(const RunRequest& req, const models::Model& model, const gra
             if (req.progress) fmt::print(stderr, "\rprefill chunk {}/{}", s + 1, chunks);
             return in;
         };
-        auto run = req.plan.one() ? sim::simulate(req.config, cards.front(), plan)
-                                  : sim::system::whole(sim::system::simulate(req.config, cards, plan));
+        double link_seconds = 0;
+        sim::RunResult run;
+        if (req.plan.one()) {
+            run = sim::simulate(req.config, cards.front(), plan);
+        } else {
+            const auto system = sim::system::simulate(req.config, cards, plan);
+            link_seconds = busiest_link_seconds(system);
+            run = sim::system::whole(system);
+        }
         if (run.fault) throw Error("the prefill stopped on a bus error: " + *run.fault);
-        return phase_of(run, req.config, *req.prompt_len).encode();
+        return phase_of(run, req.config, *req.prompt_len, link_seconds).encode();
     }));
 }
 

@@ -882,3 +882,29 @@ TEST_CASE(
     REQUIRE(busiest > 2 * least); // a mean would differ from the busiest link
     CHECK(std::abs(100 * std::stod(value_of(machine.out, "link_utilisation")) - busiest) < 0.006);
 }
+
+TEST_CASE(
+    "a phase whose busiest link takes longer than its DDR roofline and its busiest unit is link-bound") {
+    ScratchDir dir("cards-link-bound");
+    const auto m = (dir.path() / "m").string();
+    REQUIRE(run_cardsim("make-model --arch moe --size small --seed 2 -o " + m).code == 0);
+    // Expert parallel over 4 cards: every Moe layer's rows cross the links, its experts' weights are
+    // a quarter a card.
+    const std::string run = "run " + m +
+                            " --set capabilities.experts=true --set system.cards=4 --plan ep --timing-only "
+                            "--prompt-len 64 --chunk 16 --tokens 3";
+    auto text = run_cardsim(run);
+    auto machine = run_cardsim(run + " --machine");
+    INFO(text.out);
+    REQUIRE(text.code == 0);
+    REQUIRE(machine.code == 0);
+    CHECK(value_of(machine.out, "prefill_bound") == "link");
+    CHECK(contains(text.out, "link-bound (DDR roofline "));
+    CHECK(contains(text.out, "; busiest link "));
+    // One card has no link: its bound is the DDR's or a unit's, and names no link.
+    auto one = run_cardsim("run " + m +
+                           " --set capabilities.experts=true --timing-only --prompt-len 64 --chunk 16 "
+                           "--tokens 3 --machine");
+    REQUIRE(one.code == 0);
+    CHECK(value_of(one.out, "prefill_bound") != "link");
+}
