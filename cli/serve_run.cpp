@@ -122,8 +122,13 @@ Prepared prepare_from_model(const ServeRequest& req, ServeReport& rep) {
         room = lower::slot_capacity(g, model.checkpoint, target, o, buckets);
     else
         for (std::size_t k = 0; k < parts->stages.size(); ++k) {
-            auto mine =
-                lower::slot_capacity(parts->graph_of(k), model.checkpoint, target, for_card(k), buckets);
+            lower::SlotCapacity mine;
+            try { // named by its card, as check and compile name it
+                mine =
+                    lower::slot_capacity(parts->graph_of(k), model.checkpoint, target, for_card(k), buckets);
+            } catch (const Refusal& r) {
+                throw Refusal(fmt::format("card {} of {}: {}", k, parts->stages.size(), r.what()));
+            }
             if (k == 0 || mine.slots < room.slots) room = mine;
         }
     rep.slot_bytes = room.per_slot;

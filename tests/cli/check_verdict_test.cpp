@@ -154,6 +154,14 @@ TEST_CASE("check budgets a pipeline's step in the microbatches run steps it in, 
         CHECK(contains(check.out, fits ? "a step, as run steps it: 8 sequences in 2 microbatches of 4 rows"
                                        : "a step, as run steps it: 8 sequences in 1 microbatch of 8 rows"));
     }
+    // serve's step of a lane's 8 rows is refused as check refuses it, naming the card.
+    auto serve =
+        run_cardsim("serve " + m +
+                    " --set system.cards=2 --plan pp --set sram.bytes=4096 --token-budget 8 --gen poisson "
+                    "--count 2 --prompt-len 4 --output-len 2");
+    INFO(serve.out);
+    CHECK(serve.code == 1);
+    CHECK(contains(serve.out, "card 0 of 2: the arena needs 7168 bytes"));
     auto odd = run_cardsim("check " + m + card + " --microbatches 3");
     CHECK(odd.code == 2);
     CHECK(contains(odd.out, "--microbatches 3: a step's 8 sequences split into equal groups"));
