@@ -86,6 +86,8 @@ std::vector<card::UnitKind> busy_kinds(const SweepSpec& spec) {
                                          [](auto& a) { return a.path == "capabilities.experts"; });
         if (spec.base.units.has(k) || swept) kinds.push_back(k);
     }
+    // Several cards: each has a network unit (not in `[units]`), often the busiest under ep.
+    if (with_cards(spec)) kinds.push_back(card::UnitKind::Network);
     return kinds;
 }
 
@@ -264,8 +266,11 @@ CsvRow result_row(const SweepSpec& spec, const Point& point, const std::optional
         }
     for (auto k : busy_kinds(spec)) {
         // Every card's instances (busy_card<c>.<kind>_<n> under a plan): the mean over all of them.
+        // (The network unit is not in `[units]`: one a card of a system, each in the machine lines.)
         std::size_t instances =
-            config ? (*config).units[k].count * std::max<std::size_t>(1, config->system.cards) : seen[k];
+            config && k != card::UnitKind::Network
+                ? (*config).units[k].count * std::max<std::size_t>(1, config->system.cards)
+                : seen[k];
         double mean = instances ? busy[k] / double(instances) : 0.0;
         row[column(columns, fmt::format("busy_{}", card::name(k)))] = fmt::format("{}", mean);
     }

@@ -3,8 +3,11 @@
 // over every card's units.
 
 #include "tests/cli/sweep/support.hpp"
+#include "tests/support/cli_fixtures.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <cmath>
 
 using namespace cardsim::test;
 using namespace cardsim::test::sweep;
@@ -45,6 +48,14 @@ TEST_CASE("a plan axis splits each point's model over its system.cards cards, an
                             " --machine --timing-only --tokens 2 --set system.cards=2 --plan pp");
     REQUIRE(hand.code == 0);
     CHECK(contains(hand.out, "cycles=" + two[column(h, "cycles")] + "\n"));
+    // The network unit each card of a system has (not in [units]) has its column too: the mean of
+    // the two cards' busy fractions, as the run reports them; empty of meaning on one card (0).
+    const auto values = cardsim::test::machine_values(hand.out);
+    const double card0 = std::stod(values.at("busy_card0.network_0")),
+                 card1 = std::stod(values.at("busy_card1.network_0"));
+    CHECK(std::abs(std::stod(two[column(h, "busy_network")]) - (card0 + card1) / 2) < 1e-9);
+    CHECK(std::stod(two[column(h, "busy_network")]) > 0);
+    CHECK(std::stod(one[column(h, "busy_network")]) == 0);
 }
 
 TEST_CASE("a plan in a sweep spec is checked when the spec is read, naming the key") {
