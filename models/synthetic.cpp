@@ -8,8 +8,11 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <unistd.h>
 
@@ -624,6 +627,30 @@ double synth_value(const TensorSpec& t, std::uint64_t seed, std::size_t i) {
     return TensorValues(t, tensor_key(t.name, seed))(i);
 }
 
+namespace {
+
+/// Removes `parent/.NAME.tmpPID` folders of make-model runs of `name` that were killed before they
+/// could remove their own (a full 8B's is 8.5 GB): those whose process is gone. A live process's
+/// folder (another make-model writing now) is left alone.
+void remove_stale_temporaries(const std::filesystem::path& parent, const std::string& name) {
+    const std::string prefix = "." + name + ".tmp";
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string entry = it->path().filename().string();
+        if (entry.size() <= prefix.size() || entry.compare(0, prefix.size(), prefix) != 0) continue;
+        const std::string digits = entry.substr(prefix.size());
+        if (digits.size() > 9 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
+        const auto pid = static_cast<pid_t>(std::stol(digits));
+        if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue; // alive, or not ours
+        std::error_code gone;
+        std::filesystem::remove_all(it->path(), gone);
+    }
+}
+
+} // namespace
+
 SynthResult make_model(const SynthOptions& o, const std::filesystem::path& dir) {
     return write_synthetic(synth_config(o.arch, o.size), o, dir);
 }
@@ -671,6 +698,7 @@ SynthResult write_synthetic(const boost::json::object& config, const SynthOption
     }
 
     const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+    remove_stale_temporaries(parent, dir.filename().string());
     const fs::path temp = parent / fmt::format(".{}.tmp{}", dir.filename().string(), ::getpid());
     std::error_code ec;
     fs::remove_all(temp, ec);

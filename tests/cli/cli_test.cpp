@@ -10,7 +10,9 @@
 #include "tests/support/scratch_dir.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 #include <utility>
 
 using cardsim::test::contains;
@@ -129,4 +131,21 @@ TEST_CASE("config --reference refuses the card options, which it does not use, n
     auto knob = run_cardsim("config --knob cache=int8");
     CHECK(knob.code == 0);
     CHECK(contains(knob.out, "numerics.cache = \"int8\""));
+}
+
+TEST_CASE("make-model removes the temporary folder a killed make-model of the same output left, not a "
+          "live one's") {
+    cardsim::test::ScratchDir d("make-model-stale");
+    // A process that no longer exists (pid 999999999 is past any pid_max) and a live one (this test).
+    const auto stale = d / ".m.tmp999999999", live = d / (".m.tmp" + std::to_string(::getpid()));
+    for (const auto& dir : {stale, live}) {
+        std::filesystem::create_directories(dir);
+        std::ofstream(dir / "model.safetensors") << "partial";
+    }
+    auto r = run_cardsim("make-model --arch dense --size tiny -o " + (d / "m").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(std::filesystem::exists(live / "model.safetensors"));
+    CHECK(std::filesystem::exists(d / "m" / "config.json"));
 }
