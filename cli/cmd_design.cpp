@@ -29,7 +29,15 @@ int run_design(std::span<const std::string> args) {
     auto vm = parse("design",
                     "RUN_DIR SERVE_DIR [--decode-tolerance F] [--tie-tolerance F] [--config C] [--set k=v]",
                     args, o, positional);
-    // The DDR the units stream from: the config's (the design sweeps do not move it).
+    // The DDR the units stream from: the config's (the design sweeps do not move it). The rule reads
+    // the DDR keys alone: any other --set would be ignored, so it is refused.
+    if (vm.count("set"))
+        for (const auto& s : vm["set"].as<std::vector<std::string>>())
+            if (!s.starts_with("ddr."))
+                throw Error(
+                    fmt::format("cardsim design: --set {}: the design rule reads the DDR keys alone (the "
+                                "port's clock), the rest comes from the sweeps' results (drop it)",
+                                s));
     const auto config = load_card(vm);
     // The slowest kernel clock at which a channel's user port (ddr.port_bits) takes its DRAM's peak.
     const double port_mhz = config.ddr.channel_peak_bytes_per_second() / (config.ddr.port_bits / 8.0) / 1e6;

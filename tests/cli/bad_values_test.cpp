@@ -158,6 +158,8 @@ TEST_CASE(
         {"trace show " + t + " --meta --csv " + (d / "c.csv").string(),
          "trace show --meta lays out the summary"},
         {"layout --seqs 9", "--seqs: every value of the decoder graph is in token rows"},
+        {"design " + t + " " + t + " --set units.matvec.count=4",
+         "--set units.matvec.count=4: the design rule reads the DDR keys alone"},
         {"calibrate " + t + " -o " + (d / "o.toml").string() + " --set ddr.channels=2",
          "calibrate --set: the overlay written"},
         {"run " + m + " --tokens 2 --set link.gbps=10", "link.gbps: this command runs one card"},
