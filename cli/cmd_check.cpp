@@ -49,9 +49,6 @@ int run_check(std::span<const std::string> args) {
                 throw Error(fmt::format("--{}: {} is an encoder, which keeps no caches of sequences or "
                                         "positions to budget (drop --{})",
                                         o, vm["model"].as<std::string>(), o));
-    if (vm["max-positions"].as<std::size_t>() > lower::Options::max_positions_limit)
-        throw Error(fmt::format("--max-positions {}: past 2^31, more than any cache can hold",
-                                vm["max-positions"].as<std::size_t>()));
     // The arena of a decode step (a token of each of --seqs sequences) must fit the SRAM, as `run`
     // lowers it: a refusal here, so the budget below (which lowers that step) is not reached.
     const auto seqs = vm["seqs"].as<std::size_t>();

@@ -26,20 +26,20 @@ namespace po = boost::program_options;
 
 namespace {
 
-/// The least (and, where one holds, the most) value of an option that takes a number, the same for
-/// every subcommand that has it: counts of tokens, sequences, positions and the like are positive;
-/// a rate or a timeout is more than 0; token and position counts stay within 2^31 (positions are
-/// u32 on the card, and no cache or arena size wraps), layers within MAX_LAYERS, threads within 1024. Options
-/// absent here take any value their type holds (a seed, a tolerance, an index), or mean different things in
-/// different subcommands (`--chunk 0` and `--max-seqs 0` of serve and
-/// `--outstanding 0` of ddr replay mean "no limit"), and their subcommands check them.
-struct LowerBound {
+/// The least (and, where one holds, the most) value of an option that takes a number, the same
+/// for every subcommand that has it: counts of tokens, sequences, positions and the like are
+/// positive; a rate or a timeout is more than 0; token and position counts stay within 2^31
+/// (positions are u32 on the card, and no cache or arena size wraps), layers within MAX_LAYERS,
+/// threads within 1024. Options absent here take any value their type holds (a seed, a tolerance,
+/// an index), or mean different things in different subcommands (`--chunk 0` and `--max-seqs 0` of
+/// serve and `--outstanding 0` of ddr replay mean "no limit"), and their subcommands check them.
+struct OptionBounds {
     std::string_view option;
     double least;
     bool strict;     ///< the value must be more than `least`, not equal to it
     double most = 0; ///< the largest value (0: none here)
 };
-constexpr LowerBound lower_bounds[] = {
+constexpr OptionBounds option_bounds[] = {
     {"tokens", 1, false, 0x1p31},
     {"seqs", 1, false},
     {"prompt-len", 1, false, 0x1p31},
@@ -56,10 +56,10 @@ constexpr LowerBound lower_bounds[] = {
     {"timeout", 0, true},
 };
 
-/// Refuses `value` for `--option` when it is outside the option's bounds (lower_bounds), naming
+/// Refuses `value` for `--option` when it is outside the option's bounds (option_bounds), naming
 /// the option, the value and what was expected. Values that are not numbers are left to the parser.
 void check_bounds(std::string_view command, std::string_view option, const std::string& value) {
-    for (auto& b : lower_bounds) {
+    for (auto& b : option_bounds) {
         if (b.option != option) continue;
         double v = 0;
         std::size_t used = 0;

@@ -86,10 +86,7 @@ void system_summary(RunReport& rep, const RunRequest& req, const stages::Compile
                         sys.seconds > 0 ? 100.0 * l.busy_seconds / sys.seconds : 0.0);
     }
     // The busiest link's busy fraction of the run (as serve reports it): the link that limits.
-    rep.link_utilisation = 0;
-    for (auto& l : sys.links)
-        if (sys.seconds > 0)
-            rep.link_utilisation = std::max(rep.link_utilisation, l.busy_seconds / sys.seconds);
+    rep.link_utilisation = sys.seconds > 0 ? busiest_link_seconds(sys) / sys.seconds : 0.0;
 }
 
 /// Fills the report's figures from what the stages produced.

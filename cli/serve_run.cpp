@@ -394,12 +394,12 @@ ServeReport serve_model(const ServeRequest& req) {
             if (!l.messages) continue;
             rep.link_bytes += l.bytes;
             const double use = system->seconds > 0 ? l.busy_seconds / system->seconds : 0.0;
-            rep.link_utilisation = std::max(rep.link_utilisation, use);
             rep.system += fmt::format("  link {} -> {}: {} messages, {:.3f} MB, busy {:.2f} % of the run\n",
                                       sim::system::node_name(l.from, req.config),
                                       sim::system::node_name(l.to, req.config), l.messages,
                                       double(l.bytes) / 1e6, 100 * use);
         }
+        rep.link_utilisation = system->seconds > 0 ? busiest_link_seconds(*system) / system->seconds : 0.0;
     } else
         rep.run = sim::simulate(req.config, programs, plan);
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");

@@ -19,6 +19,7 @@
 #include <deque>
 #include <exception>
 #include <fcntl.h>
+#include <map>
 #include <set>
 #include <sys/file.h>
 #include <thread>
@@ -312,12 +313,13 @@ bool encoder_model(const std::filesystem::path& dir) {
     }
 }
 
-/// The `cardsim run` command line of a point (without its config options).
+/// The `cardsim run` command line of a point (without its config options) of model `model`, an
+/// encoder or not.
 std::vector<std::string> run_argv(const SweepSpec& spec, const Point& p, const std::string& self,
-                                  const std::filesystem::path& model) {
+                                  const std::filesystem::path& model, bool encoder) {
     std::vector<std::string> argv{self, "run", model.string(), "--machine"};
     // An encoder runs its prompt in one step and generates no tokens (run refuses --tokens for it).
-    if (!encoder_model(model)) argv.insert(argv.end(), {"--tokens", std::to_string(point_tokens(spec, p))});
+    if (!encoder) argv.insert(argv.end(), {"--tokens", std::to_string(point_tokens(spec, p))});
     if (auto seqs = point_seqs(spec, p); seqs != 1) argv.insert(argv.end(), {"--seqs", std::to_string(seqs)});
     if (!spec.full) argv.emplace_back("--timing-only");
     routing_args(spec, p, argv);
@@ -460,6 +462,12 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
                        row[results.status_column()], ok ? "" : ": " + row.back(), finished, total);
         results.add(std::move(row));
     };
+    std::map<std::size_t, bool> encoders; // per model of the spec: read once, at its first point
+    auto encoder = [&](std::size_t m) {
+        auto [at, fresh] = encoders.try_emplace(m, false);
+        if (fresh) at->second = encoder_model(model_directory(spec.models[m], dir));
+        return at->second;
+    };
     auto launch = [&](const Point* p) {
         auto sets = overrides(spec, *p);
         std::optional<card::CardConfig> config;
@@ -470,8 +478,9 @@ SweepOutcome run_sweep(const SweepSpec& spec, const Grid& grid, const std::vecto
             return;
         }
         std::vector<std::string> argv =
-            spec.serve ? serve_argv(spec, *p, self, model_directory(spec.models[p->model], dir))
-                       : run_argv(spec, *p, self, model_directory(spec.models[p->model], dir));
+            spec.serve
+                ? serve_argv(spec, *p, self, model_directory(spec.models[p->model], dir))
+                : run_argv(spec, *p, self, model_directory(spec.models[p->model], dir), encoder(p->model));
         if (spec.config) argv.insert(argv.end(), {"--config", spec.config->string()});
         if (spec.full && spec.pack_cache) // else the points inherit $CARDSIM_PACK_CACHE
             argv.insert(argv.end(), {"--pack-cache", spec.pack_cache->string()});

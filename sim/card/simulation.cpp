@@ -30,10 +30,10 @@ public:
 
 private:
     Card& card_;
-    std::exception_ptr error_;
     std::span<const program::Loaded> buckets_;
     const SessionPlan& plan_;
     RunResult& result_;
+    std::exception_ptr error_;
 
     void put(const program::Place& p, const std::vector<std::uint32_t>& values) {
         if (p.bytes == 0) return;
