@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 
 namespace cardsim::sim::memory {
 ChannelController::ChannelController(const card::DdrConfig& ddr)
@@ -271,13 +272,14 @@ void ChannelController::admit() {
         // A hazard: the youngest older burst of the same line in the other direction.
         std::int32_t blocker = RequestBuffer::none;
         const Direction other = r.direction == Direction::Read ? Direction::Write : Direction::Read;
-        if (buffer_.queued(t.bank, other) > 0)
-            for (std::int32_t j = buffer_.youngest_in_bank(t.bank); j != RequestBuffer::none;
-                 j = buffer_[j].prev)
-                if (buffer_[j].line == q.line && buffer_[j].direction == other) {
-                    blocker = j;
+        if (buffer_.queued(t.bank, other) > 0) {
+            const std::span<const std::int32_t> queue = buffer_.in_bank(t.bank);
+            for (auto j = queue.rbegin(); j != queue.rend(); ++j)
+                if (buffer_[*j].line == q.line && buffer_[*j].direction == other) {
+                    blocker = *j;
                     break;
                 }
+        }
         const std::int32_t i = buffer_.push(q);
         if (blocker != RequestBuffer::none) buffer_.block(i, blocker);
         ++r.next;
@@ -467,20 +469,20 @@ void ChannelController::pick(std::uint32_t b, Direction dir) {
     c.entry = RequestBuffer::none;
     cand_valid_ &= ~(std::uint64_t{1} << b);
     // The bank decides when it is free and its oldest burst that may go has entered.
-    std::int32_t first = buffer_.oldest_in_bank(b);
-    if (picks_sole_ && first != RequestBuffer::none && first == buffer_.youngest_in_bank(b)) {
+    const std::span<const std::int32_t> queue = buffer_.in_bank(b);
+    if (picks_sole_ && queue.size() == 1) {
         // One burst alone (random traffic, mostly): the scheduler's answer is known.
-        const QueuedBurst& e = buffer_[first];
+        const QueuedBurst& e = buffer_[queue.front()];
         if (e.direction != dir || e.blocker != RequestBuffer::none) return;
         c.urgency = 0;
-        set_candidate(b, first, std::max(bank_free_[b], e.accept));
+        set_candidate(b, queue.front(), std::max(bank_free_[b], e.accept));
         return;
     }
-    while (first != RequestBuffer::none &&
-           (buffer_[first].direction != dir || buffer_[first].blocker != RequestBuffer::none))
-        first = buffer_[first].next;
-    if (first == RequestBuffer::none) return;
-    const BankMachine bm = machine(b, std::max(bank_free_[b], buffer_[first].accept), dir);
+    const auto first = std::find_if(queue.begin(), queue.end(), [&](std::int32_t i) {
+        return buffer_[i].direction == dir && buffer_[i].blocker == RequestBuffer::none;
+    });
+    if (first == queue.end()) return;
+    const BankMachine bm = machine(b, std::max(bank_free_[b], buffer_[*first].accept), dir);
     std::uint32_t urgency = 0;
     const std::int32_t entry = policy(
         [&](auto& s) { return ranks_switches_ ? s.next_request_ranked(bm, urgency) : s.next_request(bm); });
@@ -627,9 +629,11 @@ bool ChannelController::step(Cycle limit) {
     ChannelStats& st = core_.mutable_stats();
     st.max_passed = std::max(st.max_passed, passed);
     st.write_batches = policy([](auto& s) { return s.write_batches(); });
-    if (buffer_.blocked(write ? Direction::Read : Direction::Write) > 0)
-        for (std::int32_t j = e.next; j != RequestBuffer::none; j = buffer_[j].next)
-            if (buffer_[j].blocker == i) buffer_.unblock(j);
+    if (buffer_.blocked(write ? Direction::Read : Direction::Write) > 0) {
+        const std::span<const std::int32_t> queue = buffer_.in_bank(bank);
+        for (auto j = std::find(queue.begin(), queue.end(), i) + 1; j != queue.end(); ++j)
+            if (buffer_[*j].blocker == i) buffer_.unblock(*j);
+    }
     bank_free_[bank] = ev.plan.cas;
     buffer_.erase(i);
     dirty(std::uint64_t{1} << bank);

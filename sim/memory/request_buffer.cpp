@@ -3,8 +3,9 @@
 namespace cardsim::sim::memory {
 
 RequestBuffer::RequestBuffer(std::uint32_t banks, std::uint32_t bank_depth, std::uint32_t write_capacity)
-    : bank_head_(banks, none), bank_tail_(banks, none), bank_entries_(banks, 0), per_bank_(banks),
-      ref_row_(banks, 0), off_row_(banks, 0), bank_depth_(bank_depth), write_capacity_(write_capacity) {
+    : bank_order_(std::size_t{banks} * (bank_depth + write_capacity), none), bank_count_(banks, 0),
+      bank_room_(bank_depth + write_capacity), bank_entries_(banks, 0), per_bank_(banks), ref_row_(banks, 0),
+      off_row_(banks, 0), bank_depth_(bank_depth), write_capacity_(write_capacity) {
     pool_.resize(std::size_t{banks} * bank_depth + write_capacity);
     clear();
 }
@@ -13,8 +14,7 @@ void RequestBuffer::clear() {
     free_.clear();
     for (std::size_t i = pool_.size(); i-- > 0;)
         free_.push_back(static_cast<std::int32_t>(i));
-    std::fill(bank_head_.begin(), bank_head_.end(), none);
-    std::fill(bank_tail_.begin(), bank_tail_.end(), none);
+    std::fill(bank_count_.begin(), bank_count_.end(), 0);
     std::fill(bank_entries_.begin(), bank_entries_.end(), 0);
     for (auto& c : per_bank_)
         c = {0, 0};
@@ -27,7 +27,7 @@ void RequestBuffer::clear() {
 
 std::uint32_t RequestBuffer::recount_off_row(std::uint32_t bank, std::uint32_t row) const {
     std::uint32_t n = 0;
-    for (std::int32_t i = bank_head_[bank]; i != none; i = pool_[static_cast<std::size_t>(i)].next)
+    for (const std::int32_t i : in_bank(bank))
         n += pool_[static_cast<std::size_t>(i)].row != row ? 1 : 0;
     ref_row_[bank] = row;
     off_row_[bank] = n;

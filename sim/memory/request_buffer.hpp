@@ -5,8 +5,10 @@
 #include "sim/memory/mem_request.hpp"
 #include "sim/memory/memory_clock.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace cardsim::sim::memory {
@@ -25,15 +27,16 @@ struct QueuedBurst {
     std::uint32_t passed = 0;  ///< times a younger burst of its bank was served before it
     std::int32_t blocker = -1; ///< an older queued burst of the same line, other direction (a hazard)
     Direction direction = Direction::Read;
-    std::int32_t prev = -1, next = -1;   ///< neighbours in the bank's queue, oldest first
     std::int32_t dprev = -1, dnext = -1; ///< neighbours in the direction's queue, oldest first
 };
 
-/// The bursts a controller holds: a fixed pool of entries threaded into each bank's queue and
-/// each direction's queue, oldest first (so removing any entry is O(1) and nothing is allocated
-/// after construction). The counters bound what it may hold: `bank_depth` reads per bank, and
-/// `write_capacity` posted writes per channel; without posting (capacity 0) writes share the
-/// bank depth with reads. Indices stay valid until the entry is erased.
+/// The bursts a controller holds: a fixed pool of entries, each bank's listed in an array of its
+/// own and each direction's threaded into a queue, oldest first (nothing is allocated after
+/// construction). A bank's array is what the scheduler scans at every pick: contiguous indices,
+/// so the loads of a scan do not wait on one another as a linked list's would. The counters bound
+/// what it may hold: `bank_depth` reads per bank, and `write_capacity` posted writes per channel;
+/// without posting (capacity 0) writes share the bank depth with reads. Indices stay valid until
+/// the entry is erased.
 class RequestBuffer {
 public:
     static constexpr std::int32_t none = -1;
@@ -55,10 +58,18 @@ public:
     QueuedBurst& operator[](std::int32_t i) { return pool_[static_cast<std::size_t>(i)]; }
     const QueuedBurst& operator[](std::int32_t i) const { return pool_[static_cast<std::size_t>(i)]; }
 
-    /// The oldest entry of `bank`, or none; follow `next` for younger ones.
-    std::int32_t oldest_in_bank(std::uint32_t bank) const { return bank_head_[bank]; }
-    /// The youngest entry of `bank`, or none; follow `prev` for older ones.
-    std::int32_t youngest_in_bank(std::uint32_t bank) const { return bank_tail_[bank]; }
+    /// The entries of `bank`, oldest first.
+    std::span<const std::int32_t> in_bank(std::uint32_t bank) const {
+        return {bank_order_.data() + std::size_t{bank} * bank_room_, bank_count_[bank]};
+    }
+    /// The oldest entry of `bank`, or none.
+    std::int32_t oldest_in_bank(std::uint32_t bank) const {
+        return bank_count_[bank] ? bank_order_[std::size_t{bank} * bank_room_] : none;
+    }
+    /// The youngest entry of `bank`, or none.
+    std::int32_t youngest_in_bank(std::uint32_t bank) const {
+        return bank_count_[bank] ? bank_order_[std::size_t{bank} * bank_room_ + bank_count_[bank] - 1] : none;
+    }
     /// Marks entry `i` as waiting for entry `blocker` (an older burst of its line, other direction).
     void block(std::int32_t i, std::int32_t blocker) {
         pool_[static_cast<std::size_t>(i)].blocker = blocker;
@@ -87,7 +98,7 @@ public:
     /// Banks holding at least one entry of `direction`, one bit per bank.
     std::uint64_t banks_with(Direction direction) const { return mask_[index(direction)]; }
     bool empty() const { return queued_[0] + queued_[1] == 0; }
-    std::uint32_t banks() const { return static_cast<std::uint32_t>(bank_head_.size()); }
+    std::uint32_t banks() const { return static_cast<std::uint32_t>(bank_count_.size()); }
     std::uint32_t bank_depth() const { return bank_depth_; }
     std::uint32_t write_capacity() const { return write_capacity_; }
 
@@ -98,7 +109,11 @@ private:
 
     std::vector<QueuedBurst> pool_;
     std::vector<std::int32_t> free_;
-    std::vector<std::int32_t> bank_head_, bank_tail_;
+    /// Each bank's entries, oldest first, in `bank_room_` places a bank (its reads' depth and every
+    /// posted write), `bank_count_` of them used.
+    std::vector<std::int32_t> bank_order_;
+    std::vector<std::uint32_t> bank_count_;
+    std::uint32_t bank_room_;
     std::vector<std::uint32_t> bank_entries_; ///< entries counted against the bank depth
     std::vector<std::array<std::uint32_t, 2>> per_bank_;
     std::array<std::int32_t, 2> dir_head_{none, none}, dir_tail_{none, none};
@@ -120,13 +135,7 @@ inline std::int32_t RequestBuffer::push(const QueuedBurst& burst) {
     e = burst;
     const std::uint32_t b = e.bank;
     const std::size_t d = index(e.direction);
-    e.prev = bank_tail_[b];
-    e.next = none;
-    if (e.prev != none)
-        pool_[static_cast<std::size_t>(e.prev)].next = i;
-    else
-        bank_head_[b] = i;
-    bank_tail_[b] = i;
+    bank_order_[std::size_t{b} * bank_room_ + bank_count_[b]++] = i;
     e.dprev = dir_tail_[d];
     e.dnext = none;
     if (e.dprev != none)
@@ -146,14 +155,10 @@ inline void RequestBuffer::erase(std::int32_t i) {
     QueuedBurst& e = pool_[static_cast<std::size_t>(i)];
     const std::uint32_t b = e.bank;
     const std::size_t d = index(e.direction);
-    if (e.prev != none)
-        pool_[static_cast<std::size_t>(e.prev)].next = e.next;
-    else
-        bank_head_[b] = e.next;
-    if (e.next != none)
-        pool_[static_cast<std::size_t>(e.next)].prev = e.prev;
-    else
-        bank_tail_[b] = e.prev;
+    std::int32_t* order = bank_order_.data() + std::size_t{b} * bank_room_;
+    std::int32_t* const end = order + bank_count_[b]--;
+    std::int32_t* const at = std::find(order, end, i);
+    std::copy(at + 1, end, at);
     if (e.dprev != none)
         pool_[static_cast<std::size_t>(e.dprev)].dnext = e.dnext;
     else

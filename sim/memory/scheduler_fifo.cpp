@@ -10,7 +10,7 @@ Direction SchedulerFifo::serving() {
 }
 
 std::int32_t SchedulerFifo::next_request(const BankMachine& bank) const {
-    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+    for (const std::int32_t i : buffer_.in_bank(bank.bank)) {
         const QueuedBurst& e = buffer_[i];
         if (e.direction != bank.direction) continue;
         return e.accept <= bank.decision && e.blocker == RequestBuffer::none ? i : RequestBuffer::none;
@@ -20,7 +20,7 @@ std::int32_t SchedulerFifo::next_request(const BankMachine& bank) const {
 
 bool SchedulerFifo::has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                                         std::int32_t except) const {
-    for (std::int32_t i = buffer_.oldest_in_bank(bank); i != RequestBuffer::none; i = buffer_[i].next)
+    for (const std::int32_t i : buffer_.in_bank(bank))
         if (i != except && buffer_[i].direction == direction && buffer_[i].row == row) return true;
     return false;
 }

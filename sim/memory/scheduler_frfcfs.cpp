@@ -13,7 +13,7 @@ SchedulerFrFcfs::SchedulerFrFcfs(RequestBuffer& buffer, std::uint32_t starvation
 
 bool SchedulerFrFcfs::has_further_row_hit(std::uint32_t bank, std::uint32_t row, Direction direction,
                                           std::int32_t except) const {
-    for (std::int32_t i = buffer_.oldest_in_bank(bank); i != RequestBuffer::none; i = buffer_[i].next)
+    for (const std::int32_t i : buffer_.in_bank(bank))
         if (i != except && buffer_[i].direction == direction && buffer_[i].row == row) return true;
     return false;
 }

@@ -4,6 +4,7 @@
 #include "sim/memory/scheduler.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace cardsim::sim::memory {
 
@@ -101,7 +102,7 @@ inline Direction SchedulerFrFcfs::serving() {
 
 inline std::int32_t SchedulerFrFcfs::next_request(const BankMachine& bank) const {
     std::int32_t oldest = RequestBuffer::none;
-    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+    for (const std::int32_t i : buffer_.in_bank(bank.bank)) {
         const QueuedBurst& e = buffer_[i];
         if (e.accept > bank.decision) break; // entered later (admission is in order): not visible yet
         if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
@@ -133,7 +134,7 @@ inline std::uint32_t SchedulerFrFcfs::switch_urgency(const BankMachine& bank, st
     // most passed of those bounds the hits left before the starvation cap forces the switch).
     std::uint32_t hits = 0, passed = 0;
     bool other = false;
-    for (std::int32_t i = buffer_.oldest_in_bank(bank.bank); i != RequestBuffer::none; i = buffer_[i].next) {
+    for (const std::int32_t i : buffer_.in_bank(bank.bank)) {
         const QueuedBurst& e = buffer_[i];
         if (e.accept > bank.decision) break; // not visible yet
         if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
@@ -156,13 +157,13 @@ inline std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank
     std::int32_t oldest = RequestBuffer::none, hit = RequestBuffer::none;
     std::uint32_t hits = 0, passed = 0;
     bool other = false;
-    const std::int32_t head = buffer_.oldest_in_bank(bank.bank);
-    if (head == RequestBuffer::none) return head;
-    if (uniform(bank.bank, bank.direction) &&
-        buffer_[buffer_.youngest_in_bank(bank.bank)].accept <= bank.decision) {
+    const std::span<const std::int32_t> queue = buffer_.in_bank(bank.bank);
+    if (queue.empty()) return RequestBuffer::none;
+    const std::int32_t head = queue.front();
+    if (uniform(bank.bank, bank.direction) && buffer_[queue.back()].accept <= bank.decision) {
         // Every burst of the bank counts (admission is in order: the youngest visible, all are):
         // the same pass without its three tests a burst, as streams of one direction fill a bank.
-        for (std::int32_t i = head; i != RequestBuffer::none; i = buffer_[i].next) {
+        for (const std::int32_t i : queue) {
             const QueuedBurst& e = buffer_[i];
             const bool row_hit = e.row == bank.row;
             hit = hit == RequestBuffer::none && row_hit ? i : hit;
@@ -176,7 +177,7 @@ inline std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank
             urgency = urgency_of(hits, hits != buffer_.queued(bank.bank, bank.direction), passed);
         return entry;
     }
-    for (std::int32_t i = head; i != RequestBuffer::none; i = buffer_[i].next) {
+    for (const std::int32_t i : queue) {
         const QueuedBurst& e = buffer_[i];
         if (e.accept > bank.decision) break; // not visible yet
         if (e.direction != bank.direction || e.blocker != RequestBuffer::none) continue;
@@ -199,13 +200,14 @@ inline std::int32_t SchedulerFrFcfs::next_request_ranked(const BankMachine& bank
 
 inline void SchedulerFrFcfs::served(std::int32_t i) {
     const QueuedBurst& s = buffer_[i];
+    const std::int32_t* older = buffer_.in_bank(s.bank).data();
     if (uniform(s.bank, s.direction)) { // every older burst of the bank is passed over
-        for (std::int32_t j = buffer_.oldest_in_bank(s.bank); j != i; j = buffer_[j].next)
-            ++buffer_[j].passed;
+        for (; *older != i; ++older)
+            ++buffer_[*older].passed;
         return;
     }
-    for (std::int32_t j = buffer_.oldest_in_bank(s.bank); j != i; j = buffer_[j].next) {
-        QueuedBurst& e = buffer_[j];
+    for (; *older != i; ++older) {
+        QueuedBurst& e = buffer_[*older];
         e.passed += e.direction == s.direction && e.blocker == RequestBuffer::none ? 1 : 0;
     }
 }

@@ -26,7 +26,7 @@ using namespace cardsim::sim::memory;
 /// Bursts of `bank` in another row than `row`, counted along the bank's queue.
 std::uint32_t pick_pass_off_row(const RequestBuffer& buffer, std::uint32_t bank, std::uint32_t row) {
     std::uint32_t n = 0;
-    for (std::int32_t i = buffer.oldest_in_bank(bank); i != RequestBuffer::none; i = buffer[i].next)
+    for (const std::int32_t i : buffer.in_bank(bank))
         n += buffer[i].row != row ? 1 : 0;
     return n;
 }
