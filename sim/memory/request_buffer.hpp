@@ -155,10 +155,14 @@ inline void RequestBuffer::erase(std::int32_t i) {
     QueuedBurst& e = pool_[static_cast<std::size_t>(i)];
     const std::uint32_t b = e.bank;
     const std::size_t d = index(e.direction);
-    std::int32_t* order = bank_order_.data() + std::size_t{b} * bank_room_;
-    std::int32_t* const end = order + bank_count_[b]--;
-    std::int32_t* const at = std::find(order, end, i);
-    std::copy(at + 1, end, at);
+    // Plain loops: a bank holds a few bursts (one, mostly, under random traffic), too few for
+    // std::find's unrolling or a call to memmove to pay.
+    std::int32_t* at = bank_order_.data() + std::size_t{b} * bank_room_;
+    std::int32_t* const last = at + --bank_count_[b];
+    while (*at != i)
+        ++at;
+    for (; at != last; ++at)
+        *at = at[1];
     if (e.dprev != none)
         pool_[static_cast<std::size_t>(e.dprev)].dnext = e.dnext;
     else
