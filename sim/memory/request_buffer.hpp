@@ -103,7 +103,11 @@ public:
     std::uint32_t write_capacity() const { return write_capacity_; }
 
 private:
-    static std::size_t index(Direction d) { return d == Direction::Read ? 0 : 1; }
+    /// 0 for reads, 1 for writes: the enumerators' own values (no compare).
+    static std::size_t index(Direction d) {
+        static_assert(static_cast<int>(Direction::Read) == 0 && static_cast<int>(Direction::Write) == 1);
+        return static_cast<std::size_t>(d);
+    }
     /// off_row counted afresh, `row` kept as the bank's reference row.
     std::uint32_t recount_off_row(std::uint32_t bank, std::uint32_t row) const;
 
