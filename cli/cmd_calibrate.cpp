@@ -54,11 +54,22 @@ std::string overlay(const boost::program_options::variables_map& vm, const card:
 
 int run_calibrate(std::span<const std::string> args) {
     namespace po = boost::program_options;
+    // The overlay carries the config file's keys: a --set or --knob would shape the fit and then be
+    // missing from what is written, so they are refused rather than dropped (and not offered in
+    // the help).
+    for (const std::string& a : args)
+        for (const std::string_view o : {"set", "knob"})
+            if (a == fmt::format("--{}", o) || a.starts_with(fmt::format("--{}=", o)))
+                throw Error(
+                    fmt::format("calibrate --{}: the overlay written is the --config file's keys with the "
+                                "fitted ones, so a --{} would be lost from it: put it in the config file",
+                                o, o));
     po::options_description opts("options");
-    opts.add(card_options());
-    opts.add(knob_options());
-    opts.add_options()("trace", po::value<std::string>(),
-                       "the measured trace (its meta measured= lists each command's work and cycles)")(
+    opts.add_options()("config", po::value<std::string>()->value_name("FILE"),
+                       "card config (TOML) merged over the built-in D5005 default; the overlay written "
+                       "is its keys with the fitted ones, so any other setting goes in this file")(
+        "trace", po::value<std::string>(),
+        "the measured trace (its meta measured= lists each command's work and cycles)")(
         "output,o", po::value<std::string>(), "write the calibrated config overlay (TOML) here");
     const char* const positional[] = {"trace"};
     auto vm = parse("calibrate", "MEASURED_TRACE [--config C] -o calibrated.toml", args, opts, positional);
@@ -66,18 +77,9 @@ int run_calibrate(std::span<const std::string> args) {
         throw Error("calibrate: give the measured trace (cardsim calibrate TRACE -o OUT.toml)");
     if (!vm.count("output")) throw Error("calibrate: give -o OUT.toml, the config overlay to write");
     const std::string path = vm["trace"].as<std::string>();
-    // The overlay carries the config file's keys: a --set or --knob would shape the fit and then be
-    // missing from what is written, so they are refused rather than dropped.
-    for (const char* o : {"set", "knob"})
-        if (vm.count(o))
-            throw Error(
-                fmt::format("calibrate --{}: the overlay written is the --config file's keys with the "
-                            "fitted ones, so a --{} would be lost from it: put it in the config file",
-                            o, o));
     Outputs outputs; // checked before any work
     outputs.file("-o", vm["output"].as<std::string>());
-    auto knobs = knob_overrides(vm);
-    auto config = load_card(vm, knobs);
+    auto config = load_card(vm, {});
     auto t = traces::read_trace(path);
     auto source = traces::source_of(t.header);
     std::vector<traces::KindFit> fits;

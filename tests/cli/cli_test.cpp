@@ -28,6 +28,14 @@ TEST_CASE("cardsim --help lists the subcommands and each has its own help") {
     REQUIRE(contains(d.out, "usage: cardsim disasm"));
 }
 
+TEST_CASE("calibrate's help offers only the options it takes (no --set or --knob, which it refuses)") {
+    auto r = run_cardsim("calibrate --help");
+    REQUIRE(r.code == 0);
+    REQUIRE(contains(r.out, "--config"));
+    REQUIRE_FALSE(contains(r.out, "--set"));
+    REQUIRE_FALSE(contains(r.out, "--knob"));
+}
+
 TEST_CASE("an unknown command or option is bad input, exit code 2") {
     REQUIRE(run_cardsim("frobnicate").code == 2);
     auto r = run_cardsim("layout --bogus");
