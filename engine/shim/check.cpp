@@ -12,6 +12,14 @@ std::string Refusal::text() const {
     return fmt::format("{}: {}", graph::name(site->part), reason);
 }
 
+Support group_support(const graph::Graph& g, const Group& grp, const Capabilities& caps) {
+    if (grp.cls == ClassId::AttentionVariantsInline)
+        if (auto* a = std::get_if<graph::AttendCache>(&g.ops[grp.ops.front()]))
+            return attention_variants(caps, a->window.has_value(), a->sinks.has_value(),
+                                      a->softcap.has_value());
+    return grp.cls ? supports(*grp.cls, caps) : Support{Native{}};
+}
+
 Report check_model(const graph::Graph& g, const Capabilities& caps) {
     auto fusion = fuse(g, caps);
     Report r;
@@ -22,7 +30,7 @@ Report check_model(const graph::Graph& g, const Capabilities& caps) {
     };
     for (auto& grp : fusion.groups) {
         auto& site = g.sites[grp.ops.front()];
-        Support s = grp.cls ? supports(*grp.cls, caps) : Support{Native{}};
+        Support s = group_support(g, grp, caps);
         if (auto* no = std::get_if<Refuse>(&s)) refuse(site, no->reason);
         for (auto i : grp.ops)
             if (auto why = fits(g.ops[i], caps)) refuse(g.sites[i], *why);

@@ -52,6 +52,10 @@ struct Report {
 /// `3 Gemm` / `Conv, Silu`: the op kinds of a group of `g`, a run of one kind counted.
 std::string op_kinds(const graph::Graph& g, const Group& group);
 
+/// The answer for one group of `g`: its class's, except that an attention over the cache with
+/// variants needs only the variants it uses (a windowed model runs on a card with windows alone).
+Support group_support(const graph::Graph& g, const Group& grp, const Capabilities& caps);
+
 /// Checks `g` against a card with `caps`.
 Report check_model(const graph::Graph& g, const Capabilities& caps);
 

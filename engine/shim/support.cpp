@@ -51,6 +51,15 @@ Support attention(const Capabilities& caps, bool mask, bool window, bool sinks, 
 
 } // namespace
 
+Support attention_variants(const Capabilities& caps, bool window, bool sinks, bool softcap) {
+    std::vector<std::string_view> missing;
+    if (window && !caps.attention_window) missing.push_back("window");
+    if (sinks && !caps.attention_sinks) missing.push_back("sink");
+    if (softcap && !caps.attention_softcap) missing.push_back("soft cap");
+    if (missing.empty()) return Native{};
+    return Refuse{"the engine's attention takes no " + either(missing)};
+}
+
 Support supports(ClassId c, const Capabilities& caps) {
     using enum ClassId;
     switch (c) {

@@ -35,6 +35,11 @@ inline constexpr std::string_view no_unit = "the engine has no unit for ";
 /// flash kernels, host-resident caches, sampling) are refused whatever the card has.
 Support supports(ClassId c, const Capabilities& caps);
 
+/// The answer for one attention over the cache that uses the variants named (a sliding window,
+/// sinks, a soft cap): Native when the card has each of them; a refusal names those it lacks. The
+/// class AttentionVariantsInline as a whole (`supports`) needs all three.
+Support attention_variants(const Capabilities& caps, bool window, bool sinks, bool softcap);
+
 /// `Native`, `Decompose` or `Refuse: <reason>`.
 std::string to_string(const Support& s);
 
