@@ -7,7 +7,6 @@
 namespace cardsim::lower {
 
 using detail::align_up;
-using detail::line;
 using detail::Lowering;
 using detail::SetShare;
 using graph::Bucket;
@@ -52,7 +51,7 @@ std::vector<SetShare> shares_of(const Graph& g, const WeightSource& weights, con
     for (auto bytes : programs) {
         shares.push_back(all);
         shares.back().program_offset = all.programs_bytes;
-        all.programs_bytes += align_up(bytes, line);
+        all.programs_bytes += align_up(bytes, target.line);
     }
     for (auto& sh : shares)
         sh.programs_bytes = all.programs_bytes;
@@ -101,7 +100,7 @@ SlotCapacity slot_capacity(const Graph& g, const WeightSource& weights, const Ta
         if (kept[k])
             sc.per_slot += align_up(state_bytes(g.states[k], o.max_positions, target.storage.cache_row_bytes,
                                                 target.storage.state_element_bytes),
-                                    line);
+                                    target.line);
     // Beside the weights, io and programs: the pad slot, and the stripe each of the two store
     // regions may round up to.
     const std::uint64_t fixed = cap.weights + cap.io + cap.program + sc.per_slot + 2 * target.stripe();

@@ -60,8 +60,6 @@ using program::Place;
 using program::Region;
 namespace slots = program::slots;
 
-inline constexpr std::uint64_t line = 64; ///< every placement starts on a 64-byte line
-
 /// `v` rounded up to a multiple of `a` (0: `v`).
 inline std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
     return a ? (v + a - 1) / a * a : v;

@@ -51,15 +51,15 @@ void Lowering::place_states() {
         const std::uint64_t per_seq =
             state_bytes(s, o_.max_positions, t_.storage.cache_row_bytes, t_.storage.state_element_bytes);
         auto& end = region == Region::Caches ? caches_end_ : state_end_;
-        Place p{region, end, used[k] ? align_up(per_seq, line) * seqs : 0};
-        end = align_up(end + p.bytes, line);
+        Place p{region, end, used[k] ? align_up(per_seq, t_.line) * seqs : 0};
+        end = align_up(end + p.bytes, t_.line);
         out_.states.push_back(p);
     }
 }
 
 Place Lowering::io(std::uint64_t bytes) {
     Place p{Region::Io, io_end_, bytes};
-    io_end_ = align_up(io_end_ + bytes, line);
+    io_end_ = align_up(io_end_ + bytes, t_.line);
     return p;
 }
 
@@ -97,7 +97,7 @@ void Destination::put(std::uint64_t offset, std::span<const std::byte> bytes) co
 }
 
 Place Lowering::reserve(std::uint64_t bytes, bool stripe, std::string key, Fill fill) {
-    std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : line);
+    std::uint64_t at = align_up(weights_end_, stripe ? t_.stripe() : t_.line);
     Place p{Region::Weights, at, bytes};
     weights_end_ = at + bytes;
     if (o_.shapes_only) return p; // placed by its shape and format: never read nor packed

@@ -12,6 +12,7 @@ Target target_of(const card::CardConfig& c) {
     Target t;
     t.channels = c.ddr.channels;
     t.interleave_bytes = c.ddr.interleave_bytes;
+    t.line = c.ddr.burst_bytes();
     t.ddr_bytes = c.ddr.total_bytes();
     t.channel_bytes = c.ddr.channel_bytes();
     t.weight_format = fmt::format("int{}", c.weights.code_bits);

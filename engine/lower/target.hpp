@@ -41,6 +41,8 @@ struct Storage {
 struct Target {
     std::uint32_t channels = 0;         ///< DDR channels
     std::uint64_t interleave_bytes = 0; ///< channel interleave granule
+    std::uint64_t line = 64;            ///< one DDR burst (`ddr.data_bits` / 8 x burst length): every
+                                        ///< placement starts on one
     std::uint64_t ddr_bytes = 0;        ///< DDR capacity in all
     std::uint64_t channel_bytes = 0;    ///< DDR capacity of one channel
     std::string weight_format;          ///< how weights are stored, as a capacity refusal names it (`int8`)

@@ -60,6 +60,39 @@ TEST_CASE("a lowered decoder step re-reads identically and every operand lies in
     REQUIRE(c.program.commands.back().opcode == program::Opcode::Copy);
 }
 
+TEST_CASE("every DDR placement starts on the card's burst, whatever its size") {
+    auto g = example_decoder(DecoderShape{2, 256, 4, 2, 64, 512, 1000});
+    GraphWeights w(g);
+    auto t = test_target();
+    t.line = 128; // a burst of 16 beats of 64 bits (`ddr.timing.burst_length = 16`)
+    auto c = lower::lower(g, w, t, lower::Options{Bucket{3, 3, 0}, 37});
+    std::vector<std::uint64_t> offsets;
+    for (auto& chunk : c.image.chunks)
+        offsets.push_back(chunk.address);
+    for (auto& p : c.states)
+        offsets.push_back(p.offset);
+    auto& io = c.io;
+    for (auto& p : {io.ids, io.positions, io.seq_starts, io.qtype, io.marker_rows, io.marker_starts})
+        offsets.push_back(p.offset);
+    for (auto& [v, p] : io.outputs)
+        offsets.push_back(p.offset);
+    for (auto& r : c.program.regions)
+        if (r.space == program::Space::Ddr) offsets.push_back(r.base);
+    REQUIRE(offsets.size() > 10);
+    for (auto o : offsets) {
+        INFO(o);
+        REQUIRE(o % 128 == 0);
+    }
+    // On a 64-byte burst, some of them are not on a 128-byte line: the burst is what they follow.
+    auto d = lower::lower(g, w, test_target(), lower::Options{Bucket{3, 3, 0}, 37});
+    bool off = false;
+    for (auto& [v, p] : d.io.outputs)
+        off |= p.offset % 128 != 0;
+    for (auto& p : {d.io.ids, d.io.positions, d.io.seq_starts, d.io.qtype})
+        off |= p.offset % 128 != 0;
+    REQUIRE(off);
+}
+
 TEST_CASE("compiling twice gives identical bytes") {
     auto g = example_decoder(DecoderShape{1, 128, 2, 1, 64, 256, 500});
     GraphWeights w(g);
