@@ -1,12 +1,18 @@
 #include "engine/fit/power.hpp"
 
+#include <algorithm>
+
 namespace cardsim::fit {
 
 Activity peak_activity(const card::CardConfig& config) {
     Activity a;
     a.busy.fill(1.0);
     a.arena = 1.0;
-    a.ddr_read_bytes_per_second = config.ddr.channels * config.ddr.channel_peak_bytes_per_second();
+    // A channel reads no faster than its user port takes the data (`ddr.port_bits` at the kernel
+    // clock), as the simulator times it.
+    const double port = config.ddr.port_bits / 8.0 * config.clock.kernel_mhz * 1e6;
+    a.ddr_read_bytes_per_second =
+        config.ddr.channels * std::min(config.ddr.channel_peak_bytes_per_second(), port);
     return a;
 }
 

@@ -17,7 +17,8 @@ struct Activity {
     double ddr_read_bytes_per_second = 0, ddr_write_bytes_per_second = 0;
 };
 
-/// The worst case: every unit and the arena busy all the time, every channel reading at its peak.
+/// The worst case: every unit and the arena busy all the time, every channel reading at its peak
+/// (the DRAM's, or its user port's when that is slower).
 Activity peak_activity(const card::CardConfig& config);
 
 /// Watts by part.

@@ -189,6 +189,18 @@ TEST_CASE("the power is static plus the busy resources at the clock plus the DDR
     CHECK(fit::estimate_power(c, 400, peak).total() > fit::estimate_power(c, 300, peak).total());
 }
 
+TEST_CASE("peak DDR power reads each channel no faster than its user port takes the data") {
+    auto c = card::default_card_config();
+    const double dram = c.ddr.channels * c.ddr.channel_peak_bytes_per_second();
+    CHECK(fit::peak_activity(c).ddr_read_bytes_per_second == Approx(dram)); // the default port keeps up
+    auto narrow = with({{"ddr.port_bits", "64"}});
+    const double port = narrow.ddr.channels * 64 / 8.0 * narrow.clock.kernel_mhz * 1e6;
+    REQUIRE(port < dram);
+    CHECK(fit::peak_activity(narrow).ddr_read_bytes_per_second == Approx(port));
+    CHECK(fit::estimate_power(narrow, 300, fit::peak_activity(narrow)).ddr_watts <
+          fit::estimate_power(c, 300, fit::peak_activity(c)).ddr_watts);
+}
+
 TEST_CASE("the config digest leaves the [fit] estimates out and covers what changes a program") {
     auto base = card::digest(card::default_card_config());
     CHECK(card::digest(with({{"fit.power.static_watts", "99"}})) == base);
