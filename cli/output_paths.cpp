@@ -83,10 +83,7 @@ Outputs::~Outputs() {
         std::error_code ec;
         if (!c.existed) fs::remove_all(c.path, ec);
         if (c.is_folder) continue;
-        io::remove_temporaries(c.path, true);
-        // A trace writer's `NAME.partial` (sim::memory::TraceWriter), when it was not unwound.
-        if (const auto partial = fs::path(c.path.string() + ".partial"); fs::is_regular_file(partial, ec))
-            fs::remove(partial, ec);
+        io::remove_temporaries(c.path, true); // an AtomicFile's or a trace writer's, when not unwound
     }
 }
 

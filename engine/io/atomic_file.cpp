@@ -22,11 +22,19 @@ namespace {
 /// Flush to the kernel once this many bytes are buffered.
 constexpr std::size_t flush_threshold = 1 << 20;
 
+/// Where the names of `destination`'s temporaries start: `.NAME.tmp-`, NAME cut to its first 200
+/// bytes, so that a temporary's name stays within the 255 bytes a file name may have whenever the
+/// destination's does.
+std::string temporary_prefix(std::string_view destination) {
+    return fmt::format(".{}.tmp-", destination.substr(0, 200));
+}
+
 } // namespace
 
 std::filesystem::path temporary_for(const std::filesystem::path& destination) {
     static std::atomic<unsigned> counter{0};
-    auto name = fmt::format(".{}.tmp-{}-{}", destination.filename().string(), ::getpid(), counter++);
+    auto name =
+        fmt::format("{}{}-{}", temporary_prefix(destination.filename().string()), ::getpid(), counter++);
     return destination.parent_path() / name;
 }
 
@@ -128,7 +136,7 @@ void AtomicFile::publish() {
 }
 
 int temporary_writer(std::string_view file, std::string_view destination) {
-    const std::string prefix = fmt::format(".{}.tmp-", destination);
+    const std::string prefix = temporary_prefix(destination);
     if (!file.starts_with(prefix)) return 0;
     const auto rest = file.substr(prefix.size()); // PID-N
     const auto dash = rest.find('-');

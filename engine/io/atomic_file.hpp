@@ -54,7 +54,8 @@ private:
 };
 
 /// A temporary's name beside `destination`, unique within this process and among processes: where
-/// an AtomicFile (or another writer that renames into place) writes first.
+/// an AtomicFile (or another writer that renames into place) writes first. `.NAME.tmp-PID-N`, NAME
+/// the destination's file name cut to 200 bytes (so it fits wherever the destination's name does).
 std::filesystem::path temporary_for(const std::filesystem::path& destination);
 
 /// The process that wrote `file` (a file name) as a temporary of `destination` (a file name):

@@ -1,6 +1,7 @@
 #include "sim/memory/trace_format.hpp"
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/device_check.hpp"
 
 #include <fmt/core.h>
@@ -341,9 +342,9 @@ void TraceReader::parse_cardsim(std::string_view line, MemRequest& out) {
 }
 
 TraceWriter::TraceWriter(const std::filesystem::path& path, TraceFormat format, const TraceContext& context)
-    : path_(path), partial_(path.string() + ".partial"), format_(format), context_(context),
+    : path_(path), partial_(io::temporary_for(path)), format_(format), context_(context),
       memory_clock_(context.memory_mts), player_clock_(2 * context.player_mhz),
-      file_(std::fopen(partial_.c_str(), "wb")) {
+      file_(std::fopen(partial_.c_str(), "wbx")) {
     if (!file_)
         throw Error(fmt::format("cannot write trace `{}`: {}", partial_.string(), std::strerror(errno)));
     buffer_.reserve(buffer_bytes + 256);

@@ -81,8 +81,9 @@ private:
     std::uint64_t last_time_ps_ = 0;
 };
 
-/// Writes a trace. Output goes to `<path>.partial`, renamed to `path` by `close()`; a writer
-/// destroyed without `close()` removes the partial file. DRAMSim3 has no length: a longer request
+/// Writes a trace. Output goes to a temporary beside `path` (io::temporary_for's, never a name a
+/// user's file may have), renamed to `path` by `close()`; a writer destroyed without `close()`
+/// removes it. DRAMSim3 has no length: a longer request
 /// is written as consecutive request_bytes lines at the same cycle. Times are rounded to the
 /// format's clock.
 class TraceWriter {

@@ -86,6 +86,46 @@ TEST_CASE("a run refused after it compiled leaves none of the outputs it was ask
     CHECK(tree(d.path()) == before);
 }
 
+TEST_CASE("a failed run leaves a user's file named like a temporary of its output alone") {
+    ScratchDir d("out-run-partial");
+    const auto m = make_model(d, "dense");
+    const auto mine = d / "t.trace.partial", ddr_mine = d / "t.ddr.partial";
+    std::ofstream(mine) << "mine\n";
+    std::ofstream(ddr_mine) << "mine too\n";
+    const auto before = tree(d.path());
+    auto r = run_cardsim("run " + m + " --tokens 2 --flip-bit 0:100000 --trace " + (d / "t.trace").string() +
+                         " --ddr-trace " + (d / "t.ddr").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(tree(d.path()) == before);
+    auto g = run_cardsim("ddr gen nope -o " + (d / "t.ddr").string());
+    CHECK(g.code == 2);
+    CHECK(tree(d.path()) == before);
+    auto ok = run_cardsim("ddr gen random --count 10 -o " + (d / "t.ddr").string());
+    CHECK(ok.code == 0);
+    std::ifstream in(ddr_mine);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "mine too");
+}
+
+TEST_CASE("an output whose name is near the 255-byte limit is written, its temporaries fitting too") {
+    ScratchDir d("out-long-name");
+    const auto m = make_model(d, "dense");
+    const std::string name = std::string(249, 'a') + ".trace"; // 255 bytes
+    auto r = run_cardsim("run " + m + " --tokens 2 --trace " + (d / name).string());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(std::filesystem::is_regular_file(d / name));
+    const std::string ddr = std::string(251, 'b') + ".ddr";
+    auto g = run_cardsim("ddr gen random --count 10 -o " + (d / ddr).string());
+    INFO(g.out);
+    CHECK(g.code == 0);
+    CHECK(std::filesystem::is_regular_file(d / ddr));
+    for (auto& e : std::filesystem::directory_iterator(d.path())) // no temporary left
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+}
+
 TEST_CASE("compile refuses an unwritable program path and leaves no image behind") {
     ScratchDir d("out-compile");
     const auto m = make_model(d, "dense");

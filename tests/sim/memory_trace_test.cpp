@@ -242,12 +242,34 @@ TEST_CASE("malformed lines are errors naming the file, the line and what was exp
 
 TEST_CASE("a writer that is not closed leaves no file behind", "[trace]") {
     TempFile f;
+    std::filesystem::path partial;
     {
         TraceWriter w(f.path, TraceFormat::Cardsim, {});
         w.write({0, 64, Direction::Read, 0});
-        CHECK(std::filesystem::exists(f.path.string() + ".partial"));
+        partial = w.partial_path();
+        CHECK(std::filesystem::exists(partial));
         CHECK_FALSE(std::filesystem::exists(f.path));
     }
-    CHECK_FALSE(std::filesystem::exists(f.path.string() + ".partial"));
+    CHECK_FALSE(std::filesystem::exists(partial));
     CHECK_FALSE(std::filesystem::exists(f.path));
+}
+
+TEST_CASE("a trace writer never touches a user's file named after its output", "[trace]") {
+    TempFile f;
+    const auto mine = std::filesystem::path(f.path.string() + ".partial");
+    { std::ofstream(mine) << "the user's\n"; }
+    {
+        TraceWriter w(f.path, TraceFormat::Cardsim, {});
+        w.write({0, 64, Direction::Read, 0});
+    } // not closed
+    {
+        TraceWriter w(f.path, TraceFormat::Cardsim, {});
+        w.write({0, 64, Direction::Read, 0});
+        w.close();
+    }
+    std::ifstream in(mine);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "the user's");
+    std::filesystem::remove(mine);
 }
