@@ -810,15 +810,27 @@ void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s,
     traces::report::record(facts, t.header.meta); // what `cardsim report TRACE` shows
     // A model with experts: the summary's per-layer expert lines (none without: traces keep their bytes).
     if (!rep.experts.empty()) t.header.meta["run.experts"] = expert_lines(rep.experts);
+    // Every file is written and staged before any is renamed into place: a failure (a full disk)
+    // leaves each destination as it was, never a new trace beside an old CSV.
+    std::vector<io::AtomicFile> files;
+    const auto stage = [&](const std::filesystem::path& path, const std::string& text) {
+        io::AtomicFile f(path);
+        f.write(text);
+        f.stage();
+        files.push_back(std::move(f));
+    };
     if (req.report)
-        traces::report::write_run_page(
-            *req.report, {t, facts, req.trace ? req.trace->filename().string() : "",
-                          c.cards.empty() ? program_text(c.program.program)
-                                          : std::vector<std::string>{}}); // a system: cards' programs differ
-    if (req.trace) traces::write_trace(*req.trace, t);
-    if (req.perfetto) traces::write_perfetto(*req.perfetto, t);
-    if (req.vcd) traces::write_vcd(*req.vcd, t); // from the records: unit busy, DDR channel activity
-    if (req.csv) traces::write_csv(*req.csv, t);
+        stage(*req.report,
+              traces::report::run_page(
+                  {t, facts, req.trace ? req.trace->filename().string() : "",
+                   c.cards.empty() ? program_text(c.program.program)
+                                   : std::vector<std::string>{}})); // a system: cards' programs differ
+    if (req.trace) files.push_back(traces::stage_trace(*req.trace, t));
+    if (req.perfetto) stage(*req.perfetto, traces::to_perfetto(t));
+    if (req.vcd) stage(*req.vcd, traces::to_vcd(t)); // from the records: unit busy, DDR channel activity
+    if (req.csv) stage(*req.csv, traces::to_csv(t));
+    for (auto& f : files)
+        f.publish();
 }
 
 } // namespace cardsim::cli::stages

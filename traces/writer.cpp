@@ -161,13 +161,23 @@ void Writer::finish() {
     file_.commit();
 }
 
-void write_trace(const std::filesystem::path& destination, const Trace& trace) {
+io::AtomicFile Writer::stage() {
+    file_.write(fmt::format("end {}\n", count_));
+    file_.stage();
+    return std::move(file_);
+}
+
+io::AtomicFile stage_trace(const std::filesystem::path& destination, const Trace& trace) {
     Writer w(destination, trace.header);
     for (auto& r : trace.records)
         w.add(r);
     for (auto& m : trace.messages)
         w.add(m);
-    w.finish();
+    return w.stage();
+}
+
+void write_trace(const std::filesystem::path& destination, const Trace& trace) {
+    stage_trace(destination, trace).publish();
 }
 
 } // namespace cardsim::traces

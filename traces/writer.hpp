@@ -38,6 +38,9 @@ public:
     void add(const Message& message);
     /// Writes the end line and moves the file into place.
     void finish();
+    /// Writes the end line and stages the file (io::AtomicFile::stage), for the caller to publish
+    /// with the other files it writes: none appears unless all could be written.
+    io::AtomicFile stage();
     /// Records added so far.
     std::uint64_t count() const { return count_; }
 
@@ -52,5 +55,8 @@ private:
 
 /// Writes `trace` to `destination` (atomically; see Writer).
 void write_trace(const std::filesystem::path& destination, const Trace& trace);
+
+/// Writes `trace` to a staged temporary of `destination` (see Writer::stage).
+io::AtomicFile stage_trace(const std::filesystem::path& destination, const Trace& trace);
 
 } // namespace cardsim::traces

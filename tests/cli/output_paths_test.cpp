@@ -8,7 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -72,6 +74,36 @@ TEST_CASE("run with several outputs writes none when one of them cannot be writt
     INFO(r.out);
     CHECK(r.code == 2);
     CHECK(tree(d.path()) == before);
+}
+
+TEST_CASE("a run whose last output fails to be written replaces none of the others") {
+    ScratchDir d("out-run-stage");
+    const auto m = make_model(d, "dense");
+    const auto trace = d / "ex.trace", perfetto = d / "ex.json";
+    std::ofstream(trace) << "OLD\n";
+    // Files over 100 KiB cannot be written (SIGXFSZ ignored: the write fails with EFBIG): the
+    // trace (about 80 KB) is written whole, the Perfetto JSON (about 650 KB) after it is not.
+    const std::string cmd = "trap '' XFSZ; ulimit -f 200; exec " + std::string(CARDSIM_BINARY) + " run " + m +
+                            " --tokens 8 --trace " + trace.string() + " --perfetto " + perfetto.string() +
+                            " 2>&1";
+    std::FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (auto n = std::fread(buf.data(), 1, buf.size(), p))
+        out.append(buf.data(), n);
+    const int status = ::pclose(p);
+    INFO(out);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK(contains(out, perfetto.string()));
+    std::ifstream in(trace);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "OLD"); // not replaced by the new trace
+    CHECK_FALSE(std::filesystem::exists(perfetto));
+    for (auto& e : std::filesystem::directory_iterator(d.path()))
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
 }
 
 TEST_CASE("a run refused after it compiled leaves none of the outputs it was asked for") {
