@@ -2,7 +2,9 @@
 
 #include "cli/command.hpp"
 #include "cli/diff_options.hpp"
+#include "cli/output_paths.hpp"
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "traces/bless.hpp"
 #include "traces/csv.hpp"
 #include "traces/diff.hpp"
@@ -51,24 +53,31 @@ int show(std::span<const std::string> args) {
     if (vm.count("meta") && (vm.count("csv") || vm.count("perfetto") || vm.count("vcd")))
         throw Error("trace show --meta lays out the summary, which an export (--csv, --perfetto, --vcd) "
                     "replaces: drop --meta, or show the summary on its own");
+    Outputs outputs; // checked before the trace is read; none left new if the command fails
+    for (const char* o : {"csv", "perfetto", "vcd"})
+        if (vm.count(o)) outputs.file(fmt::format("--{}", o), vm[o].as<std::string>());
     auto trace = read_trace(file);
-    bool exported = false;
-    if (vm.count("csv")) {
-        write_csv(vm["csv"].as<std::string>(), trace);
-        fmt::print("wrote {} ({} rows)\n", vm["csv"].as<std::string>(), trace.records.size());
-        exported = true;
-    }
-    if (vm.count("perfetto")) {
-        write_perfetto(vm["perfetto"].as<std::string>(), trace);
-        fmt::print("wrote {} ({} slices)\n", vm["perfetto"].as<std::string>(), trace.records.size());
-        exported = true;
-    }
-    if (vm.count("vcd")) {
-        write_vcd(vm["vcd"].as<std::string>(), trace);
-        fmt::print("wrote {} ({} units)\n", vm["vcd"].as<std::string>(), summarise(trace).units.size());
-        exported = true;
-    }
-    if (!exported) fmt::print("{}", to_text(summarise(trace), trace.header, file, vm.count("meta") > 0));
+    // Every export is written and staged before any is renamed into place: a failure leaves each
+    // destination as it was.
+    std::vector<io::AtomicFile> files;
+    std::vector<std::string> said;
+    const auto stage = [&](const char* option, const std::string& text, std::string what) {
+        io::AtomicFile f(vm[option].as<std::string>());
+        f.write(text);
+        f.stage();
+        files.push_back(std::move(f));
+        said.push_back(fmt::format("wrote {} ({})\n", vm[option].as<std::string>(), what));
+    };
+    if (vm.count("csv")) stage("csv", to_csv(trace), fmt::format("{} rows", trace.records.size()));
+    if (vm.count("perfetto"))
+        stage("perfetto", to_perfetto(trace), fmt::format("{} slices", trace.records.size()));
+    if (vm.count("vcd")) stage("vcd", to_vcd(trace), fmt::format("{} units", summarise(trace).units.size()));
+    for (auto& f : files)
+        f.publish();
+    outputs.keep();
+    for (auto& line : said)
+        fmt::print("{}", line);
+    if (files.empty()) fmt::print("{}", to_text(summarise(trace), trace.header, file, vm.count("meta") > 0));
     return Ok;
 }
 

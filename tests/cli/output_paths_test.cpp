@@ -158,6 +158,21 @@ TEST_CASE("an output whose name is near the 255-byte limit is written, its tempo
         CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
 }
 
+TEST_CASE("trace show checks every export before reading the trace and leaves none new when one fails") {
+    ScratchDir d("out-trace-show");
+    const auto m = make_model(d, "dense");
+    const auto trace = d / "t.trace";
+    REQUIRE(run_cardsim("run " + m + " --tokens 2 --trace " + trace.string()).code == 0);
+    const auto before = tree(d.path());
+    auto r = run_cardsim("trace show " + trace.string() + " --csv " + (d / "new.csv").string() +
+                         " --perfetto " + (d / "missing" / "x.json").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "--perfetto " + (d / "missing" / "x.json").string()));
+    CHECK(tree(d.path()) == before);
+    refused_before_work(d, "trace show " + trace.string() + " --vcd OUT", "--vcd");
+}
+
 TEST_CASE("compile refuses an unwritable program path and leaves no image behind") {
     ScratchDir d("out-compile");
     const auto m = make_model(d, "dense");
