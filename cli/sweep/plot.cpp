@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -56,23 +57,41 @@ std::string tail(const std::filesystem::path& svg_tmp) {
                        gp_string(svg_tmp.string()));
 }
 
+/// Whether gnuplot wrote `png` and `svg` whole: a PNG ends with its IEND chunk, an SVG with its
+/// closing tag. gnuplot exits 0 when a write fails (a full disk), leaving a file cut short.
+bool complete(const std::filesystem::path& png, const std::filesystem::path& svg) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(png, ec) || !std::filesystem::is_regular_file(svg, ec))
+        return false;
+    static constexpr std::string_view iend{"\0\0\0\0IEND\xae\x42\x60\x82", 12};
+    const std::string p = io::read_file(png);
+    if (p.size() < iend.size() || std::string_view(p).substr(p.size() - iend.size()) != iend) return false;
+    std::string v = io::read_file(svg);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back())))
+        v.pop_back();
+    return v.ends_with("</svg>");
+}
+
 /// Writes the script and runs gnuplot on it; the PNG and SVG appear under their names only when
-/// gnuplot succeeded.
+/// gnuplot succeeded and wrote both whole.
 ChartFiles render(const std::filesystem::path& gnuplot, const std::filesystem::path& dir,
                   const std::string& name, const std::string& title, const std::string& body) {
     // Absolute paths, so the kept script renders again from anywhere.
     const auto abs = std::filesystem::absolute(dir).lexically_normal();
     ChartFiles f{abs / (name + ".png"), abs / (name + ".svg"), abs / (name + ".gp"), title};
-    auto png_tmp = abs / ("." + name + ".png.tmp"), svg_tmp = abs / ("." + name + ".svg.tmp");
+    const auto png_tmp = io::temporary_for(f.png), svg_tmp = io::temporary_for(f.svg);
     io::write_file_atomically(f.script, head(png_tmp) + body + tail(svg_tmp));
     auto log = abs / ("." + name + ".log");
     auto ended = Child::spawn({gnuplot.string(), f.script.string()}, log, log).wait();
     std::string text = std::filesystem::exists(log) ? io::read_file(log) : "";
     std::filesystem::remove(log);
-    if (ended.code != 0 || ended.signal || !std::filesystem::exists(png_tmp) ||
-        !std::filesystem::exists(svg_tmp)) {
-        std::filesystem::remove(png_tmp);
-        std::filesystem::remove(svg_tmp);
+    if (ended.code != 0 || ended.signal || !complete(png_tmp, svg_tmp)) {
+        std::error_code ec;
+        std::filesystem::remove(png_tmp, ec);
+        std::filesystem::remove(svg_tmp, ec);
+        if (ended.code == 0 && !ended.signal)
+            throw Error(fmt::format("gnuplot wrote {} or {} short (is the disk full?); its script: {}",
+                                    f.png.string(), f.svg.string(), f.script.string()));
         throw Error(fmt::format("gnuplot failed on {} ({}): {}", f.script.string(), ended.text(), text));
     }
     std::filesystem::rename(png_tmp, f.png);

@@ -141,6 +141,26 @@ TEST_CASE("plot without gnuplot on PATH says to install gnuplot-nox") {
     REQUIRE(!std::filesystem::exists(s / "out/plots/tokens_per_second_vs_ddr-channels.png"));
 }
 
+TEST_CASE("plot fails rather than leave a chart gnuplot could not write whole") {
+    ScratchDir s("sweep-plot-short");
+    write(s / "out/results.csv",
+          "point,model,ddr.channels,status,tokens_per_second,error\n0,m,1,ok,10,\n1,m,2,ok,20,\n");
+    // Files over 8 KiB cannot be written (SIGXFSZ ignored): gnuplot cuts its PNG and SVG short and
+    // still exits 0.
+    auto r = shell("trap '' XFSZ; ulimit -f 16; exec " + std::string(CARDSIM_BINARY) + " plot " +
+                   (s / "out").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "short"));
+    if (!std::filesystem::exists(s / "out/plots")) return; // the new folder removed with the rest
+    for (auto& e : std::filesystem::directory_iterator(s / "out/plots")) {
+        const auto ext = e.path().extension();
+        INFO(e.path().string());
+        CHECK((ext != ".png" && ext != ".svg")); // no chart under its name, whole or cut
+        CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+    }
+}
+
 TEST_CASE("plot refuses a CSV that is not a sweep's and results without an ok row") {
     ScratchDir s("sweep-badplot");
     write(s / "a/results.csv", "x,y\n1,2\n");
