@@ -78,6 +78,7 @@ int run_report(std::span<const std::string> args) {
     const bool trace_file = std::filesystem::is_regular_file(input) && input.extension() != ".csv";
     if (!trace_file) {
         if (vm.count("program")) throw Error("report: --program goes with a run's trace, not with a sweep");
+        outputs.folder("-o", sweep_points_folder(output)); // the point pages' folder beside the page
         auto files = write_sweep_report(input, output);
         outputs.keep();
         fmt::print("{}: the sweep's page ({} point run pages beside it)\n", files.page.string(),

@@ -158,6 +158,10 @@ std::string_view row_state(const Results& r, std::size_t row) {
 
 } // namespace
 
+std::filesystem::path sweep_points_folder(const std::filesystem::path& page) {
+    return page.parent_path() / (page.stem().string() + "_points");
+}
+
 SweepReportFiles write_sweep_report(const std::filesystem::path& results,
                                     const std::filesystem::path& output) {
     const bool is_dir = std::filesystem::is_directory(results);
@@ -170,24 +174,28 @@ SweepReportFiles write_sweep_report(const std::filesystem::path& results,
     auto r = sweep::load_results(file);
     SweepReportFiles out{output, {}};
 
-    // Run pages of the points whose traces the sweep kept.
-    const auto points_dir_name = output.stem().string() + "_points";
-    const auto points_dir = output.parent_path() / points_dir_name;
+    // Run pages of the points whose traces the sweep kept. A trace that cannot be read is the
+    // point's trouble, told in its row; a page that cannot be written fails the report.
+    const auto points_dir = sweep_points_folder(output);
+    const auto points_dir_name = points_dir.filename().string();
     std::map<std::size_t, std::string> link, trouble; // row -> href / why there is no page
     for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
         const auto trace = dir / "traces" / fmt::format("point-{}.trace", r.at(i, 0));
         if (!std::filesystem::is_regular_file(trace)) continue;
+        std::optional<traces::Trace> t;
+        std::optional<traces::report::RunFacts> facts;
         try {
-            auto t = traces::read_trace(trace);
-            auto facts = traces::report::recorded(t.header, trace.string());
-            std::filesystem::create_directories(points_dir);
-            const auto page = points_dir / fmt::format("point-{}.html", r.at(i, 0));
-            traces::report::write_run_page(page, {t, facts, fmt::format("sweep point {}", r.at(i, 0)), {}});
-            out.point_pages.push_back(page);
-            link[i] = fmt::format("{}/point-{}.html", points_dir_name, r.at(i, 0));
+            t = traces::read_trace(trace);
+            facts = traces::report::recorded(t->header, trace.string());
         } catch (const Error& e) {
             trouble[i] = e.what();
+            continue;
         }
+        std::filesystem::create_directories(points_dir);
+        const auto page = points_dir / fmt::format("point-{}.html", r.at(i, 0));
+        traces::report::write_run_page(page, {*t, facts, fmt::format("sweep point {}", r.at(i, 0)), {}});
+        out.point_pages.push_back(page);
+        link[i] = fmt::format("{}/point-{}.html", points_dir_name, r.at(i, 0));
     }
 
     // Charts, as `cardsim plot` draws them.

@@ -14,10 +14,14 @@ struct SweepReportFiles {
     std::vector<std::filesystem::path> point_pages; ///< in OUTPUT_STEM_points/, beside the page
 };
 
+/// The folder of a sweep page's point pages: `<page's stem>_points` beside it.
+std::filesystem::path sweep_points_folder(const std::filesystem::path& page);
+
 /// Writes the page of the sweep in `results` (its directory, or its results.csv) to `output`,
 /// and the run page of every point with a trace in DIR/traces/point-<id>.trace to
-/// `<output's stem>_points/point-<id>.html` beside it. A results file that is not a sweep's is a
-/// cardsim::Error naming it; a point trace that does not read is noted in its row, not fatal.
+/// `sweep_points_folder(output)/point-<id>.html`. A results file that is not a sweep's is a
+/// cardsim::Error naming it; a point trace that does not read is noted in its row, not fatal; a
+/// page that cannot be written is a cardsim::Error.
 SweepReportFiles write_sweep_report(const std::filesystem::path& results,
                                     const std::filesystem::path& output);
 

@@ -156,6 +156,29 @@ TEST_CASE("report refuses what is neither a trace nor a sweep, naming it") {
     CHECK(contains(r.out, "other.csv:1: not a sweep's results"));
 }
 
+TEST_CASE("a sweep's report that cannot write a point page fails and leaves no page nor points folder") {
+    cardsim::test::ScratchDir s("report_sweep_short");
+    write(s / "spec.toml", "tokens = 2\nfull = true\nmodels = [\n"
+                           "  { generate = { arch = \"dense\", size = \"tiny\", seed = 1 } },\n]\n"
+                           "[axes]\nddr.channels = [1, 2]\n");
+    auto out = s / "out";
+    auto r = run_cardsim("sweep " + (s / "spec.toml").string() + " --traces -o " + out.string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    // Files over 100 KiB cannot be written (SIGXFSZ ignored): a point's run page (some 300 KB)
+    // fails to be written.
+    auto rep = shell("trap '' XFSZ; ulimit -f 200; exec " + std::string(CARDSIM_BINARY) + " report " +
+                     out.string() + " -o " + (s / "rep.html").string());
+    INFO(rep.out);
+    CHECK(rep.code == 2);
+    CHECK_FALSE(std::filesystem::exists(s / "rep.html"));
+    CHECK_FALSE(std::filesystem::exists(s / "rep_points"));
+    // Without the limit, the same report is written, a page a point.
+    auto ok = run_cardsim("report " + out.string() + " -o " + (s / "rep.html").string());
+    CHECK(ok.code == 0);
+    CHECK(std::filesystem::is_regular_file(s / "rep_points" / "point-0.html"));
+}
+
 TEST_CASE(
     "a sweep's page has its results table, the plot charts, the Pareto fronts and a run page per point") {
     cardsim::test::ScratchDir s("report_sweep");
