@@ -52,14 +52,14 @@ int run_sweep(std::span<const std::string> args) {
                     "       cardsim sweep --merge DIR... -o OUT",
                     args, o, positional);
     Outputs outputs; // -o checked before any work (a sweep's folder keeps what it did: it resumes)
-    auto output = [&]() -> std::filesystem::path {
+    auto output = [&](bool resumes = true) -> std::filesystem::path {
         if (!vm.count("output")) throw Error("cardsim sweep: missing -o DIR (the output directory)");
         std::filesystem::path out = vm["output"].as<std::string>();
         if (out.extension() == ".csv")
             outputs.file("-o", out);
         else
             outputs.folder("-o", out);
-        outputs.keep();
+        if (resumes) outputs.keep();
         return out;
     };
     // An option given where it does nothing is refused, never ignored.
@@ -76,8 +76,9 @@ int run_sweep(std::span<const std::string> args) {
         std::vector<std::filesystem::path> inputs;
         for (auto& s : vm["merge"].as<std::vector<std::string>>())
             inputs.emplace_back(s);
-        auto out = output();
+        auto out = output(false); // a merge that fails leaves no new output
         auto merged = sweep::merge_results(inputs, out);
+        outputs.keep();
         fmt::print("merged {} rows from {} results into {}: {} failed\n", merged.rows, inputs.size(),
                    (out.extension() == ".csv" ? out : out / "results.csv").string(), merged.failed);
         return merged.failed ? Negative : Ok;

@@ -421,10 +421,20 @@ MergeOutcome merge_results(const std::vector<std::filesystem::path>& inputs,
     }
     auto out = output.extension() == ".csv" ? output : output / "results.csv";
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-    io::write_file_atomically(out, csv_text(merged));
-    // The merged directory records the shards' settings: a later run into it checks against them.
-    if (settings && output.extension() != ".csv")
-        io::write_file_atomically(output / "sweep-settings.txt", settings->first);
+    // Both files are written and staged before either is renamed into place: a failure leaves each
+    // as it was. The merged directory records the shards' settings: a later run into it checks
+    // against them.
+    std::vector<io::AtomicFile> files;
+    files.emplace_back(out);
+    files.back().write(csv_text(merged));
+    files.back().stage();
+    if (settings && output.extension() != ".csv") {
+        files.emplace_back(output / "sweep-settings.txt");
+        files.back().write(settings->first);
+        files.back().stage();
+    }
+    for (auto& f : files)
+        f.publish();
     outcome.rows = merged.rows.size();
     return outcome;
 }

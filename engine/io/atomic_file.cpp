@@ -40,7 +40,8 @@ std::filesystem::path temporary_for(const std::filesystem::path& destination) {
 
 AtomicFile::AtomicFile(std::filesystem::path destination)
     : destination_(std::move(destination)), temporary_(temporary_for(destination_)) {
-    if (destination_.filename().empty())
+    std::error_code ec;
+    if (destination_.filename().empty() || std::filesystem::is_directory(destination_, ec))
         throw Error(
             fmt::format("cannot write `{}`: expected a file name, not a directory", destination_.string()));
     fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

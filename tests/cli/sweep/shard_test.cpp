@@ -111,6 +111,27 @@ TEST_CASE("merged shards with a failed point exit 1 and say how many failed") {
     REQUIRE(contains(ok.out, ": 0 failed"));
 }
 
+TEST_CASE("a merge that cannot write every output replaces none and leaves nothing new") {
+    ScratchDir s("sweep-merge-stage");
+    write(s / "spec.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
+    REQUIRE(run_cardsim("sweep " + (s / "spec.toml").string() + " -o " + (s / "a").string()).code == 0);
+    // An output folder whose settings file cannot be written (a folder holds its name).
+    write(s / "od" / "results.csv", "OLD\n");
+    std::filesystem::create_directories(s / "od" / "sweep-settings.txt");
+    auto m = run_cardsim("sweep --merge " + (s / "a").string() + " -o " + (s / "od").string());
+    INFO(m.out);
+    CHECK(m.code == 2);
+    CHECK(read(s / "od" / "results.csv") == "OLD\n");
+    for (auto& e : std::filesystem::directory_iterator(s / "od"))
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+    // Into a new folder under a file-size limit the CSV cannot be written: no folder is left.
+    auto limited = shell("trap '' XFSZ; ulimit -f 1; exec " + std::string(CARDSIM_BINARY) +
+                         " sweep --merge " + (s / "a").string() + " -o " + (s / "new").string());
+    INFO(limited.out);
+    CHECK(limited.code == 2);
+    CHECK_FALSE(std::filesystem::exists(s / "new"));
+}
+
 TEST_CASE("merge refuses results of different sweeps and two different rows for one point") {
     ScratchDir s("sweep-conflict");
     write(s / "a.toml", tiny_model(2) + "[axes]\nddr.channels = [1, 2]\n");
