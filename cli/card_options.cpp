@@ -4,7 +4,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +71,29 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
                                         key));
     }
     return config;
+}
+
+void refuse_unread_sets(const po::variables_map& vm, std::span<const card::Override> extra,
+                        std::string_view command, std::span<const std::string_view> read,
+                        std::string_view why) {
+    std::optional<std::filesystem::path> file;
+    if (vm.count("config")) file = vm["config"].as<std::string>();
+    // canonical_text: one `key = value` line a key (a router's keys only with experts).
+    std::set<std::string> base;
+    {
+        std::istringstream in(card::canonical_text(card::load_card_config(file, {})));
+        for (std::string l; std::getline(in, l);)
+            base.insert(l);
+    }
+    std::istringstream in(card::canonical_text(load_card_any_system(vm, extra)));
+    for (std::string is; std::getline(in, is);) {
+        if (base.contains(is)) continue;
+        const std::string key = is.substr(0, is.find(" = "));
+        if (std::any_of(read.begin(), read.end(), [&](std::string_view r) { return key.starts_with(r); }))
+            continue;
+        throw Error(
+            fmt::format("--set {}: {} reads {}, so nothing would read it (drop it)", is, command, why));
+    }
 }
 
 po::options_description knob_options() {

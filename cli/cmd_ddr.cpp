@@ -14,6 +14,7 @@
 #include <boost/any.hpp>
 #include <fmt/core.h>
 
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <optional>
@@ -176,6 +177,11 @@ int replay(std::span<const std::string> args) {
                                         "--user-port, or leave {} at its default)",
                                         key, value, key));
     }
+    // The replay times the DDR alone: the units, the SRAM, the links, the numerics and the fit
+    // estimates are read by nothing here.
+    constexpr std::array<std::string_view, 2> replay_reads{"ddr.", "clock.kernel_mhz"};
+    refuse_unread_sets(vm, extra, "ddr replay", replay_reads,
+                       "the [ddr] keys alone (and, with --user-port, clock.kernel_mhz)");
     const std::string path = vm["trace"].as<std::string>();
     Outputs outputs; // checked before any work; a partial export removed if the replay fails
     if (vm.count("ddr-trace")) outputs.file("--ddr-trace", vm["ddr-trace"].as<std::string>());

@@ -8,6 +8,9 @@
 
 #include <fmt/core.h>
 
+#include <array>
+#include <string_view>
+
 namespace cardsim::cli {
 namespace {
 
@@ -17,7 +20,13 @@ int run_fit(std::span<const std::string> args) {
     opts.add(knob_options());
     auto vm = parse("fit", "[--config C] [--set k=v] [--knob k=v]", args, opts);
     auto knobs = knob_overrides(vm);
-    auto config = load_card_any_system(vm, knobs); // one card's logic
+    // One card's logic: the system's keys (its cards, topology, exchange) and the links' are read
+    // by nothing here.
+    constexpr std::array<std::string_view, 9> fit_reads{
+        "clock.",    "ddr.",     "sram.", "command_processor.", "units.", "capabilities.",
+        "numerics.", "weights.", "fit."};
+    refuse_unread_sets(vm, knobs, "fit", fit_reads, "one card's logic, not its system's ([system], [link])");
+    auto config = load_card_any_system(vm, knobs);
     auto report = fit::check_fit(config);
     fmt::print("card {} at {} ({})\n{}", config.name, numerics::to_string(config.numerics),
                config.fit.device.name, fit::describe(report, config.fit.device.name));

@@ -144,6 +144,7 @@ TEST_CASE(
     };
     REQUIRE(run_cardsim("run " + m + " --tokens 2 --timing-only --trace " + (d / "t").string()).code == 0);
     const auto t = (d / "t").string();
+    REQUIRE(run_cardsim("ddr gen sequential --count 10 -o " + (d / "seq.trace").string()).code == 0);
     const std::vector<Case> cases = {
         {"compile " + m + " -o " + p + " --shapes-only --check-layers all",
          "--check-layers: a shapes-only program"},
@@ -158,6 +159,12 @@ TEST_CASE(
         {"trace show " + t + " --meta --csv " + (d / "c.csv").string(),
          "trace show --meta lays out the summary"},
         {"layout --seqs 9", "--seqs: every value of the decoder graph is in token rows"},
+        {"ddr replay " + (d / "seq.trace").string() + " --set sram.latency=5",
+         "--set sram.latency = 5: ddr replay reads the [ddr] keys alone"},
+        {"ddr replay " + (d / "seq.trace").string() + " --set units.matvec.count=2",
+         "--set units.matvec.count = 2: ddr replay reads the [ddr] keys alone"},
+        {"fit --set link.gbps=20", "--set link.gbps = 20.0: fit reads one card's logic"},
+        {"fit --set system.topology=pairs", "--set system.topology = \"pairs\": fit reads one card's logic"},
         {"design " + t + " " + t + " --set units.matvec.count=4",
          "--set units.matvec.count=4: the design rule reads the DDR keys alone"},
         {"calibrate " + t + " -o " + (d / "o.toml").string() + " --set ddr.channels=2",
@@ -190,6 +197,11 @@ TEST_CASE(
     CHECK(run_cardsim("run " + m +
                       " --tokens 2 --timing-only --plan pp --set system.cards=2 --set link.gbps=10")
               .code == 0);
+    // A config file describes a whole card: ddr replay and fit take one as it is.
+    CHECK(run_cardsim("ddr replay " + (d / "seq.trace").string() + enc).code == 0);
+    CHECK(run_cardsim("ddr replay " + (d / "seq.trace").string() + " --set ddr.controller.starvation_limit=4")
+              .code == 0);
+    CHECK(run_cardsim("fit --set units.matvec.width=64").code == 0);
 }
 
 TEST_CASE("a bad --knob is refused naming --knob as typed, not the --set it stands for") {
