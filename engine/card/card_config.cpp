@@ -114,10 +114,14 @@ void validate(const CardConfig& c, const CardConfig& defaults, const Origins& or
         fail("ddr.controller.write_high_watermark", fmt::format("{} is more than the write queue ({} bursts)",
                                                                 ctl.write_high_watermark, ctl.write_queue));
     }
-    if (ctl.write_low_watermark > ctl.write_high_watermark)
+    if (ctl.write_queue > 0 && ctl.write_high_watermark == 0)
+        fail("ddr.controller.write_high_watermark",
+             "0: a write batch starts once this many writes are queued; expected at least 1");
+    if (ctl.write_low_watermark >= ctl.write_high_watermark && ctl.write_high_watermark > 0)
         fail("ddr.controller.write_low_watermark",
-             fmt::format("{} is more than the high watermark ({})", ctl.write_low_watermark,
-                         ctl.write_high_watermark));
+             fmt::format("{} is not below the high watermark ({}): a batch drains the write queue down to "
+                         "it, so it must be lower",
+                         ctl.write_low_watermark, ctl.write_high_watermark));
     if (auto tck = origins.derived("ddr.timing.tck_ps"); tck && std::abs(*tck - d.tck_ps()) > 0.5)
         fail("ddr.timing.tck_ps",
              fmt::format("{} ps disagrees with speed_mts {} (tCK {:.3f} ps)", *tck, d.speed_mts, d.tck_ps()));

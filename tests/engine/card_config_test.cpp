@@ -247,7 +247,19 @@ TEST_CASE("combinations no single range catches are errors naming the key", "[ca
                    load_card_config({}, sets({"ddr.controller.write_high_watermark=16",
                                               "ddr.controller.write_low_watermark=20"}));
                }),
-               Catch::Contains("`ddr.controller.write_low_watermark`: 20 is more than the high watermark"));
+               Catch::Contains("`ddr.controller.write_low_watermark`: 20 is not below the high watermark"));
+    // A batch drains the queue down to the low watermark: equal to the high one it would drain
+    // nothing (the scheduler served one write a batch, as high - 1 does, so it is refused).
+    CHECK_THAT(
+        error_of([] {
+            load_card_config({}, sets({"ddr.controller.write_high_watermark=16",
+                                       "ddr.controller.write_low_watermark=16"}));
+        }),
+        Catch::Contains("`ddr.controller.write_low_watermark`: 16 is not below the high watermark (16)"));
+    CHECK_THAT(error_of([] { load_card_config({}, sets({"ddr.controller.write_high_watermark=0"})); }),
+               Catch::Contains("`ddr.controller.write_high_watermark`: 0: a write batch starts"));
+    CHECK_NOTHROW(load_card_config(
+        {}, sets({"ddr.controller.write_high_watermark=16", "ddr.controller.write_low_watermark=15"})));
     // Two ranks halve the rows of each bank; the rank bits lead an address map that names none.
     const auto two = load_card_config({}, sets({"ddr.geometry.ranks=2"}));
     CHECK(cardsim::card::AddressMap::build(two.ddr).field_bits(cardsim::card::DramField::Row) == 15);
