@@ -557,7 +557,10 @@ SystemResult run_system(const card::CardConfig& given, const Sets& sets, const E
     if (sets.size() != n)
         throw Error(fmt::format("a system of {} cards runs one program a card; given {}", n, sets.size()));
     auto config = given;
-    config.units[card::UnitKind::Network] = card::UnitSpec{1, 1, 0}; // the ports' unit: one a card
+    // The ports' unit, one a card: it issues the card's sends and receives in program order, and its
+    // time is the links' (link.gbps, latency_ns, frames, ports: sim/system/link.hpp), so it has no
+    // width nor latency of its own to configure (a latency here would count the link's twice).
+    config.units[card::UnitKind::Network] = card::UnitSpec{1, 1, 0};
     const auto links = links_of(config);
     const auto nodes = nodes_of(config);
     const auto routes = routes_of(links, nodes);
