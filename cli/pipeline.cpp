@@ -210,10 +210,11 @@ RunReport run_model(const RunRequest& req) {
         return stages::verify(req, source, compiled, simulated, feed.seqs, std::move(prepared));
     });
     rep.accuracy = reference.valid() ? reference.get() : measure();
+    auto staged = std::move(simulated.staged); // the files the simulation wrote, renamed with the rest
     summarise(rep, req, source, compiled, std::move(simulated), feed, std::move(verdict));
     rep.host.golden_ran = rep.host.golden_ran || rep.bit_exact.has_value();
     rep.host.reference_ran = rep.accuracy.has_value();
-    timed(rep.host.outputs, [&] { stages::write_outputs(req, rep, source, compiled); });
+    timed(rep.host.outputs, [&] { stages::write_outputs(req, rep, source, compiled, std::move(staged)); });
     rep.host.outputs += simulated_outputs; // the DDR trace and routing the simulation streamed
     rep.host.total = process_seconds();
     return rep;

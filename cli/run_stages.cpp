@@ -700,10 +700,11 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         if (req.progress) fmt::print(stderr, "\rstep {}/{}", step + 1, plan.steps);
         return in;
     };
-    std::optional<sim::memory::TraceExporter> exporter;
+    std::unique_ptr<sim::memory::TraceExporter> exporter;
     if (req.ddr_trace) {
-        exporter.emplace(req.ddr_trace->path, req.ddr_trace->spec, req.config.ddr, trace_context(req.config));
-        plan.ddr_observer = &*exporter;
+        exporter = std::make_unique<sim::memory::TraceExporter>(req.ddr_trace->path, req.ddr_trace->spec,
+                                                                req.config.ddr, trace_context(req.config));
+        plan.ddr_observer = exporter.get();
     }
     if (req.rtl_matvec) {
         // The RTL matvec runs Matvec commands; an expert's matvec reads its rows through the expert
@@ -723,9 +724,10 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
     } else
         out.run = sim::simulate(req.config, c.program, plan);
     const auto files_from = std::chrono::steady_clock::now();
-    if (exporter) {
-        exporter->close();
+    if (exporter) { // staged: renamed into place with the run's other outputs
+        exporter->stage();
         out.ddr_trace = ddr_trace_text(*exporter, req.config.ddr, out.run.ddr_drained);
+        out.staged.ddr = std::move(exporter);
     }
     if (req.progress) fmt::print(stderr, "\r{:40}\r", "");
     if (micro > 1) join_microbatches(out, micro, f.steps, req.mode);
@@ -733,7 +735,9 @@ Simulated simulate(const RunRequest& req, const Compiled& c, Feed& f) {
         if (shapes.empty())
             throw Error(fmt::format("--routing-out {}: the model has no experts, so nothing routes",
                                     req.routing_out->string()));
-        io::write_file_atomically(*req.routing_out, graph::routing_text(out.run.routing, shapes));
+        out.staged.routing.emplace(*req.routing_out);
+        out.staged.routing->write(graph::routing_text(out.run.routing, shapes));
+        out.staged.routing->stage();
     }
     out.outputs_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - files_from).count();
@@ -797,8 +801,16 @@ std::optional<models::Accuracy> measure(const RunRequest& req, const Source& s, 
     return models::accuracy(*s.model, logits, f.prompt, f.prefill_steps, f.markers);
 }
 
-void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s, const Compiled& c) {
-    if (!req.trace && !req.perfetto && !req.vcd && !req.csv && !req.report) return;
+void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s, const Compiled& c,
+                   Staged staged) {
+    const auto publish_staged = [&] {
+        if (staged.ddr) staged.ddr->publish();
+        if (staged.routing) staged.routing->publish();
+    };
+    if (!req.trace && !req.perfetto && !req.vcd && !req.csv && !req.report) {
+        publish_staged();
+        return;
+    }
     // An encoder's one step runs the whole prompt: it is all prefill. A decoder's prompt steps (none
     // under --prompt-len: its prefill ran apart, and the trace is of the decode steps after it).
     // A system of cards: one trace, each record carrying its card, with its links' messages.
@@ -831,6 +843,7 @@ void write_outputs(const RunRequest& req, const RunReport& rep, const Source& s,
     if (req.csv) stage(*req.csv, traces::to_csv(t));
     for (auto& f : files)
         f.publish();
+    publish_staged();
 }
 
 } // namespace cardsim::cli::stages

@@ -7,12 +7,15 @@
 #include "cli/pipeline.hpp"
 #include "engine/graph/batch.hpp"
 #include "engine/graph/routing.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/lower/plan.hpp"
 #include "engine/program/loaded.hpp"
 #include "models/model.hpp"
+#include "sim/memory/trace_export.hpp"
 #include "sim/system/system.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,8 +65,16 @@ struct Compiled {
 };
 
 /// What the simulated card did, and every step's inputs (a full run's bit-exact check replays them).
+/// The files a run's simulation wrote and staged (`--ddr-trace`, `--routing-out`): renamed into
+/// place with the run's other outputs (write_outputs), or removed when the run fails first.
+struct Staged {
+    std::unique_ptr<sim::memory::TraceExporter> ddr;
+    std::optional<io::AtomicFile> routing;
+};
+
 struct Simulated {
     sim::RunResult run;
+    Staged staged;
     std::vector<graph::BatchInputs> inputs;
     std::string ddr_trace; ///< what the exported DDR trace holds, when one was written
     std::optional<sim::system::SystemResult> system; ///< under a plan: each card's run and the links
@@ -138,8 +149,9 @@ std::optional<models::Accuracy> measure(const RunRequest& request, const Source&
                                         const Compiled& compiled, const Simulated& simulated,
                                         const Feed& feed);
 
-/// Writes the trace, the Perfetto, CSV and report files the request asks for.
+/// Writes the trace, the Perfetto, CSV and report files the request asks for, and renames them
+/// into place with the files the simulation staged: all of them, or none when one cannot be written.
 void write_outputs(const RunRequest& request, const RunReport& report, const Source& source,
-                   const Compiled& compiled);
+                   const Compiled& compiled, Staged staged);
 
 } // namespace cardsim::cli::stages

@@ -53,6 +53,10 @@ public:
     void observe(const MemRequest& request) override;
     /// Finishes the file (renamed into place); I/O failures are cardsim::Errors naming the file.
     void close() { writer_.close(); }
+    /// Finishes the file into its temporary (TraceWriter::stage), for `publish` with its siblings.
+    void stage() { writer_.stage(); }
+    /// Renames the staged file into place.
+    void publish() { writer_.publish(); }
 
     const ExportSpec& spec() const { return spec_; }
     const std::filesystem::path& path() const { return path_; }

@@ -403,12 +403,18 @@ void TraceWriter::write(const MemRequest& r) {
     if (buffer_.size() >= buffer_bytes) flush();
 }
 
-void TraceWriter::close() {
-    if (closed_) return;
+void TraceWriter::stage() {
+    if (!file_) return; // staged already
     flush();
     if (std::fflush(file_.get()) != 0)
         throw Error(fmt::format("cannot write trace `{}`: {}", partial_.string(), std::strerror(errno)));
-    file_.reset();
+    if (std::fclose(file_.release()) != 0)
+        throw Error(fmt::format("cannot write trace `{}`: {}", partial_.string(), std::strerror(errno)));
+}
+
+void TraceWriter::publish() {
+    if (closed_) return;
+    stage();
     std::error_code ec;
     std::filesystem::rename(partial_, path_, ec);
     if (ec)

@@ -94,7 +94,16 @@ public:
     TraceWriter& operator=(const TraceWriter&) = delete;
     void write(const MemRequest& request);
     /// Flushes and renames; I/O failures are cardsim::Errors naming the file.
-    void close();
+    void close() {
+        stage();
+        publish();
+    }
+    /// The first half of `close`: every byte reaches the temporary, which is closed (every failure
+    /// of writing happens here). A command writing several files stages them all before
+    /// publishing any, so a failure leaves every destination as it was.
+    void stage();
+    /// The second half: renames the staged temporary into place.
+    void publish();
     /// Bytes of trace text so far, and how many of them have gone to the file (the rest wait in a
     /// buffer of at most 1 MiB and one record): what a streaming writer keeps in memory.
     std::uint64_t formatted_bytes() const { return flushed_ + buffer_.size(); }

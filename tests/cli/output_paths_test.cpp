@@ -79,13 +79,14 @@ TEST_CASE("run with several outputs writes none when one of them cannot be writt
 TEST_CASE("a run whose last output fails to be written replaces none of the others") {
     ScratchDir d("out-run-stage");
     const auto m = make_model(d, "dense");
-    const auto trace = d / "ex.trace", perfetto = d / "ex.json";
+    const auto trace = d / "ex.trace", perfetto = d / "ex.json", ddr = d / "ex.ddr";
     std::ofstream(trace) << "OLD\n";
+    std::ofstream(ddr) << "OLD\n";
     // Files over 100 KiB cannot be written (SIGXFSZ ignored: the write fails with EFBIG): the
     // trace (about 80 KB) is written whole, the Perfetto JSON (about 650 KB) after it is not.
     const std::string cmd = "trap '' XFSZ; ulimit -f 200; exec " + std::string(CARDSIM_BINARY) + " run " + m +
                             " --tokens 8 --trace " + trace.string() + " --perfetto " + perfetto.string() +
-                            " 2>&1";
+                            " --ddr-trace " + ddr.string() + " --ddr-trace-bytes 4096 2>&1";
     std::FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p);
     std::string out;
@@ -101,6 +102,9 @@ TEST_CASE("a run whose last output fails to be written replaces none of the othe
     std::string line;
     std::getline(in, line);
     CHECK(line == "OLD"); // not replaced by the new trace
+    std::ifstream ddr_in(ddr);
+    std::getline(ddr_in, line);
+    CHECK(line == "OLD"); // nor the DDR trace the simulation streamed
     CHECK_FALSE(std::filesystem::exists(perfetto));
     for (auto& e : std::filesystem::directory_iterator(d.path()))
         CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
