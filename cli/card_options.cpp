@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,23 +74,15 @@ card::CardConfig load_card(const po::variables_map& vm, std::span<const card::Ov
 void refuse_unread_sets(const po::variables_map& vm, std::span<const card::Override> extra,
                         std::string_view command, std::span<const std::string_view> read,
                         std::string_view why) {
-    std::optional<std::filesystem::path> file;
-    if (vm.count("config")) file = vm["config"].as<std::string>();
-    // canonical_text: one `key = value` line a key (a router's keys only with experts).
-    std::set<std::string> base;
-    {
-        std::istringstream in(card::canonical_text(card::load_card_config(file, {})));
-        for (std::string l; std::getline(in, l);)
-            base.insert(l);
-    }
-    std::istringstream in(card::canonical_text(load_card_any_system(vm, extra)));
-    for (std::string is; std::getline(in, is);) {
-        if (base.contains(is)) continue;
-        const std::string key = is.substr(0, is.find(" = "));
-        if (std::any_of(read.begin(), read.end(), [&](std::string_view r) { return key.starts_with(r); }))
+    std::vector<card::Override> sets(extra.begin(), extra.end());
+    if (vm.count("set"))
+        for (const auto& s : vm["set"].as<std::vector<std::string>>())
+            sets.push_back(card::parse_override(s));
+    for (const auto& o : sets) {
+        if (std::any_of(read.begin(), read.end(), [&](std::string_view r) { return o.path.starts_with(r); }))
             continue;
         throw Error(
-            fmt::format("--set {}: {} reads {}, so nothing would read it (drop it)", is, command, why));
+            fmt::format("{}: {} reads {}, so nothing would read it (drop it)", o.where(), command, why));
     }
 }
 

@@ -28,11 +28,11 @@ card::CardConfig load_card(const boost::program_options::variables_map& vm,
 card::CardConfig load_card_any_system(const boost::program_options::variables_map& vm,
                                       std::span<const card::Override> extra = {});
 
-/// Throws cardsim::Error naming the first key the parsed --set options (and `extra`) give a value
-/// other than the --config file's (or the built-in default's) that `command` does not read: those
-/// whose names start with none of `read` (dotted prefixes such as `ddr.`, or whole keys). `why`
-/// says what the command reads. A --config file describes a whole card and is taken as it is; a
-/// --set of a key nothing reads would be a silent no-op, so it is refused.
+/// Throws cardsim::Error naming the first of the parsed --set options (and `extra`) whose key
+/// `command` does not read: those whose paths start with none of `read` (dotted prefixes such as
+/// `ddr.`, or whole keys). `why` says what the command reads. A --config file describes a whole
+/// card and is taken as it is; a --set of a key nothing reads would be a silent no-op, so it is
+/// refused.
 void refuse_unread_sets(const boost::program_options::variables_map& vm,
                         std::span<const card::Override> extra, std::string_view command,
                         std::span<const std::string_view> read, std::string_view why);

@@ -41,9 +41,11 @@ Golden::Golden(const Graph& g, const WeightSource& weights, const card::CardConf
             s, max_positions,
             [&](std::size_t d) { return kernels::cache_row_bytes(config.numerics.cache, d); },
             kernels::state_element_bytes(config.numerics.state));
-        // Each sequence's part padded to a 64-byte line, as lowering places it: kernels::sequence_of_row
-        // then reads one layout (4 unpadded parts of 144 bytes are also 3 padded ones of 192).
-        const auto lined = (per_seq + 63) / 64 * 64;
+        // Each sequence's part padded to kernels::sequence_line, as lowering places it:
+        // kernels::sequence_of_row then reads one layout (4 unpadded parts of 144 bytes are also 3
+        // padded ones of 192).
+        const auto lined =
+            (per_seq + kernels::sequence_line - 1) / kernels::sequence_line * kernels::sequence_line;
         states_.emplace_back(lined * (slots ? *slots + 1 : bucket.seqs), std::byte{0});
     }
 }

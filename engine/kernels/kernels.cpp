@@ -203,7 +203,7 @@ void rotate_scaled(std::span<float> x, std::size_t width, std::size_t head_dim, 
 
 SequenceSpan sequence_of_row(std::size_t total, std::size_t per_seq, std::size_t rows, std::size_t r) {
     if (per_seq == 0 || rows == 0) return {};
-    const std::size_t lined = (per_seq + 63) / 64 * 64;
+    const std::size_t lined = (per_seq + sequence_line - 1) / sequence_line * sequence_line;
     const std::size_t stride = total % lined == 0 ? lined : per_seq, seqs = total / stride;
     if (seqs == 0 || rows % seqs != 0)
         throw Error(
@@ -219,7 +219,7 @@ SequenceSpan store_of_row(std::size_t total, std::size_t per_seq, std::size_t ro
     if (per_seq == 0) return {};
     if (slots.size() < rows)
         throw Error(fmt::format("{} slots are given for {} rows, one per row is needed", slots.size(), rows));
-    const std::size_t lined = (per_seq + 63) / 64 * 64;
+    const std::size_t lined = (per_seq + sequence_line - 1) / sequence_line * sequence_line;
     const std::size_t stride = total % lined == 0 ? lined : per_seq, seqs = total / stride;
     if (slots[r] >= seqs)
         throw Error(fmt::format("row {} names slot {}, and the store holds {} slots (0 .. {})", r, slots[r],

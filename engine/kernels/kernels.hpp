@@ -68,8 +68,14 @@ void rotate(std::span<float> x, std::size_t width, std::size_t head_dim, std::si
 void rotate_scaled(std::span<float> x, std::size_t width, std::size_t head_dim, std::size_t rotary_dim,
                    std::span<const float> freqs, float scale, std::span<const std::uint32_t> positions);
 
+/// Each sequence's part of a per-sequence store (a cache, a state) is padded to a multiple of this
+/// many bytes: a rule of the program format, which a command's operand does not spell out (it gives
+/// the store's bytes), so lowering, the golden executor and these kernels share it. Not the card's
+/// DDR burst: a store itself starts on a burst (lower::Target::line).
+inline constexpr std::size_t sequence_line = 64;
+
 /// Where the state of row `r`'s sequence lies in a per-sequence store of `total` bytes whose
-/// sequences take `per_seq` bytes each (lowering rounds each up to a 64-byte line; a store of whole
+/// sequences take `per_seq` bytes each (lowering rounds each up to `sequence_line`; a store of whole
 /// unrounded `per_seq`s is read as such). A bucket's rows are grouped by sequence, the same number
 /// each, in order: one row each in a decode step, every row in sequence 0 in a prefill chunk of one
 /// sequence, whose rows then run in order (the stateful kernels below take them one after another).

@@ -1,5 +1,6 @@
 #include "engine/lower/lower.hpp"
 
+#include "engine/kernels/kernels.hpp"
 #include "engine/lower/lowering.hpp"
 
 #include <algorithm>
@@ -100,7 +101,7 @@ SlotCapacity slot_capacity(const Graph& g, const WeightSource& weights, const Ta
         if (kept[k])
             sc.per_slot += align_up(state_bytes(g.states[k], o.max_positions, target.storage.cache_row_bytes,
                                                 target.storage.state_element_bytes),
-                                    target.line);
+                                    kernels::sequence_line);
     // Beside the weights, io and programs: the pad slot, and the stripe each of the two store
     // regions may round up to.
     const std::uint64_t fixed = cap.weights + cap.io + cap.program + sc.per_slot + 2 * target.stripe();

@@ -3,6 +3,7 @@
 
 #include "engine/lower/lowering.hpp"
 
+#include "engine/kernels/kernels.hpp"
 #include "engine/kernels/parallel.hpp"
 #include "engine/lower/pack_cache.hpp"
 
@@ -51,7 +52,9 @@ void Lowering::place_states() {
         const std::uint64_t per_seq =
             state_bytes(s, o_.max_positions, t_.storage.cache_row_bytes, t_.storage.state_element_bytes);
         auto& end = region == Region::Caches ? caches_end_ : state_end_;
-        Place p{region, end, used[k] ? align_up(per_seq, t_.line) * seqs : 0};
+        // Each sequence's part on the program format's line (the kernels find it by it); the
+        // store itself on the card's burst.
+        Place p{region, end, used[k] ? align_up(per_seq, kernels::sequence_line) * seqs : 0};
         end = align_up(end + p.bytes, t_.line);
         out_.states.push_back(p);
     }

@@ -160,11 +160,11 @@ TEST_CASE(
          "trace show --meta lays out the summary"},
         {"layout --seqs 9", "--seqs: every value of the decoder graph is in token rows"},
         {"ddr replay " + (d / "seq.trace").string() + " --set sram.latency=5",
-         "--set sram.latency = 5: ddr replay reads the [ddr] keys alone"},
+         "--set sram.latency=5: ddr replay reads the [ddr] keys alone"},
         {"ddr replay " + (d / "seq.trace").string() + " --set units.matvec.count=2",
-         "--set units.matvec.count = 2: ddr replay reads the [ddr] keys alone"},
-        {"fit --set link.gbps=20", "--set link.gbps = 20.0: fit reads one card's logic"},
-        {"fit --set system.topology=pairs", "--set system.topology = \"pairs\": fit reads one card's logic"},
+         "--set units.matvec.count=2: ddr replay reads the [ddr] keys alone"},
+        {"fit --set link.gbps=20", "--set link.gbps=20: fit reads one card's logic"},
+        {"fit --set system.topology=pairs", "--set system.topology=pairs: fit reads one card's logic"},
         {"design " + t + " " + t + " --set units.matvec.count=4",
          "--set units.matvec.count=4: the design rule reads the DDR keys alone"},
         {"calibrate " + t + " -o " + (d / "o.toml").string() + " --set ddr.channels=2",
@@ -202,6 +202,14 @@ TEST_CASE(
     CHECK(run_cardsim("ddr replay " + (d / "seq.trace").string() + " --set ddr.controller.starvation_limit=4")
               .code == 0);
     CHECK(run_cardsim("fit --set units.matvec.width=64").code == 0);
+    // A file valid only with the --set beside it is taken whole with it.
+    {
+        std::ofstream(d / "small-queue.toml")
+            << "[ddr.controller]\nwrite_queue = 16\n";
+    }
+    CHECK(run_cardsim("ddr replay " + (d / "seq.trace").string() + " --config " +
+                      (d / "small-queue.toml").string() + " --set ddr.controller.write_high_watermark=8")
+              .code == 0);
 }
 
 TEST_CASE("a bad --knob is refused naming --knob as typed, not the --set it stands for") {
