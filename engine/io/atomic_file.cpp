@@ -23,10 +23,14 @@ namespace {
 constexpr std::size_t flush_threshold = 1 << 20;
 
 /// Where the names of `destination`'s temporaries start: `.NAME.tmp-`, NAME cut to its first 200
-/// bytes, so that a temporary's name stays within the 255 bytes a file name may have whenever the
-/// destination's does.
+/// bytes (back to the start of a UTF-8 character, never inside one), so that a temporary's name
+/// stays within the 255 bytes a file name may have whenever the destination's does.
 std::string temporary_prefix(std::string_view destination) {
-    return fmt::format(".{}.tmp-", destination.substr(0, 200));
+    std::size_t cut = std::min<std::size_t>(destination.size(), 200);
+    while (cut > 0 && cut < destination.size() &&
+           (static_cast<unsigned char>(destination[cut]) & 0xc0) == 0x80)
+        --cut; // destination[cut] continues a character: cut before that character
+    return fmt::format(".{}.tmp-", destination.substr(0, cut));
 }
 
 } // namespace

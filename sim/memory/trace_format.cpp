@@ -404,12 +404,16 @@ void TraceWriter::write(const MemRequest& r) {
 }
 
 void TraceWriter::stage() {
-    if (!file_) return; // staged already
+    if (staged_) return;
+    if (!file_) // a stage that failed closed it: nothing whole to publish
+        throw Error(
+            fmt::format("cannot write trace `{}`: its temporary was not written whole", path_.string()));
     flush();
     if (std::fflush(file_.get()) != 0)
         throw Error(fmt::format("cannot write trace `{}`: {}", partial_.string(), std::strerror(errno)));
     if (std::fclose(file_.release()) != 0)
         throw Error(fmt::format("cannot write trace `{}`: {}", partial_.string(), std::strerror(errno)));
+    staged_ = true;
 }
 
 void TraceWriter::publish() {

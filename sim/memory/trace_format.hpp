@@ -126,6 +126,7 @@ private:
     std::string buffer_;
     std::uint64_t last_time_ps_ = 0;
     std::uint64_t flushed_ = 0;
+    bool staged_ = false; ///< every byte in the closed temporary, waiting for `publish`
     bool closed_ = false;
 };
 

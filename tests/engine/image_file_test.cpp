@@ -293,3 +293,20 @@ TEST_CASE("an output staged and never published leaves the destination as it was
     CHECK(files == 1);
     fs::remove_all(dir);
 }
+
+TEST_CASE("a temporary's name fits a file name and cuts a long one between UTF-8 characters") {
+    // 84 three-byte characters (252 bytes) and ".x": 254 bytes, a legal file name.
+    std::string name;
+    for (int i = 0; i < 84; ++i)
+        name += "\xe2\x82\xac"; // the euro sign
+    name += ".x";
+    const auto t = io::temporary_for(std::filesystem::path("/tmp") / name).filename().string();
+    CHECK(t.size() <= 255);
+    // The cut name is whole characters: 66 euro signs (198 bytes), not 200 bytes ending inside one.
+    std::string kept;
+    for (int i = 0; i < 66; ++i)
+        kept += "\xe2\x82\xac";
+    CHECK(t.starts_with("." + kept + ".tmp-"));
+    // And it is found again as that destination's temporary (a failed command removes its own).
+    CHECK(io::temporary_writer(t, name) == ::getpid());
+}
